@@ -1,0 +1,99 @@
+//! The BundleDeployment kind: one bundle variant meant for one cluster.
+
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::{any_value, BundleDeploymentOptions, BundleRef, Condition, CorrectDrift};
+
+/// A rendered bundle variant that the agent of one cluster applies.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[kube(
+    group = "fleet.cattle.io",
+    version = "v1alpha1",
+    kind = "BundleDeployment",
+    namespaced,
+    status = "BundleDeploymentStatus",
+    category = "fleet",
+    printcolumn(name = "Deployed", type_ = "string", json_path = ".status.display.deployed"),
+    printcolumn(name = "Monitored", type_ = "string", json_path = ".status.display.monitored"),
+    printcolumn(
+        name = "Status",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type==\"Ready\")].message"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+pub struct BundleDeploymentSpec {
+    /// Stop applying new versions.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub paused: bool,
+    /// Options of the staged (next) deployment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub staged_options: Option<BundleDeploymentOptions>,
+    /// Id of the staged deployment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub staged_deployment_id: Option<String>,
+    /// Options of the current deployment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub options: Option<BundleDeploymentOptions>,
+    /// Id of the current deployment: `<contents id>:<options hash>`.
+    #[serde(rename = "deploymentID", default, skip_serializing_if = "Option::is_none")]
+    pub deployment_id: Option<String>,
+    /// Bundles that must be ready first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<BundleRef>,
+    /// Drift correction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correct_drift: Option<CorrectDrift>,
+}
+
+/// Observed state of a BundleDeployment, written by the agent.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BundleDeploymentStatus {
+    /// Conditions (Ready, Deployed, Monitored).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    /// Deployment id last applied.
+    #[serde(rename = "appliedDeploymentID", default, skip_serializing_if = "Option::is_none")]
+    pub applied_deployment_id: Option<String>,
+    /// Release record (namespace/name:revision).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release: Option<String>,
+    /// All resources are ready.
+    #[serde(default)]
+    pub ready: bool,
+    /// No resource was modified outside Fleet.
+    #[serde(default)]
+    pub non_modified: bool,
+    /// Resources not ready.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(schema_with = "any_value")]
+    pub non_ready_status: Vec<serde_json::Value>,
+    /// Resources modified outside Fleet.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(schema_with = "any_value")]
+    pub modified_status: Vec<serde_json::Value>,
+    /// Values shown by kubectl.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display: Option<BundleDeploymentDisplay>,
+    /// Generation of forceSyncGeneration last applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync_generation: Option<i64>,
+}
+
+/// BundleDeployment values shown in printer columns.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BundleDeploymentDisplay {
+    /// Deployed condition summary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deployed: Option<String>,
+    /// Monitored condition summary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitored: Option<String>,
+    /// Summary state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+}

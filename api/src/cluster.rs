@@ -1,0 +1,179 @@
+//! The Cluster and ClusterGroup kinds: downstream clusters and groups of them.
+
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::{preserve_unknown_fields, BundleSummary, Condition, FreeForm, LabelSelector, ResourceCounts};
+
+/// A downstream cluster registered with Fleet.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[kube(
+    group = "fleet.cattle.io",
+    version = "v1alpha1",
+    kind = "Cluster",
+    namespaced,
+    status = "ClusterStatus",
+    category = "fleet",
+    printcolumn(name = "Bundles-Ready", type_ = "string", json_path = ".status.display.readyBundles"),
+    printcolumn(name = "Last-Seen", type_ = "string", json_path = ".status.agent.lastSeen"),
+    printcolumn(
+        name = "Status",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type==\"Ready\")].message"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterSpec {
+    /// Stop deploying to this cluster.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub paused: bool,
+    /// Unique id of the agent's registration.
+    #[serde(rename = "clientID", default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// Secret holding a kubeconfig for the cluster (push mode only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kube_config_secret: Option<String>,
+    /// Namespace of that secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kube_config_secret_namespace: Option<String>,
+    /// Bump to redeploy the agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redeploy_agent_generation: Option<i64>,
+    /// Namespace the agent runs in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_namespace: Option<String>,
+    /// Values available to `helm.values` templating as `.ClusterValues`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "preserve_unknown_fields")]
+    pub template_values: Option<FreeForm>,
+    /// Prefix for private image registries.
+    #[serde(rename = "privateRepoURL", default, skip_serializing_if = "Option::is_none")]
+    pub private_repo_url: Option<String>,
+}
+
+/// Observed state of a Cluster.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterStatus {
+    /// Conditions (Ready...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    /// Namespace holding this cluster's BundleDeployments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Counts of deployments per state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<BundleSummary>,
+    /// Counts of resources per state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_counts: Option<ResourceCounts>,
+    /// GitRepos ready on this cluster.
+    #[serde(default)]
+    pub ready_git_repos: i32,
+    /// GitRepos targeting this cluster.
+    #[serde(default)]
+    pub desired_ready_git_repos: i32,
+    /// Values shown by kubectl.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display: Option<ClusterDisplay>,
+    /// What the agent reports about itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentStatus>,
+}
+
+/// Cluster values shown in printer columns.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterDisplay {
+    /// "ready/desired" bundles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_bundles: Option<String>,
+    /// Summary state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+}
+
+/// The agent's heartbeat.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentStatus {
+    /// Time of the last heartbeat (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_seen: Option<String>,
+    /// Namespace the agent runs in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Nodes ready.
+    #[serde(default)]
+    pub ready_nodes: i32,
+    /// Nodes not ready.
+    #[serde(default)]
+    pub non_ready_nodes: i32,
+}
+
+/// A named set of clusters chosen by label.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[kube(
+    group = "fleet.cattle.io",
+    version = "v1alpha1",
+    kind = "ClusterGroup",
+    namespaced,
+    status = "ClusterGroupStatus",
+    category = "fleet",
+    printcolumn(name = "Clusters-Ready", type_ = "string", json_path = ".status.display.readyClusters"),
+    printcolumn(name = "Bundles-Ready", type_ = "string", json_path = ".status.display.readyBundles"),
+    printcolumn(
+        name = "Status",
+        type_ = "string",
+        json_path = ".status.conditions[?(@.type==\"Ready\")].message"
+    )
+)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterGroupSpec {
+    /// Clusters in the group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<LabelSelector>,
+}
+
+/// Observed state of a ClusterGroup.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterGroupStatus {
+    /// Clusters in the group.
+    #[serde(default)]
+    pub cluster_count: i32,
+    /// Clusters not ready.
+    #[serde(default)]
+    pub non_ready_cluster_count: i32,
+    /// Names of some non-ready clusters.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub non_ready_clusters: Vec<String>,
+    /// Conditions (Ready...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    /// Counts of deployments per state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<BundleSummary>,
+    /// Values shown by kubectl.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display: Option<ClusterGroupDisplay>,
+    /// Counts of resources per state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_counts: Option<ResourceCounts>,
+}
+
+/// ClusterGroup values shown in printer columns.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterGroupDisplay {
+    /// "ready/desired" clusters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_clusters: Option<String>,
+    /// "ready/desired" bundles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready_bundles: Option<String>,
+    /// Summary state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+}

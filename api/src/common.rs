@@ -1,0 +1,451 @@
+//! Types shared by several Fleet kinds: selectors, conditions, summaries, bundle options.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Free-form JSON (Helm values, patch values) kept as-is in the CRD schema.
+pub type FreeForm = serde_json::Map<String, serde_json::Value>;
+
+/// Schema for a field that holds arbitrary JSON.
+pub fn preserve_unknown_fields(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": true
+    })
+}
+
+/// Schema for a field that holds any JSON value (scalar, list or object).
+pub fn any_value(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({ "x-kubernetes-preserve-unknown-fields": true })
+}
+
+/// A Kubernetes label selector (`matchLabels` and `matchExpressions`).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LabelSelector {
+    /// Labels that must all be present with these values.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub match_labels: BTreeMap<String, String>,
+    /// Set-based requirements that must all hold.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub match_expressions: Vec<LabelSelectorRequirement>,
+}
+
+/// One set-based requirement of a [`LabelSelector`].
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LabelSelectorRequirement {
+    /// The label key the requirement applies to.
+    pub key: String,
+    /// One of `In`, `NotIn`, `Exists`, `DoesNotExist`.
+    pub operator: String,
+    /// Values for `In` and `NotIn`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<String>,
+}
+
+/// A status condition as Fleet (wrangler) writes them.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Condition {
+    /// Condition type, e.g. `Ready`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    /// Last time the condition was updated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_update_time: Option<String>,
+    /// Last time the status changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<String>,
+    /// Machine-readable reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Human-readable message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// Counts of BundleDeployments per state.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BundleSummary {
+    /// Deployments not yet ready for any reason.
+    #[serde(default)]
+    pub not_ready: i32,
+    /// Deployments waiting to be applied by their agent.
+    #[serde(default)]
+    pub wait_applied: i32,
+    /// Deployments whose apply failed.
+    #[serde(default)]
+    pub err_applied: i32,
+    /// Deployments not yet up to date with the bundle.
+    #[serde(default)]
+    pub out_of_sync: i32,
+    /// Deployments whose resources were changed outside Fleet.
+    #[serde(default)]
+    pub modified: i32,
+    /// Deployments that are ready.
+    #[serde(default)]
+    pub ready: i32,
+    /// Deployments waiting for their turn.
+    #[serde(default)]
+    pub pending: i32,
+    /// Deployments that should be ready.
+    #[serde(default)]
+    pub desired_ready: i32,
+    /// Details about non-ready deployments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(schema_with = "any_value")]
+    pub non_ready_resources: Vec<serde_json::Value>,
+}
+
+/// Counts of resources per state, as shown on GitRepos and Clusters.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceCounts {
+    /// Resources ready.
+    #[serde(default)]
+    pub ready: i32,
+    /// Resources that should be ready.
+    #[serde(default)]
+    pub desired_ready: i32,
+    /// Resources waiting to be applied.
+    #[serde(default)]
+    pub wait_applied: i32,
+    /// Resources modified outside Fleet.
+    #[serde(default)]
+    pub modified: i32,
+    /// Resources missing or out of sync.
+    #[serde(default)]
+    pub orphaned: i32,
+    /// Resources missing.
+    #[serde(default)]
+    pub missing: i32,
+    /// Resources in an unknown state.
+    #[serde(default)]
+    pub unknown: i32,
+    /// Resources not ready.
+    #[serde(default)]
+    pub not_ready: i32,
+}
+
+/// Options that shape how a bundle is deployed; shared by fleet.yaml, Bundle and its targets.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BundleDeploymentOptions {
+    /// Namespace for namespaced resources that name none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_namespace: Option<String>,
+    /// Namespace forced on every resource; cluster-scoped resources are then an error.
+    #[serde(rename = "namespace", default, skip_serializing_if = "Option::is_none")]
+    pub target_namespace: Option<String>,
+    /// Kustomize options.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kustomize: Option<KustomizeOptions>,
+    /// Helm options.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub helm: Option<HelmOptions>,
+    /// Service account the agent impersonates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_account: Option<String>,
+    /// Bump to force a redeploy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force_sync_generation: Option<i64>,
+    /// Raw YAML options (overlays).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub yaml: Option<YamlOptions>,
+    /// Options for drift detection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<DiffOptions>,
+    /// Keep resources when the bundle is removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_resources: Option<bool>,
+    /// Delete CRD-created resources when the CRD is removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delete_crd_resources: Option<bool>,
+    /// Conditions ignored when computing readiness.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ignore: Option<IgnoreOptions>,
+    /// Drift correction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub correct_drift: Option<CorrectDrift>,
+    /// Labels put on the namespace Fleet creates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace_labels: Option<BTreeMap<String, String>>,
+    /// Annotations put on the namespace Fleet creates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace_annotations: Option<BTreeMap<String, String>>,
+    /// Delete the namespace when the bundle is removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delete_namespace: Option<bool>,
+    /// Secrets and ConfigMaps copied to the downstream cluster.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub downstream_resources: Vec<DownstreamResource>,
+}
+
+/// `kustomize:` options.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct KustomizeOptions {
+    /// Directory (relative to the bundle) holding the kustomization.yaml to build.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir: Option<String>,
+}
+
+/// `yaml:` options.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct YamlOptions {
+    /// Names of `overlays/<name>` directories applied in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub overlays: Vec<String>,
+}
+
+/// `helm:` options.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HelmOptions {
+    /// Chart path, URL, or name in `repo`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chart: Option<String>,
+    /// Helm repository URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<String>,
+    /// Release name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release_name: Option<String>,
+    /// Chart version or semver range.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// Time to wait for the release.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<i64>,
+    /// Values passed to the chart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "preserve_unknown_fields")]
+    pub values: Option<FreeForm>,
+    /// Values read from ConfigMaps or Secrets.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values_from: Vec<ValuesFrom>,
+    /// Replace resources that cannot be updated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force: Option<bool>,
+    /// Adopt resources owned by another release.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub take_ownership: Option<bool>,
+    /// Number of release revisions kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_history: Option<i32>,
+    /// Values files, relative to the bundle.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values_files: Vec<String>,
+    /// Wait for Jobs to complete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_for_jobs: Option<bool>,
+    /// Roll back on failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub atomic: Option<bool>,
+    /// Do not template `helm.values` with cluster data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disable_pre_process: Option<bool>,
+    /// Disable DNS lookups in templates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disable_dns: Option<bool>,
+    /// Skip values.schema.json validation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skip_schema_validation: Option<bool>,
+    /// Do not update chart dependencies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disable_dependency_update: Option<bool>,
+}
+
+/// One source of Helm values.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ValuesFrom {
+    /// A key of a ConfigMap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_map_key_ref: Option<KeySelector>,
+    /// A key of a Secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_key_ref: Option<KeySelector>,
+}
+
+/// A key in a named ConfigMap or Secret.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct KeySelector {
+    /// Object name.
+    #[serde(default)]
+    pub name: String,
+    /// Object namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Key within the object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+}
+
+/// `diff:` options.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DiffOptions {
+    /// Patches applied to both sides before comparing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub compare_patches: Vec<ComparePatch>,
+}
+
+/// A patch that masks fields when detecting drift.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ComparePatch {
+    /// Kind of the object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// apiVersion of the object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    /// Namespace of the object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Name of the object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// JSON patch operations.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub operations: Vec<Operation>,
+    /// JSON pointers to ignore.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub json_pointers: Vec<String>,
+}
+
+/// One JSON patch operation.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Operation {
+    /// `add`, `remove`, `replace`...
+    #[serde(default)]
+    pub op: String,
+    /// JSON pointer.
+    #[serde(default)]
+    pub path: String,
+    /// Value, a string as Fleet has it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}
+
+/// `ignore:` options.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct IgnoreOptions {
+    /// Conditions (maps of field to value) ignored for readiness.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<BTreeMap<String, String>>,
+}
+
+/// `correctDrift:` options.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CorrectDrift {
+    /// Correct drift when detected.
+    #[serde(default)]
+    pub enabled: bool,
+    /// Use force when correcting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub force: Option<bool>,
+    /// Keep the failed history entries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_fail_history: Option<bool>,
+}
+
+/// A Secret or ConfigMap copied downstream.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DownstreamResource {
+    /// `Secret` or `ConfigMap`.
+    #[serde(default)]
+    pub kind: String,
+    /// Object name.
+    #[serde(default)]
+    pub name: String,
+}
+
+/// `rolloutStrategy:`.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutStrategy {
+    /// Clusters that may be unavailable at once (count or percentage).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_unavailable: Option<IntOrString>,
+    /// Partitions that may be unavailable at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_unavailable_partitions: Option<IntOrString>,
+    /// Size of automatically built partitions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_partition_size: Option<IntOrString>,
+    /// Explicit partitions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partitions: Vec<Partition>,
+}
+
+/// One rollout partition.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Partition {
+    /// Partition name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Clusters of this partition that may be unavailable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_unavailable: Option<IntOrString>,
+    /// Select a cluster by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_name: Option<String>,
+    /// Select clusters by label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_selector: Option<LabelSelector>,
+    /// Select a cluster group by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_group: Option<String>,
+    /// Select cluster groups by label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_group_selector: Option<LabelSelector>,
+}
+
+/// A reference to a bundle another depends on.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BundleRef {
+    /// Bundle name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Bundles selected by label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<LabelSelector>,
+}
+
+/// Where a GitRepo deploys: a cluster by name, label, group or group label.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GitTarget {
+    /// Target name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Select a cluster by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_name: Option<String>,
+    /// Select clusters by label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_selector: Option<LabelSelector>,
+    /// Select a cluster group by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_group: Option<String>,
+    /// Select cluster groups by label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_group_selector: Option<LabelSelector>,
+}

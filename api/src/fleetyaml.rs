@@ -1,0 +1,63 @@
+//! The `fleet.yaml` file that turns a directory into a bundle.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::{BundleDeploymentOptions, BundleRef, BundleTarget, GitTarget, RolloutStrategy};
+
+/// The contents of a `fleet.yaml`.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FleetYaml {
+    /// Bundle name; derived from the GitRepo and path when empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Labels set on the Bundle, usable in `dependsOn.selector`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    /// Deployment options for every target.
+    #[serde(flatten)]
+    pub options: BundleDeploymentOptions,
+    /// Stop deploying new versions.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub paused: bool,
+    /// How new versions roll out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout_strategy: Option<RolloutStrategy>,
+    /// Bundles that must be ready first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub depends_on: Vec<BundleRef>,
+    /// Per-target customizations; the first matching one wins.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub target_customizations: Vec<BundleTarget>,
+    /// Targets replacing the GitRepo's for this bundle.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub override_targets: Vec<GitTarget>,
+    /// Image scan definitions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub image_scans: Vec<ImageScan>,
+}
+
+/// An image scan entry of fleet.yaml.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ImageScan {
+    /// Name used in `# {"$imagescan": name}` markers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Image repository.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<String>,
+    /// Tag policy (semver, alphabetical, numerical).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::preserve_unknown_fields")]
+    pub tag_policy: Option<crate::FreeForm>,
+    /// Scan interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<String>,
+    /// Secret with registry credentials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_ref: Option<String>,
+}

@@ -1,0 +1,25 @@
+//! Rust types for Rancher Fleet's `fleet.cattle.io/v1alpha1` API and the `fleet.yaml` schema.
+//!
+//! Field names follow Fleet's spelling so that objects and files written for Rancher Fleet
+//! deserialize unchanged. This crate holds types only: no I/O, no controllers.
+
+mod bundle;
+mod bundledeployment;
+mod cluster;
+mod common;
+pub mod crds;
+mod fleetyaml;
+mod gitrepo;
+pub mod strict;
+
+pub use bundle::*;
+pub use bundledeployment::*;
+pub use cluster::*;
+pub use common::*;
+pub use fleetyaml::*;
+pub use gitrepo::*;
+
+/// The API group of every Fleet kind.
+pub const GROUP: &str = "fleet.cattle.io";
+/// The API version of every Fleet kind served here.
+pub const VERSION: &str = "v1alpha1";
