@@ -1,0 +1,37 @@
+//! `fleet kustomize build DIR`.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Subcommand;
+use fleet_renderer::{kustomize, yaml, RepoRoot};
+
+/// Kustomize subcommands.
+#[derive(Subcommand, Debug)]
+pub enum KustomizeCommand {
+    /// Build a kustomization and print the resources, as `kubectl kustomize DIR` does.
+    ///
+    /// Example: fleet kustomize build overlays/prod
+    Build {
+        /// Directory holding kustomization.yaml.
+        dir: PathBuf,
+        /// Directory that paths may not leave (default: DIR itself, as kustomize's
+        /// load restrictor does).
+        #[arg(long)]
+        root: Option<PathBuf>,
+    },
+}
+
+/// Runs a kustomize subcommand.
+pub fn run(command: KustomizeCommand) -> Result<()> {
+    match command {
+        KustomizeCommand::Build { dir, root } => {
+            let root = RepoRoot::new(root.as_deref().unwrap_or(&dir))?;
+            let dir = dir.canonicalize()?;
+            let resources = kustomize::build(&root, &dir)?;
+            std::io::stdout().write_all(yaml::to_multi_document(&resources).as_bytes())?;
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,343 @@
+//! ConfigMap and Secret generators, and the content hash kustomize appends to their names.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use base64::Engine;
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+use super::resmap::{Behavior, Generated, ResMap, Resource};
+use super::types::{GeneratorArgs, GeneratorOptions};
+use crate::error::{RenderError, Result};
+use crate::resource::str_at;
+use crate::root::RepoRoot;
+
+/// Which object a generator makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GeneratorKind {
+    /// A ConfigMap: UTF-8 values in `data`, others in `binaryData`.
+    ConfigMap,
+    /// A Secret: every value base64 in `data`.
+    Secret,
+}
+
+/// Where a generator reads its files from.
+pub struct GeneratorContext<'a> {
+    /// The repository root.
+    pub root: &'a RepoRoot,
+    /// The kustomization's directory.
+    pub dir: &'a Path,
+    /// The kustomization file, for messages.
+    pub file: &'a Path,
+    /// `generatorOptions` of the kustomization.
+    pub defaults: Option<&'a GeneratorOptions>,
+}
+
+/// Runs one generator and adds (or merges) its object into `resources`.
+pub fn generate(
+    ctx: &GeneratorContext<'_>,
+    kind: GeneratorKind,
+    args: &GeneratorArgs,
+    resources: &mut ResMap,
+) -> Result<()> {
+    let file = ctx.root.display(ctx.file);
+    let field = match kind {
+        GeneratorKind::ConfigMap => "configMapGenerator",
+        GeneratorKind::Secret => "secretGenerator",
+    };
+    let entries = collect_entries(ctx, args, &file, field)?;
+    let behavior = match args.behavior.as_deref() {
+        None | Some("create") => Behavior::Create,
+        Some("merge") => Behavior::Merge,
+        Some("replace") => Behavior::Replace,
+        Some(other) => {
+            return Err(RenderError::in_field(
+                &file,
+                format!("{field}.behavior"),
+                format!("unknown behavior `{other}` (create, merge or replace)"),
+            ))
+        }
+    };
+    let mut object = build_object(kind, args, &entries);
+    let options = merge_options(ctx.defaults, args.options.as_ref());
+    apply_options(&mut object, &options);
+    let hash_suffix = !options.disable_name_suffix_hash.unwrap_or(false);
+
+    let namespace = args.namespace.clone().unwrap_or_default();
+    let kind_name = str_at(&object, &["kind"]).to_string();
+    let existing = resources.items.iter().position(|r| {
+        r.kind() == kind_name && r.was_named(&args.name) && r.id().namespace == namespace
+    });
+    match (behavior, existing) {
+        (Behavior::Create, None) => {
+            let mut resource = Resource::new(object);
+            resource.generated = Some(Generated { hash_suffix });
+            resources.push(resource, &file)
+        }
+        (Behavior::Create, Some(_)) => Err(RenderError::in_field(
+            &file,
+            field,
+            format!(
+                "{kind_name} `{}` already exists; use behavior merge or replace",
+                args.name
+            ),
+        )),
+        (_, None) => Err(RenderError::in_field(
+            &file,
+            format!("{field}.behavior"),
+            format!("no existing {kind_name} `{}` to merge into or replace", args.name),
+        )),
+        (Behavior::Merge, Some(index)) => {
+            let target = &mut resources.items[index];
+            merge_into(&mut target.value, &object);
+            target.generated.get_or_insert(Generated { hash_suffix }).hash_suffix &= hash_suffix;
+            Ok(())
+        }
+        (Behavior::Replace, Some(index)) => {
+            let target = &mut resources.items[index];
+            for key in ["data", "binaryData"] {
+                if let Some(map) = target.value.as_object_mut() {
+                    map.remove(key);
+                }
+            }
+            merge_into(&mut target.value, &object);
+            target.generated = Some(Generated { hash_suffix });
+            Ok(())
+        }
+    }
+}
+
+/// Key/value pairs in the order kustomize reads them: envs, literals, files.
+fn collect_entries(
+    ctx: &GeneratorContext<'_>,
+    args: &GeneratorArgs,
+    file: &str,
+    field: &str,
+) -> Result<BTreeMap<String, Vec<u8>>> {
+    let mut entries = BTreeMap::new();
+    let insert = |key: String, value: Vec<u8>, entries: &mut BTreeMap<String, Vec<u8>>| {
+        if entries.contains_key(&key) {
+            return Err(RenderError::in_field(
+                file,
+                field,
+                format!("generator `{}` has the key `{key}` twice", args.name),
+            ));
+        }
+        entries.insert(key, value);
+        Ok(())
+    };
+    for env_file in args.envs.iter().chain(args.env.iter()) {
+        let path = ctx.root.resolve(ctx.dir, env_file, ctx.file)?;
+        let text = ctx.root.read_to_string(&path)?;
+        for (number, line) in text.lines().enumerate() {
+            let line = line.trim_start();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let Some((key, value)) = line.split_once('=') else {
+                return Err(RenderError::in_file(
+                    ctx.root.display(&path),
+                    format!("line `{line}` is not KEY=VALUE"),
+                )
+                .with_line(Some(number + 1)));
+            };
+            insert(key.trim().to_string(), value.as_bytes().to_vec(), &mut entries)?;
+        }
+    }
+    for literal in &args.literals {
+        let Some((key, value)) = literal.split_once('=') else {
+            return Err(RenderError::in_field(
+                file,
+                format!("{field}.literals"),
+                format!("`{literal}` is not key=value"),
+            ));
+        };
+        insert(key.to_string(), unquote(value).as_bytes().to_vec(), &mut entries)?;
+    }
+    for source in &args.files {
+        let (key, path) = match source.split_once('=') {
+            Some((key, path)) => (key.to_string(), path),
+            None => {
+                let base = Path::new(source)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().to_string())
+                    .unwrap_or_else(|| source.clone());
+                (base, source.as_str())
+            }
+        };
+        let resolved = ctx.root.resolve(ctx.dir, path, ctx.file)?;
+        insert(key, ctx.root.read(&resolved)?, &mut entries)?;
+    }
+    Ok(entries)
+}
+
+/// Strips one pair of matching surrounding quotes, as kustomize does for literals.
+fn unquote(value: &str) -> &str {
+    let bytes = value.as_bytes();
+    if bytes.len() >= 2 {
+        let (first, last) = (bytes[0], bytes[bytes.len() - 1]);
+        if first == last && (first == b'"' || first == b'\'') {
+            return &value[1..value.len() - 1];
+        }
+    }
+    value
+}
+
+fn build_object(kind: GeneratorKind, args: &GeneratorArgs, entries: &BTreeMap<String, Vec<u8>>) -> Value {
+    let mut metadata = Map::new();
+    metadata.insert("name".into(), Value::String(args.name.clone()));
+    if let Some(namespace) = &args.namespace {
+        metadata.insert("namespace".into(), Value::String(namespace.clone()));
+    }
+    let base64 = base64::engine::general_purpose::STANDARD;
+    let mut data = Map::new();
+    let mut binary = Map::new();
+    for (key, value) in entries {
+        match (kind, std::str::from_utf8(value)) {
+            (GeneratorKind::ConfigMap, Ok(text)) => {
+                data.insert(key.clone(), Value::String(text.to_string()));
+            }
+            (GeneratorKind::ConfigMap, Err(_)) => {
+                binary.insert(key.clone(), Value::String(base64.encode(value)));
+            }
+            (GeneratorKind::Secret, _) => {
+                data.insert(key.clone(), Value::String(base64.encode(value)));
+            }
+        }
+    }
+    let mut object = match kind {
+        GeneratorKind::ConfigMap => json!({"apiVersion": "v1", "kind": "ConfigMap"}),
+        GeneratorKind::Secret => json!({"apiVersion": "v1", "kind": "Secret"}),
+    };
+    if let Some(map) = object.as_object_mut() {
+        map.insert("metadata".into(), Value::Object(metadata));
+        if !data.is_empty() {
+            map.insert("data".into(), Value::Object(data));
+        }
+        if !binary.is_empty() {
+            map.insert("binaryData".into(), Value::Object(binary));
+        }
+        if kind == GeneratorKind::Secret {
+            let type_ = args.type_.clone().unwrap_or_else(|| "Opaque".to_string());
+            map.insert("type".into(), Value::String(type_));
+        }
+    }
+    object
+}
+
+fn merge_options(defaults: Option<&GeneratorOptions>, own: Option<&GeneratorOptions>) -> GeneratorOptions {
+    let mut out = defaults.cloned().unwrap_or_default();
+    if let Some(own) = own {
+        out.labels.extend(own.labels.clone());
+        out.annotations.extend(own.annotations.clone());
+        if own.disable_name_suffix_hash.is_some() {
+            out.disable_name_suffix_hash = own.disable_name_suffix_hash;
+        }
+        if own.immutable.is_some() {
+            out.immutable = own.immutable;
+        }
+    }
+    out
+}
+
+fn apply_options(object: &mut Value, options: &GeneratorOptions) {
+    for (field, entries) in [("labels", &options.labels), ("annotations", &options.annotations)] {
+        if entries.is_empty() {
+            continue;
+        }
+        if let Some(map) = crate::resource::object_at(object, &["metadata", field]) {
+            for (k, v) in entries {
+                map.insert(k.clone(), Value::String(v.clone()));
+            }
+        }
+    }
+    if options.immutable == Some(true) {
+        if let Some(map) = object.as_object_mut() {
+            map.insert("immutable".into(), Value::Bool(true));
+        }
+    }
+}
+
+fn merge_into(target: &mut Value, source: &Value) {
+    for key in ["data", "binaryData"] {
+        if let Some(Value::Object(entries)) = source.get(key) {
+            if let Some(map) = crate::resource::object_at(target, &[key]) {
+                for (k, v) in entries {
+                    map.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+    for field in ["labels", "annotations"] {
+        if let Some(Value::Object(entries)) = source.get("metadata").and_then(|m| m.get(field)) {
+            if let Some(map) = crate::resource::object_at(target, &["metadata", field]) {
+                for (k, v) in entries {
+                    map.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+}
+
+/// The name suffix kustomize computes for a ConfigMap or Secret.
+pub fn content_hash(object: &Value) -> String {
+    let kind = str_at(object, &["kind"]);
+    let mut encoded = Map::new();
+    encoded.insert("kind".into(), Value::String(kind.to_string()));
+    // kustomize v5 hashes with an empty name (checked against kubectl kustomize), so the
+    // suffix does not depend on prefixes or suffixes.
+    encoded.insert("name".into(), Value::String(String::new()));
+    encoded.insert(
+        "data".into(),
+        object.get("data").cloned().unwrap_or(Value::Null),
+    );
+    if kind == "Secret" {
+        encoded.insert(
+            "type".into(),
+            Value::String(str_at(object, &["type"]).to_string()),
+        );
+    }
+    if object.get("immutable") == Some(&Value::Bool(true)) {
+        encoded.insert("immutable".into(), Value::Bool(true));
+    }
+    if let Some(binary) = object.get("binaryData").filter(|b| b.as_object().is_some_and(|m| !m.is_empty())) {
+        encoded.insert("binaryData".into(), binary.clone());
+    }
+    let text = go_json(&Value::Object(encoded));
+    let digest = Sha256::digest(text.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    hex.chars()
+        .take(10)
+        .map(|c| match c {
+            '0' => 'g',
+            '1' => 'h',
+            '3' => 'k',
+            'a' => 'm',
+            'e' => 't',
+            other => other,
+        })
+        .collect()
+}
+
+/// JSON as Go's encoding/json writes it: keys sorted, HTML characters escaped.
+fn go_json(value: &Value) -> String {
+    let sorted = sort_keys(value);
+    let text = serde_json::to_string(&sorted).unwrap_or_default();
+    text.replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026")
+        .replace('\u{2028}', "\\u2028")
+        .replace('\u{2029}', "\\u2029")
+}
+
+fn sort_keys(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let sorted: BTreeMap<&String, Value> = map.iter().map(|(k, v)| (k, sort_keys(v))).collect();
+            Value::Object(sorted.into_iter().map(|(k, v)| (k.clone(), v)).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sort_keys).collect()),
+        other => other.clone(),
+    }
+}

@@ -1,0 +1,71 @@
+//! kustomize's legacy output order: by kind priority, then by group/version/kind, then by
+//! namespace and name.
+
+use std::cmp::Ordering;
+
+use super::resmap::Resource;
+use super::types::LegacySortOptions;
+
+const ORDER_FIRST: [&str; 22] = [
+    "Namespace",
+    "ResourceQuota",
+    "StorageClass",
+    "CustomResourceDefinition",
+    "ServiceAccount",
+    "PodSecurityPolicy",
+    "Role",
+    "ClusterRole",
+    "RoleBinding",
+    "ClusterRoleBinding",
+    "ConfigMap",
+    "Secret",
+    "Endpoints",
+    "Service",
+    "LimitRange",
+    "PriorityClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "Deployment",
+    "StatefulSet",
+    "CronJob",
+    "PodDisruptionBudget",
+];
+
+const ORDER_LAST: [&str; 2] = ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"];
+
+/// Sorts resources in the legacy order, with custom kind lists when given.
+pub fn legacy_sort(resources: &mut [Resource], custom: Option<&LegacySortOptions>) {
+    let (first, last): (Vec<&str>, Vec<&str>) = match custom {
+        Some(c) if !c.order_first.is_empty() || !c.order_last.is_empty() => (
+            c.order_first.iter().map(String::as_str).collect(),
+            c.order_last.iter().map(String::as_str).collect(),
+        ),
+        _ => (ORDER_FIRST.to_vec(), ORDER_LAST.to_vec()),
+    };
+    let rank = |kind: &str| -> i64 {
+        if let Some(i) = first.iter().position(|k| *k == kind) {
+            return i as i64 - first.len() as i64;
+        }
+        if let Some(i) = last.iter().position(|k| *k == kind) {
+            return i as i64 + 1;
+        }
+        0
+    };
+    resources.sort_by(|a, b| {
+        let (ia, ib) = (a.id(), b.id());
+        rank(&ia.kind)
+            .cmp(&rank(&ib.kind))
+            .then_with(|| gvk_string(&ia).cmp(&gvk_string(&ib)))
+            .then_with(|| compare_names(&ia, &ib))
+    });
+}
+
+fn gvk_string(id: &crate::resource::ResId) -> String {
+    let or = |s: &str, empty: &str| if s.is_empty() { empty.to_string() } else { s.to_string() };
+    format!("{}_{}_{}", or(&id.group, "~G"), or(&id.version, "~V"), or(&id.kind, "~K"))
+}
+
+fn compare_names(a: &crate::resource::ResId, b: &crate::resource::ResId) -> Ordering {
+    let or = |s: &str| if s.is_empty() { "~X".to_string() } else { s.to_string() };
+    (or(&a.namespace), or(&a.name)).cmp(&(or(&b.namespace), or(&b.name)))
+}

@@ -1,0 +1,105 @@
+//! The ordered set of resources a kustomization accumulates, with the history kustomize
+//! keeps for each (earlier names, the kustomizations it came through, generator state).
+
+use serde_json::Value;
+
+use crate::error::{RenderError, Result};
+use crate::resource::{str_at, ResId};
+
+/// How a generated object is combined with one of the same name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Behavior {
+    /// A new object; a clash is an error.
+    Create,
+    /// Keys are merged into the existing object.
+    Merge,
+    /// The existing object is replaced.
+    Replace,
+}
+
+/// Generator bookkeeping of a generated ConfigMap or Secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Generated {
+    /// Append the content hash to the name at the end of the build.
+    pub hash_suffix: bool,
+}
+
+/// One resource and its history.
+#[derive(Debug, Clone)]
+pub struct Resource {
+    /// The object.
+    pub value: Value,
+    /// Every `(namespace, name)` the object had, oldest first.
+    pub names: Vec<(String, String)>,
+    /// Kustomization directories the resource passed through, innermost first.
+    pub layers: Vec<usize>,
+    /// Set when a generator made this resource.
+    pub generated: Option<Generated>,
+}
+
+impl Resource {
+    /// Wraps a freshly loaded object.
+    pub fn new(value: Value) -> Self {
+        let id = ResId::of(&value);
+        Self {
+            names: vec![(id.namespace, id.name)],
+            value,
+            layers: Vec::new(),
+            generated: None,
+        }
+    }
+
+    /// The current identity.
+    pub fn id(&self) -> ResId {
+        ResId::of(&self.value)
+    }
+
+    /// Records the current name and namespace after a transformer changed them.
+    pub fn remember_name(&mut self) {
+        let id = self.id();
+        let entry = (id.namespace, id.name);
+        if self.names.last() != Some(&entry) {
+            self.names.push(entry);
+        }
+    }
+
+    /// Whether the object was ever called `name`.
+    pub fn was_named(&self, name: &str) -> bool {
+        self.names.iter().any(|(_, n)| n == name)
+    }
+
+    /// The kind of the object.
+    pub fn kind(&self) -> &str {
+        str_at(&self.value, &["kind"])
+    }
+}
+
+/// Resources in the order they were added.
+#[derive(Debug, Clone, Default)]
+pub struct ResMap {
+    /// The resources.
+    pub items: Vec<Resource>,
+}
+
+impl ResMap {
+    /// Adds a resource; an object with the same id already present is an error.
+    pub fn push(&mut self, resource: Resource, file: &str) -> Result<()> {
+        let id = resource.id();
+        if self.items.iter().any(|r| r.id() == id) {
+            return Err(RenderError::in_file(
+                file,
+                format!("may not add resource with an already registered id: {id}"),
+            ));
+        }
+        self.items.push(resource);
+        Ok(())
+    }
+
+    /// Adds every resource of another map.
+    pub fn append(&mut self, other: ResMap, file: &str) -> Result<()> {
+        for resource in other.items {
+            self.push(resource, file)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,171 @@
+//! Reading and writing multi-document YAML as JSON values.
+
+use serde_json::Value;
+
+use crate::error::{RenderError, Result};
+
+/// Parses every document of a YAML stream; empty documents are dropped and `*List` kinds
+/// holding `items` are expanded into their items.
+pub fn parse_documents(text: &str, file: &str) -> Result<Vec<Value>> {
+    let mut out = Vec::new();
+    let text = legacy_octal::rewrite(text);
+    for document in serde_yaml_ng::Deserializer::from_str(&text) {
+        let value: Value = serde::Deserialize::deserialize(document).map_err(|e| yaml_error(file, &e))?;
+        push_expanding_lists(value, file, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// Parses one YAML document into a typed value.
+pub fn parse_one<T: serde::de::DeserializeOwned>(text: &str, file: &str) -> Result<T> {
+    serde_yaml_ng::from_str(text).map_err(|e| yaml_error(file, &e))
+}
+
+/// Converts a YAML parse error into one naming the file and line.
+pub fn yaml_error(file: &str, error: &serde_yaml_ng::Error) -> RenderError {
+    let line = error.location().map(|l| l.line());
+    let message = error.to_string();
+    let message = match message.find(" at line ") {
+        Some(cut) => message[..cut].to_string(),
+        None => message,
+    };
+    RenderError::in_file(file, format!("invalid YAML: {message}")).with_line(line)
+}
+
+mod legacy_octal {
+    //! Kubernetes tools read YAML with Go's yaml.v3, which takes a plain `0755` as the octal
+    //! integer 493 (file modes are written this way). YAML 1.2 parsers read it as a string,
+    //! so plain scalars of that form are rewritten to `0o755` before parsing. Quoted values
+    //! and block scalars (`|`, `>`) are left alone.
+
+    use std::borrow::Cow;
+    use std::sync::OnceLock;
+
+    use regex::Regex;
+
+    fn pattern() -> &'static Regex {
+        static PATTERN: OnceLock<Regex> = OnceLock::new();
+        PATTERN.get_or_init(|| {
+            Regex::new(r"^(\s*(?:-\s+)*(?:[^\s#'\x22][^#'\x22]*?:\s+)?(?:-\s+)?)([-+]?)0([0-7]+)(\s*(?:#.*)?)$")
+                .unwrap_or_else(|_| unreachable!("the pattern is a constant"))
+        })
+    }
+
+    /// Returns `text` with legacy octal plain scalars rewritten, borrowing when none exist.
+    pub fn rewrite(text: &str) -> Cow<'_, str> {
+        if !text.contains(": 0") && !text.contains("- 0") {
+            return Cow::Borrowed(text);
+        }
+        let mut out = String::with_capacity(text.len() + 16);
+        let mut block_indent: Option<usize> = None;
+        for line in text.split_inclusive('\n') {
+            let body = line.trim_end_matches(['\n', '\r']);
+            let indent = body.len() - body.trim_start().len();
+            if let Some(parent) = block_indent {
+                if body.trim().is_empty() || indent > parent {
+                    out.push_str(line);
+                    continue;
+                }
+                block_indent = None;
+            }
+            if opens_block_scalar(body) {
+                block_indent = Some(indent);
+            }
+            match pattern().captures(body) {
+                Some(c) if c[3].len() > 0 => {
+                    out.push_str(&format!("{}{}0o{}{}", &c[1], &c[2], &c[3], &c[4]));
+                    out.push_str(&line[body.len()..]);
+                }
+                _ => out.push_str(line),
+            }
+        }
+        Cow::Owned(out)
+    }
+
+    fn opens_block_scalar(line: &str) -> bool {
+        let code = line.split(" #").next().unwrap_or(line).trim_end();
+        let last = code.rsplit([' ', '\t']).next().unwrap_or("");
+        last.starts_with(['|', '>'])
+            && last[1..].chars().all(|c| c.is_ascii_digit() || c == '-' || c == '+')
+    }
+}
+
+fn push_expanding_lists(value: Value, file: &str, out: &mut Vec<Value>) -> Result<()> {
+    match value {
+        Value::Null => Ok(()),
+        Value::Object(ref map) if is_list(map) => {
+            let Some(Value::Array(items)) = map.get("items").cloned() else {
+                return Ok(());
+            };
+            for item in items {
+                push_expanding_lists(item, file, out)?;
+            }
+            Ok(())
+        }
+        Value::Object(_) => {
+            out.push(value);
+            Ok(())
+        }
+        _ => Err(RenderError::in_file(
+            file,
+            "a YAML document must be a mapping (a Kubernetes object)",
+        )),
+    }
+}
+
+fn is_list(map: &serde_json::Map<String, Value>) -> bool {
+    let kind = map.get("kind").and_then(Value::as_str).unwrap_or_default();
+    kind.ends_with("List") && map.get("items").is_some_and(Value::is_array)
+}
+
+/// Writes documents as one YAML stream separated by `---`.
+pub fn to_multi_document(documents: &[Value]) -> String {
+    let mut out = String::new();
+    for (index, document) in documents.iter().enumerate() {
+        if index > 0 {
+            out.push_str("---\n");
+        }
+        match serde_yaml_ng::to_string(document) {
+            Ok(text) => out.push_str(&text),
+            Err(e) => out.push_str(&format!("# unprintable document: {e}\n")),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_documents_and_expands_lists() {
+        let text = "a: 1\n---\n---\nkind: List\nitems:\n- {kind: A}\n- {kind: B}\n";
+        let docs = parse_documents(text, "f.yaml").expect("parse");
+        assert_eq!(docs.len(), 3);
+        assert_eq!(docs[2]["kind"], "B");
+    }
+
+    #[test]
+    fn reports_file_and_line_of_bad_yaml() {
+        let err = parse_documents("a: 1\nb: [\n", "x/f.yaml").expect_err("bad");
+        assert!(err.to_string().starts_with("x/f.yaml:"), "{err}");
+        assert!(err.location.line.is_some());
+    }
+
+    #[test]
+    fn reads_legacy_octal_like_kubernetes_tools() {
+        let text = "mode: 0755\nquoted: \"0755\"\nlist:\n- 0644\nscript: |\n  chmod 0755 x\n  a: 0755\nzero: 0\nnine: 089\n";
+        let docs = parse_documents(text, "f.yaml").expect("parse");
+        assert_eq!(docs[0]["mode"], 493);
+        assert_eq!(docs[0]["quoted"], "0755");
+        assert_eq!(docs[0]["list"][0], 420);
+        assert_eq!(docs[0]["script"], "chmod 0755 x\na: 0755\n");
+        assert_eq!(docs[0]["zero"], 0);
+        assert_eq!(docs[0]["nine"], "089");
+    }
+
+    #[test]
+    fn refuses_scalar_documents() {
+        assert!(parse_documents("just text", "f.yaml").is_err());
+    }
+}
