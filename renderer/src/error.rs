@@ -27,7 +27,7 @@ impl fmt::Display for Location {
 }
 
 /// An error in the renderer's input.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("{location}: {message}")]
 pub struct RenderError {
     /// Where the problem is.

@@ -3,6 +3,7 @@
 //! No network and no Kubernetes: everything is read from a [`RepoRoot`] and every path is
 //! kept inside it.
 
+pub mod bundle;
 pub mod error;
 pub mod kustomize;
 pub mod resource;

@@ -1,6 +1,10 @@
 //! The subcommands of `fleet`.
 
+mod apply;
+mod crds;
 mod kustomize;
+mod lint;
+mod test;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -18,11 +22,30 @@ enum Command {
     /// Kustomize operations.
     #[command(subcommand)]
     Kustomize(kustomize::KustomizeCommand),
+    /// Render a bundle for a cluster and print its resources, as Rancher Fleet's `fleet test`.
+    Test(test::TestArgs),
+    /// Write the Bundle objects for directories, as Rancher Fleet's `fleet apply -o`.
+    Apply(apply::ApplyArgs),
+    /// Check every fleet.yaml under a directory strictly and render each customization.
+    Lint(lint::LintArgs),
+    /// Write (or check) the CRD manifests of the Fleet kinds.
+    Crds(crds::CrdsArgs),
 }
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Kustomize(command) => kustomize::run(command),
+        Command::Test(args) => test::run(args),
+        Command::Apply(args) => apply::run(args),
+        Command::Lint(args) => lint::run(args),
+        Command::Crds(args) => crds::run(args),
     }
+}
+
+/// Parses `key=value` command-line labels.
+fn parse_label(text: &str) -> Result<(String, String), String> {
+    text.split_once('=')
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .ok_or_else(|| format!("`{text}` is not key=value"))
 }

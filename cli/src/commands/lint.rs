@@ -1,0 +1,73 @@
+//! `fleet lint DIR`: strict fleet.yaml checks and a render of every customization.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Result};
+use clap::Args;
+use fleet_api::BundleTarget;
+use fleet_renderer::bundle::{self, ClusterInfo};
+use fleet_renderer::RepoRoot;
+
+/// Arguments of `fleet lint`.
+#[derive(Args, Debug)]
+#[command(after_help = "Example:\n  fleet lint .")]
+pub struct LintArgs {
+    /// Repository directory to check.
+    #[arg(default_value = ".")]
+    pub dir: PathBuf,
+}
+
+/// Runs `fleet lint`.
+pub fn run(args: LintArgs) -> Result<()> {
+    let root = RepoRoot::new(&args.dir)?;
+    let mut problems = Vec::new();
+    let bundles = bundle::discover(&root, &[])?;
+    for dir in &bundles {
+        let Some(path) = &dir.fleet_yaml else {
+            continue;
+        };
+        let fleet = match bundle::load_fleet_yaml(&root, path, true) {
+            Ok(loaded) => loaded.spec,
+            Err(e) => {
+                problems.push(e.to_string());
+                continue;
+            }
+        };
+        let mut clusters = vec![ClusterInfo::default()];
+        clusters.extend(fleet.target_customizations.iter().map(cluster_for));
+        for cluster in clusters {
+            if let Err(e) = bundle::render(&root, dir, &fleet, &cluster) {
+                let message = e.to_string();
+                if !problems.contains(&message) {
+                    problems.push(message);
+                }
+            }
+        }
+    }
+    if problems.is_empty() {
+        println!("{} bundles checked, no problems", bundles.len());
+        return Ok(());
+    }
+    for problem in &problems {
+        eprintln!("{problem}");
+    }
+    bail!("{} problem(s) found", problems.len())
+}
+
+/// A cluster that a customization's name and label criteria select.
+fn cluster_for(target: &BundleTarget) -> ClusterInfo {
+    ClusterInfo {
+        name: target.cluster_name.clone().unwrap_or_else(|| "lint".into()),
+        namespace: "fleet-default".into(),
+        labels: target
+            .cluster_selector
+            .as_ref()
+            .map(|s| s.match_labels.clone())
+            .unwrap_or_default(),
+        groups: target
+            .cluster_group
+            .iter()
+            .map(|g| (g.clone(), Default::default()))
+            .collect(),
+    }
+}

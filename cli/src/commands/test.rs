@@ -1,0 +1,66 @@
+//! `fleet test [DIR] -l k=v ...`: render one bundle for a described cluster.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+use fleet_renderer::bundle::{self, BundleDir, ClusterInfo};
+use fleet_renderer::{yaml, RepoRoot};
+
+/// Arguments of `fleet test`.
+#[derive(Args, Debug)]
+#[command(after_help = "Example:\n  fleet test multi-cluster/manifests -l env=prod")]
+pub struct TestArgs {
+    /// Bundle directory (holding fleet.yaml or manifests).
+    #[arg(default_value = ".")]
+    pub dir: PathBuf,
+    /// Cluster label, repeatable.
+    #[arg(short = 'l', long = "label", value_parser = super::parse_label)]
+    pub labels: Vec<(String, String)>,
+    /// Cluster name.
+    #[arg(long, default_value = "local")]
+    pub cluster_name: String,
+    /// Cluster group the cluster belongs to, repeatable.
+    #[arg(long = "group")]
+    pub groups: Vec<String>,
+    /// Directory paths may not leave (default: DIR).
+    #[arg(long)]
+    pub root: Option<PathBuf>,
+}
+
+/// Runs `fleet test`.
+pub fn run(args: TestArgs) -> Result<()> {
+    let root = RepoRoot::new(args.root.as_deref().unwrap_or(&args.dir))?;
+    let dir = args.dir.canonicalize()?;
+    let bundle = BundleDir {
+        rel: root.display(&dir),
+        fleet_yaml: bundle::discovery_fleet_yaml(&dir),
+        dir,
+    };
+    let fleet = match &bundle.fleet_yaml {
+        Some(path) => {
+            let loaded = bundle::load_fleet_yaml(&root, path, false)?;
+            for warning in &loaded.unknown {
+                tracing::warn!("{warning}");
+                eprintln!("warning: {warning}");
+            }
+            loaded.spec
+        }
+        None => Default::default(),
+    };
+    let cluster = ClusterInfo {
+        name: args.cluster_name,
+        namespace: "fleet-default".into(),
+        labels: args.labels.into_iter().collect(),
+        groups: args.groups.into_iter().map(|g| (g, BTreeMap::new())).collect(),
+    };
+    let variant = bundle::render(&root, &bundle, &fleet, &cluster)?;
+    if !variant.deploy {
+        eprintln!("target `{}` is doNotDeploy: nothing is deployed", variant.target.unwrap_or_default());
+        return Ok(());
+    }
+    std::io::stdout().write_all(yaml::to_multi_document(&variant.resources).as_bytes())?;
+    Ok(())
+}

@@ -1,0 +1,129 @@
+//! Output order and content addressing of rendered resources.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::resource::ResId;
+
+/// Helm's install order, which Fleet's output follows.
+const INSTALL_ORDER: [&str; 37] = [
+    "Namespace",
+    "NetworkPolicy",
+    "ResourceQuota",
+    "LimitRange",
+    "PodSecurityPolicy",
+    "PodDisruptionBudget",
+    "ServiceAccount",
+    "Secret",
+    "SecretList",
+    "ConfigMap",
+    "StorageClass",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "CustomResourceDefinition",
+    "ClusterRole",
+    "ClusterRoleList",
+    "ClusterRoleBinding",
+    "ClusterRoleBindingList",
+    "Role",
+    "RoleList",
+    "RoleBinding",
+    "RoleBindingList",
+    "Service",
+    "DaemonSet",
+    "Pod",
+    "ReplicationController",
+    "ReplicaSet",
+    "Deployment",
+    "HorizontalPodAutoscaler",
+    "StatefulSet",
+    "Job",
+    "CronJob",
+    "IngressClass",
+    "Ingress",
+    "APIService",
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+];
+
+/// Sorts resources stably by Helm's install order; unknown kinds go last, by kind name.
+pub fn helm_install_order(resources: &mut [Value]) {
+    let rank = |object: &Value| {
+        let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default();
+        match INSTALL_ORDER.iter().position(|k| *k == kind) {
+            Some(index) => (0, index, String::new()),
+            None => (1, 0, kind.to_string()),
+        }
+    };
+    resources.sort_by_key(rank);
+}
+
+/// The content id of a set of resources: `s-` and the sha256 of their canonical form
+/// (keys sorted, documents sorted by group, kind, namespace and name). Formatting, key
+/// order and document order in the source do not change it.
+pub fn content_id(resources: &[Value]) -> String {
+    let mut documents: Vec<(ResId, String)> = resources
+        .iter()
+        .map(|r| (ResId::of(r), canonical_json(r)))
+        .collect();
+    documents.sort_by(|(a, ja), (b, jb)| {
+        (&a.group, &a.kind, &a.namespace, &a.name, ja).cmp(&(&b.group, &b.kind, &b.namespace, &b.name, jb))
+    });
+    let mut hasher = Sha256::new();
+    for (_, json) in &documents {
+        hasher.update(json.as_bytes());
+        hasher.update(b"\n");
+    }
+    let digest = hasher.finalize();
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("s-{hex}")
+}
+
+fn canonical_json(value: &Value) -> String {
+    fn sorted(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => {
+                let ordered: BTreeMap<&String, Value> = map.iter().map(|(k, v)| (k, sorted(v))).collect();
+                Value::Object(ordered.into_iter().map(|(k, v)| (k.clone(), v)).collect())
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    serde_json::to_string(&sorted(value)).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn content_id_ignores_key_and_document_order() {
+        let a = json!({"kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"x": "1", "y": "2"}});
+        let a_reordered = json!({"data": {"y": "2", "x": "1"}, "metadata": {"name": "a"}, "kind": "ConfigMap"});
+        let b = json!({"kind": "Service", "metadata": {"name": "b"}});
+        assert_eq!(content_id(&[a.clone(), b.clone()]), content_id(&[b.clone(), a_reordered]));
+        let changed = json!({"kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"x": "2"}});
+        assert_ne!(content_id(&[a, b.clone()]), content_id(&[changed, b]));
+    }
+
+    #[test]
+    fn install_order_is_stable_within_a_kind() {
+        let mut docs = vec![
+            json!({"kind": "Deployment", "metadata": {"name": "z"}}),
+            json!({"kind": "Widget"}),
+            json!({"kind": "Service", "metadata": {"name": "s"}}),
+            json!({"kind": "Deployment", "metadata": {"name": "a"}}),
+            json!({"kind": "Namespace"}),
+        ];
+        helm_install_order(&mut docs);
+        let kinds: Vec<String> = docs
+            .iter()
+            .map(|d| format!("{}{}", d["kind"].as_str().unwrap_or(""), d["metadata"]["name"].as_str().unwrap_or("")))
+            .collect();
+        assert_eq!(kinds, vec!["Namespace", "Services", "Deploymentz", "Deploymenta", "Widget"]);
+    }
+}

@@ -1,0 +1,152 @@
+//! Finding bundle directories under a repository's paths, honouring `.fleetignore`.
+
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::error::{RenderError, Result};
+use crate::root::RepoRoot;
+
+/// A directory that is a bundle.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BundleDir {
+    /// Absolute path of the directory.
+    pub dir: PathBuf,
+    /// Path relative to the repository root (`.` for the root).
+    pub rel: String,
+    /// The directory's fleet.yaml, if it has one.
+    pub fleet_yaml: Option<PathBuf>,
+}
+
+/// The name of the bundle file in a directory (`fleet.yaml`, or `fleet.yml`).
+pub fn fleet_yaml_in(dir: &Path) -> Option<PathBuf> {
+    ["fleet.yaml", "fleet.yml"]
+        .iter()
+        .map(|n| dir.join(n))
+        .find(|p| p.is_file())
+}
+
+/// Every bundle under `paths` (the root when empty): each directory holding a fleet.yaml,
+/// and each path itself when it holds manifests but no fleet.yaml.
+pub fn discover(root: &RepoRoot, paths: &[String]) -> Result<Vec<BundleDir>> {
+    let defaults = [".".to_string()];
+    let paths = if paths.is_empty() { &defaults[..] } else { paths };
+    let mut found: Vec<BundleDir> = Vec::new();
+    for path in paths {
+        let base = root.resolve(root.path(), path, root.path())?;
+        if !base.is_dir() {
+            return Err(RenderError::in_file(
+                root.display(&base),
+                "bundle path is not a directory",
+            ));
+        }
+        for dir in walk_dirs(root, &base)? {
+            let fleet_yaml = fleet_yaml_in(&dir);
+            let is_base = dir == base;
+            if fleet_yaml.is_none() && !(is_base && has_manifests(&dir)) {
+                continue;
+            }
+            if found.iter().any(|b| b.dir == dir) {
+                continue;
+            }
+            found.push(BundleDir {
+                rel: root.display(&dir),
+                dir,
+                fleet_yaml,
+            });
+        }
+    }
+    found.sort_by(|a, b| a.rel.cmp(&b.rel));
+    Ok(found)
+}
+
+/// Directories under `base` (itself included) that `.fleetignore` files do not exclude.
+fn walk_dirs(root: &RepoRoot, base: &Path) -> Result<Vec<PathBuf>> {
+    let mut dirs = Vec::new();
+    let walker = ignore::WalkBuilder::new(base)
+        .standard_filters(false)
+        .hidden(true)
+        .follow_links(false)
+        .add_custom_ignore_filename(".fleetignore")
+        .build();
+    for entry in walker {
+        let entry = entry.map_err(|e| RenderError::in_file(root.display(base), e.to_string()))?;
+        if entry.file_type().is_some_and(|t| t.is_dir()) {
+            dirs.push(entry.into_path());
+        }
+    }
+    Ok(dirs)
+}
+
+/// Whether a directory directly holds YAML or JSON files.
+fn has_manifests(dir: &Path) -> bool {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok())
+                .any(|e| super::manifests::is_manifest_name(&e.path()))
+        })
+        .unwrap_or(false)
+}
+
+/// The Bundle name Fleet gives a directory: `<prefix>-<path with dashes>`, lowercased, made
+/// DNS-safe, and cut to 63 characters with a hash when longer.
+pub fn bundle_name(prefix: &str, rel: &str) -> String {
+    let joined = if rel == "." || rel.is_empty() {
+        prefix.to_string()
+    } else {
+        format!("{prefix}-{rel}")
+    };
+    let mut safe: String = joined
+        .to_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '-' })
+        .collect();
+    while safe.contains("--") {
+        safe = safe.replace("--", "-");
+    }
+    let safe = safe.trim_matches(['-', '.']).to_string();
+    if safe.len() <= 63 {
+        return safe;
+    }
+    let digest = Sha256::digest(safe.as_bytes());
+    let hash: String = digest.iter().take(3).map(|b| format!("{b:02x}")).collect();
+    format!("{}-{}", safe[..57].trim_end_matches(['-', '.']), &hash[..5])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_bundles_as_fleet_does() {
+        assert_eq!(bundle_name("repo", "."), "repo");
+        assert_eq!(bundle_name("repo", "multi-cluster/helm"), "repo-multi-cluster-helm");
+        assert_eq!(bundle_name("Repo", "a_b/C"), "repo-a-b-c");
+        let long = bundle_name("repo", &"x/".repeat(60));
+        assert!(long.len() <= 63, "{long}");
+    }
+
+    #[test]
+    fn finds_nested_bundles_and_honours_fleetignore() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let r = dir.path();
+        for d in ["app", "app/sub", "ignored", "plain", "plain/deeper"] {
+            std::fs::create_dir_all(r.join(d)).expect("mkdir");
+        }
+        std::fs::write(r.join("app/fleet.yaml"), "{}").expect("write");
+        std::fs::write(r.join("app/sub/fleet.yaml"), "{}").expect("write");
+        std::fs::write(r.join("ignored/fleet.yaml"), "{}").expect("write");
+        std::fs::write(r.join("plain/cm.yaml"), "kind: ConfigMap").expect("write");
+        std::fs::write(r.join(".fleetignore"), "ignored/\n").expect("write");
+        let root = RepoRoot::new(r).expect("root");
+        let all: Vec<String> = discover(&root, &[]).expect("discover").into_iter().map(|b| b.rel).collect();
+        assert_eq!(all, vec!["app", "app/sub"]);
+        let plain: Vec<String> = discover(&root, &["plain".into()])
+            .expect("discover")
+            .into_iter()
+            .map(|b| b.rel)
+            .collect();
+        assert_eq!(plain, vec!["plain"]);
+    }
+}

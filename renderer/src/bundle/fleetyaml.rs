@@ -1,0 +1,85 @@
+//! Loading fleet.yaml: typed, with unknown fields reported by file, line and field.
+
+use std::path::Path;
+
+use fleet_api::{strict, FleetYaml};
+use serde_json::Value;
+
+use crate::error::{RenderError, Result};
+use crate::root::RepoRoot;
+use crate::yaml;
+
+/// A parsed fleet.yaml and the unknown fields found in it.
+#[derive(Debug, Clone, Default)]
+pub struct LoadedFleetYaml {
+    /// The typed contents.
+    pub spec: FleetYaml,
+    /// Unknown fields, as errors naming file, line and field (warnings unless strict).
+    pub unknown: Vec<RenderError>,
+}
+
+/// Reads a fleet.yaml; with `strict`, an unknown field is an error.
+pub fn load_fleet_yaml(root: &RepoRoot, path: &Path, strict_mode: bool) -> Result<LoadedFleetYaml> {
+    let shown = root.display(path);
+    let text = root.read_to_string(path)?;
+    let raw: Value = yaml::parse_one::<Option<Value>>(&text, &shown)?.unwrap_or(Value::Null);
+    if !(raw.is_object() || raw.is_null()) {
+        return Err(RenderError::in_file(&shown, "fleet.yaml must be a mapping"));
+    }
+    let spec: FleetYaml = match raw {
+        Value::Null => FleetYaml::default(),
+        _ => yaml::parse_one(&text, &shown)?,
+    };
+    let unknown: Vec<RenderError> = strict::unknown_fields::<FleetYaml>(&raw)
+        .into_iter()
+        .map(|field| {
+            let line = line_of(&text, &field);
+            RenderError::in_field(&shown, &field, "unknown field").with_line(line)
+        })
+        .collect();
+    if strict_mode {
+        if let Some(first) = unknown.into_iter().next() {
+            return Err(first);
+        }
+        return Ok(LoadedFleetYaml {
+            spec,
+            unknown: Vec::new(),
+        });
+    }
+    Ok(LoadedFleetYaml { spec, unknown })
+}
+
+/// The line of a dotted field path, found by following its keys down the text in order.
+pub fn line_of(text: &str, field: &str) -> Option<usize> {
+    let keys: Vec<&str> = field
+        .split('.')
+        .map(|part| part.split('[').next().unwrap_or(part))
+        .collect();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut start = 0;
+    let mut found = None;
+    for key in keys {
+        let position = lines[start..].iter().position(|line| {
+            let trimmed = line.trim_start().trim_start_matches("- ").trim_start();
+            trimmed
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with(':'))
+        })?;
+        found = Some(start + position + 1);
+        start += position + 1;
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_line_of_nested_fields() {
+        let text = "namespace: x\ntargetCustomizations:\n- name: a\n  helm:\n    valuez: 1\n";
+        assert_eq!(line_of(text, "targetCustomizations[0].helm.valuez"), Some(5));
+        assert_eq!(line_of(text, "namespace"), Some(1));
+        assert_eq!(line_of(text, "missing"), None);
+    }
+}

@@ -1,0 +1,160 @@
+//! Raw YAML bundles: the manifest files of a bundle directory and `yaml.overlays`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::error::{RenderError, Result};
+use crate::root::RepoRoot;
+use crate::smp::{self, ListMerge};
+use crate::yaml;
+
+/// Whether a path names a manifest file (`.yaml`, `.yml` or `.json`, not fleet.yaml).
+pub fn is_manifest_name(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    let manifest = name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".json");
+    manifest && path.is_file() && name != "fleet.yaml" && name != "fleet.yml"
+}
+
+/// Manifest files of a bundle by path relative to it, parsed; nested bundles, the
+/// `overlays/` directory and `.fleetignore`d files are left out.
+pub fn collect(root: &RepoRoot, bundle_dir: &Path) -> Result<BTreeMap<String, Vec<Value>>> {
+    let overlays = bundle_dir.join("overlays");
+    let mut files = BTreeMap::new();
+    for path in files_under(root, bundle_dir, &[overlays])? {
+        let rel = relative(bundle_dir, &path);
+        files.insert(rel, read_documents(root, &path)?);
+    }
+    Ok(files)
+}
+
+/// Applies the named overlays in order: `<file>_patch.<ext>` patches `<file>.<ext>`, any
+/// other file replaces (or adds) the file of the same path.
+pub fn apply_overlays(
+    root: &RepoRoot,
+    bundle_dir: &Path,
+    names: &[String],
+    files: &mut BTreeMap<String, Vec<Value>>,
+    fleet_yaml: &str,
+) -> Result<()> {
+    for (index, name) in names.iter().enumerate() {
+        let field = format!("yaml.overlays[{index}]");
+        let overlay_dir = root.resolve(&bundle_dir.join("overlays"), name, &bundle_dir.join("fleet.yaml"));
+        let overlay_dir = match overlay_dir {
+            Ok(dir) if dir.is_dir() => dir,
+            _ => {
+                return Err(RenderError::in_field(
+                    fleet_yaml,
+                    field,
+                    format!("overlay `{name}` is not a directory under overlays/"),
+                ))
+            }
+        };
+        for path in files_under(root, &overlay_dir, &[])? {
+            let rel = relative(&overlay_dir, &path);
+            let documents = read_documents(root, &path)?;
+            match patched_file(&rel) {
+                Some(target) => {
+                    let Some(base) = files.get_mut(&target) else {
+                        return Err(RenderError::in_file(
+                            root.display(&path),
+                            format!("overlay patch has no base file `{target}` to patch"),
+                        ));
+                    };
+                    for patch in &documents {
+                        patch_documents(base, patch, &root.display(&path))?;
+                    }
+                }
+                None => {
+                    files.insert(rel, documents);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn patch_documents(base: &mut [Value], patch: &Value, file: &str) -> Result<()> {
+    let [single] = base else {
+        return Err(RenderError::in_file(
+            file,
+            "an overlay patch needs a base file holding exactly one object",
+        ));
+    };
+    let lists = ListMerge::for_api_version(crate::resource::str_at(single, &["apiVersion"]));
+    smp::merge(single, patch, lists);
+    Ok(())
+}
+
+/// `dir/name_patch.yaml` -> `dir/name.yaml`.
+fn patched_file(rel: &str) -> Option<String> {
+    for ext in [".yaml", ".yml", ".json"] {
+        if let Some(stem) = rel.strip_suffix(&format!("_patch{ext}")) {
+            return Some(format!("{stem}{ext}"));
+        }
+    }
+    None
+}
+
+/// Every file of a bundle (any type), by path relative to it, as stored in a Bundle.
+pub fn bundle_files(root: &RepoRoot, bundle_dir: &Path) -> Result<Vec<(String, Vec<u8>)>> {
+    let mut out = Vec::new();
+    for path in walk_files(root, bundle_dir, &[], |_| true)? {
+        out.push((relative(bundle_dir, &path), root.read(&path)?));
+    }
+    Ok(out)
+}
+
+fn read_documents(root: &RepoRoot, path: &Path) -> Result<Vec<Value>> {
+    let text = root.read_to_string(path)?;
+    yaml::parse_documents(&text, &root.display(path))
+}
+
+fn relative(base: &Path, path: &Path) -> String {
+    path.strip_prefix(base)
+        .map(|p| p.to_string_lossy().to_string())
+        .unwrap_or_else(|_| path.display().to_string())
+}
+
+/// Manifest files under `dir`, skipping `excluded` directories and nested bundles.
+fn files_under(root: &RepoRoot, dir: &Path, excluded: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    walk_files(root, dir, excluded, is_manifest_name)
+}
+
+/// Files under `dir` that `keep` accepts, skipping `excluded` directories, nested bundles,
+/// hidden and `.fleetignore`d entries; symlinks leaving the root are an error.
+fn walk_files(
+    root: &RepoRoot,
+    dir: &Path,
+    excluded: &[PathBuf],
+    keep: fn(&Path) -> bool,
+) -> Result<Vec<PathBuf>> {
+    let top = dir.to_path_buf();
+    let skip: Vec<PathBuf> = excluded.to_vec();
+    let walker = ignore::WalkBuilder::new(dir)
+        .standard_filters(false)
+        .hidden(true)
+        .follow_links(false)
+        .add_custom_ignore_filename(".fleetignore")
+        .filter_entry(move |entry| {
+            let path = entry.path();
+            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+            !(is_dir
+                && path != top
+                && (skip.iter().any(|s| s == path) || super::discovery::fleet_yaml_in(path).is_some()))
+        })
+        .build();
+    let mut files = Vec::new();
+    for entry in walker {
+        let entry = entry.map_err(|e| RenderError::in_file(root.display(dir), e.to_string()))?;
+        let path = entry.path();
+        let file_like = entry.file_type().is_some_and(|t| t.is_file() || t.is_symlink());
+        if file_like && keep(path) {
+            let real = root.resolve(dir, &path.to_string_lossy(), path)?;
+            files.push(real);
+        }
+    }
+    files.sort();
+    Ok(files)
+}

@@ -1,0 +1,16 @@
+//! Bundles: directories of a repository that become one deployable unit each.
+
+mod content;
+mod discovery;
+mod fleetyaml;
+mod manifests;
+mod options;
+mod render;
+mod target;
+
+pub use content::{content_id, helm_install_order};
+pub use discovery::{bundle_name, discover, fleet_yaml_in as discovery_fleet_yaml, BundleDir};
+pub use manifests::bundle_files;
+pub use fleetyaml::{load_fleet_yaml, LoadedFleetYaml};
+pub use render::{render, Variant};
+pub use target::{matches_selector, ClusterInfo};

@@ -1,0 +1,148 @@
+//! Rendering one bundle for one cluster: customization, Kustomize or raw YAML with
+//! overlays, namespaces, order and content id.
+
+use std::path::Path;
+
+use fleet_api::{BundleDeploymentOptions, FleetYaml};
+use serde_json::Value;
+
+use super::content::{content_id, helm_install_order};
+use super::discovery::BundleDir;
+use super::manifests;
+use super::options;
+use super::target::ClusterInfo;
+use crate::error::{RenderError, Result};
+use crate::kustomize;
+use crate::resource::{is_cluster_scoped, set_metadata, str_at};
+use crate::root::RepoRoot;
+
+/// A bundle rendered for one cluster.
+#[derive(Debug, Clone)]
+pub struct Variant {
+    /// Name of the target customization applied, if any.
+    pub target: Option<String>,
+    /// False when the matching customization says `doNotDeploy`.
+    pub deploy: bool,
+    /// The options in force for this cluster.
+    pub options: BundleDeploymentOptions,
+    /// The resources, in Helm's install order.
+    pub resources: Vec<Value>,
+    /// Content id of the resources.
+    pub id: String,
+}
+
+/// Renders `bundle` (described by `fleet`) for `cluster`.
+pub fn render(
+    root: &RepoRoot,
+    bundle: &BundleDir,
+    fleet: &FleetYaml,
+    cluster: &ClusterInfo,
+) -> Result<Variant> {
+    let fleet_file = root.display(&bundle.dir.join("fleet.yaml"));
+    let customization = cluster.first_match(&fleet.target_customizations);
+    let target = customization.and_then(|c| c.name.clone());
+    let options = match customization {
+        Some(c) => options::merge(&fleet.options, &c.options),
+        None => fleet.options.clone(),
+    };
+    if customization.is_some_and(|c| c.do_not_deploy) {
+        return Ok(Variant {
+            target,
+            deploy: false,
+            options,
+            resources: Vec::new(),
+            id: content_id(&[]),
+        });
+    }
+    if let Some(chart) = helm_chart(bundle, &options) {
+        return Err(RenderError::in_field(
+            &fleet_file,
+            "helm.chart",
+            format!("Helm chart `{chart}`: the Helm engine is not built yet, only raw YAML and Kustomize bundles render"),
+        ));
+    }
+    let mut resources = render_sources(root, bundle, &options, &fleet_file)?;
+    if let Some(namespace) = options.target_namespace.as_deref().filter(|n| !n.is_empty()) {
+        force_namespace(&mut resources, namespace, &fleet_file)?;
+    }
+    helm_install_order(&mut resources);
+    let id = content_id(&resources);
+    Ok(Variant {
+        target,
+        deploy: true,
+        options,
+        resources,
+        id,
+    })
+}
+
+fn helm_chart(bundle: &BundleDir, options: &BundleDeploymentOptions) -> Option<String> {
+    let chart = options
+        .helm
+        .as_ref()
+        .and_then(|h| h.chart.clone())
+        .filter(|c| !c.is_empty());
+    chart.or_else(|| bundle.dir.join("Chart.yaml").is_file().then(|| "Chart.yaml".to_string()))
+}
+
+fn render_sources(
+    root: &RepoRoot,
+    bundle: &BundleDir,
+    options: &BundleDeploymentOptions,
+    fleet_file: &str,
+) -> Result<Vec<Value>> {
+    let kustomize_dir = options
+        .kustomize
+        .as_ref()
+        .and_then(|k| k.dir.as_deref())
+        .filter(|d| !d.is_empty());
+    let dir = match kustomize_dir {
+        Some(rel) => root
+            .resolve(&bundle.dir, rel, &bundle.dir.join("fleet.yaml"))
+            .map_err(|e| RenderError::in_field(fleet_file, "kustomize.dir", e.message))?,
+        None => bundle.dir.clone(),
+    };
+    if kustomize::kustomization_file(&dir).is_some() {
+        return kustomize::build(root, &dir);
+    }
+    if kustomize_dir.is_some() {
+        return Err(RenderError::in_field(
+            fleet_file,
+            "kustomize.dir",
+            format!("`{}` holds no kustomization.yaml", root.display(&dir)),
+        ));
+    }
+    raw_manifests(root, &bundle.dir, options, fleet_file)
+}
+
+fn raw_manifests(
+    root: &RepoRoot,
+    dir: &Path,
+    options: &BundleDeploymentOptions,
+    fleet_file: &str,
+) -> Result<Vec<Value>> {
+    let mut files = manifests::collect(root, dir)?;
+    if let Some(yaml) = &options.yaml {
+        manifests::apply_overlays(root, dir, &yaml.overlays, &mut files, fleet_file)?;
+    }
+    Ok(files.into_values().flatten().collect())
+}
+
+/// `namespace:` forces a namespace on every object; cluster-scoped objects are an error.
+fn force_namespace(resources: &mut [Value], namespace: &str, fleet_file: &str) -> Result<()> {
+    for object in resources {
+        let kind = str_at(object, &["kind"]).to_string();
+        if is_cluster_scoped(&kind) {
+            return Err(RenderError::in_field(
+                fleet_file,
+                "namespace",
+                format!(
+                    "cluster-scoped {kind} `{}` cannot be forced into namespace `{namespace}`; use defaultNamespace instead",
+                    str_at(object, &["metadata", "name"])
+                ),
+            ));
+        }
+        set_metadata(object, "namespace", namespace);
+    }
+    Ok(())
+}

@@ -1,0 +1,155 @@
+//! Cluster matching: label selectors, cluster groups and names, as Fleet matches targets.
+
+use std::collections::BTreeMap;
+
+use fleet_api::{BundleTarget, LabelSelector};
+
+/// What the renderer knows of a cluster it renders for.
+#[derive(Debug, Clone, Default)]
+pub struct ClusterInfo {
+    /// Cluster name.
+    pub name: String,
+    /// Namespace holding the Cluster object.
+    pub namespace: String,
+    /// Cluster labels.
+    pub labels: BTreeMap<String, String>,
+    /// Groups the cluster belongs to, with the groups' labels.
+    pub groups: Vec<(String, BTreeMap<String, String>)>,
+}
+
+/// Whether `labels` satisfy a selector. An empty selector matches everything.
+pub fn matches_selector(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
+    let labels_match = selector
+        .match_labels
+        .iter()
+        .all(|(k, v)| labels.get(k) == Some(v));
+    let expressions_match = selector.match_expressions.iter().all(|e| {
+        let value = labels.get(&e.key);
+        match e.operator.as_str() {
+            "In" => value.is_some_and(|v| e.values.contains(v)),
+            "NotIn" => value.is_none_or(|v| !e.values.contains(v)),
+            "Exists" => value.is_some(),
+            "DoesNotExist" => value.is_none(),
+            _ => false,
+        }
+    });
+    labels_match && expressions_match
+}
+
+impl ClusterInfo {
+    /// Whether a target selects this cluster: every criterion it sets must hold, and a
+    /// target that sets none matches nothing (as in Fleet).
+    pub fn matches(&self, target: &BundleTarget) -> bool {
+        let mut any = false;
+        if let Some(name) = &target.cluster_name {
+            any = true;
+            if *name != self.name {
+                return false;
+            }
+        }
+        if let Some(selector) = &target.cluster_selector {
+            any = true;
+            if !matches_selector(selector, &self.labels) {
+                return false;
+            }
+        }
+        if let Some(group) = &target.cluster_group {
+            any = true;
+            if !self.groups.iter().any(|(g, _)| g == group) {
+                return false;
+            }
+        }
+        if let Some(selector) = &target.cluster_group_selector {
+            any = true;
+            if !self.groups.iter().any(|(_, l)| matches_selector(selector, l)) {
+                return false;
+            }
+        }
+        any
+    }
+
+    /// The first target customization that selects this cluster.
+    pub fn first_match<'t>(&self, targets: &'t [BundleTarget]) -> Option<&'t BundleTarget> {
+        targets.iter().find(|t| self.matches(t))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fleet_api::LabelSelectorRequirement;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn selectors_with_expressions() {
+        let selector = LabelSelector {
+            match_labels: labels(&[("env", "prod")]),
+            match_expressions: vec![
+                LabelSelectorRequirement {
+                    key: "region".into(),
+                    operator: "In".into(),
+                    values: vec!["a".into(), "b".into()],
+                },
+                LabelSelectorRequirement {
+                    key: "legacy".into(),
+                    operator: "DoesNotExist".into(),
+                    values: vec![],
+                },
+            ],
+        };
+        assert!(matches_selector(&selector, &labels(&[("env", "prod"), ("region", "a")])));
+        assert!(!matches_selector(&selector, &labels(&[("env", "prod"), ("region", "c")])));
+        assert!(!matches_selector(
+            &selector,
+            &labels(&[("env", "prod"), ("region", "a"), ("legacy", "1")])
+        ));
+        assert!(matches_selector(&LabelSelector::default(), &labels(&[])));
+    }
+
+    #[test]
+    fn first_matching_customization_wins() {
+        let by_env = |name: &str, env: &str| BundleTarget {
+            name: Some(name.into()),
+            cluster_selector: Some(LabelSelector {
+                match_labels: labels(&[("env", env)]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let targets = vec![
+            by_env("first", "prod"),
+            by_env("second", "prod"),
+            BundleTarget {
+                name: Some("by-name".into()),
+                cluster_name: Some("c1".into()),
+                ..Default::default()
+            },
+            BundleTarget {
+                name: Some("by-group".into()),
+                cluster_group: Some("g".into()),
+                ..Default::default()
+            },
+        ];
+        let prod = ClusterInfo {
+            name: "c9".into(),
+            labels: labels(&[("env", "prod")]),
+            ..Default::default()
+        };
+        assert_eq!(prod.first_match(&targets).and_then(|t| t.name.as_deref()), Some("first"));
+        let named = ClusterInfo {
+            name: "c1".into(),
+            ..Default::default()
+        };
+        assert_eq!(named.first_match(&targets).and_then(|t| t.name.as_deref()), Some("by-name"));
+        let grouped = ClusterInfo {
+            name: "x".into(),
+            groups: vec![("g".into(), BTreeMap::new())],
+            ..Default::default()
+        };
+        assert_eq!(grouped.first_match(&targets).and_then(|t| t.name.as_deref()), Some("by-group"));
+        assert!(ClusterInfo::default().first_match(&targets).is_none());
+    }
+}
