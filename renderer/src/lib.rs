@@ -4,6 +4,7 @@
 //! kept inside it.
 
 pub mod bundle;
+pub mod emit;
 pub mod error;
 pub mod kustomize;
 pub mod resource;

@@ -7,6 +7,15 @@
 
 use serde_json::{Map, Value};
 
+/// Where items of a keyed list that the patch names end up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ItemOrder {
+    /// The API server's order: existing items stay in place, new ones are appended.
+    Append,
+    /// kustomize's order: the patch's items first, in patch order, then the other items.
+    PatchFirst,
+}
+
 /// How lists are merged: with built-in merge keys, or always replaced (custom resources).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ListMerge {
@@ -32,7 +41,7 @@ impl ListMerge {
 }
 
 /// Applies `patch` to `target` in place.
-pub fn merge(target: &mut Value, patch: &Value, lists: ListMerge) {
+pub fn merge(target: &mut Value, patch: &Value, lists: ListMerge, order: ItemOrder) {
     let Value::Object(patch_map) = patch else {
         *target = strip_directives(patch);
         return;
@@ -72,7 +81,7 @@ pub fn merge(target: &mut Value, patch: &Value, lists: ListMerge) {
                 target_map.remove(key);
             }
             Value::Object(_) => match target_map.get_mut(key) {
-                Some(existing) if existing.is_object() => merge(existing, value, lists),
+                Some(existing) if existing.is_object() => merge(existing, value, lists, order),
                 _ => {
                     target_map.insert(key.clone(), strip_directives(value));
                 }
@@ -80,7 +89,7 @@ pub fn merge(target: &mut Value, patch: &Value, lists: ListMerge) {
             Value::Array(items) => {
                 let merged = match target_map.get_mut(key) {
                     Some(Value::Array(existing)) => {
-                        merge_list(key, existing, items, lists);
+                        merge_list(key, existing, items, lists, order);
                         None
                     }
                     _ => Some(Value::Array(
@@ -121,7 +130,13 @@ fn is_set_list(field: &str) -> bool {
     field == "finalizers"
 }
 
-fn merge_list(field: &str, existing: &mut Vec<Value>, patch: &[Value], lists: ListMerge) {
+fn merge_list(
+    field: &str,
+    existing: &mut Vec<Value>,
+    patch: &[Value],
+    lists: ListMerge,
+    order: ItemOrder,
+) {
     if lists == ListMerge::Replace {
         *existing = patch.iter().map(strip_directives).collect();
         return;
@@ -150,24 +165,36 @@ fn merge_list(field: &str, existing: &mut Vec<Value>, patch: &[Value], lists: Li
         *existing = patch.iter().map(strip_directives).collect();
         return;
     };
-    let mut appended = Vec::new();
+    let mut remaining: Vec<Option<Value>> = std::mem::take(existing).into_iter().map(Some).collect();
+    let mut from_patch = Vec::new();
     for item in patch {
         let Some(id) = item.get(key) else {
-            appended.push(strip_directives(item));
+            from_patch.push(strip_directives(item));
             continue;
         };
-        let position = existing.iter().position(|e| e.get(key) == Some(id));
+        let position = remaining
+            .iter()
+            .position(|e| e.as_ref().is_some_and(|e| e.get(key) == Some(id)));
         let delete = item.get("$patch").and_then(Value::as_str) == Some("delete");
         match (position, delete) {
-            (Some(index), true) => {
-                existing.remove(index);
-            }
+            (Some(index), true) => remaining[index] = None,
             (None, true) => {}
-            (Some(index), false) => merge(&mut existing[index], item, lists),
-            (None, false) => appended.push(strip_directives(item)),
+            (Some(index), false) => {
+                if let Some(slot) = remaining[index].as_mut() {
+                    merge(slot, item, lists, order);
+                }
+                if order == ItemOrder::PatchFirst {
+                    from_patch.extend(remaining[index].take());
+                }
+            }
+            (None, false) => from_patch.push(strip_directives(item)),
         }
     }
-    existing.extend(appended);
+    let kept = remaining.into_iter().flatten();
+    *existing = match order {
+        ItemOrder::Append => kept.chain(from_patch).collect(),
+        ItemOrder::PatchFirst => from_patch.into_iter().chain(kept).collect(),
+    };
 }
 
 fn is_directive_item(item: &Value) -> bool {
@@ -209,7 +236,7 @@ mod tests {
             {"name": "c", "image": "c:1"},
             {"name": "a", "args": ["z"]}
         ]}});
-        merge(&mut target, &patch, ListMerge::BuiltIn);
+        merge(&mut target, &patch, ListMerge::BuiltIn, ItemOrder::Append);
         assert_eq!(
             target,
             json!({"spec": {"containers": [
@@ -221,10 +248,21 @@ mod tests {
     }
 
     #[test]
+    fn kustomize_order_puts_patched_items_first() {
+        let mut target = json!({"containers": [{"name": "web"}, {"name": "sidecar"}]});
+        let patch = json!({"containers": [{"name": "web", "image": "x"}, {"name": "extra"}]});
+        merge(&mut target, &patch, ListMerge::BuiltIn, ItemOrder::PatchFirst);
+        assert_eq!(
+            target,
+            json!({"containers": [{"name": "web", "image": "x"}, {"name": "extra"}, {"name": "sidecar"}]})
+        );
+    }
+
+    #[test]
     fn null_deletes_and_patch_delete_removes_list_items() {
         let mut target = json!({"a": 1, "b": 2, "env": [{"name": "X"}, {"name": "Y"}]});
         let patch = json!({"a": null, "env": [{"name": "X", "$patch": "delete"}]});
-        merge(&mut target, &patch, ListMerge::BuiltIn);
+        merge(&mut target, &patch, ListMerge::BuiltIn, ItemOrder::Append);
         assert_eq!(target, json!({"b": 2, "env": [{"name": "Y"}]}));
     }
 
@@ -232,7 +270,7 @@ mod tests {
     fn replace_directive_and_custom_resources_replace() {
         let mut target = json!({"m": {"a": 1, "b": 2}, "l": [{"name": "a", "v": 1}]});
         let patch = json!({"m": {"$patch": "replace", "c": 3}, "l": [{"name": "a"}]});
-        merge(&mut target, &patch, ListMerge::Replace);
+        merge(&mut target, &patch, ListMerge::Replace, ItemOrder::Append);
         assert_eq!(target, json!({"m": {"c": 3}, "l": [{"name": "a"}]}));
     }
 
@@ -240,7 +278,7 @@ mod tests {
     fn service_ports_merge_by_port() {
         let mut target = json!({"ports": [{"port": 80, "name": "http"}]});
         let patch = json!({"ports": [{"port": 80, "targetPort": 8080}, {"port": 443}]});
-        merge(&mut target, &patch, ListMerge::BuiltIn);
+        merge(&mut target, &patch, ListMerge::BuiltIn, ItemOrder::Append);
         assert_eq!(
             target,
             json!({"ports": [{"port": 80, "name": "http", "targetPort": 8080}, {"port": 443}]})

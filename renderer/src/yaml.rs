@@ -125,10 +125,7 @@ pub fn to_multi_document(documents: &[Value]) -> String {
         if index > 0 {
             out.push_str("---\n");
         }
-        match serde_yaml_ng::to_string(document) {
-            Ok(text) => out.push_str(&text),
-            Err(e) => out.push_str(&format!("# unprintable document: {e}\n")),
-        }
+        out.push_str(&crate::emit::document(document));
     }
     out
 }

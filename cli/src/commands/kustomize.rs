@@ -29,7 +29,10 @@ pub fn run(command: KustomizeCommand) -> Result<()> {
         KustomizeCommand::Build { dir, root } => {
             let root = RepoRoot::new(root.as_deref().unwrap_or(&dir))?;
             let dir = dir.canonicalize()?;
-            let resources = kustomize::build(&root, &dir)?;
+            let resources: Vec<_> = kustomize::build(&root, &dir)?
+                .iter()
+                .map(fleet_renderer::resource::sorted_keys)
+                .collect();
             std::io::stdout().write_all(yaml::to_multi_document(&resources).as_bytes())?;
             Ok(())
         }

@@ -1,7 +1,5 @@
 //! Output order and content addressing of rendered resources.
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -82,17 +80,7 @@ pub fn content_id(resources: &[Value]) -> String {
 }
 
 fn canonical_json(value: &Value) -> String {
-    fn sorted(value: &Value) -> Value {
-        match value {
-            Value::Object(map) => {
-                let ordered: BTreeMap<&String, Value> = map.iter().map(|(k, v)| (k, sorted(v))).collect();
-                Value::Object(ordered.into_iter().map(|(k, v)| (k.clone(), v)).collect())
-            }
-            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
-            other => other.clone(),
-        }
-    }
-    serde_json::to_string(&sorted(value)).unwrap_or_default()
+    serde_json::to_string(&crate::resource::sorted_keys(value)).unwrap_or_default()
 }
 
 #[cfg(test)]

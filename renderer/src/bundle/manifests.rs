@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::error::{RenderError, Result};
 use crate::root::RepoRoot;
-use crate::smp::{self, ListMerge};
+use crate::smp::{self, ItemOrder, ListMerge};
 use crate::yaml;
 
 /// Whether a path names a manifest file (`.yaml`, `.yml` or `.json`, not fleet.yaml).
@@ -83,7 +83,7 @@ fn patch_documents(base: &mut [Value], patch: &Value, file: &str) -> Result<()> 
         ));
     };
     let lists = ListMerge::for_api_version(crate::resource::str_at(single, &["apiVersion"]));
-    smp::merge(single, patch, lists);
+    smp::merge(single, patch, lists, ItemOrder::Append);
     Ok(())
 }
 

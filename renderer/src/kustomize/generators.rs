@@ -280,7 +280,8 @@ fn merge_into(target: &mut Value, source: &Value) {
     }
 }
 
-/// The name suffix kustomize computes for a ConfigMap or Secret.
+/// The name suffix kustomize computes for a ConfigMap or Secret. Like kubectl kustomize
+/// v5.5, it covers kind, type, data and binaryData, not the name or `immutable`.
 pub fn content_hash(object: &Value) -> String {
     let kind = str_at(object, &["kind"]);
     let mut encoded = Map::new();
@@ -297,9 +298,6 @@ pub fn content_hash(object: &Value) -> String {
             "type".into(),
             Value::String(str_at(object, &["type"]).to_string()),
         );
-    }
-    if object.get("immutable") == Some(&Value::Bool(true)) {
-        encoded.insert("immutable".into(), Value::Bool(true));
     }
     if let Some(binary) = object.get("binaryData").filter(|b| b.as_object().is_some_and(|m| !m.is_empty())) {
         encoded.insert("binaryData".into(), binary.clone());
@@ -322,22 +320,11 @@ pub fn content_hash(object: &Value) -> String {
 
 /// JSON as Go's encoding/json writes it: keys sorted, HTML characters escaped.
 fn go_json(value: &Value) -> String {
-    let sorted = sort_keys(value);
+    let sorted = crate::resource::sorted_keys(value);
     let text = serde_json::to_string(&sorted).unwrap_or_default();
     text.replace('<', "\\u003c")
         .replace('>', "\\u003e")
         .replace('&', "\\u0026")
         .replace('\u{2028}', "\\u2028")
         .replace('\u{2029}', "\\u2029")
-}
-
-fn sort_keys(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => {
-            let sorted: BTreeMap<&String, Value> = map.iter().map(|(k, v)| (k, sort_keys(v))).collect();
-            Value::Object(sorted.into_iter().map(|(k, v)| (k.clone(), v)).collect())
-        }
-        Value::Array(items) => Value::Array(items.iter().map(sort_keys).collect()),
-        other => other.clone(),
-    }
 }

@@ -87,8 +87,15 @@ pub fn fix_references(resources: &mut ResMap) {
                     if str_at(slot, &["kind"]) != reference.referral {
                         return;
                     }
+                    let own_namespace = str_at(slot, &["namespace"]).to_string();
                     if let Some(name_slot) = slot.get_mut("name") {
-                        rename_string(name_slot, |name| rename(reference.referral, name));
+                        rename_string(name_slot, |name| {
+                            if own_namespace.is_empty() {
+                                rename(reference.referral, name)
+                            } else {
+                                best_candidate(&snapshot, index, reference.referral, name, &own_namespace, &layers)
+                            }
+                        });
                     }
                 } else {
                     rename_string(slot, |name| rename(reference.referral, name));
@@ -120,7 +127,9 @@ fn best_candidate(
         .enumerate()
         .filter(|(i, r)| *i != referrer && r.kind() == kind && r.was_named(name))
         .filter(|(_, r)| {
-            is_cluster_scoped(kind) || str_at(&r.value, &["metadata", "namespace"]) == namespace
+            is_cluster_scoped(kind)
+                || namespace.is_empty()
+                || str_at(&r.value, &["metadata", "namespace"]) == namespace
         })
         .collect();
     let shared = |r: &Resource| r.layers.iter().filter(|l| layers.contains(l)).count();

@@ -10,7 +10,7 @@ use super::types::{PatchEntry, Selector};
 use crate::error::{RenderError, Result};
 use crate::resource::{split_api_version, str_at, ResId};
 use crate::root::RepoRoot;
-use crate::smp::{self, ListMerge};
+use crate::smp::{self, ItemOrder, ListMerge};
 use crate::yaml;
 
 /// A parsed patch.
@@ -139,7 +139,7 @@ fn strategic(resources: &mut ResMap, index: usize, document: &Value, keep_identi
             resource.value.pointer("/metadata/namespace").cloned(),
         )
     });
-    smp::merge(&mut resource.value, document, lists);
+    smp::merge(&mut resource.value, document, lists, ItemOrder::PatchFirst);
     if let Some((api_version, kind, name, namespace)) = identity {
         restore(&mut resource.value, "/apiVersion", api_version);
         restore(&mut resource.value, "/kind", kind);

@@ -234,8 +234,7 @@ pub fn set_replicas(resources: &mut ResMap, replicas: &[ReplicaEntry]) {
         ) {
             continue;
         }
-        let name = str_at(&resource.value, &["metadata", "name"]).to_string();
-        let Some(entry) = replicas.iter().find(|r| r.name == name) else {
+        let Some(entry) = replicas.iter().find(|r| resource.was_named(&r.name)) else {
             continue;
         };
         if let Some(spec) = crate::resource::object_at(&mut resource.value, &["spec"]) {
