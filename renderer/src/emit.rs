@@ -122,13 +122,17 @@ fn block(s: &str, level: usize) -> String {
     out
 }
 
-/// The string as a plain scalar when a YAML 1.1 reader would read it back as the same
-/// string, double-quoted otherwise.
+/// The string as kubectl writes it: plain when a YAML 1.1 reader reads it back as the same
+/// string; double-quoted when it would read as another type (`yes`, `0755`) or needs
+/// escapes; single-quoted when only its characters keep it from being plain.
 pub fn quote_if_needed(s: &str) -> String {
-    if is_plain_safe(s) {
+    let needs_escapes = s.chars().any(|c| c.is_control() || c == '\u{feff}');
+    if s.is_empty() || is_yaml11_special(s) || looks_numeric(s) || needs_escapes {
+        serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
+    } else if is_plain_safe(s) {
         s.to_string()
     } else {
-        serde_json::to_string(s).unwrap_or_else(|_| format!("\"{s}\""))
+        format!("'{}'", s.replace('\'', "''"))
     }
 }
 
@@ -181,8 +185,10 @@ mod tests {
     #[test]
     fn quotes_what_yaml_1_1_would_misread() {
         for s in ["yes", "on", "0755", "1e3", "1.5", "~", "", "123", "0x1F", "1:20", "-1", ".5"] {
-            assert!(quote_if_needed(s).starts_with('"'), "{s} must be quoted");
+            assert!(quote_if_needed(s).starts_with('"'), "{s} must be double-quoted");
         }
+        assert_eq!(quote_if_needed("*/10 * * * *"), "'*/10 * * * *'");
+        assert_eq!(quote_if_needed("it's: x"), "'it''s: x'");
         for s in ["nginx:1.25", "hello world", "web-config", "a=b", "v1", "-x", "/etc/conf"] {
             assert_eq!(quote_if_needed(s), s, "{s} can stay plain");
         }

@@ -44,7 +44,6 @@ pub fn run(args: TestArgs) -> Result<()> {
             let loaded = bundle::load_fleet_yaml(&root, path, false)?;
             for warning in &loaded.unknown {
                 tracing::warn!("{warning}");
-                eprintln!("warning: {warning}");
             }
             loaded.spec
         }

@@ -1,0 +1,149 @@
+//! The `fleet` command-line contract: kustomize build, test, apply, lint, crds, exit codes,
+//! and clear errors for bad input.
+
+mod common;
+
+use common::{documents, fleet, fleet_ok, workspace};
+
+fn bad(dir: &str) -> String {
+    workspace().join("testdata/bad").join(dir).to_string_lossy().to_string()
+}
+
+fn build_error(dir: &str) -> String {
+    let root = bad("");
+    let output = fleet(&["kustomize", "build", &bad(dir), "--root", &root]);
+    assert_eq!(output.status.code(), Some(1), "input errors exit 1");
+    assert!(output.stdout.is_empty(), "nothing half-printed on error");
+    String::from_utf8_lossy(&output.stderr).to_string()
+}
+
+#[test]
+fn bad_kustomize_input_names_file_line_and_field() {
+    assert!(build_error("malformed").contains("malformed/cm.yaml:7: invalid YAML"));
+    assert!(build_error("patch-nothing")
+        .contains("patch-nothing/kustomization.yaml: field `patches[0]`: no resource matches the patch for ConfigMap/does-not-exist"));
+    assert!(build_error("cycle/a").contains("cycle in resources: cycle/a -> cycle/b -> cycle/a"));
+    assert!(build_error("missing-file").contains("missing-file/kustomization.yaml: cannot read `nowhere.yaml`"));
+    assert!(build_error("escape").contains("path `../../../../../../etc/passwd` leaves the repository root"));
+    assert!(build_error("unsupported-field")
+        .contains("unsupported-field/kustomization.yaml:2: field `vars`: field `vars` is not supported"));
+}
+
+#[test]
+fn lint_is_strict_and_test_only_warns() {
+    let output = fleet(&["lint", &bad("bad-fleet-yaml")]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("app/fleet.yaml:7: field `targetCustomizations[0].helm.valuez`: unknown field"),
+        "{stderr}"
+    );
+    let output = fleet(&["test", &format!("{}/app", bad("bad-fleet-yaml"))]);
+    assert!(output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("unknown field"));
+    let docs = documents(&String::from_utf8_lossy(&output.stdout));
+    assert_eq!(docs[0]["metadata"]["namespace"], "x");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(fleet(&["kustomize", "build"]).status.code(), Some(2));
+    assert_eq!(fleet(&["no-such-command"]).status.code(), Some(2));
+    assert_eq!(fleet(&["test", ".", "-l", "novalue"]).status.code(), Some(2));
+}
+
+#[test]
+fn checked_in_crds_equal_the_generated_ones() {
+    let dir = workspace().join("deploy/crds");
+    fleet_ok(&["crds", "--output-dir", &dir.to_string_lossy(), "--check"]);
+    let all = fleet_ok(&["crds"]);
+    let crds = documents(&all);
+    let names: Vec<&str> = crds.iter().filter_map(|c| c["metadata"]["name"].as_str()).collect();
+    assert_eq!(
+        names,
+        vec![
+            "gitrepos.fleet.cattle.io",
+            "bundles.fleet.cattle.io",
+            "bundledeployments.fleet.cattle.io",
+            "clusters.fleet.cattle.io",
+            "clustergroups.fleet.cattle.io"
+        ]
+    );
+    let columns = &crds[0]["spec"]["versions"][0]["additionalPrinterColumns"];
+    let column_names: Vec<&str> = columns
+        .as_array()
+        .expect("columns")
+        .iter()
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    assert_eq!(column_names, vec!["Repo", "Commit", "BundleDeployments-Ready", "Status"]);
+}
+
+#[test]
+fn apply_writes_fleet_bundles_for_every_directory() {
+    let examples = common::shared_real().join("fleet-examples");
+    let out = tempfile::tempdir().expect("tempdir");
+    let file = out.path().join("bundles.yaml");
+    fleet_ok(&[
+        "apply",
+        "-n",
+        "fleet-local",
+        "-o",
+        &file.to_string_lossy(),
+        "examples",
+        "multi-cluster/manifests",
+        "single-cluster/kustomize",
+        "--root",
+        &examples.to_string_lossy(),
+    ]);
+    let bundles = documents(&std::fs::read_to_string(&file).expect("output"));
+    let names: Vec<&str> = bundles.iter().filter_map(|b| b["metadata"]["name"].as_str()).collect();
+    assert_eq!(names, vec!["examples-multi-cluster-manifests", "examples-single-cluster-kustomize"]);
+    let first = &bundles[0];
+    assert_eq!(first["apiVersion"], "fleet.cattle.io/v1alpha1");
+    assert_eq!(first["kind"], "Bundle");
+    assert_eq!(first["metadata"]["namespace"], "fleet-local");
+    assert_eq!(first["spec"]["namespace"], "fleet-mc-manifest-example");
+    assert_eq!(first["spec"]["targets"][2]["name"], "prod");
+    let files: Vec<&str> = first["spec"]["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    assert!(files.contains(&"overlays/scale3/frontend-deployment_patch.yaml"), "{files:?}");
+    assert!(files.contains(&"fleet.yaml"));
+}
+
+#[test]
+fn kustomize_build_matches_kubectl_on_a_fixture() {
+    let dir = workspace().join("testdata/kustomize/38-overlay-chain");
+    let root = workspace().join("testdata/kustomize");
+    let ours = fleet_ok(&["kustomize", "build", &dir.to_string_lossy(), "--root", &root.to_string_lossy()]);
+    let kubectl = std::process::Command::new("kubectl")
+        .arg("kustomize")
+        .arg(&dir)
+        .output()
+        .expect("kubectl");
+    assert_eq!(ours, String::from_utf8_lossy(&kubectl.stdout));
+}
+
+#[test]
+fn formatting_only_edits_keep_the_content_id() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let a = dir.path().join("a");
+    let b = dir.path().join("b");
+    std::fs::create_dir_all(&a).expect("mkdir");
+    std::fs::create_dir_all(&b).expect("mkdir");
+    std::fs::write(a.join("cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  k: v\n  j: w\n").expect("write");
+    std::fs::write(b.join("cm.yaml"), "# reformatted\nkind: ConfigMap\napiVersion: \"v1\"\nmetadata: {name: x}\ndata: {j: w,   k: 'v'}\n").expect("write");
+    let id = |dir: &std::path::Path| {
+        let root = fleet_renderer::RepoRoot::new(dir).expect("root");
+        let bundle = &fleet_renderer::bundle::discover(&root, &[]).expect("discover")[0];
+        fleet_renderer::bundle::render(&root, bundle, &Default::default(), &Default::default())
+            .expect("render")
+            .id
+    };
+    assert_eq!(id(&a), id(&b));
+    assert!(id(&a).starts_with("s-"));
+}
