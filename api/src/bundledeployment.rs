@@ -15,8 +15,16 @@ use crate::{any_value, BundleDeploymentOptions, BundleRef, Condition, CorrectDri
     namespaced,
     status = "BundleDeploymentStatus",
     category = "fleet",
-    printcolumn(name = "Deployed", type_ = "string", json_path = ".status.display.deployed"),
-    printcolumn(name = "Monitored", type_ = "string", json_path = ".status.display.monitored"),
+    printcolumn(
+        name = "Deployed",
+        type_ = "string",
+        json_path = ".status.display.deployed"
+    ),
+    printcolumn(
+        name = "Monitored",
+        type_ = "string",
+        json_path = ".status.display.monitored"
+    ),
     printcolumn(
         name = "Status",
         type_ = "string",
@@ -38,7 +46,11 @@ pub struct BundleDeploymentSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub options: Option<BundleDeploymentOptions>,
     /// Id of the current deployment: `<contents id>:<options hash>`.
-    #[serde(rename = "deploymentID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "deploymentID",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub deployment_id: Option<String>,
     /// Bundles that must be ready first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -56,7 +68,11 @@ pub struct BundleDeploymentStatus {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
     /// Deployment id last applied.
-    #[serde(rename = "appliedDeploymentID", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "appliedDeploymentID",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub applied_deployment_id: Option<String>,
     /// Release record (namespace/name:revision).
     #[serde(default, skip_serializing_if = "Option::is_none")]

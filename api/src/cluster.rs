@@ -4,7 +4,9 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::{preserve_unknown_fields, BundleSummary, Condition, FreeForm, LabelSelector, ResourceCounts};
+use crate::{
+    preserve_unknown_fields, BundleSummary, Condition, FreeForm, LabelSelector, ResourceCounts,
+};
 
 /// A downstream cluster registered with Fleet.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
@@ -15,8 +17,16 @@ use crate::{preserve_unknown_fields, BundleSummary, Condition, FreeForm, LabelSe
     namespaced,
     status = "ClusterStatus",
     category = "fleet",
-    printcolumn(name = "Bundles-Ready", type_ = "string", json_path = ".status.display.readyBundles"),
-    printcolumn(name = "Last-Seen", type_ = "string", json_path = ".status.agent.lastSeen"),
+    printcolumn(
+        name = "Bundles-Ready",
+        type_ = "string",
+        json_path = ".status.display.readyBundles"
+    ),
+    printcolumn(
+        name = "Last-Seen",
+        type_ = "string",
+        json_path = ".status.agent.lastSeen"
+    ),
     printcolumn(
         name = "Status",
         type_ = "string",
@@ -48,7 +58,11 @@ pub struct ClusterSpec {
     #[schemars(schema_with = "preserve_unknown_fields")]
     pub template_values: Option<FreeForm>,
     /// Prefix for private image registries.
-    #[serde(rename = "privateRepoURL", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "privateRepoURL",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub private_repo_url: Option<String>,
 }
 
@@ -121,8 +135,16 @@ pub struct AgentStatus {
     namespaced,
     status = "ClusterGroupStatus",
     category = "fleet",
-    printcolumn(name = "Clusters-Ready", type_ = "string", json_path = ".status.display.readyClusters"),
-    printcolumn(name = "Bundles-Ready", type_ = "string", json_path = ".status.display.readyBundles"),
+    printcolumn(
+        name = "Clusters-Ready",
+        type_ = "string",
+        json_path = ".status.display.readyClusters"
+    ),
+    printcolumn(
+        name = "Bundles-Ready",
+        type_ = "string",
+        json_path = ".status.display.readyBundles"
+    ),
     printcolumn(
         name = "Status",
         type_ = "string",

@@ -51,7 +51,11 @@ pub struct GitRepoSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub helm_secret_name_for_paths: Option<String>,
     /// Regex of Helm repository URLs the Helm credentials are sent to.
-    #[serde(rename = "helmRepoURLRegex", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "helmRepoURLRegex",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub helm_repo_url_regex: Option<String>,
     /// PEM CA bundle trusted for the Git and Helm servers (base64 in JSON).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -3,6 +3,9 @@
 //! Field names follow Fleet's spelling so that objects and files written for Rancher Fleet
 //! deserialize unchanged. This crate holds types only: no I/O, no controllers.
 
+// kube's `printcolumn(type_ = "string", ...)` repeats the same key once per column by design.
+#![allow(clippy::duplicated_attributes)]
+
 mod bundle;
 mod bundledeployment;
 mod cluster;

@@ -6,7 +6,11 @@ mod common;
 use common::{documents, fleet, fleet_ok, workspace};
 
 fn bad(dir: &str) -> String {
-    workspace().join("testdata/bad").join(dir).to_string_lossy().to_string()
+    workspace()
+        .join("testdata/bad")
+        .join(dir)
+        .to_string_lossy()
+        .to_string()
 }
 
 fn build_error(dir: &str) -> String {
@@ -23,10 +27,13 @@ fn bad_kustomize_input_names_file_line_and_field() {
     assert!(build_error("patch-nothing")
         .contains("patch-nothing/kustomization.yaml: field `patches[0]`: no resource matches the patch for ConfigMap/does-not-exist"));
     assert!(build_error("cycle/a").contains("cycle in resources: cycle/a -> cycle/b -> cycle/a"));
-    assert!(build_error("missing-file").contains("missing-file/kustomization.yaml: cannot read `nowhere.yaml`"));
-    assert!(build_error("escape").contains("path `../../../../../../etc/passwd` leaves the repository root"));
-    assert!(build_error("unsupported-field")
-        .contains("unsupported-field/kustomization.yaml:2: field `vars`: field `vars` is not supported"));
+    assert!(build_error("missing-file")
+        .contains("missing-file/kustomization.yaml: cannot read `nowhere.yaml`"));
+    assert!(build_error("escape")
+        .contains("path `../../../../../../etc/passwd` leaves the repository root"));
+    assert!(build_error("unsupported-field").contains(
+        "unsupported-field/kustomization.yaml:2: field `vars`: field `vars` is not supported"
+    ));
 }
 
 #[test]
@@ -35,7 +42,9 @@ fn lint_is_strict_and_test_only_warns() {
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("app/fleet.yaml:7: field `targetCustomizations[0].helm.valuez`: unknown field"),
+        stderr.contains(
+            "app/fleet.yaml:7: field `targetCustomizations[0].helm.valuez`: unknown field"
+        ),
         "{stderr}"
     );
     let output = fleet(&["test", &format!("{}/app", bad("bad-fleet-yaml"))]);
@@ -49,7 +58,10 @@ fn lint_is_strict_and_test_only_warns() {
 fn usage_errors_exit_2() {
     assert_eq!(fleet(&["kustomize", "build"]).status.code(), Some(2));
     assert_eq!(fleet(&["no-such-command"]).status.code(), Some(2));
-    assert_eq!(fleet(&["test", ".", "-l", "novalue"]).status.code(), Some(2));
+    assert_eq!(
+        fleet(&["test", ".", "-l", "novalue"]).status.code(),
+        Some(2)
+    );
 }
 
 #[test]
@@ -58,7 +70,10 @@ fn checked_in_crds_equal_the_generated_ones() {
     fleet_ok(&["crds", "--output-dir", &dir.to_string_lossy(), "--check"]);
     let all = fleet_ok(&["crds"]);
     let crds = documents(&all);
-    let names: Vec<&str> = crds.iter().filter_map(|c| c["metadata"]["name"].as_str()).collect();
+    let names: Vec<&str> = crds
+        .iter()
+        .filter_map(|c| c["metadata"]["name"].as_str())
+        .collect();
     assert_eq!(
         names,
         vec![
@@ -76,7 +91,10 @@ fn checked_in_crds_equal_the_generated_ones() {
         .iter()
         .filter_map(|c| c["name"].as_str())
         .collect();
-    assert_eq!(column_names, vec!["Repo", "Commit", "BundleDeployments-Ready", "Status"]);
+    assert_eq!(
+        column_names,
+        vec!["Repo", "Commit", "BundleDeployments-Ready", "Status"]
+    );
 }
 
 #[test]
@@ -97,8 +115,17 @@ fn apply_writes_fleet_bundles_for_every_directory() {
         &examples.to_string_lossy(),
     ]);
     let bundles = documents(&std::fs::read_to_string(&file).expect("output"));
-    let names: Vec<&str> = bundles.iter().filter_map(|b| b["metadata"]["name"].as_str()).collect();
-    assert_eq!(names, vec!["examples-multi-cluster-manifests", "examples-single-cluster-kustomize"]);
+    let names: Vec<&str> = bundles
+        .iter()
+        .filter_map(|b| b["metadata"]["name"].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            "examples-multi-cluster-manifests",
+            "examples-single-cluster-kustomize"
+        ]
+    );
     let first = &bundles[0];
     assert_eq!(first["apiVersion"], "fleet.cattle.io/v1alpha1");
     assert_eq!(first["kind"], "Bundle");
@@ -111,7 +138,10 @@ fn apply_writes_fleet_bundles_for_every_directory() {
         .iter()
         .filter_map(|r| r["name"].as_str())
         .collect();
-    assert!(files.contains(&"overlays/scale3/frontend-deployment_patch.yaml"), "{files:?}");
+    assert!(
+        files.contains(&"overlays/scale3/frontend-deployment_patch.yaml"),
+        "{files:?}"
+    );
     assert!(files.contains(&"fleet.yaml"));
 }
 
@@ -119,7 +149,13 @@ fn apply_writes_fleet_bundles_for_every_directory() {
 fn kustomize_build_matches_kubectl_on_a_fixture() {
     let dir = workspace().join("testdata/kustomize/38-overlay-chain");
     let root = workspace().join("testdata/kustomize");
-    let ours = fleet_ok(&["kustomize", "build", &dir.to_string_lossy(), "--root", &root.to_string_lossy()]);
+    let ours = fleet_ok(&[
+        "kustomize",
+        "build",
+        &dir.to_string_lossy(),
+        "--root",
+        &root.to_string_lossy(),
+    ]);
     let kubectl = std::process::Command::new("kubectl")
         .arg("kustomize")
         .arg(&dir)
@@ -135,7 +171,11 @@ fn formatting_only_edits_keep_the_content_id() {
     let b = dir.path().join("b");
     std::fs::create_dir_all(&a).expect("mkdir");
     std::fs::create_dir_all(&b).expect("mkdir");
-    std::fs::write(a.join("cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  k: v\n  j: w\n").expect("write");
+    std::fs::write(
+        a.join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  k: v\n  j: w\n",
+    )
+    .expect("write");
     std::fs::write(b.join("cm.yaml"), "# reformatted\nkind: ConfigMap\napiVersion: \"v1\"\nmetadata: {name: x}\ndata: {j: w,   k: 'v'}\n").expect("write");
     let id = |dir: &std::path::Path| {
         let root = fleet_renderer::RepoRoot::new(dir).expect("root");

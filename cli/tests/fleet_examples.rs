@@ -17,29 +17,57 @@ fn render(dir: &str, labels: &[&str]) -> Vec<Value> {
 }
 
 fn find<'a>(docs: &'a [Value], kind: &str, name: &str) -> Option<&'a Value> {
-    docs.iter().find(|d| d["kind"] == kind && d["metadata"]["name"] == name)
+    docs.iter()
+        .find(|d| d["kind"] == kind && d["metadata"]["name"] == name)
 }
 
 fn ids(docs: &[Value]) -> Vec<String> {
     docs.iter()
-        .map(|d| format!("{}/{}", d["kind"].as_str().unwrap_or(""), d["metadata"]["name"].as_str().unwrap_or("")))
+        .map(|d| {
+            format!(
+                "{}/{}",
+                d["kind"].as_str().unwrap_or(""),
+                d["metadata"]["name"].as_str().unwrap_or("")
+            )
+        })
         .collect()
 }
 
 #[test]
 fn multi_cluster_manifests_overlays_per_environment() {
     let dev = render("multi-cluster/manifests", &["env=dev"]);
-    assert!(find(&dev, "Deployment", "redis-slave").is_none(), "noreplication removes the followers");
-    assert_eq!(find(&dev, "Service", "redis-slave").expect("svc")["spec"]["selector"]["role"], "master");
-    assert_eq!(find(&dev, "Deployment", "frontend").expect("fe")["spec"]["replicas"], 1);
+    assert!(
+        find(&dev, "Deployment", "redis-slave").is_none(),
+        "noreplication removes the followers"
+    );
+    assert_eq!(
+        find(&dev, "Service", "redis-slave").expect("svc")["spec"]["selector"]["role"],
+        "master"
+    );
+    assert_eq!(
+        find(&dev, "Deployment", "frontend").expect("fe")["spec"]["replicas"],
+        1
+    );
 
     let test = render("multi-cluster/manifests", &["env=test"]);
-    assert_eq!(find(&test, "Deployment", "frontend").expect("fe")["spec"]["replicas"], 3);
-    assert_eq!(find(&test, "Service", "frontend").expect("svc")["spec"]["type"], "NodePort");
+    assert_eq!(
+        find(&test, "Deployment", "frontend").expect("fe")["spec"]["replicas"],
+        3
+    );
+    assert_eq!(
+        find(&test, "Service", "frontend").expect("svc")["spec"]["type"],
+        "NodePort"
+    );
 
     let prod = render("multi-cluster/manifests", &["env=prod"]);
-    assert_eq!(find(&prod, "Deployment", "frontend").expect("fe")["spec"]["replicas"], 3);
-    assert_eq!(find(&prod, "Service", "frontend").expect("svc")["spec"]["type"], "LoadBalancer");
+    assert_eq!(
+        find(&prod, "Deployment", "frontend").expect("fe")["spec"]["replicas"],
+        3
+    );
+    assert_eq!(
+        find(&prod, "Service", "frontend").expect("svc")["spec"]["type"],
+        "LoadBalancer"
+    );
     for doc in &prod {
         assert_eq!(doc["metadata"]["namespace"], "fleet-mc-manifest-example");
     }
@@ -60,13 +88,27 @@ fn multi_cluster_manifests_overlays_per_environment() {
 #[test]
 fn multi_cluster_kustomize_overlays_per_environment() {
     let dev = render("multi-cluster/kustomize", &["env=dev"]);
-    assert_eq!(find(&dev, "Deployment", "redis-slave").expect("followers")["spec"]["replicas"], 0);
-    assert_eq!(find(&dev, "Service", "redis-slave").expect("svc")["spec"]["selector"]["role"], "master");
+    assert_eq!(
+        find(&dev, "Deployment", "redis-slave").expect("followers")["spec"]["replicas"],
+        0
+    );
+    assert_eq!(
+        find(&dev, "Service", "redis-slave").expect("svc")["spec"]["selector"]["role"],
+        "master"
+    );
     let test = render("multi-cluster/kustomize", &["env=test"]);
-    assert_eq!(find(&test, "Deployment", "frontend").expect("fe")["spec"]["replicas"], 3);
+    assert_eq!(
+        find(&test, "Deployment", "frontend").expect("fe")["spec"]["replicas"],
+        3
+    );
     let prod = render("multi-cluster/kustomize", &["env=prod"]);
-    assert_eq!(find(&prod, "Service", "frontend").expect("svc")["spec"]["type"], "LoadBalancer");
-    assert!(prod.iter().all(|d| d["metadata"]["namespace"] == "fleet-mc-kustomize-example"));
+    assert_eq!(
+        find(&prod, "Service", "frontend").expect("svc")["spec"]["type"],
+        "LoadBalancer"
+    );
+    assert!(prod
+        .iter()
+        .all(|d| d["metadata"]["namespace"] == "fleet-mc-kustomize-example"));
 }
 
 #[test]
@@ -74,18 +116,28 @@ fn single_cluster_examples_render() {
     let simple = render("simple", &[]);
     assert_eq!(simple.len(), 6);
     let manifests = render("single-cluster/manifests", &[]);
-    assert_eq!(manifests.len(), 6, "files in subdirectories belong to the bundle");
-    assert!(manifests.iter().all(|d| d["metadata"]["namespace"] == "fleet-manifest-example"));
+    assert_eq!(
+        manifests.len(),
+        6,
+        "files in subdirectories belong to the bundle"
+    );
+    assert!(manifests
+        .iter()
+        .all(|d| d["metadata"]["namespace"] == "fleet-manifest-example"));
     let kustomize = render("single-cluster/kustomize", &[]);
     assert_eq!(
         find(&kustomize, "Deployment", "redis-slave").expect("followers")["spec"]["replicas"],
         0,
         "the dev overlay scales the followers to zero"
     );
-    assert!(kustomize.iter().all(|d| d["metadata"]["namespace"] == "fleet-kustomize-example"));
+    assert!(kustomize
+        .iter()
+        .all(|d| d["metadata"]["namespace"] == "fleet-kustomize-example"));
     let hardened = render("hardened", &[]);
     assert_eq!(hardened.len(), 6);
-    assert!(hardened.iter().all(|d| d["metadata"]["namespace"] == "hardened-fleet-deployments"));
+    assert!(hardened
+        .iter()
+        .all(|d| d["metadata"]["namespace"] == "hardened-fleet-deployments"));
 }
 
 #[test]
@@ -94,7 +146,10 @@ fn helm_examples_fail_clearly_until_the_helm_engine_lands() {
     let output = fleet(&["test", &path.to_string_lossy(), "-l", "env=dev"]);
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("fleet.yaml: field `helm.chart`"), "{stderr}");
+    assert!(
+        stderr.contains("fleet.yaml: field `helm.chart`"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -103,6 +158,9 @@ fn every_example_is_lint_clean_or_names_helm() {
     let output = fleet(&["lint", &root.to_string_lossy()]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     for line in stderr.lines().filter(|l| !l.starts_with("error:")) {
-        assert!(line.contains("Helm"), "only Helm bundles may fail for now: {line}");
+        assert!(
+            line.contains("Helm"),
+            "only Helm bundles may fail for now: {line}"
+        );
     }
 }

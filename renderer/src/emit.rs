@@ -140,7 +140,9 @@ fn is_plain_safe(s: &str) -> bool {
     let Some(first) = s.chars().next() else {
         return false;
     };
-    if "-?:,[]{}#&*!|>'\"%@`= ".contains(first) && !(first == '-' && s.len() > 1 && !s[1..].starts_with(' ') && !looks_numeric(s)) {
+    // A leading `-` is fine when followed by text (`-x`); other indicators never are.
+    let dash_text = first == '-' && s.len() > 1 && !s[1..].starts_with(' ');
+    if "-?:,[]{}#&*!|>'\"%@`= ".contains(first) && !dash_text {
         return false;
     }
     if s.ends_with([' ', ':']) || s.contains(": ") || s.contains(" #") || s.contains('\n') {
@@ -155,9 +157,32 @@ fn is_plain_safe(s: &str) -> bool {
 fn is_yaml11_special(s: &str) -> bool {
     matches!(
         s,
-        "~" | "null" | "Null" | "NULL" | "y" | "Y" | "yes" | "Yes" | "YES" | "n" | "N" | "no"
-            | "No" | "NO" | "true" | "True" | "TRUE" | "false" | "False" | "FALSE" | "on"
-            | "On" | "ON" | "off" | "Off" | "OFF" | "<<"
+        "~" | "null"
+            | "Null"
+            | "NULL"
+            | "y"
+            | "Y"
+            | "yes"
+            | "Yes"
+            | "YES"
+            | "n"
+            | "N"
+            | "no"
+            | "No"
+            | "NO"
+            | "true"
+            | "True"
+            | "TRUE"
+            | "false"
+            | "False"
+            | "FALSE"
+            | "on"
+            | "On"
+            | "ON"
+            | "off"
+            | "Off"
+            | "OFF"
+            | "<<"
     )
 }
 
@@ -184,12 +209,25 @@ mod tests {
 
     #[test]
     fn quotes_what_yaml_1_1_would_misread() {
-        for s in ["yes", "on", "0755", "1e3", "1.5", "~", "", "123", "0x1F", "1:20", "-1", ".5"] {
-            assert!(quote_if_needed(s).starts_with('"'), "{s} must be double-quoted");
+        for s in [
+            "yes", "on", "0755", "1e3", "1.5", "~", "", "123", "0x1F", "1:20", "-1", ".5",
+        ] {
+            assert!(
+                quote_if_needed(s).starts_with('"'),
+                "{s} must be double-quoted"
+            );
         }
         assert_eq!(quote_if_needed("*/10 * * * *"), "'*/10 * * * *'");
         assert_eq!(quote_if_needed("it's: x"), "'it''s: x'");
-        for s in ["nginx:1.25", "hello world", "web-config", "a=b", "v1", "-x", "/etc/conf"] {
+        for s in [
+            "nginx:1.25",
+            "hello world",
+            "web-config",
+            "a=b",
+            "v1",
+            "-x",
+            "/etc/conf",
+        ] {
             assert_eq!(quote_if_needed(s), s, "{s} can stay plain");
         }
     }

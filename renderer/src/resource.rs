@@ -128,7 +128,12 @@ pub fn sorted_keys(value: &Value) -> Value {
         Value::Object(map) => {
             let mut entries: Vec<(&String, &Value)> = map.iter().collect();
             entries.sort_by(|a, b| a.0.cmp(b.0));
-            Value::Object(entries.into_iter().map(|(k, v)| (k.clone(), sorted_keys(v))).collect())
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), sorted_keys(v)))
+                    .collect(),
+            )
         }
         Value::Array(items) => Value::Array(items.iter().map(sorted_keys).collect()),
         other => other.clone(),

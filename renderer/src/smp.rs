@@ -77,7 +77,9 @@ pub fn merge(target: &mut Value, patch: &Value, lists: ListMerge, order: ItemOrd
             Value::Null => {
                 target_map.remove(key);
             }
-            Value::Object(inner) if inner.get("$patch").and_then(Value::as_str) == Some("delete") => {
+            Value::Object(inner)
+                if inner.get("$patch").and_then(Value::as_str) == Some("delete") =>
+            {
                 target_map.remove(key);
             }
             Value::Object(_) => match target_map.get_mut(key) {
@@ -93,7 +95,11 @@ pub fn merge(target: &mut Value, patch: &Value, lists: ListMerge, order: ItemOrd
                         None
                     }
                     _ => Some(Value::Array(
-                        items.iter().filter(|i| !is_directive_item(i)).map(strip_directives).collect(),
+                        items
+                            .iter()
+                            .filter(|i| !is_directive_item(i))
+                            .map(strip_directives)
+                            .collect(),
                     )),
                 };
                 if let Some(new) = merged {
@@ -111,8 +117,13 @@ pub fn merge(target: &mut Value, patch: &Value, lists: ListMerge, order: ItemOrd
 fn merge_key(field: &str, items: &[Value]) -> Option<&'static str> {
     let has = |key: &str| items.iter().any(|i| i.get(key).is_some());
     match field {
-        "containers" | "initContainers" | "ephemeralContainers" | "volumes" | "env"
-        | "imagePullSecrets" | "resourceClaims" => Some("name"),
+        "containers"
+        | "initContainers"
+        | "ephemeralContainers"
+        | "volumes"
+        | "env"
+        | "imagePullSecrets"
+        | "resourceClaims" => Some("name"),
         "volumeMounts" => Some("mountPath"),
         "volumeDevices" => Some("devicePath"),
         "hostAliases" => Some("ip"),
@@ -165,7 +176,8 @@ fn merge_list(
         *existing = patch.iter().map(strip_directives).collect();
         return;
     };
-    let mut remaining: Vec<Option<Value>> = std::mem::take(existing).into_iter().map(Some).collect();
+    let mut remaining: Vec<Option<Value>> =
+        std::mem::take(existing).into_iter().map(Some).collect();
     let mut from_patch = Vec::new();
     for item in patch {
         let Some(id) = item.get(key) else {
@@ -251,7 +263,12 @@ mod tests {
     fn kustomize_order_puts_patched_items_first() {
         let mut target = json!({"containers": [{"name": "web"}, {"name": "sidecar"}]});
         let patch = json!({"containers": [{"name": "web", "image": "x"}, {"name": "extra"}]});
-        merge(&mut target, &patch, ListMerge::BuiltIn, ItemOrder::PatchFirst);
+        merge(
+            &mut target,
+            &patch,
+            ListMerge::BuiltIn,
+            ItemOrder::PatchFirst,
+        );
         assert_eq!(
             target,
             json!({"containers": [{"name": "web", "image": "x"}, {"name": "extra"}, {"name": "sidecar"}]})

@@ -10,7 +10,8 @@ pub fn parse_documents(text: &str, file: &str) -> Result<Vec<Value>> {
     let mut out = Vec::new();
     let text = legacy_octal::rewrite(text);
     for document in serde_yaml_ng::Deserializer::from_str(&text) {
-        let value: Value = serde::Deserialize::deserialize(document).map_err(|e| yaml_error(file, &e))?;
+        let value: Value =
+            serde::Deserialize::deserialize(document).map_err(|e| yaml_error(file, &e))?;
         push_expanding_lists(value, file, &mut out)?;
     }
     Ok(out)
@@ -72,7 +73,7 @@ mod legacy_octal {
                 block_indent = Some(indent);
             }
             match pattern().captures(body) {
-                Some(c) if c[3].len() > 0 => {
+                Some(c) if !c[3].is_empty() => {
                     out.push_str(&format!("{}{}0o{}{}", &c[1], &c[2], &c[3], &c[4]));
                     out.push_str(&line[body.len()..]);
                 }
@@ -86,7 +87,9 @@ mod legacy_octal {
         let code = line.split(" #").next().unwrap_or(line).trim_end();
         let last = code.rsplit([' ', '\t']).next().unwrap_or("");
         last.starts_with(['|', '>'])
-            && last[1..].chars().all(|c| c.is_ascii_digit() || c == '-' || c == '+')
+            && last[1..]
+                .chars()
+                .all(|c| c.is_ascii_digit() || c == '-' || c == '+')
     }
 }
 

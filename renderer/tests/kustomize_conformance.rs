@@ -28,7 +28,8 @@ fn kubectl_kustomize(dir: &Path) -> String {
 
 fn ours(root: &Path, dir: &Path) -> String {
     let root = RepoRoot::new(root).expect("root");
-    let resources = kustomize::build(&root, dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let resources =
+        kustomize::build(&root, dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     resources
         .iter()
         .map(|r| emit::document(&sorted_keys(r)))
@@ -45,7 +46,11 @@ fn every_fixture_matches_kubectl_byte_for_byte() {
         .filter(|p| p.is_dir())
         .collect();
     dirs.sort();
-    assert!(dirs.len() >= 40, "at least 40 fixtures, found {}", dirs.len());
+    assert!(
+        dirs.len() >= 40,
+        "at least 40 fixtures, found {}",
+        dirs.len()
+    );
     let mut failures = Vec::new();
     for dir in &dirs {
         let expected = kubectl_kustomize(dir);
@@ -57,16 +62,29 @@ fn every_fixture_matches_kubectl_byte_for_byte() {
             ));
         }
     }
-    assert!(failures.is_empty(), "{} fixture(s) differ:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} fixture(s) differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
 fn podinfo_overlays_match_kubectl() {
     let podinfo = workspace().join("../shared/real/podinfo-kustomize");
     if !podinfo.is_dir() {
-        panic!("{} is missing: the shared real-world inputs must be beside the project", podinfo.display());
+        panic!(
+            "{} is missing: the shared real-world inputs must be beside the project",
+            podinfo.display()
+        );
     }
-    for overlay in ["overlays/dev", "overlays/staging", "overlays/production", "bases/database"] {
+    for overlay in [
+        "overlays/dev",
+        "overlays/staging",
+        "overlays/production",
+        "bases/database",
+    ] {
         let dir = podinfo.join(overlay);
         assert_eq!(ours(&podinfo, &dir), kubectl_kustomize(&dir), "{overlay}");
     }

@@ -13,7 +13,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 /// Arguments of `fleet apply`.
 #[derive(Args, Debug)]
-#[command(after_help = "Example:\n  fleet apply -n fleet-local -o bundles.yaml my-repo multi-cluster/manifests")]
+#[command(
+    after_help = "Example:\n  fleet apply -n fleet-local -o bundles.yaml my-repo multi-cluster/manifests"
+)]
 pub struct ApplyArgs {
     /// Namespace of the Bundle objects.
     #[arg(short, long, default_value = "fleet-local")]

@@ -7,7 +7,9 @@ use clap::Args;
 
 /// Arguments of `fleet crds`.
 #[derive(Args, Debug)]
-#[command(after_help = "Examples:\n  fleet crds --output-dir deploy/crds\n  fleet crds --output-dir deploy/crds --check")]
+#[command(
+    after_help = "Examples:\n  fleet crds --output-dir deploy/crds\n  fleet crds --output-dir deploy/crds --check"
+)]
 pub struct CrdsArgs {
     /// Directory to write one YAML file per CRD into; stdout when absent.
     #[arg(long)]
@@ -34,12 +36,16 @@ pub fn run(args: CrdsArgs) -> Result<()> {
             Some(dir) => {
                 std::fs::create_dir_all(dir)?;
                 let path = dir.join(file);
-                std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+                std::fs::write(&path, text)
+                    .with_context(|| format!("writing {}", path.display()))?;
             }
         }
     }
     if !stale.is_empty() {
-        bail!("CRD files differ from the generated ones (run `fleet crds --output-dir ...`): {}", stale.join(", "));
+        bail!(
+            "CRD files differ from the generated ones (run `fleet crds --output-dir ...`): {}",
+            stale.join(", ")
+        );
     }
     Ok(())
 }

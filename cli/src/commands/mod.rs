@@ -1,6 +1,7 @@
 //! The subcommands of `fleet`.
 
 mod apply;
+mod bench;
 mod crds;
 mod kustomize;
 mod lint;
@@ -30,6 +31,9 @@ enum Command {
     Lint(lint::LintArgs),
     /// Write (or check) the CRD manifests of the Fleet kinds.
     Crds(crds::CrdsArgs),
+    /// Benchmarks against the reference tools, measured in the same run.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
 }
 
 /// Runs the parsed command line.
@@ -40,6 +44,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Apply(args) => apply::run(args),
         Command::Lint(args) => lint::run(args),
         Command::Crds(args) => crds::run(args),
+        Command::Bench(command) => bench::run(command),
     }
 }
 

@@ -53,11 +53,18 @@ pub fn run(args: TestArgs) -> Result<()> {
         name: args.cluster_name,
         namespace: "fleet-default".into(),
         labels: args.labels.into_iter().collect(),
-        groups: args.groups.into_iter().map(|g| (g, BTreeMap::new())).collect(),
+        groups: args
+            .groups
+            .into_iter()
+            .map(|g| (g, BTreeMap::new()))
+            .collect(),
     };
     let variant = bundle::render(&root, &bundle, &fleet, &cluster)?;
     if !variant.deploy {
-        eprintln!("target `{}` is doNotDeploy: nothing is deployed", variant.target.unwrap_or_default());
+        eprintln!(
+            "target `{}` is doNotDeploy: nothing is deployed",
+            variant.target.unwrap_or_default()
+        );
         return Ok(());
     }
     std::io::stdout().write_all(yaml::to_multi_document(&variant.resources).as_bytes())?;

@@ -49,7 +49,10 @@ const INSTALL_ORDER: [&str; 37] = [
 /// Sorts resources stably by Helm's install order; unknown kinds go last, by kind name.
 pub fn helm_install_order(resources: &mut [Value]) {
     let rank = |object: &Value| {
-        let kind = object.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let kind = object
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         match INSTALL_ORDER.iter().position(|k| *k == kind) {
             Some(index) => (0, index, String::new()),
             None => (1, 0, kind.to_string()),
@@ -67,7 +70,13 @@ pub fn content_id(resources: &[Value]) -> String {
         .map(|r| (ResId::of(r), canonical_json(r)))
         .collect();
     documents.sort_by(|(a, ja), (b, jb)| {
-        (&a.group, &a.kind, &a.namespace, &a.name, ja).cmp(&(&b.group, &b.kind, &b.namespace, &b.name, jb))
+        (&a.group, &a.kind, &a.namespace, &a.name, ja).cmp(&(
+            &b.group,
+            &b.kind,
+            &b.namespace,
+            &b.name,
+            jb,
+        ))
     });
     let mut hasher = Sha256::new();
     for (_, json) in &documents {
@@ -90,10 +99,15 @@ mod tests {
 
     #[test]
     fn content_id_ignores_key_and_document_order() {
-        let a = json!({"kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"x": "1", "y": "2"}});
-        let a_reordered = json!({"data": {"y": "2", "x": "1"}, "metadata": {"name": "a"}, "kind": "ConfigMap"});
+        let a =
+            json!({"kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"x": "1", "y": "2"}});
+        let a_reordered =
+            json!({"data": {"y": "2", "x": "1"}, "metadata": {"name": "a"}, "kind": "ConfigMap"});
         let b = json!({"kind": "Service", "metadata": {"name": "b"}});
-        assert_eq!(content_id(&[a.clone(), b.clone()]), content_id(&[b.clone(), a_reordered]));
+        assert_eq!(
+            content_id(&[a.clone(), b.clone()]),
+            content_id(&[b.clone(), a_reordered])
+        );
         let changed = json!({"kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"x": "2"}});
         assert_ne!(content_id(&[a, b.clone()]), content_id(&[changed, b]));
     }
@@ -110,8 +124,23 @@ mod tests {
         helm_install_order(&mut docs);
         let kinds: Vec<String> = docs
             .iter()
-            .map(|d| format!("{}{}", d["kind"].as_str().unwrap_or(""), d["metadata"]["name"].as_str().unwrap_or("")))
+            .map(|d| {
+                format!(
+                    "{}{}",
+                    d["kind"].as_str().unwrap_or(""),
+                    d["metadata"]["name"].as_str().unwrap_or("")
+                )
+            })
             .collect();
-        assert_eq!(kinds, vec!["Namespace", "Services", "Deploymentz", "Deploymenta", "Widget"]);
+        assert_eq!(
+            kinds,
+            vec![
+                "Namespace",
+                "Services",
+                "Deploymentz",
+                "Deploymenta",
+                "Widget"
+            ]
+        );
     }
 }

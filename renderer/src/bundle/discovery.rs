@@ -30,7 +30,11 @@ pub fn fleet_yaml_in(dir: &Path) -> Option<PathBuf> {
 /// and each path itself when it holds manifests but no fleet.yaml.
 pub fn discover(root: &RepoRoot, paths: &[String]) -> Result<Vec<BundleDir>> {
     let defaults = [".".to_string()];
-    let paths = if paths.is_empty() { &defaults[..] } else { paths };
+    let paths = if paths.is_empty() {
+        &defaults[..]
+    } else {
+        paths
+    };
     let mut found: Vec<BundleDir> = Vec::new();
     for path in paths {
         let base = root.resolve(root.path(), path, root.path())?;
@@ -100,7 +104,13 @@ pub fn bundle_name(prefix: &str, rel: &str) -> String {
     let mut safe: String = joined
         .to_lowercase()
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect();
     while safe.contains("--") {
         safe = safe.replace("--", "-");
@@ -121,7 +131,10 @@ mod tests {
     #[test]
     fn names_bundles_as_fleet_does() {
         assert_eq!(bundle_name("repo", "."), "repo");
-        assert_eq!(bundle_name("repo", "multi-cluster/helm"), "repo-multi-cluster-helm");
+        assert_eq!(
+            bundle_name("repo", "multi-cluster/helm"),
+            "repo-multi-cluster-helm"
+        );
         assert_eq!(bundle_name("Repo", "a_b/C"), "repo-a-b-c");
         let long = bundle_name("repo", &"x/".repeat(60));
         assert!(long.len() <= 63, "{long}");
@@ -140,7 +153,11 @@ mod tests {
         std::fs::write(r.join("plain/cm.yaml"), "kind: ConfigMap").expect("write");
         std::fs::write(r.join(".fleetignore"), "ignored/\n").expect("write");
         let root = RepoRoot::new(r).expect("root");
-        let all: Vec<String> = discover(&root, &[]).expect("discover").into_iter().map(|b| b.rel).collect();
+        let all: Vec<String> = discover(&root, &[])
+            .expect("discover")
+            .into_iter()
+            .map(|b| b.rel)
+            .collect();
         assert_eq!(all, vec!["app", "app/sub"]);
         let plain: Vec<String> = discover(&root, &["plain".into()])
             .expect("discover")

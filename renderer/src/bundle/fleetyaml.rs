@@ -78,7 +78,10 @@ mod tests {
     #[test]
     fn finds_the_line_of_nested_fields() {
         let text = "namespace: x\ntargetCustomizations:\n- name: a\n  helm:\n    valuez: 1\n";
-        assert_eq!(line_of(text, "targetCustomizations[0].helm.valuez"), Some(5));
+        assert_eq!(
+            line_of(text, "targetCustomizations[0].helm.valuez"),
+            Some(5)
+        );
         assert_eq!(line_of(text, "namespace"), Some(1));
         assert_eq!(line_of(text, "missing"), None);
     }

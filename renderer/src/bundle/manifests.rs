@@ -12,7 +12,10 @@ use crate::yaml;
 
 /// Whether a path names a manifest file (`.yaml`, `.yml` or `.json`, not fleet.yaml).
 pub fn is_manifest_name(path: &Path) -> bool {
-    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
     let manifest = name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".json");
     manifest && path.is_file() && name != "fleet.yaml" && name != "fleet.yml"
 }
@@ -40,7 +43,11 @@ pub fn apply_overlays(
 ) -> Result<()> {
     for (index, name) in names.iter().enumerate() {
         let field = format!("yaml.overlays[{index}]");
-        let overlay_dir = root.resolve(&bundle_dir.join("overlays"), name, &bundle_dir.join("fleet.yaml"));
+        let overlay_dir = root.resolve(
+            &bundle_dir.join("overlays"),
+            name,
+            &bundle_dir.join("fleet.yaml"),
+        );
         let overlay_dir = match overlay_dir {
             Ok(dir) if dir.is_dir() => dir,
             _ => {
@@ -142,14 +149,17 @@ fn walk_files(
             let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
             !(is_dir
                 && path != top
-                && (skip.iter().any(|s| s == path) || super::discovery::fleet_yaml_in(path).is_some()))
+                && (skip.iter().any(|s| s == path)
+                    || super::discovery::fleet_yaml_in(path).is_some()))
         })
         .build();
     let mut files = Vec::new();
     for entry in walker {
         let entry = entry.map_err(|e| RenderError::in_file(root.display(dir), e.to_string()))?;
         let path = entry.path();
-        let file_like = entry.file_type().is_some_and(|t| t.is_file() || t.is_symlink());
+        let file_like = entry
+            .file_type()
+            .is_some_and(|t| t.is_file() || t.is_symlink());
         if file_like && keep(path) {
             let real = root.resolve(dir, &path.to_string_lossy(), path)?;
             files.push(real);

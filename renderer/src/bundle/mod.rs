@@ -10,7 +10,7 @@ mod target;
 
 pub use content::{content_id, helm_install_order};
 pub use discovery::{bundle_name, discover, fleet_yaml_in as discovery_fleet_yaml, BundleDir};
-pub use manifests::bundle_files;
 pub use fleetyaml::{load_fleet_yaml, LoadedFleetYaml};
+pub use manifests::bundle_files;
 pub use render::{render, Variant};
 pub use target::{matches_selector, ClusterInfo};

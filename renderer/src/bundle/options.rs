@@ -5,7 +5,10 @@ use serde_json::Value;
 
 /// The bundle options with every field the customization sets taking its place; Helm values
 /// are merged deeply, map-valued options key by key.
-pub fn merge(base: &BundleDeploymentOptions, custom: &BundleDeploymentOptions) -> BundleDeploymentOptions {
+pub fn merge(
+    base: &BundleDeploymentOptions,
+    custom: &BundleDeploymentOptions,
+) -> BundleDeploymentOptions {
     BundleDeploymentOptions {
         default_namespace: pick(&base.default_namespace, &custom.default_namespace),
         target_namespace: pick(&base.target_namespace, &custom.target_namespace),
@@ -20,7 +23,10 @@ pub fn merge(base: &BundleDeploymentOptions, custom: &BundleDeploymentOptions) -
         ignore: pick(&base.ignore, &custom.ignore),
         correct_drift: pick(&base.correct_drift, &custom.correct_drift),
         namespace_labels: merge_maps(&base.namespace_labels, &custom.namespace_labels),
-        namespace_annotations: merge_maps(&base.namespace_annotations, &custom.namespace_annotations),
+        namespace_annotations: merge_maps(
+            &base.namespace_annotations,
+            &custom.namespace_annotations,
+        ),
         delete_namespace: pick(&base.delete_namespace, &custom.delete_namespace),
         downstream_resources: if custom.downstream_resources.is_empty() {
             base.downstream_resources.clone()
@@ -60,7 +66,9 @@ fn merge_helm(base: Option<&HelmOptions>, custom: Option<&HelmOptions>) -> Optio
     let custom_json = serde_json::to_value(custom).unwrap_or(Value::Null);
     let mut merged = base_json;
     deep_merge(&mut merged, &custom_json);
-    serde_json::from_value(merged).ok().or_else(|| Some(custom.clone()))
+    serde_json::from_value(merged)
+        .ok()
+        .or_else(|| Some(custom.clone()))
 }
 
 /// Merges `over` into `into`: maps key by key, everything else replaced.

@@ -62,7 +62,11 @@ pub fn render(
         ));
     }
     let mut resources = render_sources(root, bundle, &options, &fleet_file)?;
-    if let Some(namespace) = options.target_namespace.as_deref().filter(|n| !n.is_empty()) {
+    if let Some(namespace) = options
+        .target_namespace
+        .as_deref()
+        .filter(|n| !n.is_empty())
+    {
         force_namespace(&mut resources, namespace, &fleet_file)?;
     }
     helm_install_order(&mut resources);
@@ -82,7 +86,13 @@ fn helm_chart(bundle: &BundleDir, options: &BundleDeploymentOptions) -> Option<S
         .as_ref()
         .and_then(|h| h.chart.clone())
         .filter(|c| !c.is_empty());
-    chart.or_else(|| bundle.dir.join("Chart.yaml").is_file().then(|| "Chart.yaml".to_string()))
+    chart.or_else(|| {
+        bundle
+            .dir
+            .join("Chart.yaml")
+            .is_file()
+            .then(|| "Chart.yaml".to_string())
+    })
 }
 
 fn render_sources(

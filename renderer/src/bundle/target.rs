@@ -61,7 +61,11 @@ impl ClusterInfo {
         }
         if let Some(selector) = &target.cluster_group_selector {
             any = true;
-            if !self.groups.iter().any(|(_, l)| matches_selector(selector, l)) {
+            if !self
+                .groups
+                .iter()
+                .any(|(_, l)| matches_selector(selector, l))
+            {
                 return false;
             }
         }
@@ -80,7 +84,10 @@ mod tests {
     use fleet_api::LabelSelectorRequirement;
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
@@ -100,8 +107,14 @@ mod tests {
                 },
             ],
         };
-        assert!(matches_selector(&selector, &labels(&[("env", "prod"), ("region", "a")])));
-        assert!(!matches_selector(&selector, &labels(&[("env", "prod"), ("region", "c")])));
+        assert!(matches_selector(
+            &selector,
+            &labels(&[("env", "prod"), ("region", "a")])
+        ));
+        assert!(!matches_selector(
+            &selector,
+            &labels(&[("env", "prod"), ("region", "c")])
+        ));
         assert!(!matches_selector(
             &selector,
             &labels(&[("env", "prod"), ("region", "a"), ("legacy", "1")])
@@ -138,18 +151,29 @@ mod tests {
             labels: labels(&[("env", "prod")]),
             ..Default::default()
         };
-        assert_eq!(prod.first_match(&targets).and_then(|t| t.name.as_deref()), Some("first"));
+        assert_eq!(
+            prod.first_match(&targets).and_then(|t| t.name.as_deref()),
+            Some("first")
+        );
         let named = ClusterInfo {
             name: "c1".into(),
             ..Default::default()
         };
-        assert_eq!(named.first_match(&targets).and_then(|t| t.name.as_deref()), Some("by-name"));
+        assert_eq!(
+            named.first_match(&targets).and_then(|t| t.name.as_deref()),
+            Some("by-name")
+        );
         let grouped = ClusterInfo {
             name: "x".into(),
             groups: vec![("g".into(), BTreeMap::new())],
             ..Default::default()
         };
-        assert_eq!(grouped.first_match(&targets).and_then(|t| t.name.as_deref()), Some("by-group"));
+        assert_eq!(
+            grouped
+                .first_match(&targets)
+                .and_then(|t| t.name.as_deref()),
+            Some("by-group")
+        );
         assert!(ClusterInfo::default().first_match(&targets).is_none());
     }
 }

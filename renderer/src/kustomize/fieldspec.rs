@@ -80,7 +80,11 @@ fn visit(value: &mut Value, segments: &[&str], create: bool, f: &mut dyn FnMut(&
 pub fn pod_spec_paths(kind: &str) -> Option<&'static str> {
     match kind {
         "Pod" => Some("spec"),
-        "Deployment" | "ReplicaSet" | "DaemonSet" | "StatefulSet" | "Job"
+        "Deployment"
+        | "ReplicaSet"
+        | "DaemonSet"
+        | "StatefulSet"
+        | "Job"
         | "ReplicationController" => Some("spec/template/spec"),
         "CronJob" => Some("spec/jobTemplate/spec/template/spec"),
         _ => None,

@@ -86,12 +86,18 @@ pub fn generate(
         (_, None) => Err(RenderError::in_field(
             &file,
             format!("{field}.behavior"),
-            format!("no existing {kind_name} `{}` to merge into or replace", args.name),
+            format!(
+                "no existing {kind_name} `{}` to merge into or replace",
+                args.name
+            ),
         )),
         (Behavior::Merge, Some(index)) => {
             let target = &mut resources.items[index];
             merge_into(&mut target.value, &object);
-            target.generated.get_or_insert(Generated { hash_suffix }).hash_suffix &= hash_suffix;
+            target
+                .generated
+                .get_or_insert(Generated { hash_suffix })
+                .hash_suffix &= hash_suffix;
             Ok(())
         }
         (Behavior::Replace, Some(index)) => {
@@ -142,7 +148,11 @@ fn collect_entries(
                 )
                 .with_line(Some(number + 1)));
             };
-            insert(key.trim().to_string(), value.as_bytes().to_vec(), &mut entries)?;
+            insert(
+                key.trim().to_string(),
+                value.as_bytes().to_vec(),
+                &mut entries,
+            )?;
         }
     }
     for literal in &args.literals {
@@ -153,7 +163,11 @@ fn collect_entries(
                 format!("`{literal}` is not key=value"),
             ));
         };
-        insert(key.to_string(), unquote(value).as_bytes().to_vec(), &mut entries)?;
+        insert(
+            key.to_string(),
+            unquote(value).as_bytes().to_vec(),
+            &mut entries,
+        )?;
     }
     for source in &args.files {
         let (key, path) = match source.split_once('=') {
@@ -184,7 +198,11 @@ fn unquote(value: &str) -> &str {
     value
 }
 
-fn build_object(kind: GeneratorKind, args: &GeneratorArgs, entries: &BTreeMap<String, Vec<u8>>) -> Value {
+fn build_object(
+    kind: GeneratorKind,
+    args: &GeneratorArgs,
+    entries: &BTreeMap<String, Vec<u8>>,
+) -> Value {
     let mut metadata = Map::new();
     metadata.insert("name".into(), Value::String(args.name.clone()));
     if let Some(namespace) = &args.namespace {
@@ -226,7 +244,10 @@ fn build_object(kind: GeneratorKind, args: &GeneratorArgs, entries: &BTreeMap<St
     object
 }
 
-fn merge_options(defaults: Option<&GeneratorOptions>, own: Option<&GeneratorOptions>) -> GeneratorOptions {
+fn merge_options(
+    defaults: Option<&GeneratorOptions>,
+    own: Option<&GeneratorOptions>,
+) -> GeneratorOptions {
     let mut out = defaults.cloned().unwrap_or_default();
     if let Some(own) = own {
         out.labels.extend(own.labels.clone());
@@ -242,7 +263,10 @@ fn merge_options(defaults: Option<&GeneratorOptions>, own: Option<&GeneratorOpti
 }
 
 fn apply_options(object: &mut Value, options: &GeneratorOptions) {
-    for (field, entries) in [("labels", &options.labels), ("annotations", &options.annotations)] {
+    for (field, entries) in [
+        ("labels", &options.labels),
+        ("annotations", &options.annotations),
+    ] {
         if entries.is_empty() {
             continue;
         }
@@ -299,7 +323,10 @@ pub fn content_hash(object: &Value) -> String {
             Value::String(str_at(object, &["type"]).to_string()),
         );
     }
-    if let Some(binary) = object.get("binaryData").filter(|b| b.as_object().is_some_and(|m| !m.is_empty())) {
+    if let Some(binary) = object
+        .get("binaryData")
+        .filter(|b| b.as_object().is_some_and(|m| !m.is_empty()))
+    {
         encoded.insert("binaryData".into(), binary.clone());
     }
     let text = go_json(&Value::Object(encoded));

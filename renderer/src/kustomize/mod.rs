@@ -167,7 +167,11 @@ impl Builder<'_> {
     ) -> Result<()> {
         let shown = self.root.display(file);
         for (index, entry) in k.resources.iter().chain(&k.bases).enumerate() {
-            let field = if index < k.resources.len() { "resources" } else { "bases" };
+            let field = if index < k.resources.len() {
+                "resources"
+            } else {
+                "bases"
+            };
             self.accumulate(entry, dir, file, field, resources)?;
         }
         for entry in &k.components {
@@ -214,7 +218,13 @@ impl Builder<'_> {
         Ok(())
     }
 
-    fn generate(&self, k: &Kustomization, dir: &Path, file: &Path, resources: &mut ResMap) -> Result<()> {
+    fn generate(
+        &self,
+        k: &Kustomization,
+        dir: &Path,
+        file: &Path,
+        resources: &mut ResMap,
+    ) -> Result<()> {
         let ctx = GeneratorContext {
             root: self.root,
             dir,
@@ -230,7 +240,13 @@ impl Builder<'_> {
         Ok(())
     }
 
-    fn transform(&self, k: &Kustomization, dir: &Path, file: &Path, resources: &mut ResMap) -> Result<()> {
+    fn transform(
+        &self,
+        k: &Kustomization,
+        dir: &Path,
+        file: &Path,
+        resources: &mut ResMap,
+    ) -> Result<()> {
         let source = |field: String| PatchSource {
             root: self.root,
             dir,
@@ -298,7 +314,9 @@ fn remote(file: &str, field: &str, entry: &str) -> RenderError {
     RenderError::in_field(
         file,
         field,
-        format!("remote reference `{entry}` is not supported: the renderer reads only the repository"),
+        format!(
+            "remote reference `{entry}` is not supported: the renderer reads only the repository"
+        ),
     )
 }
 

@@ -15,7 +15,12 @@ struct Reference {
     kind_checked: bool,
 }
 
-const fn of(referral: &'static str, kind: &'static str, path: &'static str, kind_checked: bool) -> Reference {
+const fn of(
+    referral: &'static str,
+    kind: &'static str,
+    path: &'static str,
+    kind_checked: bool,
+) -> Reference {
     Reference {
         referral,
         spec: FieldSpec::of(kind, path, false),
@@ -26,20 +31,32 @@ const fn of(referral: &'static str, kind: &'static str, path: &'static str, kind
 /// Reference fields inside a pod spec, relative to it.
 const POD_REFERENCES: [(&str, &str); 16] = [
     ("ConfigMap", "volumes[]/configMap/name"),
-    ("ConfigMap", "containers[]/env[]/valueFrom/configMapKeyRef/name"),
-    ("ConfigMap", "initContainers[]/env[]/valueFrom/configMapKeyRef/name"),
+    (
+        "ConfigMap",
+        "containers[]/env[]/valueFrom/configMapKeyRef/name",
+    ),
+    (
+        "ConfigMap",
+        "initContainers[]/env[]/valueFrom/configMapKeyRef/name",
+    ),
     ("ConfigMap", "containers[]/envFrom[]/configMapRef/name"),
     ("ConfigMap", "initContainers[]/envFrom[]/configMapRef/name"),
     ("ConfigMap", "volumes[]/projected/sources[]/configMap/name"),
     ("Secret", "volumes[]/secret/secretName"),
     ("Secret", "containers[]/env[]/valueFrom/secretKeyRef/name"),
-    ("Secret", "initContainers[]/env[]/valueFrom/secretKeyRef/name"),
+    (
+        "Secret",
+        "initContainers[]/env[]/valueFrom/secretKeyRef/name",
+    ),
     ("Secret", "containers[]/envFrom[]/secretRef/name"),
     ("Secret", "initContainers[]/envFrom[]/secretRef/name"),
     ("Secret", "imagePullSecrets[]/name"),
     ("Secret", "volumes[]/projected/sources[]/secret/name"),
     ("ServiceAccount", "serviceAccountName"),
-    ("PersistentVolumeClaim", "volumes[]/persistentVolumeClaim/claimName"),
+    (
+        "PersistentVolumeClaim",
+        "volumes[]/persistentVolumeClaim/claimName",
+    ),
     ("PriorityClass", "priorityClassName"),
 ];
 
@@ -47,9 +64,24 @@ const OTHER_REFERENCES: [Reference; 17] = [
     of("Secret", "ServiceAccount", "imagePullSecrets[]/name", false),
     of("Secret", "ServiceAccount", "secrets[]/name", false),
     of("Secret", "Ingress", "spec/tls[]/secretName", false),
-    of("Service", "Ingress", "spec/rules[]/http/paths[]/backend/service/name", false),
-    of("Service", "Ingress", "spec/defaultBackend/service/name", false),
-    of("Service", "Ingress", "spec/rules[]/http/paths[]/backend/serviceName", false),
+    of(
+        "Service",
+        "Ingress",
+        "spec/rules[]/http/paths[]/backend/service/name",
+        false,
+    ),
+    of(
+        "Service",
+        "Ingress",
+        "spec/defaultBackend/service/name",
+        false,
+    ),
+    of(
+        "Service",
+        "Ingress",
+        "spec/rules[]/http/paths[]/backend/serviceName",
+        false,
+    ),
     of("Service", "StatefulSet", "spec/serviceName", false),
     of("Service", "APIService", "spec/service/name", false),
     of("ServiceAccount", "RoleBinding", "subjects[]", true),
@@ -57,10 +89,30 @@ const OTHER_REFERENCES: [Reference; 17] = [
     of("Role", "RoleBinding", "roleRef", true),
     of("ClusterRole", "RoleBinding", "roleRef", true),
     of("ClusterRole", "ClusterRoleBinding", "roleRef", true),
-    of("StorageClass", "PersistentVolumeClaim", "spec/storageClassName", false),
-    of("StorageClass", "StatefulSet", "spec/volumeClaimTemplates[]/spec/storageClassName", false),
-    of("Deployment", "HorizontalPodAutoscaler", "spec/scaleTargetRef", true),
-    of("StatefulSet", "HorizontalPodAutoscaler", "spec/scaleTargetRef", true),
+    of(
+        "StorageClass",
+        "PersistentVolumeClaim",
+        "spec/storageClassName",
+        false,
+    ),
+    of(
+        "StorageClass",
+        "StatefulSet",
+        "spec/volumeClaimTemplates[]/spec/storageClassName",
+        false,
+    ),
+    of(
+        "Deployment",
+        "HorizontalPodAutoscaler",
+        "spec/scaleTargetRef",
+        true,
+    ),
+    of(
+        "StatefulSet",
+        "HorizontalPodAutoscaler",
+        "spec/scaleTargetRef",
+        true,
+    ),
 ];
 
 /// Updates every reference to a renamed object.
@@ -93,7 +145,14 @@ pub fn fix_references(resources: &mut ResMap) {
                             if own_namespace.is_empty() {
                                 rename(reference.referral, name)
                             } else {
-                                best_candidate(&snapshot, index, reference.referral, name, &own_namespace, &layers)
+                                best_candidate(
+                                    &snapshot,
+                                    index,
+                                    reference.referral,
+                                    name,
+                                    &own_namespace,
+                                    &layers,
+                                )
                             }
                         });
                     }

@@ -1,8 +1,6 @@
 //! kustomize's legacy output order: by kind priority, then by group/version/kind, then by
 //! namespace and name.
 
-use std::cmp::Ordering;
-
 use super::resmap::Resource;
 use super::types::LegacySortOptions;
 
@@ -31,7 +29,10 @@ const ORDER_FIRST: [&str; 22] = [
     "PodDisruptionBudget",
 ];
 
-const ORDER_LAST: [&str; 2] = ["MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"];
+const ORDER_LAST: [&str; 2] = [
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
+];
 
 /// Sorts resources in the legacy order, with custom kind lists when given.
 pub fn legacy_sort(resources: &mut [Resource], custom: Option<&LegacySortOptions>) {
@@ -51,21 +52,35 @@ pub fn legacy_sort(resources: &mut [Resource], custom: Option<&LegacySortOptions
         }
         0
     };
-    resources.sort_by(|a, b| {
-        let (ia, ib) = (a.id(), b.id());
-        rank(&ia.kind)
-            .cmp(&rank(&ib.kind))
-            .then_with(|| gvk_string(&ia).cmp(&gvk_string(&ib)))
-            .then_with(|| compare_names(&ia, &ib))
+    resources.sort_by_cached_key(|r| {
+        let id = r.id();
+        (rank(&id.kind), gvk_string(&id), name_key(&id))
     });
 }
 
 fn gvk_string(id: &crate::resource::ResId) -> String {
-    let or = |s: &str, empty: &str| if s.is_empty() { empty.to_string() } else { s.to_string() };
-    format!("{}_{}_{}", or(&id.group, "~G"), or(&id.version, "~V"), or(&id.kind, "~K"))
+    let or = |s: &str, empty: &str| {
+        if s.is_empty() {
+            empty.to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    format!(
+        "{}_{}_{}",
+        or(&id.group, "~G"),
+        or(&id.version, "~V"),
+        or(&id.kind, "~K")
+    )
 }
 
-fn compare_names(a: &crate::resource::ResId, b: &crate::resource::ResId) -> Ordering {
-    let or = |s: &str| if s.is_empty() { "~X".to_string() } else { s.to_string() };
-    (or(&a.namespace), or(&a.name)).cmp(&(or(&b.namespace), or(&b.name)))
+fn name_key(id: &crate::resource::ResId) -> (String, String) {
+    let or = |s: &str| {
+        if s.is_empty() {
+            "~X".to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    (or(&id.namespace), or(&id.name))
 }

@@ -46,7 +46,10 @@ impl PatchSource<'_> {
             (None, Some(inline)) => Ok((inline.clone(), self.root.display(self.file))),
             (Some(path), None) => {
                 let resolved = self.root.resolve(self.dir, path, self.file)?;
-                Ok((self.root.read_to_string(&resolved)?, self.root.display(&resolved)))
+                Ok((
+                    self.root.read_to_string(&resolved)?,
+                    self.root.display(&resolved),
+                ))
             }
         }
     }
@@ -54,7 +57,9 @@ impl PatchSource<'_> {
     /// Parses patch text: a YAML list is JSON 6902, mappings are strategic merge.
     pub fn parse(&self, text: &str, file: &str) -> Result<Patch> {
         let first: Value = match serde_yaml_ng::Deserializer::from_str(text).next() {
-            Some(doc) => serde::Deserialize::deserialize(doc).map_err(|e| yaml::yaml_error(file, &e))?,
+            Some(doc) => {
+                serde::Deserialize::deserialize(doc).map_err(|e| yaml::yaml_error(file, &e))?
+            }
             None => Value::Null,
         };
         if first.is_array() {
@@ -84,12 +89,18 @@ pub fn apply(
             let matcher = Matcher::new(selector, source)?;
             let indexes = matcher.select(resources);
             if indexes.is_empty() {
-                return Err(source.error(format!("patch target {} matches no resource", describe(selector))));
+                return Err(source.error(format!(
+                    "patch target {} matches no resource",
+                    describe(selector)
+                )));
             }
             for index in indexes {
                 let resource = &mut resources.items[index];
                 json_patch::patch(&mut resource.value, operations).map_err(|e| {
-                    source.error(format!("cannot apply JSON 6902 patch to {}: {e}", resource.id()))
+                    source.error(format!(
+                        "cannot apply JSON 6902 patch to {}: {e}",
+                        resource.id()
+                    ))
                 })?;
                 resource.remember_name();
             }
@@ -99,7 +110,10 @@ pub fn apply(
             let matcher = Matcher::new(selector, source)?;
             let indexes = matcher.select(resources);
             if indexes.is_empty() {
-                return Err(source.error(format!("patch target {} matches no resource", describe(selector))));
+                return Err(source.error(format!(
+                    "patch target {} matches no resource",
+                    describe(selector)
+                )));
             }
             for document in documents {
                 for &index in &indexes {
@@ -305,14 +319,25 @@ impl LabelRequirements {
             let requirement = if let Some(key) = part.strip_prefix('!') {
                 (key.trim().to_string(), Requirement::Absent)
             } else if let Some((key, value)) = part.split_once("!=") {
-                (key.trim().to_string(), Requirement::NotEquals(value.trim().to_string()))
-            } else if let Some((key, value)) = part.split_once("==").or_else(|| part.split_once('=')) {
-                (key.trim().to_string(), Requirement::Equals(value.trim().to_string()))
+                (
+                    key.trim().to_string(),
+                    Requirement::NotEquals(value.trim().to_string()),
+                )
+            } else if let Some((key, value)) =
+                part.split_once("==").or_else(|| part.split_once('='))
+            {
+                (
+                    key.trim().to_string(),
+                    Requirement::Equals(value.trim().to_string()),
+                )
             } else if let Some((key, values)) = split_set(part, " notin ") {
                 (key, Requirement::NotIn(values))
             } else if let Some((key, values)) = split_set(part, " in ") {
                 (key, Requirement::In(values))
-            } else if part.chars().all(|c| c.is_alphanumeric() || "-_./".contains(c)) {
+            } else if part
+                .chars()
+                .all(|c| c.is_alphanumeric() || "-_./".contains(c))
+            {
                 (part.to_string(), Requirement::Exists)
             } else {
                 return Err(format!("invalid label selector `{text}`"));
@@ -325,14 +350,16 @@ impl LabelRequirements {
     /// Whether a labels map satisfies every requirement.
     pub fn matches(&self, labels: Option<&Value>) -> bool {
         let get = |key: &str| labels.and_then(|l| l.get(key)).and_then(Value::as_str);
-        self.requirements.iter().all(|(key, requirement)| match requirement {
-            Requirement::Equals(v) => get(key) == Some(v.as_str()),
-            Requirement::NotEquals(v) => get(key) != Some(v.as_str()),
-            Requirement::In(vs) => get(key).is_some_and(|have| vs.iter().any(|v| v == have)),
-            Requirement::NotIn(vs) => get(key).is_none_or(|have| !vs.iter().any(|v| v == have)),
-            Requirement::Exists => get(key).is_some(),
-            Requirement::Absent => get(key).is_none(),
-        })
+        self.requirements
+            .iter()
+            .all(|(key, requirement)| match requirement {
+                Requirement::Equals(v) => get(key) == Some(v.as_str()),
+                Requirement::NotEquals(v) => get(key) != Some(v.as_str()),
+                Requirement::In(vs) => get(key).is_some_and(|have| vs.iter().any(|v| v == have)),
+                Requirement::NotIn(vs) => get(key).is_none_or(|have| !vs.iter().any(|v| v == have)),
+                Requirement::Exists => get(key).is_some(),
+                Requirement::Absent => get(key).is_none(),
+            })
     }
 }
 
@@ -372,7 +399,11 @@ mod tests {
     #[test]
     fn label_selector_strings() {
         let labels = json!({"app": "web", "tier": "front"});
-        let check = |s: &str| LabelRequirements::parse(s).expect("parse").matches(Some(&labels));
+        let check = |s: &str| {
+            LabelRequirements::parse(s)
+                .expect("parse")
+                .matches(Some(&labels))
+        };
         assert!(check("app=web"));
         assert!(check("app==web,tier!=back"));
         assert!(check("tier in (front, back)"));

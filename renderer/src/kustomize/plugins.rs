@@ -113,7 +113,8 @@ fn run_one(
     resources: &mut ResMap,
 ) -> Result<()> {
     let kind = crate::resource::str_at(&config, &["kind"]).to_string();
-    let invalid = |e: serde_json::Error| RenderError::in_file(shown, format!("invalid {kind}: {e}"));
+    let invalid =
+        |e: serde_json::Error| RenderError::in_file(shown, format!("invalid {kind}: {e}"));
     match kind.as_str() {
         "LabelTransformer" | "AnnotationsTransformer" => {
             let t: MapTransformer = serde_json::from_value(config).map_err(invalid)?;

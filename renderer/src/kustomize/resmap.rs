@@ -84,8 +84,9 @@ pub struct ResMap {
 impl ResMap {
     /// Adds a resource; an object with the same id already present is an error.
     pub fn push(&mut self, resource: Resource, file: &str) -> Result<()> {
-        let id = resource.id();
-        if self.items.iter().any(|r| r.id() == id) {
+        let key = identity(&resource.value);
+        if self.items.iter().any(|r| identity(&r.value) == key) {
+            let id = resource.id();
             return Err(RenderError::in_file(
                 file,
                 format!("may not add resource with an already registered id: {id}"),
@@ -102,4 +103,14 @@ impl ResMap {
         }
         Ok(())
     }
+}
+
+/// The identity fields of an object, borrowed: cheap to compare on every insert.
+fn identity(object: &Value) -> [&str; 4] {
+    [
+        str_at(object, &["apiVersion"]),
+        str_at(object, &["kind"]),
+        str_at(object, &["metadata", "namespace"]),
+        str_at(object, &["metadata", "name"]),
+    ]
 }

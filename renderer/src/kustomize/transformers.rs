@@ -46,7 +46,10 @@ fn set_subject_namespaces(binding: &mut Value, namespace: &str) {
 
 /// Kinds whose names are never prefixed or suffixed.
 fn keeps_name(kind: &str) -> bool {
-    matches!(kind, "CustomResourceDefinition" | "APIService" | "Namespace")
+    matches!(
+        kind,
+        "CustomResourceDefinition" | "APIService" | "Namespace"
+    )
 }
 
 /// Adds a prefix and suffix to every name.
@@ -86,7 +89,11 @@ fn label_specs(selectors: bool, templates: bool) -> Vec<FieldSpec> {
             specs.push(FieldSpec::of(kind, "spec/template/metadata/labels", true));
         }
         specs.push(FieldSpec::of("Job", "spec/template/metadata/labels", true));
-        specs.push(FieldSpec::of("CronJob", "spec/jobTemplate/metadata/labels", true));
+        specs.push(FieldSpec::of(
+            "CronJob",
+            "spec/jobTemplate/metadata/labels",
+            true,
+        ));
         specs.push(FieldSpec::of(
             "CronJob",
             "spec/jobTemplate/spec/template/metadata/labels",
@@ -107,11 +114,23 @@ fn label_specs(selectors: bool, templates: bool) -> Vec<FieldSpec> {
             FieldSpec::of("DaemonSet", "spec/selector/matchLabels", true),
             FieldSpec::of("StatefulSet", "spec/selector/matchLabels", true),
             FieldSpec::of("Job", "spec/selector/matchLabels", false),
-            FieldSpec::of("CronJob", "spec/jobTemplate/spec/selector/matchLabels", false),
+            FieldSpec::of(
+                "CronJob",
+                "spec/jobTemplate/spec/selector/matchLabels",
+                false,
+            ),
             FieldSpec::of("PodDisruptionBudget", "spec/selector/matchLabels", false),
             FieldSpec::of("NetworkPolicy", "spec/podSelector/matchLabels", false),
-            FieldSpec::of("NetworkPolicy", "spec/ingress[]/from[]/podSelector/matchLabels", false),
-            FieldSpec::of("NetworkPolicy", "spec/egress[]/to[]/podSelector/matchLabels", false),
+            FieldSpec::of(
+                "NetworkPolicy",
+                "spec/ingress[]/from[]/podSelector/matchLabels",
+                false,
+            ),
+            FieldSpec::of(
+                "NetworkPolicy",
+                "spec/egress[]/to[]/podSelector/matchLabels",
+                false,
+            ),
         ]);
         for kind in ["Deployment", "ReplicaSet", "DaemonSet", "StatefulSet"] {
             for path in AFFINITY_SELECTORS {
@@ -143,9 +162,17 @@ pub fn add_annotations(resources: &mut ResMap, annotations: &BTreeMap<String, St
     }
     let mut specs = vec![FieldSpec::any("metadata/annotations", true)];
     for kind in TEMPLATE_KINDS.iter().chain(&["Job"]) {
-        specs.push(FieldSpec::of(kind, "spec/template/metadata/annotations", true));
+        specs.push(FieldSpec::of(
+            kind,
+            "spec/template/metadata/annotations",
+            true,
+        ));
     }
-    specs.push(FieldSpec::of("CronJob", "spec/jobTemplate/metadata/annotations", true));
+    specs.push(FieldSpec::of(
+        "CronJob",
+        "spec/jobTemplate/metadata/annotations",
+        true,
+    ));
     specs.push(FieldSpec::of(
         "CronJob",
         "spec/jobTemplate/spec/template/metadata/annotations",
@@ -174,8 +201,14 @@ const IMAGE_SPECS: [FieldSpec; 8] = [
     FieldSpec::any("spec/initContainers[]/image", false),
     FieldSpec::any("spec/template/spec/containers[]/image", false),
     FieldSpec::any("spec/template/spec/initContainers[]/image", false),
-    FieldSpec::any("spec/jobTemplate/spec/template/spec/containers[]/image", false),
-    FieldSpec::any("spec/jobTemplate/spec/template/spec/initContainers[]/image", false),
+    FieldSpec::any(
+        "spec/jobTemplate/spec/template/spec/containers[]/image",
+        false,
+    ),
+    FieldSpec::any(
+        "spec/jobTemplate/spec/template/spec/initContainers[]/image",
+        false,
+    ),
     FieldSpec::any("spec/ephemeralContainers[]/image", false),
     FieldSpec::any("spec/template/spec/ephemeralContainers[]/image", false),
 ];
@@ -203,7 +236,11 @@ fn split_image(image: &str) -> (&str, Option<&str>, Option<&str>) {
     };
     let slash = rest.rfind('/').map_or(0, |i| i + 1);
     match rest[slash..].rfind(':') {
-        Some(colon) => (&rest[..slash + colon], Some(&rest[slash + colon + 1..]), digest),
+        Some(colon) => (
+            &rest[..slash + colon],
+            Some(&rest[slash + colon + 1..]),
+            digest,
+        ),
         None => (rest, None, digest),
     }
 }
@@ -266,7 +303,10 @@ mod tests {
             new_tag: Some("2".into()),
             digest: None,
         }];
-        assert_eq!(rewrite_image("nginx:1", &entries), Some("my/nginx:2".into()));
+        assert_eq!(
+            rewrite_image("nginx:1", &entries),
+            Some("my/nginx:2".into())
+        );
         assert_eq!(rewrite_image("redis:1", &entries), None);
     }
 }
