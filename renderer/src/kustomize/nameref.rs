@@ -117,7 +117,7 @@ const OTHER_REFERENCES: [Reference; 17] = [
 
 /// Updates every reference to a renamed object.
 pub fn fix_references(resources: &mut ResMap) {
-    let snapshot: Vec<Resource> = resources.items.clone();
+    let snapshot: Vec<Candidate> = resources.items.iter().map(Candidate::of).collect();
     for (index, referrer) in resources.items.iter_mut().enumerate() {
         let kind = referrer.kind().to_string();
         let namespace = str_at(&referrer.value, &["metadata", "namespace"]).to_string();
@@ -172,27 +172,43 @@ fn rename_string(slot: &mut Value, rename: impl Fn(&str) -> Option<String>) {
     }
 }
 
+/// What name references need of a possible referral, read once per build.
+struct Candidate {
+    kind: String,
+    namespace: String,
+    name: String,
+    names: Vec<String>,
+    layers: Vec<usize>,
+}
+
+impl Candidate {
+    fn of(resource: &Resource) -> Self {
+        Self {
+            kind: resource.kind().to_string(),
+            namespace: str_at(&resource.value, &["metadata", "namespace"]).to_string(),
+            name: str_at(&resource.value, &["metadata", "name"]).to_string(),
+            names: resource.names.iter().map(|(_, n)| n.clone()).collect(),
+            layers: resource.layers.clone(),
+        }
+    }
+}
+
 /// The new name of the object of `kind` once called `name`, seen from the referrer.
 fn best_candidate(
-    resources: &[Resource],
+    resources: &[Candidate],
     referrer: usize,
     kind: &str,
     name: &str,
     namespace: &str,
     layers: &[usize],
 ) -> Option<String> {
-    let candidates: Vec<(usize, &Resource)> = resources
-        .iter()
-        .enumerate()
-        .filter(|(i, r)| *i != referrer && r.kind() == kind && r.was_named(name))
-        .filter(|(_, r)| {
-            is_cluster_scoped(kind)
-                || namespace.is_empty()
-                || str_at(&r.value, &["metadata", "namespace"]) == namespace
-        })
-        .collect();
-    let shared = |r: &Resource| r.layers.iter().filter(|l| layers.contains(l)).count();
-    let best = candidates.iter().max_by_key(|(_, r)| shared(r))?;
-    let new = str_at(&best.1.value, &["metadata", "name"]);
-    (new != name).then(|| new.to_string())
+    let candidates = resources.iter().enumerate().filter(|(i, r)| {
+        *i != referrer
+            && r.kind == kind
+            && r.names.iter().any(|n| n == name)
+            && (is_cluster_scoped(kind) || namespace.is_empty() || r.namespace == namespace)
+    });
+    let shared = |r: &Candidate| r.layers.iter().filter(|l| layers.contains(l)).count();
+    let (_, best) = candidates.max_by_key(|(_, r)| shared(r))?;
+    (best.name != name).then(|| best.name.clone())
 }
