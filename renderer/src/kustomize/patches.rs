@@ -86,15 +86,7 @@ pub fn apply(
     match (patch, target) {
         (Patch::Json6902(_), None) => Err(source.error("a JSON 6902 patch needs a `target`")),
         (Patch::Json6902(operations), Some(selector)) => {
-            let matcher = Matcher::new(selector, source)?;
-            let indexes = matcher.select(resources);
-            if indexes.is_empty() {
-                return Err(source.error(format!(
-                    "patch target {} matches no resource",
-                    describe(selector)
-                )));
-            }
-            for index in indexes {
+            for index in select_targets(resources, selector, source)? {
                 let resource = &mut resources.items[index];
                 json_patch::patch(&mut resource.value, operations).map_err(|e| {
                     source.error(format!(
@@ -107,14 +99,7 @@ pub fn apply(
             Ok(())
         }
         (Patch::Strategic(documents), Some(selector)) => {
-            let matcher = Matcher::new(selector, source)?;
-            let indexes = matcher.select(resources);
-            if indexes.is_empty() {
-                return Err(source.error(format!(
-                    "patch target {} matches no resource",
-                    describe(selector)
-                )));
-            }
+            let indexes = select_targets(resources, selector, source)?;
             for document in documents {
                 for &index in &indexes {
                     strategic(resources, index, document, true);
@@ -135,6 +120,22 @@ pub fn apply(
             Ok(())
         }
     }
+}
+
+/// The resources a patch target selects; selecting none is an error.
+fn select_targets(
+    resources: &ResMap,
+    selector: &Selector,
+    source: &PatchSource<'_>,
+) -> Result<Vec<usize>> {
+    let indexes = Matcher::new(selector, source)?.select(resources);
+    if indexes.is_empty() {
+        return Err(source.error(format!(
+            "patch target {} matches no resource",
+            describe(selector)
+        )));
+    }
+    Ok(indexes)
 }
 
 /// Applies one strategic merge document; `$patch: delete` marks the resource for removal.
