@@ -49,8 +49,7 @@ pub fn build(root: &RepoRoot, dir: &Path) -> Result<Vec<Value>> {
         stack: Vec::new(),
         layers: Vec::new(),
     };
-    let (kustomization, _) = builder.load(&dir)?;
-    let mut resources = builder.build_dir(&dir)?;
+    let (kustomization, mut resources) = builder.build_dir(&dir)?;
     finish(&mut resources);
     let order = kustomization
         .sort_options
@@ -124,7 +123,8 @@ impl Builder<'_> {
         Ok((kustomization, file))
     }
 
-    fn build_dir(&mut self, dir: &Path) -> Result<ResMap> {
+    /// Builds one kustomization directory; returns the kustomization read and its output.
+    fn build_dir(&mut self, dir: &Path) -> Result<(Kustomization, ResMap)> {
         if let Some(start) = self.stack.iter().position(|d| d == dir) {
             let chain: Vec<String> = self.stack[start..]
                 .iter()
@@ -153,7 +153,7 @@ impl Builder<'_> {
         for resource in &mut resources.items {
             resource.layers.push(layer);
         }
-        Ok(resources)
+        Ok((kustomization, resources))
     }
 
     /// Runs one kustomization (or component) over `resources`: resources, components,
@@ -175,7 +175,7 @@ impl Builder<'_> {
             self.accumulate(entry, dir, file, field, resources)?;
         }
         for entry in &k.components {
-            if entry.contains("://") {
+            if is_remote(entry) {
                 return Err(remote(&shown, "components", entry));
             }
             let component_dir = self.root.resolve(dir, entry, file)?;
@@ -202,12 +202,12 @@ impl Builder<'_> {
         resources: &mut ResMap,
     ) -> Result<()> {
         let shown = self.root.display(file);
-        if entry.contains("://") || entry.starts_with("github.com/") {
+        if is_remote(entry) {
             return Err(remote(&shown, field, entry));
         }
         let path = self.root.resolve(dir, entry, file)?;
         if path.is_dir() {
-            let nested = self.build_dir(&path)?;
+            let (_, nested) = self.build_dir(&path)?;
             return resources.append(nested, &shown);
         }
         let text = self.root.read_to_string(&path)?;
@@ -308,6 +308,11 @@ impl Builder<'_> {
         transformers::set_images(resources, &k.images);
         plugins::run(self.root, dir, file, &k.transformers, resources)
     }
+}
+
+/// Whether a resource or component entry names something outside the repository.
+fn is_remote(entry: &str) -> bool {
+    entry.contains("://") || entry.starts_with("github.com/")
 }
 
 fn remote(file: &str, field: &str, entry: &str) -> RenderError {
