@@ -65,12 +65,16 @@ pub fn add_name_affixes(resources: &mut ResMap, prefix: &str, suffix: &str) {
     }
 }
 
-const TEMPLATE_KINDS: [&str; 5] = [
-    "Deployment",
-    "ReplicaSet",
-    "DaemonSet",
-    "StatefulSet",
-    "ReplicationController",
+/// Metadata of pod and job templates, where labels and annotations also go.
+const TEMPLATE_METADATA: [FieldSpec; 8] = [
+    FieldSpec::of("Deployment", "spec/template/metadata", true),
+    FieldSpec::of("ReplicaSet", "spec/template/metadata", true),
+    FieldSpec::of("DaemonSet", "spec/template/metadata", true),
+    FieldSpec::of("StatefulSet", "spec/template/metadata", true),
+    FieldSpec::of("ReplicationController", "spec/template/metadata", true),
+    FieldSpec::of("Job", "spec/template/metadata", true),
+    FieldSpec::of("CronJob", "spec/jobTemplate/metadata", true),
+    FieldSpec::of("CronJob", "spec/jobTemplate/spec/template/metadata", true),
 ];
 
 /// Label selectors inside pod affinity terms of workload templates.
@@ -81,61 +85,51 @@ const AFFINITY_SELECTORS: [&str; 4] = [
     "spec/template/spec/affinity/podAntiAffinity/requiredDuringSchedulingIgnoredDuringExecution[]/labelSelector/matchLabels",
 ];
 
-/// Where labels go: metadata, selectors (when asked) and pod templates (when asked).
-fn label_specs(selectors: bool, templates: bool) -> Vec<FieldSpec> {
-    let mut specs = vec![FieldSpec::any("metadata/labels", true)];
-    if templates || selectors {
-        for kind in TEMPLATE_KINDS {
-            specs.push(FieldSpec::of(kind, "spec/template/metadata/labels", true));
-        }
-        specs.push(FieldSpec::of("Job", "spec/template/metadata/labels", true));
-        specs.push(FieldSpec::of(
-            "CronJob",
-            "spec/jobTemplate/metadata/labels",
-            true,
-        ));
-        specs.push(FieldSpec::of(
-            "CronJob",
-            "spec/jobTemplate/spec/template/metadata/labels",
-            true,
-        ));
+/// Metadata objects that get labels: every object's, and templates' when asked.
+fn label_metadata_specs(templates: bool) -> Vec<FieldSpec> {
+    let mut specs = vec![FieldSpec::any("metadata", true)];
+    if templates {
+        specs.extend(TEMPLATE_METADATA);
         specs.push(FieldSpec::of(
             "StatefulSet",
-            "spec/volumeClaimTemplates[]/metadata/labels",
+            "spec/volumeClaimTemplates[]/metadata",
             true,
         ));
     }
-    if selectors {
-        specs.extend([
-            FieldSpec::of("Service", "spec/selector", true),
-            FieldSpec::of("ReplicationController", "spec/selector", true),
-            FieldSpec::of("Deployment", "spec/selector/matchLabels", true),
-            FieldSpec::of("ReplicaSet", "spec/selector/matchLabels", true),
-            FieldSpec::of("DaemonSet", "spec/selector/matchLabels", true),
-            FieldSpec::of("StatefulSet", "spec/selector/matchLabels", true),
-            FieldSpec::of("Job", "spec/selector/matchLabels", false),
-            FieldSpec::of(
-                "CronJob",
-                "spec/jobTemplate/spec/selector/matchLabels",
-                false,
-            ),
-            FieldSpec::of("PodDisruptionBudget", "spec/selector/matchLabels", false),
-            FieldSpec::of("NetworkPolicy", "spec/podSelector/matchLabels", false),
-            FieldSpec::of(
-                "NetworkPolicy",
-                "spec/ingress[]/from[]/podSelector/matchLabels",
-                false,
-            ),
-            FieldSpec::of(
-                "NetworkPolicy",
-                "spec/egress[]/to[]/podSelector/matchLabels",
-                false,
-            ),
-        ]);
-        for kind in ["Deployment", "ReplicaSet", "DaemonSet", "StatefulSet"] {
-            for path in AFFINITY_SELECTORS {
-                specs.push(FieldSpec::of(kind, path, false));
-            }
+    specs
+}
+
+/// Label selectors that get labels when `includeSelectors` (or commonLabels) asks.
+fn label_selector_specs() -> Vec<FieldSpec> {
+    let mut specs = vec![
+        FieldSpec::of("Service", "spec/selector", true),
+        FieldSpec::of("ReplicationController", "spec/selector", true),
+        FieldSpec::of("Deployment", "spec/selector/matchLabels", true),
+        FieldSpec::of("ReplicaSet", "spec/selector/matchLabels", true),
+        FieldSpec::of("DaemonSet", "spec/selector/matchLabels", true),
+        FieldSpec::of("StatefulSet", "spec/selector/matchLabels", true),
+        FieldSpec::of("Job", "spec/selector/matchLabels", false),
+        FieldSpec::of(
+            "CronJob",
+            "spec/jobTemplate/spec/selector/matchLabels",
+            false,
+        ),
+        FieldSpec::of("PodDisruptionBudget", "spec/selector/matchLabels", false),
+        FieldSpec::of("NetworkPolicy", "spec/podSelector/matchLabels", false),
+        FieldSpec::of(
+            "NetworkPolicy",
+            "spec/ingress[]/from[]/podSelector/matchLabels",
+            false,
+        ),
+        FieldSpec::of(
+            "NetworkPolicy",
+            "spec/egress[]/to[]/podSelector/matchLabels",
+            false,
+        ),
+    ];
+    for kind in ["Deployment", "ReplicaSet", "DaemonSet", "StatefulSet"] {
+        for path in AFFINITY_SELECTORS {
+            specs.push(FieldSpec::of(kind, path, false));
         }
     }
     specs
@@ -151,8 +145,15 @@ pub fn add_labels(
     if labels.is_empty() {
         return;
     }
-    let specs = label_specs(selectors, templates);
-    apply_map(resources, &specs, labels);
+    apply_map(
+        resources,
+        &label_metadata_specs(templates || selectors),
+        Some("labels"),
+        labels,
+    );
+    if selectors {
+        apply_map(resources, &label_selector_specs(), None, labels);
+    }
 }
 
 /// Adds annotations to metadata and pod templates.
@@ -160,33 +161,28 @@ pub fn add_annotations(resources: &mut ResMap, annotations: &BTreeMap<String, St
     if annotations.is_empty() {
         return;
     }
-    let mut specs = vec![FieldSpec::any("metadata/annotations", true)];
-    for kind in TEMPLATE_KINDS.iter().chain(&["Job"]) {
-        specs.push(FieldSpec::of(
-            kind,
-            "spec/template/metadata/annotations",
-            true,
-        ));
-    }
-    specs.push(FieldSpec::of(
-        "CronJob",
-        "spec/jobTemplate/metadata/annotations",
-        true,
-    ));
-    specs.push(FieldSpec::of(
-        "CronJob",
-        "spec/jobTemplate/spec/template/metadata/annotations",
-        true,
-    ));
-    apply_map(resources, &specs, annotations);
+    let mut specs = vec![FieldSpec::any("metadata", true)];
+    specs.extend(TEMPLATE_METADATA);
+    apply_map(resources, &specs, Some("annotations"), annotations);
 }
 
-fn apply_map(resources: &mut ResMap, specs: &[FieldSpec], entries: &BTreeMap<String, String>) {
+/// Writes `entries` into the map each spec reaches, or into its `field` map when given
+/// (created when missing).
+fn apply_map(
+    resources: &mut ResMap,
+    specs: &[FieldSpec],
+    field: Option<&str>,
+    entries: &BTreeMap<String, String>,
+) {
     for resource in &mut resources.items {
         let kind = resource.kind().to_string();
         for spec in specs.iter().filter(|s| s.applies_to(&kind)) {
             spec.visit(&mut resource.value, &mut |target| {
-                if let Some(map) = target.as_object_mut() {
+                let map = match field {
+                    Some(field) => crate::resource::object_at(target, &[field]),
+                    None => target.as_object_mut(),
+                };
+                if let Some(map) = map {
                     for (k, v) in entries {
                         map.insert(k.clone(), Value::String(v.clone()));
                     }
