@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{documents, fleet, fleet_ok, workspace};
+use common::{documents, fleet, fleet_ok, names, workspace};
 
 fn bad(dir: &str) -> String {
     workspace()
@@ -70,12 +70,8 @@ fn checked_in_crds_equal_the_generated_ones() {
     fleet_ok(&["crds", "--output-dir", &dir.to_string_lossy(), "--check"]);
     let all = fleet_ok(&["crds"]);
     let crds = documents(&all);
-    let names: Vec<&str> = crds
-        .iter()
-        .filter_map(|c| c["metadata"]["name"].as_str())
-        .collect();
     assert_eq!(
-        names,
+        names(&crds),
         vec![
             "gitrepos.fleet.cattle.io",
             "bundles.fleet.cattle.io",
@@ -115,12 +111,8 @@ fn apply_writes_fleet_bundles_for_every_directory() {
         &examples.to_string_lossy(),
     ]);
     let bundles = documents(&std::fs::read_to_string(&file).expect("output"));
-    let names: Vec<&str> = bundles
-        .iter()
-        .filter_map(|b| b["metadata"]["name"].as_str())
-        .collect();
     assert_eq!(
-        names,
+        names(&bundles),
         vec![
             "examples-multi-cluster-manifests",
             "examples-single-cluster-kustomize"

@@ -36,7 +36,7 @@ pub fn run(args: TestArgs) -> Result<()> {
     let dir = args.dir.canonicalize()?;
     let bundle = BundleDir {
         rel: root.display(&dir),
-        fleet_yaml: bundle::discovery_fleet_yaml(&dir),
+        fleet_yaml: bundle::fleet_yaml_in(&dir),
         dir,
     };
     let fleet = match &bundle.fleet_yaml {

@@ -36,3 +36,12 @@ pub fn fleet_ok(args: &[&str]) -> String {
 pub fn documents(text: &str) -> Vec<serde_json::Value> {
     fleet_renderer::yaml::parse_documents(text, "stdout").expect("valid YAML output")
 }
+
+/// The `metadata.name` of each document.
+#[allow(dead_code)] // each test binary compiles this module and uses a subset of it
+pub fn names(documents: &[serde_json::Value]) -> Vec<&str> {
+    documents
+        .iter()
+        .filter_map(|d| d["metadata"]["name"].as_str())
+        .collect()
+}

@@ -9,7 +9,7 @@ mod render;
 mod target;
 
 pub use content::{content_id, helm_install_order};
-pub use discovery::{bundle_name, discover, fleet_yaml_in as discovery_fleet_yaml, BundleDir};
+pub use discovery::{bundle_name, discover, fleet_yaml_in, BundleDir};
 pub use fleetyaml::{load_fleet_yaml, LoadedFleetYaml};
 pub use manifests::bundle_files;
 pub use render::{render, Variant};
