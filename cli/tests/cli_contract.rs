@@ -31,6 +31,9 @@ fn bad_kustomize_input_names_file_line_and_field() {
         .contains("missing-file/kustomization.yaml: cannot read `nowhere.yaml`"));
     assert!(build_error("escape")
         .contains("path `../../../../../../etc/passwd` leaves the repository root"));
+    assert!(build_error("duplicate-id").contains(
+        "duplicate-id/cms.yaml: may not add resource with an already registered id: ConfigMap/same"
+    ));
     assert!(build_error("unsupported-field").contains(
         "unsupported-field/kustomization.yaml:2: field `vars`: field `vars` is not supported"
     ));

@@ -45,14 +45,18 @@ impl FieldSpec {
 
 /// Calls `f` on every value at a slash-separated path (`x[]` for every item of list `x`).
 pub fn visit_path(object: &mut Value, path: &str, create: bool, f: &mut dyn FnMut(&mut Value)) {
-    let segments: Vec<&str> = path.split('/').collect();
-    visit(object, &segments, create, f);
+    visit(object, Some(path), create, f);
 }
 
-fn visit(value: &mut Value, segments: &[&str], create: bool, f: &mut dyn FnMut(&mut Value)) {
-    let Some((first, rest)) = segments.split_first() else {
+/// Walks the rest of a path segment by segment, without allocating.
+fn visit(value: &mut Value, path: Option<&str>, create: bool, f: &mut dyn FnMut(&mut Value)) {
+    let Some(path) = path else {
         f(value);
         return;
+    };
+    let (first, rest) = match path.split_once('/') {
+        Some((first, rest)) => (first, Some(rest)),
+        None => (path, None),
     };
     let Some(map) = value.as_object_mut() else {
         return;
@@ -65,14 +69,15 @@ fn visit(value: &mut Value, segments: &[&str], create: bool, f: &mut dyn FnMut(&
         }
         return;
     }
-    if !map.contains_key(*first) || map.get(*first).is_some_and(Value::is_null) {
-        if !create {
-            return;
-        }
-        map.insert((*first).to_string(), Value::Object(Map::new()));
-    }
-    if let Some(next) = map.get_mut(*first) {
+    if let Some(next) = map.get_mut(first).filter(|v| !v.is_null()) {
         visit(next, rest, create, f);
+        return;
+    }
+    if create {
+        map.insert(first.to_string(), Value::Object(Map::new()));
+        if let Some(next) = map.get_mut(first) {
+            visit(next, rest, create, f);
+        }
     }
 }
 

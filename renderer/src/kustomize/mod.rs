@@ -211,11 +211,9 @@ impl Builder<'_> {
             return resources.append(nested, &shown);
         }
         let text = self.root.read_to_string(&path)?;
-        let documents = yaml::parse_documents(&text, &self.root.display(&path))?;
-        for document in documents {
-            resources.push(Resource::new(document), &self.root.display(&path))?;
-        }
-        Ok(())
+        let shown_path = self.root.display(&path);
+        let documents = yaml::parse_documents(&text, &shown_path)?;
+        resources.extend(documents.into_iter().map(Resource::new), &shown_path)
     }
 
     fn generate(

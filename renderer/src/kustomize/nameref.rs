@@ -126,12 +126,13 @@ pub fn fix_references(resources: &mut ResMap) {
             best_candidate(&snapshot, index, referral, name, &namespace, &layers)
         };
         if let Some(pod_path) = pod_spec_paths(&kind) {
-            for (referral, field) in POD_REFERENCES {
-                let path = format!("{pod_path}/{field}");
-                visit_path(&mut referrer.value, &path, false, &mut |slot| {
-                    rename_string(slot, |name| rename(referral, name));
-                });
-            }
+            visit_path(&mut referrer.value, pod_path, false, &mut |pod| {
+                for (referral, field) in POD_REFERENCES {
+                    visit_path(pod, field, false, &mut |slot| {
+                        rename_string(slot, |name| rename(referral, name));
+                    });
+                }
+            });
         }
         for reference in OTHER_REFERENCES.iter().filter(|r| r.spec.applies_to(&kind)) {
             reference.spec.visit(&mut referrer.value, &mut |slot| {

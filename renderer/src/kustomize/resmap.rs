@@ -1,6 +1,8 @@
 //! The ordered set of resources a kustomization accumulates, with the history kustomize
 //! keeps for each (earlier names, the kustomizations it came through, generator state).
 
+use std::collections::HashSet;
+
 use serde_json::Value;
 
 use crate::error::{RenderError, Result};
@@ -84,33 +86,46 @@ pub struct ResMap {
 impl ResMap {
     /// Adds a resource; an object with the same id already present is an error.
     pub fn push(&mut self, resource: Resource, file: &str) -> Result<()> {
-        let key = identity(&resource.value);
-        if self.items.iter().any(|r| identity(&r.value) == key) {
-            let id = resource.id();
-            return Err(RenderError::in_file(
-                file,
-                format!("may not add resource with an already registered id: {id}"),
-            ));
-        }
-        self.items.push(resource);
-        Ok(())
+        self.extend(std::iter::once(resource), file)
     }
 
     /// Adds every resource of another map.
     pub fn append(&mut self, other: ResMap, file: &str) -> Result<()> {
-        for resource in other.items {
-            self.push(resource, file)?;
+        self.extend(other.items, file)
+    }
+
+    /// Adds resources in order; one whose id is already present is an error. The ids in
+    /// the map are read once per call, not once per added resource.
+    pub fn extend(
+        &mut self,
+        resources: impl IntoIterator<Item = Resource>,
+        file: &str,
+    ) -> Result<()> {
+        let mut seen: HashSet<[String; 4]> =
+            self.items.iter().map(|r| identity(&r.value)).collect();
+        for resource in resources {
+            if !seen.insert(identity(&resource.value)) {
+                return Err(RenderError::in_file(
+                    file,
+                    format!(
+                        "may not add resource with an already registered id: {}",
+                        resource.id()
+                    ),
+                ));
+            }
+            self.items.push(resource);
         }
         Ok(())
     }
 }
 
-/// The identity fields of an object, borrowed: cheap to compare on every insert.
-fn identity(object: &Value) -> [&str; 4] {
+/// The identity fields of an object: apiVersion, kind, namespace and name.
+fn identity(object: &Value) -> [String; 4] {
     [
         str_at(object, &["apiVersion"]),
         str_at(object, &["kind"]),
         str_at(object, &["metadata", "namespace"]),
         str_at(object, &["metadata", "name"]),
     ]
+    .map(str::to_string)
 }
