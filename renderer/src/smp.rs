@@ -114,7 +114,7 @@ pub fn merge(target: &mut Value, patch: &Value, lists: ListMerge, order: ItemOrd
 }
 
 /// The merge key of a list field of a built-in kind, judged by its name and items.
-fn merge_key(field: &str, items: &[Value]) -> Option<&'static str> {
+pub fn merge_key(field: &str, items: &[Value]) -> Option<&'static str> {
     let has = |key: &str| items.iter().any(|i| i.get(key).is_some());
     match field {
         "containers"
@@ -137,7 +137,7 @@ fn merge_key(field: &str, items: &[Value]) -> Option<&'static str> {
 }
 
 /// Primitive lists that the API server merges as sets.
-fn is_set_list(field: &str) -> bool {
+pub fn is_set_list(field: &str) -> bool {
     field == "finalizers"
 }
 

@@ -3,6 +3,7 @@
 mod apply;
 mod bench;
 mod crds;
+mod hub;
 mod kustomize;
 mod lint;
 mod test;
@@ -31,6 +32,8 @@ enum Command {
     Lint(lint::LintArgs),
     /// Write (or check) the CRD manifests of the Fleet kinds.
     Crds(crds::CrdsArgs),
+    /// Run the embedded Kubernetes-compatible API server (the hub).
+    Hub(hub::HubArgs),
     /// Benchmarks against the reference tools, measured in the same run.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -44,6 +47,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Apply(args) => apply::run(args),
         Command::Lint(args) => lint::run(args),
         Command::Crds(args) => crds::run(args),
+        Command::Hub(args) => hub::run(args),
         Command::Bench(command) => bench::run(command),
     }
 }

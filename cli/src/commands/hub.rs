@@ -1,0 +1,65 @@
+//! `fleet hub`: run the embedded Kubernetes-compatible API server.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+
+/// Arguments of `fleet hub`.
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:
+  fleet hub --data ./hub-data
+  fleet hub --data ./hub-data --cluster local --cluster dev --cluster prod
+  kubectl --kubeconfig ./hub-data/dev.kubeconfig get namespaces")]
+pub struct HubArgs {
+    /// Data directory: the database, certificates and one kubeconfig per cluster.
+    #[arg(long)]
+    data: PathBuf,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:6443")]
+    listen: SocketAddr,
+    /// Serve plain HTTP instead of HTTPS (for tests only).
+    #[arg(long)]
+    insecure_http: bool,
+    /// A logical cluster to create if missing (repeatable; `local` always exists).
+    #[arg(long = "cluster")]
+    clusters: Vec<String>,
+}
+
+/// Runs the hub until Ctrl-C or SIGTERM.
+pub fn run(args: HubArgs) -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    runtime.block_on(async move {
+        let mut clusters = vec![fleet_hub::route::DEFAULT_CLUSTER.to_string()];
+        clusters.extend(
+            args.clusters
+                .into_iter()
+                .filter(|c| c != fleet_hub::route::DEFAULT_CLUSTER),
+        );
+        let running = fleet_hub::start(fleet_hub::Options {
+            data: args.data.clone(),
+            listen: args.listen,
+            insecure_http: args.insecure_http,
+            clusters,
+        })
+        .await
+        .context("starting the hub")?;
+        println!("fleet hub listening on {}", running.url);
+        for (cluster, path) in &running.kubeconfigs {
+            println!(
+                "  cluster {cluster}: kubectl --kubeconfig {}",
+                path.display()
+            );
+        }
+        let mut terminate =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                .context("listening for SIGTERM")?;
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = terminate.recv() => {}
+        }
+        running.shutdown().await;
+        Ok(())
+    })
+}

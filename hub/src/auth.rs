@@ -1,0 +1,208 @@
+//! Who is calling and what they may do: an admin token per logical cluster, and service
+//! account tokens authorised by the cluster's own Roles and RoleBindings (RBAC).
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::store::Store;
+
+/// An authenticated caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Identity {
+    /// Full access to one logical cluster.
+    Admin {
+        /// The cluster.
+        cluster: String,
+    },
+    /// A service account of one logical cluster, limited by RBAC.
+    ServiceAccount {
+        /// The cluster.
+        cluster: String,
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+    },
+}
+
+impl Identity {
+    /// The cluster the identity belongs to.
+    pub fn cluster(&self) -> &str {
+        match self {
+            Identity::Admin { cluster } | Identity::ServiceAccount { cluster, .. } => cluster,
+        }
+    }
+
+    /// The user name Kubernetes would report.
+    pub fn user(&self) -> String {
+        match self {
+            Identity::Admin { cluster } => format!("system:admin:{cluster}"),
+            Identity::ServiceAccount {
+                namespace, name, ..
+            } => {
+                format!("system:serviceaccount:{namespace}:{name}")
+            }
+        }
+    }
+}
+
+/// What a resource request asks to do, for authorisation.
+#[derive(Debug, Clone)]
+pub struct Attributes<'a> {
+    /// get, list, watch, create, update, patch, delete or deletecollection.
+    pub verb: &'a str,
+    /// API group.
+    pub group: &'a str,
+    /// Plural resource.
+    pub resource: &'a str,
+    /// Subresource, if any.
+    pub subresource: Option<&'a str>,
+    /// Namespace, empty for cluster scope.
+    pub namespace: &'a str,
+    /// Object name, if any.
+    pub name: Option<&'a str>,
+}
+
+fn strings(value: Option<&Value>) -> Vec<&str> {
+    value
+        .and_then(Value::as_array)
+        .map(|items| items.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+fn rule_allows(rule: &Value, attributes: &Attributes) -> bool {
+    let has = |field: &str, wanted: &str| {
+        strings(rule.get(field))
+            .iter()
+            .any(|v| *v == "*" || *v == wanted)
+    };
+    let resource = match attributes.subresource {
+        Some(sub) => format!("{}/{sub}", attributes.resource),
+        None => attributes.resource.to_string(),
+    };
+    let names = strings(rule.get("resourceNames"));
+    has("verbs", attributes.verb)
+        && has("apiGroups", attributes.group)
+        && has("resources", &resource)
+        && (names.is_empty() || attributes.name.is_some_and(|n| names.contains(&n)))
+}
+
+fn binds(binding: &Value, namespace: &str, name: &str) -> bool {
+    let user = format!("system:serviceaccount:{namespace}:{name}");
+    let groups = [
+        "system:serviceaccounts".to_string(),
+        format!("system:serviceaccounts:{namespace}"),
+    ];
+    let binding_ns = crate::meta::meta_str(binding, "namespace").unwrap_or_default();
+    binding
+        .get("subjects")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|s| {
+            let field = |f: &str| s.get(f).and_then(Value::as_str).unwrap_or_default();
+            match field("kind") {
+                "ServiceAccount" => {
+                    let subject_ns = if field("namespace").is_empty() {
+                        binding_ns
+                    } else {
+                        field("namespace")
+                    };
+                    field("name") == name && subject_ns == namespace
+                }
+                "User" => field("name") == user,
+                "Group" => groups.iter().any(|g| g == field("name")),
+                _ => false,
+            }
+        })
+}
+
+/// Whether the cluster's RBAC objects let a service account do what `attributes` asks.
+pub fn rbac_allows(
+    store: &Arc<Store>,
+    cluster: &str,
+    namespace: &str,
+    name: &str,
+    attributes: &Attributes,
+) -> bool {
+    let list = |resource: &str, ns: Option<&str>| {
+        store
+            .list(
+                cluster,
+                &format!("rbac.authorization.k8s.io/{resource}"),
+                ns,
+            )
+            .map(|(_, items)| items)
+            .unwrap_or_default()
+    };
+    let role = |kind: &str, role_name: &str, binding_ns: &str| -> Option<Arc<Value>> {
+        let (resource, ns) = match kind {
+            "ClusterRole" => ("clusterroles", None),
+            _ => ("roles", Some(binding_ns)),
+        };
+        list(resource, ns)
+            .into_iter()
+            .find(|r| crate::meta::meta_str(r, "name") == Some(role_name))
+    };
+    let mut bindings = list("clusterrolebindings", None);
+    if !attributes.namespace.is_empty() {
+        bindings.extend(list("rolebindings", Some(attributes.namespace)));
+    }
+    bindings
+        .iter()
+        .filter(|b| binds(b, namespace, name))
+        .any(|binding| {
+            let kind = binding
+                .pointer("/roleRef/kind")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let role_name = binding
+                .pointer("/roleRef/name")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let binding_ns = crate::meta::meta_str(binding, "namespace").unwrap_or_default();
+            role(kind, role_name, binding_ns).is_some_and(|r| {
+                r.get("rules")
+                    .and_then(Value::as_array)
+                    .is_some_and(|rules| rules.iter().any(|rule| rule_allows(rule, attributes)))
+            })
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn rules_match_verbs_groups_resources_and_names() {
+        let attributes = Attributes {
+            verb: "update",
+            group: "fleet.cattle.io",
+            resource: "bundledeployments",
+            subresource: Some("status"),
+            namespace: "cluster-a",
+            name: Some("web"),
+        };
+        let status_writer = json!({"verbs": ["update", "patch"], "apiGroups": ["fleet.cattle.io"],
+                                   "resources": ["bundledeployments/status"]});
+        let reader = json!({"verbs": ["get", "list", "watch"], "apiGroups": ["fleet.cattle.io"],
+                            "resources": ["bundledeployments"]});
+        assert!(rule_allows(&status_writer, &attributes));
+        assert!(!rule_allows(&reader, &attributes));
+        let named = json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*/status", "bundledeployments/status"],
+                           "resourceNames": ["other"]});
+        assert!(!rule_allows(&named, &attributes));
+    }
+
+    #[test]
+    fn bindings_name_service_accounts_users_and_groups() {
+        let binding = json!({"metadata": {"namespace": "ns"}, "subjects": [
+            {"kind": "ServiceAccount", "name": "agent"}]});
+        assert!(binds(&binding, "ns", "agent"));
+        assert!(!binds(&binding, "other", "agent"));
+        let group = json!({"subjects": [{"kind": "Group", "name": "system:serviceaccounts:ns"}]});
+        assert!(binds(&group, "ns", "anyone"));
+    }
+}

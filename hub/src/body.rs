@@ -1,0 +1,39 @@
+//! Request bodies: JSON, or YAML for server-side apply, within a size limit.
+
+use serde_json::Value;
+
+use crate::status::{ApiError, ApiResult};
+
+/// The largest request body the hub accepts (as kube-apiserver's default, 3 MiB).
+pub const MAX_BODY: usize = 3 * 1024 * 1024;
+
+/// Parses a JSON body.
+pub fn parse_json(bytes: &[u8]) -> ApiResult<Value> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Value::Object(Default::default()));
+    }
+    serde_json::from_slice(bytes).map_err(|e| {
+        ApiError::bad_request(format!(
+            "the object provided is unrecognized: invalid JSON at line {} column {}: {e}",
+            e.line(),
+            e.column()
+        ))
+    })
+}
+
+/// Parses a body that may be YAML (apply patches) or JSON.
+pub fn parse_yaml_or_json(bytes: &[u8]) -> ApiResult<Value> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|_| ApiError::bad_request("the request body is not UTF-8"))?;
+    let value: Value = serde_yaml_ng::from_str(text).map_err(|e| {
+        let place = e
+            .location()
+            .map(|l| format!(" at line {} column {}", l.line(), l.column()))
+            .unwrap_or_default();
+        ApiError::bad_request(format!("error decoding YAML{place}: {e}"))
+    })?;
+    if !value.is_object() {
+        return Err(ApiError::bad_request("the request body must be an object"));
+    }
+    Ok(value)
+}

@@ -1,0 +1,172 @@
+//! Discovery documents: `/version`, `/api`, `/apis`, per-group resource lists and the
+//! aggregated discovery (`apidiscovery.k8s.io/v2`) that kubectl asks for first.
+
+use serde_json::{json, Value};
+
+use crate::registry::{Registry, ResourceType};
+
+/// The Kubernetes version the hub reports.
+pub const KUBE_MINOR: &str = "32";
+
+/// The `Content-Type` of an aggregated discovery answer.
+pub const AGGREGATED_CONTENT_TYPE: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+const VERBS: [&str; 8] = [
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+/// Whether an `Accept` header asks for aggregated discovery.
+pub fn wants_aggregated(accept: &str) -> bool {
+    accept
+        .split(',')
+        .next()
+        .is_some_and(|first| first.contains("as=APIGroupDiscoveryList") && first.contains("v=v2"))
+}
+
+/// `/version`.
+pub fn version() -> Value {
+    json!({
+        "major": "1",
+        "minor": KUBE_MINOR,
+        "gitVersion": format!("v1.{KUBE_MINOR}.0+fleet-hub"),
+        "gitCommit": "",
+        "gitTreeState": "clean",
+        "buildDate": "2026-01-01T00:00:00Z",
+        "goVersion": "n/a",
+        "compiler": "rustc",
+        "platform": format!("{}/{}", std::env::consts::OS, std::env::consts::ARCH),
+    })
+}
+
+/// `/api`.
+pub fn core_versions() -> Value {
+    json!({"kind": "APIVersions", "versions": ["v1"],
+           "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}]})
+}
+
+fn group_json(group: &str, versions: &[String]) -> Value {
+    let list: Vec<Value> = versions
+        .iter()
+        .map(|v| json!({"groupVersion": format!("{group}/{v}"), "version": v}))
+        .collect();
+    json!({"name": group, "versions": list, "preferredVersion": list.first()})
+}
+
+/// `/apis`.
+pub fn groups(registry: &Registry) -> Value {
+    let groups: Vec<Value> = registry
+        .groups()
+        .iter()
+        .map(|(group, versions)| group_json(group, versions))
+        .collect();
+    json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+}
+
+/// `/apis/<group>`, or `None` when the group is not served.
+pub fn group(registry: &Registry, name: &str) -> Option<Value> {
+    let (group, versions) = registry.groups().into_iter().find(|(g, _)| g == name)?;
+    let mut document = group_json(&group, &versions);
+    document["kind"] = json!("APIGroup");
+    document["apiVersion"] = json!("v1");
+    Some(document)
+}
+
+fn served<'a>(
+    registry: &'a Registry,
+    group: &'a str,
+    version: &'a str,
+) -> impl Iterator<Item = &'a ResourceType> {
+    registry
+        .all()
+        .iter()
+        .map(|t| &**t)
+        .filter(move |t| t.group == group && t.version(version).is_some())
+}
+
+/// `/api/v1` or `/apis/<group>/<version>`, or `None` when not served.
+pub fn resources(registry: &Registry, group: &str, version: &str) -> Option<Value> {
+    let mut resources = Vec::new();
+    for t in served(registry, group, version) {
+        resources.push(json!({
+            "name": t.plural, "singularName": t.singular, "namespaced": t.namespaced,
+            "kind": t.kind, "verbs": VERBS, "shortNames": t.short_names,
+            "categories": t.categories,
+        }));
+        if t.version(version).is_some_and(|v| v.status) {
+            resources.push(json!({
+                "name": format!("{}/status", t.plural), "singularName": "",
+                "namespaced": t.namespaced, "kind": t.kind, "verbs": ["get", "patch", "update"],
+            }));
+        }
+    }
+    if resources.is_empty() {
+        return None;
+    }
+    let group_version = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
+    Some(json!({"kind": "APIResourceList", "apiVersion": "v1",
+                "groupVersion": group_version, "resources": resources}))
+}
+
+fn aggregated_resource(t: &ResourceType, version: &str) -> Value {
+    let kind = json!({"group": t.group, "version": version, "kind": t.kind});
+    let scope = if t.namespaced {
+        "Namespaced"
+    } else {
+        "Cluster"
+    };
+    let mut resource = json!({
+        "resource": t.plural, "responseKind": kind, "scope": scope,
+        "singularResource": t.singular, "verbs": VERBS,
+        "shortNames": t.short_names, "categories": t.categories,
+    });
+    if t.version(version).is_some_and(|v| v.status) {
+        resource["subresources"] = json!([{"subresource": "status", "responseKind": kind,
+                                           "verbs": ["get", "patch", "update"]}]);
+    }
+    resource
+}
+
+fn aggregated_group(registry: &Registry, group: &str, versions: &[String]) -> Value {
+    let versions: Vec<Value> = versions
+        .iter()
+        .map(|v| {
+            let resources: Vec<Value> = served(registry, group, v)
+                .map(|t| aggregated_resource(t, v))
+                .collect();
+            json!({"version": v, "resources": resources, "freshness": "Current"})
+        })
+        .collect();
+    json!({"metadata": {"name": group}, "versions": versions})
+}
+
+fn aggregated_list(items: Vec<Value>) -> Value {
+    json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2",
+           "metadata": {}, "items": items})
+}
+
+/// Aggregated discovery of the core group (`/api`).
+pub fn aggregated_core(registry: &Registry) -> Value {
+    aggregated_list(vec![aggregated_group(registry, "", &["v1".to_string()])])
+}
+
+/// Aggregated discovery of every named group (`/apis`).
+pub fn aggregated_groups(registry: &Registry) -> Value {
+    let items = registry
+        .groups()
+        .iter()
+        .map(|(group, versions)| aggregated_group(registry, group, versions))
+        .collect();
+    aggregated_list(items)
+}

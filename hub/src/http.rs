@@ -1,0 +1,344 @@
+//! The HTTP front: one handler that authenticates, routes and answers every request.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Query, State};
+use axum::http::{header, HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use serde_json::{json, Value};
+
+use crate::auth::{self, Attributes, Identity};
+use crate::body::{parse_json, MAX_BODY};
+use crate::discovery;
+use crate::hub::Hub;
+use crate::objects::{self, Call, Deleted, PatchKind};
+use crate::registry::Registry;
+use crate::route::{self, ResourcePath, Route};
+use crate::status::{self, ApiError, ApiResult};
+use crate::table::{self, Include};
+use crate::watch::{self, TableFormat};
+
+/// The router serving the whole API.
+pub fn router(hub: Arc<Hub>) -> Router {
+    Router::new().fallback(handle).with_state(hub)
+}
+
+fn json_response(code: StatusCode, value: &Value) -> Response {
+    (code, axum::Json(value)).into_response()
+}
+
+async fn handle(
+    State(hub): State<Arc<Hub>>,
+    method: Method,
+    uri: Uri,
+    Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let started = std::time::Instant::now();
+    let result = answer(&hub, &method, &uri, query, &headers, body).await;
+    let response = result.unwrap_or_else(IntoResponse::into_response);
+    tracing::debug!(%method, %uri, status = response.status().as_u16(), elapsed_us = started.elapsed().as_micros() as u64, "request");
+    response
+}
+
+fn header_str(headers: &HeaderMap, name: header::HeaderName) -> &str {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+}
+
+fn authenticate(hub: &Hub, headers: &HeaderMap, cluster: &str) -> ApiResult<Identity> {
+    let token = header_str(headers, header::AUTHORIZATION)
+        .strip_prefix("Bearer ")
+        .map(str::trim)
+        .ok_or_else(ApiError::unauthorized)?;
+    let identity = hub.identify(token).ok_or_else(ApiError::unauthorized)?;
+    if identity.cluster() != cluster {
+        return Err(ApiError::unauthorized());
+    }
+    Ok(identity)
+}
+
+async fn answer(
+    hub: &Arc<Hub>,
+    method: &Method,
+    uri: &Uri,
+    query: HashMap<String, String>,
+    headers: &HeaderMap,
+    body: Body,
+) -> ApiResult<Response> {
+    let (cluster, route) =
+        route::parse(uri.path()).ok_or_else(|| ApiError::no_route(uri.path()))?;
+    if route == Route::Health {
+        return Ok((StatusCode::OK, "ok").into_response());
+    }
+    let identity = authenticate(hub, headers, &cluster)?;
+    let registry = hub
+        .registry(&cluster)
+        .ok_or_else(|| ApiError::not_found("clusters", "", &cluster))?;
+    let accept = header_str(headers, header::ACCEPT);
+    let aggregated = discovery::wants_aggregated(accept);
+    let discovery_answer = |value: Option<Value>, aggregated_type: bool| -> ApiResult<Response> {
+        let value = value.ok_or_else(|| ApiError::no_route(uri.path()))?;
+        let mut response = json_response(StatusCode::OK, &value);
+        if aggregated_type {
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                header::HeaderValue::from_static(discovery::AGGREGATED_CONTENT_TYPE),
+            );
+        }
+        Ok(response)
+    };
+    match route {
+        Route::Health => Ok((StatusCode::OK, "ok").into_response()),
+        Route::Version => discovery_answer(Some(discovery::version()), false),
+        Route::CoreVersions if aggregated => {
+            discovery_answer(Some(discovery::aggregated_core(&registry)), true)
+        }
+        Route::CoreVersions => discovery_answer(Some(discovery::core_versions()), false),
+        Route::Groups if aggregated => {
+            discovery_answer(Some(discovery::aggregated_groups(&registry)), true)
+        }
+        Route::Groups => discovery_answer(Some(discovery::groups(&registry)), false),
+        Route::Group(group) => discovery_answer(discovery::group(&registry, &group), false),
+        Route::Resources(group, version) => {
+            discovery_answer(discovery::resources(&registry, &group, &version), false)
+        }
+        Route::OpenApiV2 => discovery_answer(Some(crate::openapi::v2(&registry)), false),
+        Route::OpenApiV3Index => discovery_answer(
+            Some(crate::openapi::v3_index(
+                &registry,
+                uri_prefix(&cluster, uri),
+            )),
+            false,
+        ),
+        Route::OpenApiV3(group, version) => {
+            discovery_answer(crate::openapi::v3(&registry, &group, &version), false)
+        }
+        Route::Resource(path) => {
+            let call = call_for(&registry, cluster, path, query, headers)?;
+            let verb = verb(method, &call)?;
+            authorize(hub, &identity, &call, verb)?;
+            let content_type = header_str(headers, header::CONTENT_TYPE);
+            if content_type.contains("protobuf") || content_type.contains("cbor") {
+                return Err(ApiError::unsupported_media_type(format!(
+                    "the hub reads JSON and YAML bodies only, not {content_type}; \
+                     use `kubectl apply -f` or `kubectl create -f` with a manifest"
+                )));
+            }
+            let bytes = read_body(body).await?;
+            resource(hub, call, verb, method, headers, accept, bytes).await
+        }
+    }
+}
+
+fn uri_prefix(cluster: &str, uri: &Uri) -> String {
+    if uri.path().starts_with("/clusters/") {
+        format!("/clusters/{cluster}")
+    } else {
+        String::new()
+    }
+}
+
+fn call_for(
+    registry: &Registry,
+    cluster: String,
+    path: ResourcePath,
+    query: HashMap<String, String>,
+    headers: &HeaderMap,
+) -> ApiResult<Call> {
+    let missing = || {
+        let plural = &path.plural;
+        ApiError::no_route(&format!("{plural} in {}/{}", path.group, path.version))
+    };
+    let resource = registry
+        .find(&path.group, &path.version, &path.plural)
+        .ok_or_else(missing)?;
+    if path.namespace.is_some() && !resource.namespaced {
+        return Err(missing());
+    }
+    if let Some(sub) = path.subresource.as_deref() {
+        let has_status = resource.version(&path.version).is_some_and(|v| v.status);
+        if sub != "status" || !has_status {
+            return Err(missing());
+        }
+    }
+    let agent = header_str(headers, header::USER_AGENT);
+    let manager = query
+        .get("fieldManager")
+        .cloned()
+        .unwrap_or_else(|| agent.split('/').next().unwrap_or_default().to_string());
+    Ok(Call {
+        cluster,
+        resource,
+        version: path.version,
+        namespace: path.namespace.unwrap_or_default(),
+        name: path.name,
+        subresource: path.subresource,
+        query,
+        manager: if manager.is_empty() {
+            "unknown".into()
+        } else {
+            manager
+        },
+    })
+}
+
+fn verb(method: &Method, call: &Call) -> ApiResult<&'static str> {
+    let named = call.name.is_some();
+    let watching = matches!(
+        call.query.get("watch").map(String::as_str),
+        Some("true" | "1")
+    );
+    Ok(match (method.as_str(), named) {
+        ("GET", _) if watching => "watch",
+        ("GET", true) => "get",
+        ("GET", false) => "list",
+        ("POST", false) => "create",
+        ("PUT", true) => "update",
+        ("PATCH", true) => "patch",
+        ("DELETE", true) => "delete",
+        ("DELETE", false) => "deletecollection",
+        (other, _) => return Err(ApiError::method_not_allowed(other)),
+    })
+}
+
+fn authorize(hub: &Hub, identity: &Identity, call: &Call, verb: &str) -> ApiResult<()> {
+    let Identity::ServiceAccount {
+        cluster,
+        namespace,
+        name,
+    } = identity
+    else {
+        return Ok(());
+    };
+    let attributes = Attributes {
+        verb,
+        group: &call.resource.group,
+        resource: &call.resource.plural,
+        subresource: call.subresource.as_deref(),
+        namespace: &call.namespace,
+        name: call.name.as_deref(),
+    };
+    if auth::rbac_allows(&hub.store, cluster, namespace, name, &attributes) {
+        return Ok(());
+    }
+    let resource = match &call.subresource {
+        Some(sub) => format!("{}/{sub}", call.resource.plural),
+        None => call.resource.plural.clone(),
+    };
+    Err(ApiError::forbidden(
+        &identity.user(),
+        verb,
+        &resource,
+        &call.resource.group,
+        &call.namespace,
+    ))
+}
+
+async fn read_body(body: Body) -> ApiResult<Bytes> {
+    axum::body::to_bytes(body, MAX_BODY)
+        .await
+        .map_err(|_| ApiError::too_large(MAX_BODY))
+}
+
+async fn resource(
+    hub: &Arc<Hub>,
+    call: Call,
+    verb: &str,
+    method: &Method,
+    headers: &HeaderMap,
+    accept: &str,
+    bytes: Bytes,
+) -> ApiResult<Response> {
+    let as_table = table::wants_table(accept);
+    let include = Include::parse(call.query.get("includeObject").map(String::as_str));
+    let columns = || table::columns(&call.resource, &call.version);
+    match verb {
+        "get" => {
+            let object = objects::get(hub, &call)?;
+            if as_table {
+                let t = table::table(&[&object], &columns(), include, json!({}));
+                return Ok(json_response(StatusCode::OK, &t));
+            }
+            Ok(json_response(StatusCode::OK, &object))
+        }
+        "list" => {
+            let page = objects::list(hub, &call)?;
+            if as_table {
+                let mut metadata = json!({"resourceVersion": page.rv.to_string()});
+                if let Some(next) = &page.next {
+                    metadata["continue"] = json!(next);
+                }
+                let items: Vec<&Value> = page.items.iter().collect();
+                let t = table::table(&items, &columns(), include, metadata);
+                return Ok(json_response(StatusCode::OK, &t));
+            }
+            Ok(json_response(
+                StatusCode::OK,
+                &objects::list_object(&call, page),
+            ))
+        }
+        "watch" => {
+            let format = as_table.then(|| TableFormat {
+                columns: columns(),
+                include,
+            });
+            let receiver = watch::start(hub.store.clone(), call, format)?;
+            let stream = futures::stream::unfold(receiver, |mut receiver| async move {
+                receiver
+                    .recv()
+                    .await
+                    .map(|chunk| (Ok::<_, std::convert::Infallible>(chunk), receiver))
+            });
+            let mut response = Response::new(Body::from_stream(stream));
+            response.headers_mut().insert(
+                header::CONTENT_TYPE,
+                header::HeaderValue::from_static("application/json"),
+            );
+            Ok(response)
+        }
+        "create" => {
+            let written = objects::create(hub, &call, parse_json(&bytes)?).await?;
+            Ok(json_response(StatusCode::CREATED, &written.object))
+        }
+        "update" => {
+            let written = objects::update(hub, &call, parse_json(&bytes)?).await?;
+            Ok(json_response(StatusCode::OK, &written.object))
+        }
+        "patch" => {
+            let kind = PatchKind::from_content_type(header_str(headers, header::CONTENT_TYPE))?;
+            let written = objects::patch(hub, &call, kind, &bytes).await?;
+            let code = if written.created {
+                StatusCode::CREATED
+            } else {
+                StatusCode::OK
+            };
+            Ok(json_response(code, &written.object))
+        }
+        "delete" => {
+            let options = parse_json(&bytes)?;
+            match objects::delete(hub, &call, &options).await? {
+                Deleted::Pending(object) => Ok(json_response(StatusCode::OK, &object)),
+                Deleted::Gone(object) => {
+                    let uid = crate::meta::meta_str(&object, "uid").unwrap_or_default();
+                    let name = crate::meta::meta_str(&object, "name").unwrap_or_default();
+                    let done =
+                        status::deleted(&call.resource.plural, &call.resource.group, name, uid);
+                    Ok(json_response(StatusCode::OK, &done))
+                }
+            }
+        }
+        "deletecollection" => {
+            let options = parse_json(&bytes)?;
+            let list = objects::delete_collection(hub, &call, &options).await?;
+            Ok(json_response(StatusCode::OK, &list))
+        }
+        _ => Err(ApiError::method_not_allowed(method.as_str())),
+    }
+}

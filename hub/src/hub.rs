@@ -1,0 +1,379 @@
+//! The hub's state: the store, one resource registry per logical cluster, the token
+//! index, and what happens after a write (CRDs registered, garbage collected...).
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::auth::Identity;
+use crate::objects::{self, Call, Propagation};
+use crate::registry::Registry;
+use crate::status::{ApiError, ApiResult};
+use crate::store::{Change, ClusterRecord, Key, Store, StoreError};
+
+const CRD_RESOURCE: &str = "apiextensions.k8s.io/customresourcedefinitions";
+const INITIAL_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
+
+/// The embedded API server's state.
+pub struct Hub {
+    pub(crate) store: Arc<Store>,
+    registries: RwLock<HashMap<String, Arc<Registry>>>,
+    tokens: RwLock<HashMap<String, Identity>>,
+    me: std::sync::Weak<Hub>,
+}
+
+fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(|p| p.into_inner())
+}
+
+fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    lock.write().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Hub {
+    /// Opens the hub's database at `path`.
+    pub fn open(path: &Path) -> Result<Arc<Self>, StoreError> {
+        let store = Arc::new(Store::open(path)?);
+        let hub = Arc::new_cyclic(|me| Hub {
+            store,
+            registries: RwLock::new(HashMap::new()),
+            tokens: RwLock::new(HashMap::new()),
+            me: me.clone(),
+        });
+        for record in hub.store.clusters() {
+            hub.index_cluster(&record);
+        }
+        Ok(hub)
+    }
+
+    fn arc(&self) -> Option<Arc<Hub>> {
+        self.me.upgrade()
+    }
+
+    fn index_cluster(&self, record: &ClusterRecord) {
+        self.refresh_registry(&record.name);
+        let mut tokens = write(&self.tokens);
+        tokens.insert(
+            record.token.clone(),
+            Identity::Admin {
+                cluster: record.name.clone(),
+            },
+        );
+        for (resource, object) in self.store.cluster_objects(&record.name) {
+            if resource == "/secrets" {
+                if let Some((token, namespace, name)) = crate::kinds::token_of(&object) {
+                    tokens.insert(
+                        token,
+                        Identity::ServiceAccount {
+                            cluster: record.name.clone(),
+                            namespace,
+                            name,
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    /// The logical clusters.
+    pub fn clusters(&self) -> Vec<ClusterRecord> {
+        self.store.clusters()
+    }
+
+    /// Creates a logical cluster with its initial namespaces, or returns the existing one.
+    pub async fn ensure_cluster(&self, name: &str) -> ApiResult<ClusterRecord> {
+        if let Some(problem) = crate::meta::label_problem(name) {
+            return Err(ApiError::bad_request(format!("cluster name {problem}")));
+        }
+        if let Some(record) = self.store.clusters().into_iter().find(|c| c.name == name) {
+            return Ok(record);
+        }
+        let record = ClusterRecord {
+            name: name.to_string(),
+            token: crate::kinds::new_token(),
+        };
+        self.store.put_cluster(record.clone()).await?;
+        self.index_cluster(&record);
+        let registry = self
+            .registry(name)
+            .ok_or_else(|| ApiError::internal("no registry"))?;
+        let namespaces = registry
+            .find("", "v1", "namespaces")
+            .ok_or_else(|| ApiError::internal("no namespaces resource"))?;
+        for namespace in INITIAL_NAMESPACES {
+            let call = Call {
+                cluster: name.to_string(),
+                resource: namespaces.clone(),
+                version: "v1".into(),
+                namespace: String::new(),
+                name: None,
+                subresource: None,
+                query: HashMap::new(),
+                manager: "fleet-hub".into(),
+            };
+            let body =
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}});
+            match objects::create(self, &call, body).await {
+                Ok(_) => {}
+                Err(error) if error.code == 409 => {}
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(record)
+    }
+
+    /// The resources a cluster serves, or `None` for an unknown cluster.
+    pub fn registry(&self, cluster: &str) -> Option<Arc<Registry>> {
+        read(&self.registries).get(cluster).cloned()
+    }
+
+    fn refresh_registry(&self, cluster: &str) {
+        let crds = self
+            .store
+            .list(cluster, CRD_RESOURCE, None)
+            .map(|(_, items)| items)
+            .unwrap_or_default();
+        let registry = Registry::new(crds.iter().map(|c| &**c));
+        write(&self.registries).insert(cluster.to_string(), Arc::new(registry));
+    }
+
+    /// Who a bearer token belongs to.
+    pub fn identify(&self, token: &str) -> Option<Identity> {
+        read(&self.tokens).get(token).cloned()
+    }
+
+    /// The admin token of a cluster.
+    pub fn admin_token(&self, cluster: &str) -> Option<String> {
+        self.store
+            .clusters()
+            .into_iter()
+            .find(|c| c.name == cluster)
+            .map(|c| c.token)
+    }
+
+    /// Runs the effects of a create or update.
+    pub(crate) async fn after_write(&self, call: &Call, object: &Value) {
+        match call.resource.storage_key().as_str() {
+            CRD_RESOURCE => self.refresh_registry(&call.cluster),
+            "/secrets" => {
+                if let Some((token, namespace, name)) = crate::kinds::token_of(object) {
+                    write(&self.tokens).insert(
+                        token,
+                        Identity::ServiceAccount {
+                            cluster: call.cluster.clone(),
+                            namespace,
+                            name,
+                        },
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Runs the effects of a delete request that left the object waiting (finalizers, or
+    /// a namespace emptying).
+    pub(crate) async fn after_delete_requested(&self, call: &Call, object: &Value) {
+        if call.resource.storage_key() != "/namespaces" {
+            return;
+        }
+        let (Some(hub), Some(name)) = (self.arc(), crate::meta::meta_str(object, "name")) else {
+            return;
+        };
+        let cluster = call.cluster.clone();
+        let name = name.to_string();
+        tokio::spawn(hub.finalize_namespace(cluster, name));
+    }
+
+    /// Runs the effects of a removal: CRD instances, tokens and dependents.
+    pub(crate) fn after_delete<'a>(
+        &'a self,
+        call: &'a Call,
+        object: &'a Value,
+        propagation: Propagation,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+        Box::pin(async move {
+            match call.resource.storage_key().as_str() {
+                CRD_RESOURCE => {
+                    if let Some(custom) = crate::registry::from_crd(object) {
+                        self.delete_all(&call.cluster, &custom.storage_key()).await;
+                    }
+                    self.refresh_registry(&call.cluster);
+                }
+                "/secrets" => {
+                    if let Some((token, _, _)) = crate::kinds::token_of(object) {
+                        write(&self.tokens).remove(&token);
+                    }
+                }
+                _ => {}
+            }
+            if let Some(uid) = crate::meta::meta_str(object, "uid") {
+                self.collect_dependents(&call.cluster, uid, propagation)
+                    .await;
+            }
+        })
+    }
+
+    async fn delete_all(&self, cluster: &str, resource: &str) {
+        let Ok((_, objects)) = self.store.list(cluster, resource, None) else {
+            return;
+        };
+        for object in objects {
+            let key = Key {
+                cluster: cluster.to_string(),
+                resource: resource.to_string(),
+                namespace: crate::meta::meta_str(&object, "namespace")
+                    .unwrap_or_default()
+                    .into(),
+                name: crate::meta::meta_str(&object, "name")
+                    .unwrap_or_default()
+                    .into(),
+            };
+            if let Err(error) = self
+                .store
+                .write(&key, |_, _| Ok((Change::Delete, ())))
+                .await
+            {
+                tracing::warn!(%error, ?key, "could not delete an instance of a removed CRD");
+            }
+        }
+    }
+
+    fn call_for(&self, cluster: &str, resource: &str, object: &Value) -> Option<Call> {
+        let registry = self.registry(cluster)?;
+        let resource = registry.by_storage_key(resource)?;
+        let version = resource.versions.first()?.name.clone();
+        Some(Call {
+            cluster: cluster.to_string(),
+            version,
+            namespace: crate::meta::meta_str(object, "namespace")
+                .unwrap_or_default()
+                .into(),
+            name: crate::meta::meta_str(object, "name").map(String::from),
+            subresource: None,
+            query: HashMap::new(),
+            manager: "fleet-hub-garbage-collector".into(),
+            resource,
+        })
+    }
+
+    async fn collect_dependents(&self, cluster: &str, uid: &str, propagation: Propagation) {
+        let dependents: Vec<(String, Arc<Value>)> = self
+            .store
+            .cluster_objects(cluster)
+            .into_iter()
+            .filter(|(_, o)| owned_by(o, uid))
+            .collect();
+        for (resource, dependent) in dependents {
+            let Some(call) = self.call_for(cluster, &resource, &dependent) else {
+                continue;
+            };
+            let result = match propagation {
+                Propagation::Orphan => self.orphan(&call, uid).await,
+                Propagation::Background => {
+                    objects::delete(self, &call, &json!({})).await.map(|_| ())
+                }
+            };
+            if let Err(error) = result {
+                if error.code != 404 {
+                    tracing::warn!(%error, "garbage collection of a dependent failed");
+                }
+            }
+        }
+    }
+
+    async fn orphan(&self, call: &Call, owner_uid: &str) -> ApiResult<()> {
+        let Some(name) = call.name.as_deref() else {
+            return Ok(());
+        };
+        let key = Key {
+            cluster: call.cluster.clone(),
+            resource: call.resource.storage_key(),
+            namespace: call.namespace.clone(),
+            name: name.to_string(),
+        };
+        self.store
+            .write(&key, |existing, _| {
+                let Some(existing) = existing else {
+                    return Ok((Change::Keep, ()));
+                };
+                let mut object = (**existing).clone();
+                if let Some(Value::Array(owners)) = object.pointer_mut("/metadata/ownerReferences")
+                {
+                    owners.retain(|o| o.get("uid").and_then(Value::as_str) != Some(owner_uid));
+                }
+                Ok((Change::Put(object), ()))
+            })
+            .await
+            .map(|_| ())
+    }
+
+    /// Empties a terminating namespace, then removes it. Boxed: it deletes objects, and
+    /// deleting may start another namespace's finalisation.
+    fn finalize_namespace(
+        self: Arc<Self>,
+        cluster: String,
+        namespace: String,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+        Box::pin(async move { self.empty_namespace(&cluster, &namespace).await })
+    }
+
+    async fn empty_namespace(&self, cluster: &str, namespace: &str) {
+        loop {
+            let contents: Vec<(String, Arc<Value>)> = self
+                .store
+                .cluster_objects(cluster)
+                .into_iter()
+                .filter(|(_, o)| crate::meta::meta_str(o, "namespace") == Some(namespace))
+                .collect();
+            if contents.is_empty() {
+                break;
+            }
+            for (resource, object) in contents {
+                if crate::meta::is_deleting(&object) {
+                    continue;
+                }
+                if let Some(call) = self.call_for(cluster, &resource, &object) {
+                    if let Err(error) = objects::delete(self, &call, &json!({})).await {
+                        tracing::warn!(%error, namespace, "could not empty a terminating namespace");
+                    }
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let key = Key {
+            cluster: cluster.to_string(),
+            resource: "/namespaces".into(),
+            namespace: String::new(),
+            name: namespace.to_string(),
+        };
+        let removed = self
+            .store
+            .write(&key, |existing, _| match existing {
+                Some(ns) if crate::meta::is_deleting(ns) && !crate::meta::has_finalizers(ns) => {
+                    Ok((Change::Delete, ()))
+                }
+                _ => Ok((Change::Keep, ())),
+            })
+            .await;
+        if let Err(error) = removed {
+            tracing::warn!(%error, namespace, "could not remove a terminated namespace");
+        }
+    }
+}
+
+fn owned_by(object: &Value, uid: &str) -> bool {
+    object
+        .pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .is_some_and(|owners| {
+            owners
+                .iter()
+                .any(|o| o.get("uid").and_then(Value::as_str) == Some(uid))
+        })
+}

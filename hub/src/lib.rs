@@ -1,0 +1,29 @@
+//! The hub: an embedded Kubernetes-compatible API server. It hosts many logical clusters
+//! in one process (`/clusters/<name>/...`), keeps every object in SQLite, and speaks enough
+//! of the Kubernetes API for the real kubectl and kube-rs clients to work unchanged.
+
+pub mod auth;
+pub mod body;
+pub mod discovery;
+pub mod fields;
+pub mod http;
+pub mod hub;
+pub mod jsonpath;
+pub mod kinds;
+pub mod managed;
+pub mod meta;
+pub mod objects;
+pub mod openapi;
+pub mod registry;
+pub mod route;
+pub mod schema;
+pub mod selector;
+pub mod serve;
+pub mod status;
+pub mod store;
+pub mod table;
+pub mod tls;
+pub mod watch;
+
+pub use hub::Hub;
+pub use serve::{start, Options, Running};

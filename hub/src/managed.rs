@@ -1,0 +1,339 @@
+//! `metadata.managedFields`: who owns which fields, updated on every write, and
+//! server-side apply with conflicts reported as Kubernetes reports them.
+
+use serde_json::{json, Map, Value};
+
+use crate::fields::{remove_at, value_at, FieldPath, FieldSet, Lists};
+use crate::status::{ApiError, ApiResult, Cause};
+
+/// One `managedFields` entry.
+#[derive(Debug, Clone, PartialEq)]
+struct Entry {
+    manager: String,
+    operation: String,
+    api_version: String,
+    time: String,
+    subresource: String,
+    fields: FieldSet,
+}
+
+impl Entry {
+    fn parse(value: &Value) -> Option<Self> {
+        let text = |key: &str| {
+            value
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        Some(Self {
+            manager: text("manager"),
+            operation: text("operation"),
+            api_version: text("apiVersion"),
+            time: text("time"),
+            subresource: text("subresource"),
+            fields: FieldSet::from_v1(value.get("fieldsV1")?),
+        })
+    }
+
+    fn to_json(&self) -> Value {
+        let mut entry = json!({
+            "manager": self.manager,
+            "operation": self.operation,
+            "apiVersion": self.api_version,
+            "time": self.time,
+            "fieldsType": "FieldsV1",
+            "fieldsV1": self.fields.to_v1(),
+        });
+        if !self.subresource.is_empty() {
+            entry["subresource"] = json!(self.subresource);
+        }
+        entry
+    }
+
+    fn is(&self, manager: &str, operation: &str, subresource: &str) -> bool {
+        self.manager == manager && self.operation == operation && self.subresource == subresource
+    }
+}
+
+/// Who writes, and through which endpoint.
+#[derive(Debug, Clone)]
+pub struct Writer<'a> {
+    /// The field manager.
+    pub manager: &'a str,
+    /// The apiVersion the request used.
+    pub api_version: &'a str,
+    /// `status` for the status subresource, empty for the main resource.
+    pub subresource: &'a str,
+    /// How lists are keyed.
+    pub lists: Lists,
+}
+
+fn entries(object: Option<&Value>) -> Vec<Entry> {
+    object
+        .and_then(|o| o.pointer("/metadata/managedFields"))
+        .and_then(Value::as_array)
+        .map(|items| items.iter().filter_map(Entry::parse).collect())
+        .unwrap_or_default()
+}
+
+fn store_entries(object: &mut Value, entries: Vec<Entry>) {
+    let list: Vec<Value> = entries
+        .iter()
+        .filter(|e| !e.fields.is_empty())
+        .map(Entry::to_json)
+        .collect();
+    if let Some(meta) = crate::meta::metadata_mut(object) {
+        if list.is_empty() {
+            meta.remove("managedFields");
+        } else {
+            meta.insert("managedFields".into(), Value::Array(list));
+        }
+    }
+}
+
+fn without_managed_fields(object: &Value) -> Value {
+    let mut copy = object.clone();
+    if let Some(meta) = copy.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("managedFields");
+    }
+    copy
+}
+
+fn own(entries: &mut Vec<Entry>, writer: &Writer, operation: &str) -> usize {
+    match entries
+        .iter()
+        .position(|e| e.is(writer.manager, operation, writer.subresource))
+    {
+        Some(index) => index,
+        None => {
+            entries.push(Entry {
+                manager: writer.manager.to_string(),
+                operation: operation.to_string(),
+                api_version: writer.api_version.to_string(),
+                time: String::new(),
+                subresource: writer.subresource.to_string(),
+                fields: FieldSet::default(),
+            });
+            entries.len() - 1
+        }
+    }
+}
+
+/// Records a create, update or patch by `writer`: the fields it changed become its own.
+pub fn record_update(old: Option<&Value>, new: &mut Value, writer: &Writer) {
+    let mut list = entries(old);
+    let new_fields = FieldSet::of(&without_managed_fields(new), writer.lists);
+    let old_value = old.map(without_managed_fields);
+    let old_fields = old_value
+        .as_ref()
+        .map(|o| FieldSet::of(o, writer.lists))
+        .unwrap_or_default();
+    let changed: Vec<&FieldPath> = new_fields
+        .0
+        .iter()
+        .filter(|p| match &old_value {
+            Some(o) => value_at(o, p) != value_at(new, p),
+            None => true,
+        })
+        .collect();
+    let removed: Vec<&FieldPath> = old_fields.0.difference(&new_fields.0).collect();
+    if changed.is_empty() && removed.is_empty() {
+        store_entries(new, list);
+        return;
+    }
+    for entry in list.iter_mut() {
+        for path in changed.iter().chain(removed.iter()) {
+            entry.fields.0.remove(*path);
+        }
+    }
+    let index = own(&mut list, writer, "Update");
+    list[index].fields.0.extend(changed.into_iter().cloned());
+    list[index].time = crate::meta::now();
+    list[index].api_version = writer.api_version.to_string();
+    store_entries(new, list);
+}
+
+/// Server-side apply of `applied` by `writer` onto `live` (or onto nothing, for a create).
+pub fn apply(
+    live: Option<&Value>,
+    applied: &Value,
+    writer: &Writer,
+    force: bool,
+) -> ApiResult<Value> {
+    let mut list = entries(live);
+    let applied_fields = FieldSet::of(applied, writer.lists);
+    let live_value = live
+        .map(without_managed_fields)
+        .unwrap_or_else(|| json!({}));
+
+    let mut conflicts = Vec::new();
+    for entry in list.iter_mut().filter(|e| {
+        !e.is(writer.manager, "Apply", writer.subresource) && e.subresource == writer.subresource
+    }) {
+        let clashing: Vec<FieldPath> = entry
+            .fields
+            .0
+            .intersection(&applied_fields.0)
+            .filter(|p| p.last().is_some_and(|l| l != "."))
+            .filter(|p| value_at(&live_value, p) != value_at(applied, p))
+            .cloned()
+            .collect();
+        if force {
+            for path in &clashing {
+                entry.fields.0.remove(path);
+            }
+        } else {
+            conflicts.extend(clashing.iter().map(|p| Cause {
+                kind: "FieldManagerConflict".into(),
+                message: format!(
+                    "conflict with \"{}\" using {}",
+                    entry.manager, entry.api_version
+                ),
+                field: dotted(p),
+            }));
+        }
+    }
+    if !conflicts.is_empty() {
+        return Err(ApiError::apply_conflicts(conflicts));
+    }
+
+    let index = own(&mut list, writer, "Apply");
+    let previous = std::mem::take(&mut list[index].fields);
+    let mut result = live_value;
+    let mut released: Vec<&FieldPath> = previous
+        .0
+        .difference(&applied_fields.0)
+        .filter(|p| !list.iter().any(|e| e.fields.0.contains(*p)))
+        .collect();
+    released.sort_by_key(|p| std::cmp::Reverse(p.len()));
+    for path in released {
+        remove_at(&mut result, path);
+    }
+    merge(&mut result, applied, writer.lists, "");
+    list[index].fields = applied_fields;
+    list[index].time = crate::meta::now();
+    list[index].api_version = writer.api_version.to_string();
+    store_entries(&mut result, list);
+    Ok(result)
+}
+
+/// `.spec.containers[name="web"].image` for a path, as Kubernetes prints conflict fields.
+fn dotted(path: &[String]) -> String {
+    let mut text = String::new();
+    for element in path {
+        if let Some(field) = element.strip_prefix("f:") {
+            text.push('.');
+            text.push_str(field);
+        } else if let Some(keys) = element.strip_prefix("k:") {
+            let keys: Map<String, Value> = serde_json::from_str(keys).unwrap_or_default();
+            let inner: Vec<String> = keys.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            text.push_str(&format!("[{}]", inner.join(",")));
+        } else if let Some(value) = element.strip_prefix("v:") {
+            text.push_str(&format!("[={value}]"));
+        }
+    }
+    text
+}
+
+/// Merges an applied configuration into an object: maps field by field, keyed lists item
+/// by item, everything else replaced.
+fn merge(target: &mut Value, applied: &Value, lists: Lists, field: &str) {
+    match (target, applied) {
+        (Value::Object(target), Value::Object(applied)) => {
+            for (key, value) in applied {
+                match target.get_mut(key) {
+                    Some(existing) => merge(existing, value, lists, key),
+                    None => {
+                        target.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+        }
+        (Value::Array(target), Value::Array(applied)) => merge_list(target, applied, lists, field),
+        (target, applied) => *target = applied.clone(),
+    }
+}
+
+fn merge_list(target: &mut Vec<Value>, applied: &[Value], lists: Lists, field: &str) {
+    use fleet_renderer::smp;
+    if smp::is_set_list(field) {
+        for item in applied {
+            if !target.contains(item) {
+                target.push(item.clone());
+            }
+        }
+        return;
+    }
+    let key = match lists {
+        Lists::BuiltIn => smp::merge_key(field, applied),
+        Lists::Atomic => None,
+    };
+    let Some(key) = key.filter(|k| applied.iter().all(|i| i.get(*k).is_some())) else {
+        *target = applied.to_vec();
+        return;
+    };
+    for item in applied {
+        match target.iter_mut().find(|t| t.get(key) == item.get(key)) {
+            Some(existing) => merge(existing, item, lists, ""),
+            None => target.push(item.clone()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn writer(manager: &str) -> Writer<'_> {
+        Writer {
+            manager,
+            api_version: "v1",
+            subresource: "",
+            lists: Lists::BuiltIn,
+        }
+    }
+
+    #[test]
+    fn apply_conflicts_with_another_manager_unless_forced() {
+        let mut live = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                              "metadata": {"name": "c"}, "data": {"a": "1", "b": "2"}});
+        record_update(None, &mut live, &writer("kubectl-edit"));
+        let applied = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                             "metadata": {"name": "c"}, "data": {"a": "9"}});
+        let error =
+            apply(Some(&live), &applied, &writer("fleet-agent"), false).expect_err("conflict");
+        assert_eq!(error.code, 409);
+        assert_eq!(
+            error.message,
+            "Apply failed with 1 conflict: conflict with \"kubectl-edit\" using v1: .data.a"
+        );
+        let forced = apply(Some(&live), &applied, &writer("fleet-agent"), true).expect("forced");
+        assert_eq!(forced["data"], json!({"a": "9", "b": "2"}));
+        let managers: Vec<&str> = forced["metadata"]["managedFields"]
+            .as_array()
+            .expect("entries")
+            .iter()
+            .filter_map(|e| e["manager"].as_str())
+            .collect();
+        assert_eq!(managers, ["kubectl-edit", "fleet-agent"]);
+    }
+
+    #[test]
+    fn fields_an_applier_stops_applying_are_removed() {
+        let first = json!({"metadata": {"name": "c"}, "data": {"a": "1", "b": "2"}});
+        let live = apply(None, &first, &writer("fleet-agent"), false).expect("created");
+        let second = json!({"metadata": {"name": "c"}, "data": {"a": "1"}});
+        let live = apply(Some(&live), &second, &writer("fleet-agent"), false).expect("applied");
+        assert_eq!(live["data"], json!({"a": "1"}));
+    }
+
+    #[test]
+    fn containers_merge_by_name() {
+        let first = json!({"spec": {"containers": [{"name": "a", "image": "1"}]}});
+        let live = apply(None, &first, &writer("one"), false).expect("created");
+        let second = json!({"spec": {"containers": [{"name": "b", "image": "2"}]}});
+        let live = apply(Some(&live), &second, &writer("two"), false).expect("applied");
+        assert_eq!(live["spec"]["containers"].as_array().map(Vec::len), Some(2));
+    }
+}

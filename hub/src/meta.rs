@@ -1,0 +1,178 @@
+//! Object metadata conventions: names, uids, timestamps, resourceVersion, generation.
+
+use serde_json::{json, Map, Value};
+
+use crate::status::Cause;
+
+/// The current time as RFC 3339 in UTC with second precision, as Kubernetes writes it.
+pub fn now() -> String {
+    jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
+}
+
+/// A new object uid.
+pub fn new_uid() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// The metadata map of an object, created if missing.
+pub fn metadata_mut(object: &mut Value) -> Option<&mut Map<String, Value>> {
+    let map = object.as_object_mut()?;
+    map.entry("metadata")
+        .or_insert_with(|| json!({}))
+        .as_object_mut()
+}
+
+/// A string field of `metadata`.
+pub fn meta_str<'a>(object: &'a Value, field: &str) -> Option<&'a str> {
+    object.get("metadata")?.get(field)?.as_str()
+}
+
+/// Sets `metadata.resourceVersion`.
+pub fn set_resource_version(object: &mut Value, rv: u64) {
+    if let Some(meta) = metadata_mut(object) {
+        meta.insert("resourceVersion".into(), json!(rv.to_string()));
+    }
+}
+
+/// `metadata.generation`, zero when absent.
+pub fn generation(object: &Value) -> i64 {
+    object
+        .pointer("/metadata/generation")
+        .and_then(Value::as_i64)
+        .unwrap_or(0)
+}
+
+/// Whether the object has finalizers left.
+pub fn has_finalizers(object: &Value) -> bool {
+    object
+        .pointer("/metadata/finalizers")
+        .and_then(Value::as_array)
+        .is_some_and(|f| !f.is_empty())
+}
+
+/// Whether the object is being deleted.
+pub fn is_deleting(object: &Value) -> bool {
+    object.pointer("/metadata/deletionTimestamp").is_some()
+}
+
+/// Why `name` is not a DNS-1123 subdomain (most kinds), or `None` if it is one.
+pub fn subdomain_problem(name: &str) -> Option<String> {
+    if name.len() > 253 {
+        return Some("must be no more than 253 characters".into());
+    }
+    let labels_ok = name.split('.').all(label_ok);
+    (!labels_ok).then(|| {
+        format!(
+            "Invalid value: \"{name}\": a lowercase RFC 1123 subdomain must consist of lower case \
+             alphanumeric characters, '-' or '.', and must start and end with an alphanumeric \
+             character (e.g. 'example.com', regex used for validation is \
+             '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+        )
+    })
+}
+
+/// Why `name` is not a DNS-1123 label (namespaces, services), or `None` if it is one.
+pub fn label_problem(name: &str) -> Option<String> {
+    if name.len() > 63 {
+        return Some(format!(
+            "Invalid value: \"{name}\": must be no more than 63 characters"
+        ));
+    }
+    (!label_ok(name)).then(|| {
+        format!(
+            "Invalid value: \"{name}\": a lowercase RFC 1123 label must consist of lower case \
+             alphanumeric characters or '-', and must start and end with an alphanumeric \
+             character (e.g. 'my-name',  or '123-abc', regex used for validation is \
+             '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+        )
+    })
+}
+
+fn label_ok(label: &str) -> bool {
+    let bytes = label.as_bytes();
+    let alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    !bytes.is_empty()
+        && bytes.len() <= 63
+        && bytes.first().is_some_and(alnum)
+        && bytes.last().is_some_and(alnum)
+        && bytes.iter().all(|b| alnum(b) || *b == b'-')
+}
+
+/// The name causes for an object of a kind whose names must be labels or subdomains.
+pub fn name_causes(name: &str, label_only: bool) -> Vec<Cause> {
+    let problem = if name.is_empty() {
+        Some("Required value: name or generateName is required".to_string())
+    } else if label_only {
+        label_problem(name)
+    } else {
+        subdomain_problem(name)
+    };
+    problem
+        .map(|message| Cause {
+            kind: if name.is_empty() {
+                "FieldValueRequired"
+            } else {
+                "FieldValueInvalid"
+            }
+            .into(),
+            message,
+            field: "metadata.name".into(),
+        })
+        .into_iter()
+        .collect()
+}
+
+/// A random suffix for `generateName`, five characters as Kubernetes uses.
+pub fn random_suffix() -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let bytes = *uuid::Uuid::new_v4().as_bytes();
+    bytes
+        .iter()
+        .take(5)
+        .map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()]))
+        .collect()
+}
+
+/// A human duration as kubectl prints ages: `45s`, `5m`, `3h`, `2d`.
+pub fn human_age(timestamp: &str) -> String {
+    let Ok(then) = timestamp.parse::<jiff::Timestamp>() else {
+        return "<invalid>".into();
+    };
+    let seconds = jiff::Timestamp::now().as_second() - then.as_second();
+    let seconds = seconds.max(0);
+    match seconds {
+        s if s < 120 => format!("{s}s"),
+        s if s < 600 && s % 60 == 0 => format!("{}m", s / 60),
+        s if s < 600 => format!("{}m{}s", s / 60, s % 60),
+        s if s < 3 * 3600 => format!("{}m", s / 60),
+        s if s < 8 * 3600 && s % 3600 < 60 => format!("{}h", s / 3600),
+        s if s < 8 * 3600 => format!("{}h{}m", s / 3600, (s % 3600) / 60),
+        s if s < 48 * 3600 => format!("{}h", s / 3600),
+        s if s < 8 * 86400 => format!("{}d{}h", s / 86400, (s % 86400) / 3600),
+        s => format!("{}d", s / 86400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_dns_1123() {
+        assert!(subdomain_problem("my-app.v1").is_none());
+        assert!(subdomain_problem("My_App").is_some());
+        assert!(subdomain_problem("-lead").is_some());
+        assert!(label_problem("a.b").is_some());
+        assert!(label_problem(&"x".repeat(64)).is_some());
+        assert_eq!(name_causes("", false)[0].kind, "FieldValueRequired");
+    }
+
+    #[test]
+    fn ages_read_as_kubectl_prints_them() {
+        assert_eq!(human_age("not a time"), "<invalid>");
+        let an_hour_ago = jiff::Timestamp::now() - jiff::SignedDuration::from_secs(3_600);
+        assert_eq!(human_age(&an_hour_ago.to_string()), "60m");
+    }
+}

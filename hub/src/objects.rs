@@ -1,0 +1,815 @@
+//! The object verbs: get, list, create, update, patch, apply, delete, deletecollection.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use base64::Engine;
+use serde_json::{json, Value};
+
+use crate::fields::Lists;
+use crate::hub::Hub;
+use crate::managed::{self, Writer};
+use crate::meta;
+use crate::registry::ResourceType;
+use crate::selector::{FieldSelector, LabelSelector};
+use crate::status::{ApiError, ApiResult, Cause};
+use crate::store::{Change, Key};
+
+/// A request on one resource, after routing.
+#[derive(Debug, Clone)]
+pub struct Call {
+    /// Logical cluster.
+    pub cluster: String,
+    /// The resource.
+    pub resource: Arc<ResourceType>,
+    /// The requested version.
+    pub version: String,
+    /// The namespace from the path; empty for cluster scope or all namespaces.
+    pub namespace: String,
+    /// The object name from the path.
+    pub name: Option<String>,
+    /// `status` or another subresource.
+    pub subresource: Option<String>,
+    /// Query parameters.
+    pub query: HashMap<String, String>,
+    /// The field manager derived from the query or the User-Agent.
+    pub manager: String,
+}
+
+/// What a write produced.
+pub struct Written {
+    /// The object as stored (or as it would be, for a dry run).
+    pub object: Value,
+    /// Whether it was created by this request.
+    pub created: bool,
+}
+
+impl Call {
+    fn key(&self, name: &str) -> Key {
+        Key {
+            cluster: self.cluster.clone(),
+            resource: self.resource.storage_key(),
+            namespace: self.namespace.clone(),
+            name: name.to_string(),
+        }
+    }
+
+    fn param(&self, name: &str) -> Option<&str> {
+        self.query.get(name).map(String::as_str)
+    }
+
+    fn dry_run(&self) -> bool {
+        self.param("dryRun") == Some("All")
+    }
+
+    fn status_call(&self) -> bool {
+        self.subresource.as_deref() == Some("status")
+    }
+
+    fn api_version(&self) -> String {
+        self.resource.api_version(&self.version)
+    }
+
+    fn not_found(&self, name: &str) -> ApiError {
+        ApiError::not_found(&self.resource.plural, &self.resource.group, name)
+    }
+
+    fn lists(&self) -> Lists {
+        if self.resource.custom {
+            Lists::Atomic
+        } else {
+            Lists::BuiltIn
+        }
+    }
+
+    fn writer(&self) -> Writer<'_> {
+        Writer {
+            manager: &self.manager,
+            api_version: "",
+            subresource: if self.status_call() { "status" } else { "" },
+            lists: self.lists(),
+        }
+    }
+
+    /// The object as served at the requested version.
+    pub fn present(&self, object: &Value) -> Value {
+        let mut object = object.clone();
+        object["apiVersion"] = json!(self.api_version());
+        object
+    }
+
+    fn required_name(&self) -> ApiResult<&str> {
+        self.name
+            .as_deref()
+            .ok_or_else(|| ApiError::method_not_allowed("a name is required"))
+    }
+}
+
+/// `get`.
+pub fn get(hub: &Hub, call: &Call) -> ApiResult<Value> {
+    let name = call.required_name()?;
+    hub.store
+        .get(&call.key(name))?
+        .map(|o| call.present(&o))
+        .ok_or_else(|| call.not_found(name))
+}
+
+/// A page of a list.
+pub struct Page {
+    /// The resourceVersion of the list.
+    pub rv: u64,
+    /// The items, presented at the requested version.
+    pub items: Vec<Value>,
+    /// The continue token, if more remain.
+    pub next: Option<String>,
+    /// How many items remain after this page.
+    pub remaining: usize,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct ContinueToken {
+    rv: u64,
+    namespace: String,
+    name: String,
+}
+
+/// `list` with label and field selectors, limit and continue.
+pub fn list(hub: &Hub, call: &Call) -> ApiResult<Page> {
+    let labels = LabelSelector::parse(call.param("labelSelector").unwrap_or_default())?;
+    let fields = FieldSelector::parse(call.param("fieldSelector").unwrap_or_default())?;
+    let namespace = (!call.namespace.is_empty()).then_some(call.namespace.as_str());
+    let (rv, objects) = hub
+        .store
+        .list(&call.cluster, &call.resource.storage_key(), namespace)?;
+    let after = match call.param("continue").filter(|c| !c.is_empty()) {
+        Some(token) => Some(decode_continue(token)?),
+        None => None,
+    };
+    let matching = objects.iter().filter(|o| {
+        let position = (
+            meta::meta_str(o, "namespace").unwrap_or_default(),
+            meta::meta_str(o, "name").unwrap_or_default(),
+        );
+        after
+            .as_ref()
+            .is_none_or(|a| position > (a.namespace.as_str(), a.name.as_str()))
+            && labels.matches(o)
+            && fields.matches(o)
+    });
+    let limit = call
+        .param("limit")
+        .and_then(|l| l.parse::<usize>().ok())
+        .filter(|l| *l > 0);
+    let all: Vec<&Arc<Value>> = matching.collect();
+    let taken = limit.unwrap_or(all.len()).min(all.len());
+    let items: Vec<Value> = all[..taken].iter().map(|o| call.present(o)).collect();
+    let remaining = all.len() - taken;
+    let next = match (remaining, items.last()) {
+        (1.., Some(last)) => Some(encode_continue(&ContinueToken {
+            rv: after.map(|a| a.rv).unwrap_or(rv),
+            namespace: meta::meta_str(last, "namespace").unwrap_or_default().into(),
+            name: meta::meta_str(last, "name").unwrap_or_default().into(),
+        })),
+        _ => None,
+    };
+    Ok(Page {
+        rv,
+        items,
+        next,
+        remaining,
+    })
+}
+
+fn encode_continue(token: &ContinueToken) -> String {
+    let json = serde_json::to_vec(token).unwrap_or_default();
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json)
+}
+
+fn decode_continue(token: &str) -> ApiResult<ContinueToken> {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .ok_or_else(|| ApiError::bad_request("invalid continue token"))
+}
+
+/// The List object for a page.
+pub fn list_object(call: &Call, page: Page) -> Value {
+    let mut metadata = json!({"resourceVersion": page.rv.to_string()});
+    if let Some(next) = page.next {
+        metadata["continue"] = json!(next);
+        metadata["remainingItemCount"] = json!(page.remaining);
+    }
+    json!({
+        "kind": format!("{}List", call.resource.kind),
+        "apiVersion": call.api_version(),
+        "metadata": metadata,
+        "items": page.items,
+    })
+}
+
+fn check_identity(call: &Call, body: &Value) -> ApiResult<()> {
+    let kind = body.get("kind").and_then(Value::as_str).unwrap_or_default();
+    if !kind.is_empty() && kind != call.resource.kind {
+        return Err(ApiError::bad_request(format!(
+            "the kind in the data ({kind}) does not match the expected kind ({})",
+            call.resource.kind
+        )));
+    }
+    let version = body
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if !version.is_empty() && version != call.api_version() {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({version}) does not match the expected API version ({})",
+            call.api_version()
+        )));
+    }
+    let namespace = meta::meta_str(body, "namespace").unwrap_or_default();
+    if call.resource.namespaced && !namespace.is_empty() && namespace != call.namespace {
+        return Err(ApiError::bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
+    }
+    Ok(())
+}
+
+fn check_namespace(hub: &Hub, call: &Call) -> ApiResult<()> {
+    if !call.resource.namespaced {
+        return Ok(());
+    }
+    if call.namespace.is_empty() {
+        return Err(ApiError::bad_request(
+            "a namespaced resource needs a namespace in the path",
+        ));
+    }
+    let key = Key {
+        cluster: call.cluster.clone(),
+        resource: "/namespaces".into(),
+        namespace: String::new(),
+        name: call.namespace.clone(),
+    };
+    match hub.store.get(&key)? {
+        None => Err(ApiError::not_found("namespaces", "", &call.namespace)),
+        Some(ns) if meta::is_deleting(&ns) => Err(ApiError {
+            code: 403,
+            reason: "Forbidden",
+            message: format!(
+                "unable to create new content in namespace {} because it is being terminated",
+                call.namespace
+            ),
+            details: None,
+        }),
+        Some(_) => Ok(()),
+    }
+}
+
+/// Completes a candidate object for storage: identity, status rules, schema, generation,
+/// managed fields, finalizers. `applied` is set when server-side apply already recorded
+/// the managed fields.
+fn finish(
+    call: &Call,
+    existing: Option<&Arc<Value>>,
+    mut object: Value,
+    applied: bool,
+) -> ApiResult<Change> {
+    let resource = &call.resource;
+    object["apiVersion"] = json!(call.api_version());
+    object["kind"] = json!(resource.kind);
+    let has_status = resource.version(&call.version).is_some_and(|v| v.status);
+    let name = call
+        .name
+        .clone()
+        .or_else(|| meta::meta_str(&object, "name").map(String::from))
+        .unwrap_or_default();
+    if let Some(old) = existing {
+        if has_status && call.status_call() {
+            let status = object.get("status").cloned();
+            let managed = object.pointer("/metadata/managedFields").cloned();
+            object = (**old).clone();
+            match status {
+                Some(status) => object["status"] = status,
+                None => {
+                    if let Some(map) = object.as_object_mut() {
+                        map.remove("status");
+                    }
+                }
+            }
+            if let (Some(managed), Some(meta)) = (managed, meta::metadata_mut(&mut object)) {
+                meta.insert("managedFields".into(), managed);
+            }
+        } else if has_status {
+            match old.get("status") {
+                Some(status) => object["status"] = status.clone(),
+                None => {
+                    if let Some(map) = object.as_object_mut() {
+                        map.remove("status");
+                    }
+                }
+            }
+        }
+        let meta = meta::metadata_mut(&mut object)
+            .ok_or_else(|| ApiError::bad_request("metadata must be an object"))?;
+        for field in [
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+        ] {
+            match old.pointer(&format!("/metadata/{field}")) {
+                Some(value) => meta.insert(field.into(), value.clone()),
+                None => meta.remove(field),
+            };
+        }
+        meta.insert("name".into(), json!(name));
+    } else {
+        if has_status {
+            if let Some(map) = object.as_object_mut() {
+                map.remove("status");
+            }
+        }
+        let generation = kinds_generation(call);
+        let meta = meta::metadata_mut(&mut object)
+            .ok_or_else(|| ApiError::bad_request("metadata must be an object"))?;
+        meta.insert("uid".into(), json!(meta::new_uid()));
+        meta.insert("creationTimestamp".into(), json!(meta::now()));
+        meta.remove("deletionTimestamp");
+        meta.remove("resourceVersion");
+        if let Some(generation) = generation {
+            meta.insert("generation".into(), json!(generation));
+        }
+    }
+    if let Some(meta) = meta::metadata_mut(&mut object) {
+        if resource.namespaced {
+            meta.insert("namespace".into(), json!(call.namespace));
+        } else {
+            meta.remove("namespace");
+        }
+    }
+    let label_only = matches!(resource.kind.as_str(), "Namespace" | "Service");
+    let mut causes = meta::name_causes(&name, label_only);
+    if let Some(schema) = resource
+        .version(&call.version)
+        .and_then(|v| v.schema.as_ref())
+    {
+        causes.extend(crate::schema::prepare(&mut object, schema));
+    }
+    if !causes.is_empty() {
+        return Err(ApiError::invalid(
+            &resource.kind,
+            &resource.group,
+            &name,
+            causes,
+        ));
+    }
+    crate::kinds::on_write(resource, &mut object);
+    if let Some(old) = existing {
+        if same_content(old, &object) {
+            return Ok(Change::Keep);
+        }
+        if crate::kinds::tracks_generation(resource, &call.version) && spec_changed(old, &object) {
+            if let Some(meta) = meta::metadata_mut(&mut object) {
+                meta.insert("generation".into(), json!(meta::generation(old) + 1));
+            }
+        }
+        if meta::is_deleting(&object) && !meta::has_finalizers(&object) {
+            return Ok(Change::Delete);
+        }
+    }
+    if !applied {
+        let mut writer = call.writer();
+        let api_version = call.api_version();
+        writer.api_version = &api_version;
+        managed::record_update(existing.map(|o| &**o), &mut object, &writer);
+    }
+    Ok(Change::Put(object))
+}
+
+fn kinds_generation(call: &Call) -> Option<i64> {
+    crate::kinds::tracks_generation(&call.resource, &call.version).then_some(1)
+}
+
+fn stripped(object: &Value) -> Value {
+    let mut copy = object.clone();
+    if let Some(meta) = copy.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("resourceVersion");
+        meta.remove("managedFields");
+    }
+    copy
+}
+
+fn same_content(old: &Value, new: &Value) -> bool {
+    stripped(old) == stripped(new)
+}
+
+fn spec_changed(old: &Value, new: &Value) -> bool {
+    let content = |o: &Value| {
+        let mut copy = o.clone();
+        if let Some(map) = copy.as_object_mut() {
+            map.remove("metadata");
+            map.remove("status");
+        }
+        copy
+    };
+    content(old) != content(new)
+}
+
+fn check_resource_version(
+    call: &Call,
+    existing: &Value,
+    body: &Value,
+    name: &str,
+) -> ApiResult<()> {
+    let wanted = meta::meta_str(body, "resourceVersion").unwrap_or_default();
+    if !wanted.is_empty() && Some(wanted) != meta::meta_str(existing, "resourceVersion") {
+        return Err(ApiError::stale(
+            &call.resource.plural,
+            &call.resource.group,
+            name,
+        ));
+    }
+    Ok(())
+}
+
+async fn commit(
+    hub: &Hub,
+    call: &Call,
+    name: &str,
+    decide: impl FnOnce(Option<&Arc<Value>>) -> ApiResult<(Change, bool)>,
+) -> ApiResult<Written> {
+    let dry_run = call.dry_run();
+    let ((dry, created, deleted), committed) = hub
+        .store
+        .write(&call.key(name), |existing, _rv| {
+            let (change, created) = decide(existing)?;
+            match change {
+                Change::Put(object) if dry_run => {
+                    Ok((Change::Keep, (Some(object), created, false)))
+                }
+                Change::Delete if dry_run => Ok((
+                    Change::Keep,
+                    (existing.map(|e| (**e).clone()), created, false),
+                )),
+                Change::Delete => Ok((Change::Delete, (None, created, true))),
+                change => Ok((change, (None, created, false))),
+            }
+        })
+        .await?;
+    let object = match (dry, committed) {
+        (Some(dry), _) => dry,
+        (None, Some(object)) => (*object).clone(),
+        (None, None) => return Err(call.not_found(name)),
+    };
+    if deleted {
+        hub.after_delete(call, &object, Propagation::Background)
+            .await;
+    } else if !dry_run {
+        hub.after_write(call, &object).await;
+    }
+    Ok(Written {
+        object: call.present(&object),
+        created,
+    })
+}
+
+/// `create`.
+pub async fn create(hub: &Hub, call: &Call, mut body: Value) -> ApiResult<Written> {
+    check_identity(call, &body)?;
+    if meta::meta_str(&body, "resourceVersion").is_some_and(|rv| !rv.is_empty()) {
+        return Err(ApiError::bad_request(
+            "resourceVersion should not be set on objects to be created",
+        ));
+    }
+    let mut name = meta::meta_str(&body, "name")
+        .unwrap_or_default()
+        .to_string();
+    if name.is_empty() {
+        if let Some(prefix) = meta::meta_str(&body, "generateName") {
+            name = format!("{prefix}{}", meta::random_suffix());
+            if let Some(meta) = meta::metadata_mut(&mut body) {
+                meta.insert("name".into(), json!(name));
+            }
+        }
+    }
+    if name.is_empty() {
+        let causes = meta::name_causes("", false);
+        return Err(ApiError::invalid(
+            &call.resource.kind,
+            &call.resource.group,
+            "",
+            causes,
+        ));
+    }
+    check_namespace(hub, call)?;
+    let call = Call {
+        name: Some(name.clone()),
+        ..call.clone()
+    };
+    commit(hub, &call, &name, |existing| {
+        if existing.is_some() {
+            return Err(ApiError::already_exists(
+                &call.resource.plural,
+                &call.resource.group,
+                &name,
+            ));
+        }
+        Ok((finish(&call, None, body, false)?, true))
+    })
+    .await
+}
+
+/// `update` (PUT) of the object or its status.
+pub async fn update(hub: &Hub, call: &Call, body: Value) -> ApiResult<Written> {
+    check_identity(call, &body)?;
+    let name = call.required_name()?.to_string();
+    if meta::meta_str(&body, "name").is_some_and(|n| n != name) {
+        return Err(ApiError::bad_request(
+            "the name of the object does not match the name on the URL",
+        ));
+    }
+    commit(hub, call, &name, |existing| {
+        let existing = existing.ok_or_else(|| call.not_found(&name))?;
+        check_resource_version(call, existing, &body, &name)?;
+        Ok((finish(call, Some(existing), body, false)?, false))
+    })
+    .await
+}
+
+/// The patch formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchKind {
+    /// RFC 6902.
+    Json,
+    /// RFC 7386.
+    Merge,
+    /// Kubernetes strategic merge patch (built-in kinds only).
+    Strategic,
+    /// Server-side apply.
+    Apply,
+}
+
+impl PatchKind {
+    /// The kind for a `Content-Type`.
+    pub fn from_content_type(content_type: &str) -> ApiResult<Self> {
+        match content_type.split(';').next().unwrap_or_default().trim() {
+            "application/json-patch+json" => Ok(Self::Json),
+            "application/merge-patch+json" => Ok(Self::Merge),
+            "application/strategic-merge-patch+json" => Ok(Self::Strategic),
+            "application/apply-patch+yaml" | "application/apply-patch+cbor" => Ok(Self::Apply),
+            other => Err(ApiError::unsupported_media_type(format!(
+                "the body of the request was in an unknown format ({other}) - accepted media types \
+                 include: application/json-patch+json, application/merge-patch+json, \
+                 application/apply-patch+yaml"
+            ))),
+        }
+    }
+}
+
+/// `patch`, including server-side apply.
+pub async fn patch(hub: &Hub, call: &Call, kind: PatchKind, body: &[u8]) -> ApiResult<Written> {
+    let name = call.required_name()?.to_string();
+    if kind == PatchKind::Strategic && call.resource.custom {
+        return Err(ApiError::unsupported_media_type(
+            "strategic merge patch is not supported for custom resources; use a JSON merge patch \
+             or server-side apply",
+        ));
+    }
+    let patch: Value = match kind {
+        PatchKind::Apply => crate::body::parse_yaml_or_json(body)?,
+        _ => serde_json::from_slice(body)
+            .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?,
+    };
+    if kind == PatchKind::Apply {
+        check_identity(call, &patch)?;
+        if call.manager.is_empty() || call.param("fieldManager").is_none() {
+            return Err(ApiError::bad_request(
+                "PATCH requests with apply-patch content type require fieldManager to be set",
+            ));
+        }
+        if hub.store.get(&call.key(&name))?.is_none() {
+            check_namespace(hub, call)?;
+        }
+    }
+    let force = call.param("force") == Some("true");
+    commit(hub, call, &name, |existing| {
+        let Some(existing) = existing else {
+            if kind != PatchKind::Apply {
+                return Err(call.not_found(&name));
+            }
+            let mut writer = call.writer();
+            let api_version = call.api_version();
+            writer.api_version = &api_version;
+            let mut object =
+                managed::apply(None, &without_status_of(call, &patch), &writer, force)?;
+            if let Some(meta) = meta::metadata_mut(&mut object) {
+                meta.insert("name".into(), json!(name));
+            }
+            return Ok((finish(call, None, object, true)?, true));
+        };
+        let candidate = match kind {
+            PatchKind::Json => {
+                let operations: json_patch::Patch = serde_json::from_value(patch.clone())
+                    .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
+                let mut doc = (**existing).clone();
+                json_patch::patch(&mut doc, &operations).map_err(|e| {
+                    ApiError::invalid(
+                        &call.resource.kind,
+                        &call.resource.group,
+                        &name,
+                        vec![Cause {
+                            kind: "FieldValueInvalid".into(),
+                            message: format!("the JSON patch could not be applied: {e}"),
+                            field: String::new(),
+                        }],
+                    )
+                })?;
+                doc
+            }
+            PatchKind::Merge => {
+                let mut doc = (**existing).clone();
+                json_patch::merge(&mut doc, &patch);
+                doc
+            }
+            PatchKind::Strategic => {
+                let mut doc = (**existing).clone();
+                fleet_renderer::smp::merge(
+                    &mut doc,
+                    &patch,
+                    fleet_renderer::smp::ListMerge::BuiltIn,
+                    fleet_renderer::smp::ItemOrder::Append,
+                );
+                doc
+            }
+            PatchKind::Apply => {
+                let mut writer = call.writer();
+                let api_version = call.api_version();
+                writer.api_version = &api_version;
+                let object = managed::apply(
+                    Some(existing),
+                    &without_status_of(call, &patch),
+                    &writer,
+                    force,
+                )?;
+                return Ok((finish(call, Some(existing), object, true)?, false));
+            }
+        };
+        check_resource_version(call, existing, &patch, &name)?;
+        Ok((finish(call, Some(existing), candidate, false)?, false))
+    })
+    .await
+}
+
+/// What an apply to the main resource may set: everything but status, when status is a
+/// subresource; on the status subresource, only status.
+fn without_status_of(call: &Call, applied: &Value) -> Value {
+    let has_status = call
+        .resource
+        .version(&call.version)
+        .is_some_and(|v| v.status);
+    let mut applied = applied.clone();
+    if let Some(map) = applied.as_object_mut() {
+        if call.status_call() {
+            map.retain(|k, _| matches!(k.as_str(), "apiVersion" | "kind" | "metadata" | "status"));
+            if let Some(Value::Object(meta)) = map.get_mut("metadata") {
+                meta.retain(|k, _| k == "name" || k == "namespace");
+            }
+        } else if has_status {
+            map.remove("status");
+        }
+    }
+    applied
+}
+
+/// How dependents are treated when their owner is deleted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Propagation {
+    /// Dependents are deleted after the owner (Foreground is treated the same way).
+    Background,
+    /// Dependents lose their owner reference and stay.
+    Orphan,
+}
+
+/// The outcome of a delete.
+pub enum Deleted {
+    /// The object is gone; this was its last state.
+    Gone(Value),
+    /// The object waits for finalizers; this is its state.
+    Pending(Value),
+}
+
+/// `delete` of one object.
+pub async fn delete(hub: &Hub, call: &Call, options: &Value) -> ApiResult<Deleted> {
+    let name = call.required_name()?.to_string();
+    let propagation = match options
+        .get("propagationPolicy")
+        .and_then(Value::as_str)
+        .or_else(|| call.param("propagationPolicy"))
+    {
+        Some("Orphan") => Propagation::Orphan,
+        _ => Propagation::Background,
+    };
+    let wanted_rv = options
+        .pointer("/preconditions/resourceVersion")
+        .and_then(Value::as_str)
+        .map(String::from);
+    let wanted_uid = options
+        .pointer("/preconditions/uid")
+        .and_then(Value::as_str)
+        .map(String::from);
+    let dry_run = call.dry_run();
+    let (pending, last) = hub
+        .store
+        .write(&call.key(&name), |existing, _| {
+            let existing = existing.ok_or_else(|| call.not_found(&name))?;
+            if wanted_rv
+                .as_deref()
+                .is_some_and(|rv| Some(rv) != meta::meta_str(existing, "resourceVersion"))
+                || wanted_uid
+                    .as_deref()
+                    .is_some_and(|uid| Some(uid) != meta::meta_str(existing, "uid"))
+            {
+                return Err(ApiError::stale(
+                    &call.resource.plural,
+                    &call.resource.group,
+                    &name,
+                ));
+            }
+            if dry_run {
+                return Ok((Change::Keep, false));
+            }
+            let waits = meta::has_finalizers(existing)
+                || call.resource.kind == "Namespace" && !call.resource.custom;
+            if !waits {
+                return Ok((Change::Delete, false));
+            }
+            if meta::is_deleting(existing) {
+                return Ok((Change::Keep, true));
+            }
+            let mut object = (**existing).clone();
+            if let Some(meta) = meta::metadata_mut(&mut object) {
+                meta.insert("deletionTimestamp".into(), json!(meta::now()));
+                meta.insert("deletionGracePeriodSeconds".into(), json!(0));
+            }
+            crate::kinds::on_write(&call.resource, &mut object);
+            Ok((Change::Put(object), true))
+        })
+        .await?;
+    let last = last
+        .map(|o| (*o).clone())
+        .ok_or_else(|| call.not_found(&name))?;
+    if dry_run {
+        return Ok(Deleted::Gone(call.present(&last)));
+    }
+    if pending {
+        hub.after_delete_requested(call, &last).await;
+        return Ok(Deleted::Pending(call.present(&last)));
+    }
+    hub.after_delete(call, &last, propagation).await;
+    Ok(Deleted::Gone(call.present(&last)))
+}
+
+/// `deletecollection`: deletes every object the selectors match; returns how many.
+pub async fn delete_collection(hub: &Hub, call: &Call, options: &Value) -> ApiResult<Value> {
+    let page = list(
+        hub,
+        &Call {
+            query: call
+                .query
+                .iter()
+                .filter(|(k, _)| *k != "limit" && *k != "continue")
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            ..call.clone()
+        },
+    )?;
+    let mut items = Vec::new();
+    for item in page.items {
+        let name = meta::meta_str(&item, "name")
+            .unwrap_or_default()
+            .to_string();
+        let namespace = meta::meta_str(&item, "namespace")
+            .unwrap_or_default()
+            .to_string();
+        let one = Call {
+            name: Some(name),
+            namespace,
+            ..call.clone()
+        };
+        match delete(hub, &one, options).await {
+            Ok(Deleted::Gone(object) | Deleted::Pending(object)) => items.push(object),
+            Err(error) if error.code == 404 => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(list_object(
+        call,
+        Page {
+            rv: hub.store.current_rv(),
+            items,
+            next: None,
+            remaining: 0,
+        },
+    ))
+}

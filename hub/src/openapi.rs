@@ -1,0 +1,148 @@
+//! OpenAPI documents: v3 per group-version (what `kubectl explain` and kubectl's
+//! field-validation check read) and a v2 document, with the schemas of custom resources.
+
+use serde_json::{json, Map, Value};
+
+use crate::registry::{Registry, ResourceType};
+
+/// The schema name Kubernetes gives a kind: the group reversed, then version and kind.
+fn schema_name(group: &str, version: &str, kind: &str) -> String {
+    let reversed: Vec<&str> = if group.is_empty() {
+        vec!["io", "k8s", "api", "core"]
+    } else {
+        group.split('.').rev().collect()
+    };
+    format!("{}.{version}.{kind}", reversed.join("."))
+}
+
+fn gvk(t: &ResourceType, version: &str) -> Value {
+    json!([{"group": t.group, "version": version, "kind": t.kind}])
+}
+
+fn schema_of(t: &ResourceType, version: &str) -> Value {
+    let mut schema = t
+        .version(version)
+        .and_then(|v| v.schema.clone())
+        .unwrap_or_else(|| json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
+    if let Some(map) = schema.as_object_mut() {
+        map.insert("x-kubernetes-group-version-kind".into(), gvk(t, version));
+        if !map.contains_key("description") {
+            map.insert(
+                "description".into(),
+                json!(format!("{} is served by fleet-hub.", t.kind)),
+            );
+        }
+    }
+    schema
+}
+
+fn parameters() -> Value {
+    let query = |name: &str, description: &str| {
+        json!({"name": name, "in": "query", "description": description,
+               "schema": {"type": "string", "uniqueItems": true}})
+    };
+    json!([
+        query("dryRun", "When present, modifications are not persisted."),
+        query("fieldManager", "The name of the actor making the change."),
+        query(
+            "fieldValidation",
+            "Ignore, Warn or Strict handling of unknown fields."
+        ),
+    ])
+}
+
+fn paths_for(t: &ResourceType, version: &str) -> Vec<(String, Value)> {
+    let base = if t.group.is_empty() {
+        format!("/api/{version}")
+    } else {
+        format!("/apis/{}/{version}", t.group)
+    };
+    let scope = if t.namespaced {
+        "/namespaces/{namespace}"
+    } else {
+        ""
+    };
+    let operation = |action: &str| {
+        json!({"x-kubernetes-group-version-kind": gvk(t, version).get(0),
+               "x-kubernetes-action": action,
+               "parameters": parameters(),
+               "responses": {"200": {"description": "OK"}}})
+    };
+    vec![
+        (
+            format!("{base}{scope}/{}", t.plural),
+            json!({"post": operation("post"), "get": operation("list")}),
+        ),
+        (
+            format!("{base}{scope}/{}/{{name}}", t.plural),
+            json!({"get": operation("get"), "put": operation("put"),
+                   "patch": operation("patch"), "delete": operation("delete")}),
+        ),
+    ]
+}
+
+/// `/openapi/v3`: one entry per served group-version.
+pub fn v3_index(registry: &Registry, prefix: String) -> Value {
+    let mut paths = Map::new();
+    paths.insert(
+        "api/v1".into(),
+        json!({"serverRelativeURL": format!("{prefix}/openapi/v3/api/v1")}),
+    );
+    for (group, versions) in registry.groups() {
+        for version in versions {
+            let path = format!("apis/{group}/{version}");
+            let url = format!("{prefix}/openapi/v3/{path}");
+            paths.insert(path, json!({"serverRelativeURL": url}));
+        }
+    }
+    json!({"paths": paths})
+}
+
+/// `/openapi/v3/apis/<group>/<version>`, or `None` when the group-version is not served.
+pub fn v3(registry: &Registry, group: &str, version: &str) -> Option<Value> {
+    let served: Vec<&ResourceType> = registry
+        .all()
+        .iter()
+        .map(|t| &**t)
+        .filter(|t| t.group == group && t.version(version).is_some())
+        .collect();
+    if served.is_empty() {
+        return None;
+    }
+    let mut paths = Map::new();
+    let mut schemas = Map::new();
+    for t in served {
+        paths.extend(paths_for(t, version));
+        schemas.insert(
+            schema_name(&t.group, version, &t.kind),
+            schema_of(t, version),
+        );
+    }
+    Some(json!({
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": format!("v1.{}.0", crate::discovery::KUBE_MINOR)},
+        "paths": paths,
+        "components": {"schemas": schemas},
+    }))
+}
+
+/// `/openapi/v2`: every served kind's schema in one Swagger 2.0 document.
+pub fn v2(registry: &Registry) -> Value {
+    let mut definitions = Map::new();
+    let mut paths = Map::new();
+    for t in registry.all() {
+        for v in &t.versions {
+            definitions.insert(
+                schema_name(&t.group, &v.name, &t.kind),
+                schema_of(t, &v.name),
+            );
+            paths.extend(paths_for(t, &v.name));
+        }
+    }
+    json!({
+        "swagger": "2.0",
+        "info": {"title": "Kubernetes", "version": format!("v1.{}.0", crate::discovery::KUBE_MINOR)},
+        "paths": paths,
+        "definitions": definitions,
+    })
+}

@@ -1,0 +1,269 @@
+//! Structural schemas of custom resources: pruning of unknown fields, defaulting, and
+//! validation of the common keywords (type, required, enum, pattern, bounds).
+
+use serde_json::Value;
+
+use crate::status::Cause;
+
+/// Prunes, defaults and validates a custom resource against its `openAPIV3Schema`.
+/// Returns the validation failures; the object is pruned and defaulted in place.
+pub fn prepare(object: &mut Value, schema: &Value) -> Vec<Cause> {
+    let mut causes = Vec::new();
+    let Some(map) = object.as_object_mut() else {
+        return causes;
+    };
+    let properties = schema.get("properties");
+    let preserve = preserves_unknown(schema);
+    map.retain(|key, _| {
+        matches!(key.as_str(), "apiVersion" | "kind" | "metadata")
+            || preserve
+            || properties.is_some_and(|p| p.get(key).is_some())
+    });
+    if let Some(properties) = properties.and_then(Value::as_object) {
+        for (key, property) in properties {
+            if matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
+                continue;
+            }
+            if let Some(default) = property.get("default") {
+                map.entry(key.clone()).or_insert_with(|| default.clone());
+            }
+            if let Some(value) = map.get_mut(key) {
+                visit(value, property, key, &mut causes);
+            }
+        }
+    }
+    required(map, schema, "", &mut causes);
+    causes
+}
+
+fn preserves_unknown(schema: &Value) -> bool {
+    schema
+        .get("x-kubernetes-preserve-unknown-fields")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+fn invalid(path: &str, value: &Value, why: String) -> Cause {
+    Cause {
+        kind: "FieldValueInvalid".into(),
+        message: format!("Invalid value: {}: {why}", short(value)),
+        field: path.into(),
+    }
+}
+
+fn short(value: &Value) -> String {
+    match value {
+        Value::Object(_) => "\"object\"".into(),
+        Value::Array(_) => "\"array\"".into(),
+        other => other.to_string(),
+    }
+}
+
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn type_ok(value: &Value, schema: &Value) -> bool {
+    if schema
+        .get("x-kubernetes-int-or-string")
+        .and_then(Value::as_bool)
+        == Some(true)
+    {
+        return matches!(type_name(value), "integer" | "string");
+    }
+    if value.is_null() && schema.get("nullable").and_then(Value::as_bool) == Some(true) {
+        return true;
+    }
+    match schema.get("type").and_then(Value::as_str) {
+        None => true,
+        Some("number") => value.is_number(),
+        Some(wanted) => type_name(value) == wanted,
+    }
+}
+
+fn visit(value: &mut Value, schema: &Value, path: &str, causes: &mut Vec<Cause>) {
+    if !type_ok(value, schema) {
+        let wanted = schema
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("int-or-string");
+        causes.push(invalid(
+            path,
+            value,
+            format!(
+                "{path} in body must be of type {wanted}: \"{}\"",
+                type_name(value)
+            ),
+        ));
+        return;
+    }
+    scalar_rules(value, schema, path, causes);
+    match value {
+        Value::Object(map) => {
+            let properties = schema.get("properties").and_then(Value::as_object);
+            let additional = schema.get("additionalProperties").filter(|a| a.is_object());
+            if properties.is_some() && additional.is_none() && !preserves_unknown(schema) {
+                map.retain(|key, _| properties.is_some_and(|p| p.contains_key(key)));
+            }
+            if let Some(properties) = properties {
+                for (key, property) in properties {
+                    if let Some(default) = property.get("default") {
+                        map.entry(key.clone()).or_insert_with(|| default.clone());
+                    }
+                }
+            }
+            for (key, child) in map.iter_mut() {
+                let child_schema = properties.and_then(|p| p.get(key)).or(additional);
+                if let Some(child_schema) = child_schema {
+                    visit(child, child_schema, &format!("{path}.{key}"), causes);
+                }
+            }
+            required(map, schema, path, causes);
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for (i, item) in items.iter_mut().enumerate() {
+                    visit(item, item_schema, &format!("{path}[{i}]"), causes);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn required(
+    map: &serde_json::Map<String, Value>,
+    schema: &Value,
+    path: &str,
+    causes: &mut Vec<Cause>,
+) {
+    let names = schema.get("required").and_then(Value::as_array);
+    for name in names.into_iter().flatten().filter_map(Value::as_str) {
+        if !map.contains_key(name) {
+            let field = if path.is_empty() {
+                name.to_string()
+            } else {
+                format!("{path}.{name}")
+            };
+            causes.push(Cause {
+                kind: "FieldValueRequired".into(),
+                message: "Required value".into(),
+                field,
+            });
+        }
+    }
+}
+
+fn scalar_rules(value: &Value, schema: &Value, path: &str, causes: &mut Vec<Cause>) {
+    if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
+        if !allowed.contains(value) {
+            let listing: Vec<String> = allowed.iter().map(Value::to_string).collect();
+            causes.push(Cause {
+                kind: "FieldValueNotSupported".into(),
+                message: format!(
+                    "Unsupported value: {value}: supported values: {}",
+                    listing.join(", ")
+                ),
+                field: path.into(),
+            });
+        }
+    }
+    let number = |key: &str| schema.get(key).and_then(Value::as_f64);
+    if let Some(n) = value.as_f64() {
+        if let Some(min) = number("minimum").filter(|min| n < *min) {
+            causes.push(invalid(
+                path,
+                value,
+                format!("{path} in body should be greater than or equal to {min}"),
+            ));
+        }
+        if let Some(max) = number("maximum").filter(|max| n > *max) {
+            causes.push(invalid(
+                path,
+                value,
+                format!("{path} in body should be less than or equal to {max}"),
+            ));
+        }
+    }
+    if let Some(text) = value.as_str() {
+        if let Some(max) = number("maxLength").filter(|max| text.chars().count() as f64 > *max) {
+            causes.push(Cause {
+                kind: "FieldValueTooLong".into(),
+                message: format!("Too long: may not be more than {max} bytes"),
+                field: path.into(),
+            });
+        }
+        if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
+            if regex::Regex::new(pattern).is_ok_and(|re| !re.is_match(text)) {
+                causes.push(invalid(
+                    path,
+                    value,
+                    format!("{path} in body should match '{pattern}'"),
+                ));
+            }
+        }
+    }
+    if let (Some(items), Some(max)) = (value.as_array(), number("maxItems")) {
+        if items.len() as f64 > max {
+            causes.push(Cause {
+                kind: "FieldValueTooMany".into(),
+                message: format!("Too many: {}: must have at most {max} items", items.len()),
+                field: path.into(),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> Value {
+        json!({"type": "object", "properties": {
+            "spec": {"type": "object", "required": ["repo"], "properties": {
+                "repo": {"type": "string", "pattern": "^https?://"},
+                "paused": {"type": "boolean", "default": false},
+                "mode": {"type": "string", "enum": ["a", "b"]},
+                "replicas": {"type": "integer", "minimum": 0},
+                "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}},
+            "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}})
+    }
+
+    #[test]
+    fn unknown_fields_are_pruned_and_defaults_filled() {
+        let mut object = json!({"apiVersion": "x/v1", "kind": "X", "metadata": {"name": "a"},
+            "spec": {"repo": "https://h/r", "unknown": 1, "extra": {"anything": [1]}}, "junk": true});
+        assert!(prepare(&mut object, &schema()).is_empty());
+        assert_eq!(
+            object["spec"],
+            json!({"repo": "https://h/r", "extra": {"anything": [1]}, "paused": false})
+        );
+        assert!(object.get("junk").is_none());
+    }
+
+    #[test]
+    fn validation_names_each_bad_field() {
+        let mut object = json!({"spec": {"repo": "ftp://x", "mode": "c", "replicas": -1}});
+        let fields: Vec<String> = prepare(&mut object, &schema())
+            .into_iter()
+            .map(|c| c.field)
+            .collect();
+        assert_eq!(fields, ["spec.repo", "spec.mode", "spec.replicas"]);
+        let mut missing = json!({"spec": {"replicas": "two"}});
+        let causes = prepare(&mut missing, &schema());
+        assert_eq!(
+            causes[0].message,
+            "Invalid value: \"two\": spec.replicas in body must be of type integer: \"string\""
+        );
+        assert_eq!(causes[1].field, "spec.repo");
+    }
+}

@@ -1,0 +1,259 @@
+//! Kubernetes `Status` errors: every refusal the hub sends has a reason and a code.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+
+/// One field-level cause of an `Invalid` or `Conflict` status.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cause {
+    /// The cause type, e.g. `FieldValueInvalid` or `FieldManagerConflict`.
+    pub kind: String,
+    /// The human-readable message.
+    pub message: String,
+    /// The field path, e.g. `metadata.name`.
+    pub field: String,
+}
+
+/// An API error, rendered as a `meta.k8s.io/v1` `Status` object.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{reason} ({code}): {message}")]
+pub struct ApiError {
+    /// HTTP status code.
+    pub code: u16,
+    /// Machine-readable reason, e.g. `NotFound`.
+    pub reason: &'static str,
+    /// Human-readable message, worded as kube-apiserver words it.
+    pub message: String,
+    /// `details` of the Status: name, group, kind and causes.
+    pub details: Option<Value>,
+}
+
+/// The result of an API operation.
+pub type ApiResult<T> = Result<T, ApiError>;
+
+impl ApiError {
+    fn new(code: u16, reason: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            reason,
+            message: message.into(),
+            details: None,
+        }
+    }
+
+    fn with_details(mut self, plural: &str, group: &str, name: &str) -> Self {
+        let mut details = json!({"name": name, "kind": plural});
+        if !group.is_empty() {
+            details["group"] = json!(group);
+        }
+        self.details = Some(details);
+        self
+    }
+
+    /// `404 NotFound` for a named object.
+    pub fn not_found(plural: &str, group: &str, name: &str) -> Self {
+        Self::new(
+            404,
+            "NotFound",
+            format!("{} \"{name}\" not found", qualified(plural, group)),
+        )
+        .with_details(plural, group, name)
+    }
+
+    /// `404 NotFound` for a path that names nothing the server knows.
+    pub fn no_route(path: &str) -> Self {
+        Self::new(
+            404,
+            "NotFound",
+            format!("the server could not find the requested resource ({path})"),
+        )
+    }
+
+    /// `409 AlreadyExists`.
+    pub fn already_exists(plural: &str, group: &str, name: &str) -> Self {
+        Self::new(
+            409,
+            "AlreadyExists",
+            format!("{} \"{name}\" already exists", qualified(plural, group)),
+        )
+        .with_details(plural, group, name)
+    }
+
+    /// `409 Conflict` for a stale resourceVersion.
+    pub fn stale(plural: &str, group: &str, name: &str) -> Self {
+        Self::new(
+            409,
+            "Conflict",
+            format!(
+                "Operation cannot be fulfilled on {} \"{name}\": the object has been modified; \
+                 please apply your changes to the latest version and try again",
+                qualified(plural, group)
+            ),
+        )
+        .with_details(plural, group, name)
+    }
+
+    /// `409 Conflict` for server-side apply field ownership conflicts.
+    pub fn apply_conflicts(causes: Vec<Cause>) -> Self {
+        let noun = if causes.len() == 1 {
+            "conflict"
+        } else {
+            "conflicts"
+        };
+        let listing: Vec<String> = causes
+            .iter()
+            .map(|c| format!("{}: {}", c.message, c.field))
+            .collect();
+        let message = format!(
+            "Apply failed with {} {noun}: {}",
+            causes.len(),
+            listing.join("\n")
+        );
+        let mut error = Self::new(409, "Conflict", message);
+        error.details = Some(json!({"causes": causes_json(&causes)}));
+        error
+    }
+
+    /// `422 Invalid` with field causes.
+    pub fn invalid(kind: &str, group: &str, name: &str, causes: Vec<Cause>) -> Self {
+        let listing: Vec<String> = causes
+            .iter()
+            .map(|c| format!("{}: {}", c.field, c.message))
+            .collect();
+        let subject = if group.is_empty() {
+            kind.to_string()
+        } else {
+            format!("{kind}.{group}")
+        };
+        let message = match listing.as_slice() {
+            [one] => format!("{subject} \"{name}\" is invalid: {one}"),
+            many => format!("{subject} \"{name}\" is invalid: [{}]", many.join(", ")),
+        };
+        let mut error = Self::new(422, "Invalid", message);
+        let mut details = json!({"name": name, "kind": kind, "causes": causes_json(&causes)});
+        if !group.is_empty() {
+            details["group"] = json!(group);
+        }
+        error.details = Some(details);
+        error
+    }
+
+    /// `400 BadRequest`.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::new(400, "BadRequest", message)
+    }
+
+    /// `401 Unauthorized`.
+    pub fn unauthorized() -> Self {
+        Self::new(401, "Unauthorized", "Unauthorized")
+    }
+
+    /// `403 Forbidden`, worded as the RBAC authorizer words it.
+    pub fn forbidden(user: &str, verb: &str, plural: &str, group: &str, namespace: &str) -> Self {
+        let scope = if namespace.is_empty() {
+            "at the cluster scope".to_string()
+        } else {
+            format!("in the namespace \"{namespace}\"")
+        };
+        Self::new(
+            403,
+            "Forbidden",
+            format!(
+                "{plural} is forbidden: User \"{user}\" cannot {verb} resource \"{plural}\" \
+                 in API group \"{group}\" {scope}"
+            ),
+        )
+    }
+
+    /// `405 MethodNotAllowed`.
+    pub fn method_not_allowed(verb: &str) -> Self {
+        Self::new(
+            405,
+            "MethodNotAllowed",
+            format!("the server does not allow this method on the requested resource ({verb})"),
+        )
+    }
+
+    /// `410 Gone` for a watch from a resourceVersion older than the kept history.
+    pub fn gone(requested: u64, oldest: u64) -> Self {
+        Self::new(
+            410,
+            "Expired",
+            format!("too old resource version: {requested} ({oldest})"),
+        )
+    }
+
+    /// `413 RequestEntityTooLarge`.
+    pub fn too_large(limit: usize) -> Self {
+        Self::new(
+            413,
+            "RequestEntityTooLarge",
+            format!("the request body is larger than {limit} bytes"),
+        )
+    }
+
+    /// `415 UnsupportedMediaType`.
+    pub fn unsupported_media_type(message: impl Into<String>) -> Self {
+        Self::new(415, "UnsupportedMediaType", message)
+    }
+
+    /// `500 InternalError`.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(500, "InternalError", message)
+    }
+
+    /// The `Status` object.
+    pub fn to_status(&self) -> Value {
+        let mut status = json!({
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code,
+        });
+        if let Some(details) = &self.details {
+            status["details"] = details.clone();
+        }
+        status
+    }
+}
+
+fn qualified(plural: &str, group: &str) -> String {
+    if group.is_empty() {
+        plural.to_string()
+    } else {
+        format!("{plural}.{group}")
+    }
+}
+
+fn causes_json(causes: &[Cause]) -> Value {
+    causes
+        .iter()
+        .map(|c| json!({"reason": c.kind, "message": c.message, "field": c.field}))
+        .collect()
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let code = StatusCode::from_u16(self.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        (code, axum::Json(self.to_status())).into_response()
+    }
+}
+
+/// The `Status` a successful delete returns.
+pub fn deleted(plural: &str, group: &str, name: &str, uid: &str) -> Value {
+    let mut details = json!({"name": name, "kind": plural, "uid": uid});
+    if !group.is_empty() {
+        details["group"] = json!(group);
+    }
+    json!({
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": details,
+    })
+}

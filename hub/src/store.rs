@@ -1,0 +1,586 @@
+//! Object storage: every object in memory for reads, every acknowledged write in SQLite.
+//!
+//! Writes are serialised under one lock, which assigns the next resourceVersion and updates
+//! the in-memory map, then queued to a single writer thread. The writer commits queued
+//! writes in batches (group commit), one SQLite transaction each, in WAL mode with
+//! `synchronous=FULL`, so a commit returns only after the WAL is fsynced. Only then are the
+//! writes acknowledged to their callers and published to watchers, so an acknowledged write
+//! survives `kill -9`, and no watcher ever sees a write that a crash could take back.
+//!
+//! A failed commit poisons the store: every later request fails until the hub is restarted
+//! and reloads the state from disk, which is the source of truth.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard};
+
+use rusqlite::{params, Connection};
+use serde_json::Value;
+use tokio::sync::{broadcast, oneshot};
+
+use crate::status::{ApiError, ApiResult};
+
+/// How many events are kept for watches that resume from an older resourceVersion.
+const HISTORY: usize = 20_000;
+/// The most writes committed in one transaction.
+const BATCH: usize = 2_048;
+
+/// Where an object lives: logical cluster, resource (`group/plural`), namespace, name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Key {
+    /// Logical cluster name.
+    pub cluster: String,
+    /// Storage key of the resource: `group/plural`.
+    pub resource: String,
+    /// Namespace; empty for cluster-scoped objects.
+    pub namespace: String,
+    /// Object name.
+    pub name: String,
+}
+
+/// The kind of a watch event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    /// The object was created.
+    Added,
+    /// The object changed.
+    Modified,
+    /// The object was removed; the event carries its last state.
+    Deleted,
+}
+
+impl EventType {
+    /// The wire name: `ADDED`, `MODIFIED`, `DELETED`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// A committed change.
+#[derive(Debug)]
+pub struct Event {
+    /// What happened.
+    pub kind: EventType,
+    /// Which object.
+    pub key: Key,
+    /// The resourceVersion of the change.
+    pub rv: u64,
+    /// The object after the change (before it, for deletes).
+    pub object: Arc<Value>,
+}
+
+/// What a write decides to do with the object.
+pub enum Change {
+    /// Store this new state.
+    Put(Value),
+    /// Remove the object.
+    Delete,
+    /// Leave it as it is.
+    Keep,
+}
+
+/// A logical cluster record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterRecord {
+    /// Cluster name.
+    pub name: String,
+    /// The admin bearer token of the cluster.
+    pub token: String,
+}
+
+/// Errors opening the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite failed.
+    #[error("database {path}: {source}")]
+    Sqlite {
+        /// The database file.
+        path: String,
+        /// The cause.
+        source: rusqlite::Error,
+    },
+    /// A stored object is not valid JSON.
+    #[error("database {path}: object {key} is corrupt: {source}")]
+    Corrupt {
+        /// The database file.
+        path: String,
+        /// The object.
+        key: String,
+        /// The cause.
+        source: serde_json::Error,
+    },
+}
+
+type Objects = BTreeMap<(String, String), Arc<Value>>;
+
+struct Memory {
+    rv: u64,
+    objects: HashMap<(String, String), Objects>,
+    clusters: BTreeMap<String, ClusterRecord>,
+}
+
+struct History {
+    /// Every event with a resourceVersion above `floor` is in `events`.
+    floor: u64,
+    events: VecDeque<Arc<Event>>,
+}
+
+enum Op {
+    Put(Key, u64, Arc<Value>),
+    Delete(Key),
+    Cluster(ClusterRecord),
+}
+
+struct Pending {
+    op: Op,
+    rv: u64,
+    event: Option<Arc<Event>>,
+    ack: oneshot::Sender<bool>,
+}
+
+struct Shared {
+    history: Mutex<History>,
+    sender: broadcast::Sender<Arc<Event>>,
+    poisoned: AtomicBool,
+}
+
+/// The object store.
+pub struct Store {
+    memory: Mutex<Memory>,
+    queue: Mutex<mpsc::Sender<Pending>>,
+    shared: Arc<Shared>,
+}
+
+/// The objects of a resource at one resourceVersion, and every change after it.
+pub struct Snapshot {
+    /// The resourceVersion of the snapshot.
+    pub rv: u64,
+    /// The objects.
+    pub objects: Vec<Arc<Value>>,
+    /// Changes; those at or below `rv` must be skipped.
+    pub live: broadcast::Receiver<Arc<Event>>,
+}
+
+/// A subscription to changes, with the events to replay first.
+pub struct Subscription {
+    /// Events to deliver before the live ones.
+    pub replay: Vec<Arc<Event>>,
+    /// Live events; those at or below `replay`'s last resourceVersion must be skipped.
+    pub live: broadcast::Receiver<Arc<Event>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Store {
+    /// Opens (or creates) the database at `path` and loads every object.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let shown = path.display().to_string();
+        let sqlite = |source| StoreError::Sqlite {
+            path: shown.clone(),
+            source,
+        };
+        let conn = Connection::open(path).map_err(sqlite)?;
+        conn.execute_batch(
+            "PRAGMA journal_mode=WAL;
+             PRAGMA synchronous=FULL;
+             CREATE TABLE IF NOT EXISTS objects (
+                 cluster TEXT NOT NULL, resource TEXT NOT NULL, namespace TEXT NOT NULL,
+                 name TEXT NOT NULL, rv INTEGER NOT NULL, body BLOB NOT NULL,
+                 PRIMARY KEY (cluster, resource, namespace, name)) WITHOUT ROWID;
+             CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+             CREATE TABLE IF NOT EXISTS clusters (name TEXT PRIMARY KEY, token TEXT NOT NULL);",
+        )
+        .map_err(sqlite)?;
+        let memory = load(&conn, &shown)?;
+        let (sender, _) = broadcast::channel(65_536);
+        let shared = Arc::new(Shared {
+            history: Mutex::new(History {
+                floor: memory.rv,
+                events: VecDeque::new(),
+            }),
+            sender,
+            poisoned: AtomicBool::new(false),
+        });
+        let (queue, receiver) = mpsc::channel();
+        let writer_shared = shared.clone();
+        std::thread::Builder::new()
+            .name("hub-store-writer".into())
+            .spawn(move || run_writer(conn, receiver, &writer_shared))
+            .map_err(|e| sqlite(rusqlite::Error::ToSqlConversionFailure(Box::new(e))))?;
+        Ok(Self {
+            memory: Mutex::new(memory),
+            queue: Mutex::new(queue),
+            shared,
+        })
+    }
+
+    fn check(&self) -> ApiResult<()> {
+        if self.shared.poisoned.load(Ordering::Acquire) {
+            return Err(ApiError::internal(
+                "the hub's storage failed a commit; restart the hub to recover",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The latest assigned resourceVersion.
+    pub fn current_rv(&self) -> u64 {
+        lock(&self.memory).rv
+    }
+
+    /// One object.
+    pub fn get(&self, key: &Key) -> ApiResult<Option<Arc<Value>>> {
+        self.check()?;
+        let memory = lock(&self.memory);
+        Ok(memory
+            .objects
+            .get(&(key.cluster.clone(), key.resource.clone()))
+            .and_then(|objects| objects.get(&(key.namespace.clone(), key.name.clone())))
+            .cloned())
+    }
+
+    /// Objects of a resource, in one namespace or all, ordered by namespace and name,
+    /// starting after `after`, with the resourceVersion of the snapshot.
+    pub fn list(
+        &self,
+        cluster: &str,
+        resource: &str,
+        namespace: Option<&str>,
+    ) -> ApiResult<(u64, Vec<Arc<Value>>)> {
+        self.check()?;
+        let memory = lock(&self.memory);
+        Ok((memory.rv, select(&memory, cluster, resource, namespace)))
+    }
+
+    /// Every object of a cluster, with its resource.
+    pub fn cluster_objects(&self, cluster: &str) -> Vec<(String, Arc<Value>)> {
+        let memory = lock(&self.memory);
+        memory
+            .objects
+            .iter()
+            .filter(|((c, _), _)| c == cluster)
+            .flat_map(|((_, resource), objects)| {
+                objects.values().map(move |o| (resource.clone(), o.clone()))
+            })
+            .collect()
+    }
+
+    /// The logical clusters.
+    pub fn clusters(&self) -> Vec<ClusterRecord> {
+        lock(&self.memory).clusters.values().cloned().collect()
+    }
+
+    /// Records a logical cluster durably.
+    pub async fn put_cluster(&self, record: ClusterRecord) -> ApiResult<()> {
+        self.check()?;
+        let ack = {
+            let mut memory = lock(&self.memory);
+            memory.clusters.insert(record.name.clone(), record.clone());
+            self.enqueue(Op::Cluster(record), memory.rv, None)?
+        };
+        wait(ack).await
+    }
+
+    /// Reads the object at `key`, lets `decide` choose the change, and commits it
+    /// atomically. `decide` gets the current object and the resourceVersion a write would
+    /// get. Returns what `decide` returned with the stored object, once it is durable.
+    pub async fn write<T>(
+        &self,
+        key: &Key,
+        decide: impl FnOnce(Option<&Arc<Value>>, u64) -> ApiResult<(Change, T)>,
+    ) -> ApiResult<(T, Option<Arc<Value>>)> {
+        self.check()?;
+        let (result, stored, ack) = {
+            let mut memory = lock(&self.memory);
+            let rv = memory.rv + 1;
+            let group_key = (key.cluster.clone(), key.resource.clone());
+            let object_key = (key.namespace.clone(), key.name.clone());
+            let existing = memory
+                .objects
+                .get(&group_key)
+                .and_then(|objects| objects.get(&object_key))
+                .cloned();
+            let (change, result) = decide(existing.as_ref(), rv)?;
+            match change {
+                Change::Keep => return Ok((result, existing)),
+                Change::Put(mut value) => {
+                    crate::meta::set_resource_version(&mut value, rv);
+                    let object = Arc::new(value);
+                    let kind = if existing.is_some() {
+                        EventType::Modified
+                    } else {
+                        EventType::Added
+                    };
+                    memory.rv = rv;
+                    memory
+                        .objects
+                        .entry(group_key)
+                        .or_default()
+                        .insert(object_key, object.clone());
+                    let event = event(kind, key, rv, object.clone());
+                    let ack =
+                        self.enqueue(Op::Put(key.clone(), rv, object.clone()), rv, Some(event))?;
+                    (result, Some(object), ack)
+                }
+                Change::Delete => {
+                    let Some(previous) = existing else {
+                        return Ok((result, None));
+                    };
+                    let mut last = (*previous).clone();
+                    crate::meta::set_resource_version(&mut last, rv);
+                    memory.rv = rv;
+                    if let Some(objects) = memory.objects.get_mut(&group_key) {
+                        objects.remove(&object_key);
+                    }
+                    let last = Arc::new(last);
+                    let event = event(EventType::Deleted, key, rv, last.clone());
+                    let ack = self.enqueue(Op::Delete(key.clone()), rv, Some(event))?;
+                    (result, Some(last), ack)
+                }
+            }
+        };
+        wait(ack).await?;
+        Ok((result, stored))
+    }
+
+    fn enqueue(
+        &self,
+        op: Op,
+        rv: u64,
+        event: Option<Arc<Event>>,
+    ) -> ApiResult<oneshot::Receiver<bool>> {
+        let (ack, receiver) = oneshot::channel();
+        lock(&self.queue)
+            .send(Pending { op, rv, event, ack })
+            .map_err(|_| ApiError::internal("the hub's storage writer has stopped"))?;
+        Ok(receiver)
+    }
+
+    /// Subscribes to events after `rv`, or fails with the oldest resourceVersion kept.
+    pub fn subscribe_after(&self, rv: u64) -> Result<Subscription, u64> {
+        let history = lock(&self.shared.history);
+        if rv < history.floor {
+            return Err(history.floor);
+        }
+        let replay = history
+            .events
+            .iter()
+            .filter(|e| e.rv > rv)
+            .cloned()
+            .collect();
+        Ok(Subscription {
+            replay,
+            live: self.shared.sender.subscribe(),
+        })
+    }
+
+    /// The current objects of a resource and a subscription to every later change.
+    pub fn snapshot_and_subscribe(
+        &self,
+        cluster: &str,
+        resource: &str,
+        namespace: Option<&str>,
+    ) -> ApiResult<Snapshot> {
+        self.check()?;
+        let memory = lock(&self.memory);
+        let live = self.shared.sender.subscribe();
+        Ok(Snapshot {
+            rv: memory.rv,
+            objects: select(&memory, cluster, resource, namespace),
+            live,
+        })
+    }
+}
+
+fn select(
+    memory: &Memory,
+    cluster: &str,
+    resource: &str,
+    namespace: Option<&str>,
+) -> Vec<Arc<Value>> {
+    let Some(objects) = memory
+        .objects
+        .get(&(cluster.to_string(), resource.to_string()))
+    else {
+        return Vec::new();
+    };
+    match namespace {
+        Some(ns) => objects
+            .range((ns.to_string(), String::new())..)
+            .take_while(|((n, _), _)| n == ns)
+            .map(|(_, o)| o.clone())
+            .collect(),
+        None => objects.values().cloned().collect(),
+    }
+}
+
+fn event(kind: EventType, key: &Key, rv: u64, object: Arc<Value>) -> Arc<Event> {
+    Arc::new(Event {
+        kind,
+        key: key.clone(),
+        rv,
+        object,
+    })
+}
+
+async fn wait(ack: oneshot::Receiver<bool>) -> ApiResult<()> {
+    match ack.await {
+        Ok(true) => Ok(()),
+        _ => Err(ApiError::internal(
+            "the hub could not commit the write to disk",
+        )),
+    }
+}
+
+fn load(conn: &Connection, path: &str) -> Result<Memory, StoreError> {
+    let sqlite = |source| StoreError::Sqlite {
+        path: path.to_string(),
+        source,
+    };
+    let mut memory = Memory {
+        rv: conn
+            .query_row("SELECT value FROM meta WHERE key = 'rv'", [], |row| {
+                row.get::<_, i64>(0)
+            })
+            .map(|v| u64::try_from(v).unwrap_or(0))
+            .unwrap_or(0),
+        objects: HashMap::new(),
+        clusters: BTreeMap::new(),
+    };
+    let mut statement = conn
+        .prepare("SELECT cluster, resource, namespace, name, rv, body FROM objects")
+        .map_err(sqlite)?;
+    let rows = statement
+        .query_map([], |row| {
+            Ok((
+                row.get::<_, String>(0)?,
+                row.get::<_, String>(1)?,
+                row.get::<_, String>(2)?,
+                row.get::<_, String>(3)?,
+                row.get::<_, i64>(4)?,
+                row.get::<_, Vec<u8>>(5)?,
+            ))
+        })
+        .map_err(sqlite)?;
+    for row in rows {
+        let (cluster, resource, namespace, name, rv, body) = row.map_err(sqlite)?;
+        let value: Value = serde_json::from_slice(&body).map_err(|source| StoreError::Corrupt {
+            path: path.to_string(),
+            key: format!("{cluster}/{resource}/{namespace}/{name}"),
+            source,
+        })?;
+        memory.rv = memory.rv.max(u64::try_from(rv).unwrap_or(0));
+        memory
+            .objects
+            .entry((cluster, resource))
+            .or_default()
+            .insert((namespace, name), Arc::new(value));
+    }
+    let mut statement = conn
+        .prepare("SELECT name, token FROM clusters")
+        .map_err(sqlite)?;
+    let rows = statement
+        .query_map([], |row| {
+            Ok(ClusterRecord {
+                name: row.get(0)?,
+                token: row.get(1)?,
+            })
+        })
+        .map_err(sqlite)?;
+    for row in rows {
+        let record = row.map_err(sqlite)?;
+        memory.clusters.insert(record.name.clone(), record);
+    }
+    Ok(memory)
+}
+
+fn run_writer(mut conn: Connection, receiver: mpsc::Receiver<Pending>, shared: &Shared) {
+    while let Ok(first) = receiver.recv() {
+        let mut batch = vec![first];
+        while batch.len() < BATCH {
+            match receiver.try_recv() {
+                Ok(next) => batch.push(next),
+                Err(_) => break,
+            }
+        }
+        let committed = match commit(&mut conn, &batch) {
+            Ok(()) => true,
+            Err(error) => {
+                tracing::error!(%error, "storage commit failed; the hub stops accepting requests");
+                shared.poisoned.store(true, Ordering::Release);
+                false
+            }
+        };
+        if committed {
+            let mut history = lock(&shared.history);
+            for event in batch.iter().filter_map(|p| p.event.clone()) {
+                if history.events.len() == HISTORY {
+                    if let Some(dropped) = history.events.pop_front() {
+                        history.floor = dropped.rv;
+                    }
+                }
+                history.events.push_back(event.clone());
+                // Nobody listening is not an error.
+                let _ = shared.sender.send(event);
+            }
+        }
+        for pending in batch {
+            // The caller may have gone away; its write is committed all the same.
+            let _ = pending.ack.send(committed);
+        }
+    }
+}
+
+fn commit(conn: &mut Connection, batch: &[Pending]) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    {
+        let mut put = tx.prepare_cached(
+            "INSERT INTO objects (cluster, resource, namespace, name, rv, body)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT DO UPDATE SET rv = excluded.rv, body = excluded.body",
+        )?;
+        let mut delete = tx.prepare_cached(
+            "DELETE FROM objects WHERE cluster = ?1 AND resource = ?2 AND namespace = ?3 AND name = ?4",
+        )?;
+        let mut cluster =
+            tx.prepare_cached("INSERT OR REPLACE INTO clusters (name, token) VALUES (?1, ?2)")?;
+        for pending in batch {
+            match &pending.op {
+                Op::Put(key, rv, object) => {
+                    let body = serde_json::to_vec(&**object)
+                        .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+                    put.execute(params![
+                        key.cluster,
+                        key.resource,
+                        key.namespace,
+                        key.name,
+                        i64::try_from(*rv).unwrap_or(i64::MAX),
+                        body
+                    ])?;
+                }
+                Op::Delete(key) => {
+                    delete.execute(params![key.cluster, key.resource, key.namespace, key.name])?;
+                }
+                Op::Cluster(record) => {
+                    cluster.execute(params![record.name, record.token])?;
+                }
+            }
+        }
+        let last = batch.iter().map(|p| p.rv).max().unwrap_or(0);
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('rv', ?1)
+             ON CONFLICT DO UPDATE SET value = max(value, excluded.value)",
+            params![i64::try_from(last).unwrap_or(i64::MAX)],
+        )?;
+    }
+    tx.commit()
+}

@@ -1,0 +1,211 @@
+//! Watches: a stream of `{"type": ..., "object": ...}` lines, resumable from a
+//! resourceVersion, with bookmarks and the initial-events-end marker.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use serde_json::{json, Value};
+use tokio::sync::{broadcast, mpsc};
+
+use crate::objects::Call;
+use crate::registry::PrinterColumn;
+use crate::selector::{FieldSelector, LabelSelector};
+use crate::status::{ApiError, ApiResult};
+use crate::store::{Event, Store};
+use crate::table::{self, Include};
+
+/// How often a watch that allows bookmarks gets one.
+const BOOKMARK_EVERY: Duration = Duration::from_secs(5);
+/// The longest a watch stays open without a `timeoutSeconds` (as kube-apiserver's default).
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
+
+/// Table rendering for `kubectl get -w`.
+pub struct TableFormat {
+    /// Columns after Name.
+    pub columns: Vec<PrinterColumn>,
+    /// What each row carries.
+    pub include: Include,
+}
+
+struct Watcher {
+    call: Call,
+    resource: String,
+    labels: LabelSelector,
+    fields: FieldSelector,
+    table: Option<TableFormat>,
+    bookmarks: bool,
+    sent_columns: bool,
+    last_rv: u64,
+}
+
+impl Watcher {
+    fn wants(&self, event: &Event) -> bool {
+        event.rv > self.last_rv
+            && event.key.cluster == self.call.cluster
+            && event.key.resource == self.resource
+            && (self.call.namespace.is_empty() || event.key.namespace == self.call.namespace)
+            && self.labels.matches(&event.object)
+            && self.fields.matches(&event.object)
+    }
+
+    fn line(&mut self, kind: &str, object: &Value) -> Bytes {
+        let object = match &self.table {
+            Some(format) if kind != "BOOKMARK" && kind != "ERROR" => {
+                let presented = self.call.present(object);
+                let mut t = table::table(&[&presented], &format.columns, format.include, json!({}));
+                if self.sent_columns {
+                    t["columnDefinitions"] = json!([]);
+                }
+                self.sent_columns = true;
+                t
+            }
+            _ if kind == "BOOKMARK" || kind == "ERROR" => object.clone(),
+            _ => self.call.present(object),
+        };
+        let mut line =
+            serde_json::to_vec(&json!({"type": kind, "object": object})).unwrap_or_default();
+        line.push(b'\n');
+        Bytes::from(line)
+    }
+
+    fn bookmark(&mut self, rv: u64, initial_end: bool) -> Bytes {
+        let mut metadata = json!({"resourceVersion": rv.to_string()});
+        if initial_end {
+            metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+        }
+        let object = json!({"kind": self.call.resource.kind,
+                            "apiVersion": self.call.resource.api_version(&self.call.version),
+                            "metadata": metadata});
+        self.line("BOOKMARK", &object)
+    }
+}
+
+/// Starts a watch; the returned receiver yields the response body's chunks.
+pub fn start(
+    store: Arc<Store>,
+    call: Call,
+    table: Option<TableFormat>,
+) -> ApiResult<mpsc::Receiver<Bytes>> {
+    let param = |name: &str| call.query.get(name).map(String::as_str);
+    let mut watcher = Watcher {
+        labels: LabelSelector::parse(param("labelSelector").unwrap_or_default())?,
+        fields: FieldSelector::parse(param("fieldSelector").unwrap_or_default())?,
+        resource: call.resource.storage_key(),
+        bookmarks: param("allowWatchBookmarks") == Some("true"),
+        table,
+        sent_columns: false,
+        last_rv: 0,
+        call: call.clone(),
+    };
+    let timeout = param("timeoutSeconds")
+        .and_then(|t| t.parse::<u64>().ok())
+        .map(Duration::from_secs)
+        .unwrap_or(DEFAULT_TIMEOUT);
+    let initial_events = param("sendInitialEvents") == Some("true");
+    let from = param("resourceVersion")
+        .filter(|rv| !rv.is_empty() && *rv != "0" && !initial_events)
+        .map(|rv| {
+            rv.parse::<u64>()
+                .map_err(|_| ApiError::bad_request(format!("invalid resource version: {rv}")))
+        })
+        .transpose()?;
+    let (sender, receiver) = mpsc::channel(256);
+    let mut opening = Vec::new();
+    let live = match from {
+        Some(rv) => match store.subscribe_after(rv) {
+            Ok(subscription) => {
+                watcher.last_rv = rv;
+                for event in subscription.replay {
+                    if watcher.wants(&event) {
+                        opening.push(watcher.line(event.kind.as_str(), &event.object));
+                    }
+                    watcher.last_rv = watcher.last_rv.max(event.rv);
+                }
+                subscription.live
+            }
+            Err(oldest) => {
+                let gone = ApiError::gone(rv, oldest).to_status();
+                opening.push(watcher.line("ERROR", &gone));
+                tokio::spawn(send_all(sender, opening));
+                return Ok(receiver);
+            }
+        },
+        None => {
+            let namespace = (!call.namespace.is_empty()).then_some(call.namespace.as_str());
+            let snapshot =
+                store.snapshot_and_subscribe(&call.cluster, &watcher.resource, namespace)?;
+            let (rv, objects, live) = (snapshot.rv, snapshot.objects, snapshot.live);
+            for object in &objects {
+                if watcher.labels.matches(object) && watcher.fields.matches(object) {
+                    opening.push(watcher.line("ADDED", object));
+                }
+            }
+            watcher.last_rv = rv;
+            if initial_events && watcher.bookmarks {
+                opening.push(watcher.bookmark(rv, true));
+            }
+            live
+        }
+    };
+    tokio::spawn(run(watcher, store, live, sender, opening, timeout));
+    Ok(receiver)
+}
+
+async fn send_all(sender: mpsc::Sender<Bytes>, lines: Vec<Bytes>) -> bool {
+    for line in lines {
+        if sender.send(line).await.is_err() {
+            return false;
+        }
+    }
+    true
+}
+
+async fn run(
+    mut watcher: Watcher,
+    store: Arc<Store>,
+    mut live: broadcast::Receiver<Arc<Event>>,
+    sender: mpsc::Sender<Bytes>,
+    opening: Vec<Bytes>,
+    timeout: Duration,
+) {
+    if !send_all(sender.clone(), opening).await {
+        return;
+    }
+    let deadline = tokio::time::sleep(timeout);
+    tokio::pin!(deadline);
+    let mut bookmarks = tokio::time::interval(BOOKMARK_EVERY);
+    bookmarks.tick().await;
+    loop {
+        tokio::select! {
+            _ = &mut deadline => return,
+            _ = sender.closed() => return,
+            _ = bookmarks.tick(), if watcher.bookmarks => {
+                let rv = watcher.last_rv;
+                let line = watcher.bookmark(rv, false);
+                if sender.send(line).await.is_err() {
+                    return;
+                }
+            }
+            received = live.recv() => match received {
+                Ok(event) => {
+                    if watcher.wants(&event) {
+                        let line = watcher.line(event.kind.as_str(), &event.object);
+                        if sender.send(line).await.is_err() {
+                            return;
+                        }
+                    }
+                    watcher.last_rv = watcher.last_rv.max(event.rv);
+                }
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    let gone = ApiError::gone(watcher.last_rv, store.current_rv()).to_status();
+                    let line = watcher.line("ERROR", &gone);
+                    // The watch ends either way; the client re-lists.
+                    let _ = sender.send(line).await;
+                    return;
+                }
+                Err(broadcast::error::RecvError::Closed) => return,
+            },
+        }
+    }
+}
