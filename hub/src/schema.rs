@@ -95,13 +95,12 @@ fn visit(value: &mut Value, schema: &Value, path: &str, causes: &mut Vec<Cause>)
             .get("type")
             .and_then(Value::as_str)
             .unwrap_or("int-or-string");
+        // Kubernetes shows the type it found as the invalid value.
+        let actual = type_name(value);
         causes.push(invalid(
             path,
-            value,
-            format!(
-                "{path} in body must be of type {wanted}: \"{}\"",
-                type_name(value)
-            ),
+            &Value::String(actual.into()),
+            format!("{path} in body must be of type {wanted}: \"{actual}\""),
         ));
         return;
     }
@@ -262,7 +261,7 @@ mod tests {
         let causes = prepare(&mut missing, &schema());
         assert_eq!(
             causes[0].message,
-            "Invalid value: \"two\": spec.replicas in body must be of type integer: \"string\""
+            "Invalid value: \"string\": spec.replicas in body must be of type integer: \"string\""
         );
         assert_eq!(causes[1].field, "spec.repo");
     }

@@ -1,0 +1,618 @@
+//! The hub driven by the real kubectl: every command's output is asserted.
+
+mod common;
+
+use common::{rows, TestHub};
+use serde_json::json;
+
+const APP: &str = "apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  labels: {app: web}
+data:
+  mode: fast
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels: {app: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.25
+        ports: [{containerPort: 80}]
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apply_get_and_delete_round_trip() {
+    let hub = TestHub::start(&["local"]).await;
+    let kubectl = hub.kubectl("local");
+
+    let run = kubectl.run_with(&["apply", "-f", "-"], APP).await.success();
+    assert_eq!(
+        run.stdout,
+        "configmap/settings created\ndeployment.apps/web created\n"
+    );
+    let run = kubectl.run_with(&["apply", "-f", "-"], APP).await.success();
+    assert_eq!(
+        run.stdout,
+        "configmap/settings unchanged\ndeployment.apps/web unchanged\n"
+    );
+    let changed = APP.replace("nginx:1.25", "nginx:1.26");
+    let run = kubectl
+        .run_with(&["apply", "-f", "-"], &changed)
+        .await
+        .success();
+    assert_eq!(
+        run.stdout,
+        "configmap/settings unchanged\ndeployment.apps/web configured\n"
+    );
+
+    let deployment = kubectl
+        .run(&["get", "deployment", "web", "-o", "json"])
+        .await
+        .success()
+        .json();
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.26"
+    );
+    assert_eq!(deployment["metadata"]["generation"], 2);
+    assert_eq!(deployment["metadata"]["namespace"], "default");
+    assert!(deployment["metadata"]["uid"]
+        .as_str()
+        .is_some_and(|u| u.len() == 36));
+
+    let yaml = kubectl
+        .run(&["get", "configmap", "settings", "-o", "yaml"])
+        .await
+        .success()
+        .stdout;
+    assert!(yaml.contains("data:\n  mode: fast\n"), "{yaml}");
+    assert!(yaml.contains("kind: ConfigMap\n"), "{yaml}");
+
+    let wide = kubectl
+        .run(&["get", "configmaps", "-o", "wide"])
+        .await
+        .success()
+        .stdout;
+    assert!(wide.starts_with("NAME       AGE\nsettings   "), "{wide}");
+
+    let names = kubectl
+        .run(&["get", "cm,deploy", "-l", "app=web", "-o", "name"])
+        .await
+        .success()
+        .stdout;
+    assert_eq!(names, "configmap/settings\ndeployment.apps/web\n");
+    let none = kubectl.run(&["get", "cm", "-l", "app=db"]).await.success();
+    assert_eq!(none.stderr, "No resources found in default namespace.\n");
+
+    let run = kubectl
+        .run(&["delete", "deployment", "web"])
+        .await
+        .success();
+    assert_eq!(run.stdout, "deployment.apps \"web\" deleted\n");
+    let missing = kubectl.run(&["get", "deployment", "web"]).await.failure();
+    assert_eq!(
+        missing,
+        "Error from server (NotFound): deployments.apps \"web\" not found\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_side_apply_reports_conflicts_and_forces() {
+    let hub = TestHub::start(&["local"]).await;
+    let kubectl = hub.kubectl("local");
+    let config = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: owned\ndata:\n  a: \"1\"\n  b: \"2\"\n";
+    let run = kubectl
+        .run_with(&["apply", "--server-side", "-f", "-"], config)
+        .await
+        .success();
+    assert_eq!(run.stdout, "configmap/owned serverside-applied\n");
+
+    let managed = kubectl
+        .run(&["get", "cm", "owned", "-o", "json", "--show-managed-fields"])
+        .await
+        .success()
+        .json();
+    let entry = &managed["metadata"]["managedFields"][0];
+    assert_eq!(entry["manager"], "kubectl");
+    assert_eq!(entry["operation"], "Apply");
+    assert_eq!(entry["fieldsV1"], json!({"f:data": {"f:a": {}, "f:b": {}}}));
+
+    kubectl
+        .run(&[
+            "patch",
+            "cm",
+            "owned",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"data":{"a":"edited"}}"#,
+        ])
+        .await
+        .success();
+    let error = kubectl
+        .run_with(&["apply", "--server-side", "-f", "-"], config)
+        .await
+        .failure();
+    assert!(
+        error.starts_with("error: Apply failed with 1 conflict: conflict with \"kubectl-patch\" using v1: .data.a\n"),
+        "{error}"
+    );
+    kubectl
+        .run_with(
+            &["apply", "--server-side", "--force-conflicts", "-f", "-"],
+            config,
+        )
+        .await
+        .success();
+    let fewer = config.replace("  b: \"2\"\n", "");
+    kubectl
+        .run_with(&["apply", "--server-side", "-f", "-"], &fewer)
+        .await
+        .success();
+    let data = kubectl
+        .run(&["get", "cm", "owned", "-o", "jsonpath={.data}"])
+        .await
+        .success()
+        .stdout;
+    assert_eq!(
+        data, r#"{"a":"1"}"#,
+        "b left the applied configuration, so it is removed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_merge_and_strategic_patches() {
+    let hub = TestHub::start(&["local"]).await;
+    let kubectl = hub.kubectl("local");
+    kubectl.run_with(&["apply", "-f", "-"], APP).await.success();
+
+    let run = kubectl
+        .run(&[
+            "patch",
+            "deployment",
+            "web",
+            "--type",
+            "json",
+            "-p",
+            r#"[{"op":"replace","path":"/spec/replicas","value":5}]"#,
+        ])
+        .await
+        .success();
+    assert_eq!(run.stdout, "deployment.apps/web patched\n");
+    kubectl
+        .run(&[
+            "patch",
+            "deployment",
+            "web",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"metadata":{"labels":{"tier":"front"}}}"#,
+        ])
+        .await
+        .success();
+    let sidecar = r#"{"spec":{"template":{"spec":{"containers":[{"name":"sidecar","image":"busybox"},{"name":"web","image":"nginx:2"}]}}}}"#;
+    kubectl
+        .run(&["patch", "deployment", "web", "-p", sidecar])
+        .await
+        .success();
+    let deployment = kubectl
+        .run(&["get", "deployment", "web", "-o", "json"])
+        .await
+        .success()
+        .json();
+    assert_eq!(deployment["spec"]["replicas"], 5);
+    assert_eq!(
+        deployment["metadata"]["labels"],
+        json!({"app": "web", "tier": "front"})
+    );
+    let containers = &deployment["spec"]["template"]["spec"]["containers"];
+    assert_eq!(
+        containers.as_array().map(Vec::len),
+        Some(2),
+        "merged by name: {containers}"
+    );
+    assert_eq!(containers[0]["name"], "web");
+    assert_eq!(containers[0]["image"], "nginx:2");
+    assert_eq!(containers[0]["ports"], json!([{"containerPort": 80}]));
+
+    let error = kubectl
+        .run(&[
+            "patch",
+            "deployment",
+            "web",
+            "--type",
+            "json",
+            "-p",
+            r#"[{"op":"test","path":"/spec/replicas","value":1}]"#,
+        ])
+        .await
+        .failure();
+    assert!(error.contains("is invalid"), "{error}");
+    let unchanged = kubectl
+        .run(&[
+            "patch",
+            "deployment",
+            "web",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"replicas":5}}"#,
+        ])
+        .await
+        .success();
+    assert_eq!(
+        unchanged.stdout,
+        "deployment.apps/web patched (no change)\n"
+    );
+}
+
+async fn install_crds(hub: &TestHub) -> common::Kubectl {
+    let kubectl = hub.kubectl("local");
+    let crds = common::workspace().join("deploy/crds");
+    let crds = crds.to_str().expect("utf-8 path");
+    let run = kubectl.run(&["apply", "-f", crds]).await.success();
+    assert_eq!(run.stdout.lines().count(), 5, "{}", run.stdout);
+    kubectl
+        .run(&[
+            "wait",
+            "--for",
+            "condition=established",
+            "--timeout=10s",
+            "crd/gitrepos.fleet.cattle.io",
+        ])
+        .await
+        .success();
+    kubectl
+        .run_with(
+            &["apply", "-f", "-"],
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: fleet-local\n",
+        )
+        .await
+        .success();
+    kubectl
+}
+
+const GITREPO: &str = "apiVersion: fleet.cattle.io/v1alpha1
+kind: GitRepo
+metadata:
+  name: demo
+  namespace: fleet-local
+spec:
+  repo: https://example.com/fleet-examples
+  branch: main
+  paths: [simple]
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fleet_crds_print_their_columns_and_explain() {
+    let hub = TestHub::start(&["local"]).await;
+    let kubectl = install_crds(&hub).await;
+
+    let resources = kubectl
+        .run(&["api-resources", "--api-group", "fleet.cattle.io"])
+        .await
+        .success()
+        .stdout;
+    let table = rows(&resources);
+    let gitrepos = table
+        .iter()
+        .find(|r| r[0] == "gitrepos")
+        .expect("gitrepos listed");
+    assert_eq!(
+        gitrepos[1..],
+        ["fleet.cattle.io/v1alpha1", "true", "GitRepo"]
+    );
+    let clusters = table
+        .iter()
+        .find(|r| r[0] == "clusters")
+        .expect("clusters listed");
+    assert_eq!(clusters[2..], ["true", "Cluster"]);
+
+    kubectl
+        .run_with(&["apply", "-f", "-"], GITREPO)
+        .await
+        .success();
+    let status = r#"{"status":{"commit":"4f2a9c1","display":{"readyBundleDeployments":"1/1"},"conditions":[{"type":"Ready","status":"True","message":"all ready"}]}}"#;
+    kubectl
+        .run(&[
+            "patch",
+            "gitrepo",
+            "demo",
+            "-n",
+            "fleet-local",
+            "--subresource=status",
+            "--type",
+            "merge",
+            "-p",
+            status,
+        ])
+        .await
+        .success();
+    let listing = kubectl
+        .run(&["get", "gitrepos", "-A"])
+        .await
+        .success()
+        .stdout;
+    let mut lines = listing.lines();
+    let header: Vec<&str> = lines.next().expect("header").split_whitespace().collect();
+    assert_eq!(
+        header,
+        [
+            "NAMESPACE",
+            "NAME",
+            "REPO",
+            "COMMIT",
+            "BUNDLEDEPLOYMENTS-READY",
+            "STATUS"
+        ]
+    );
+    let row: Vec<&str> = lines.next().expect("row").split_whitespace().collect();
+    assert_eq!(
+        row,
+        [
+            "fleet-local",
+            "demo",
+            "https://example.com/fleet-examples",
+            "4f2a9c1",
+            "1/1",
+            "all",
+            "ready"
+        ]
+    );
+
+    let everything = kubectl
+        .run(&["get", "fleet", "-A", "-o", "name"])
+        .await
+        .success()
+        .stdout;
+    assert_eq!(everything, "gitrepo.fleet.cattle.io/demo\n");
+
+    let explained = kubectl
+        .run(&["explain", "gitrepo.spec.repo"])
+        .await
+        .success()
+        .stdout;
+    assert!(explained.contains("KIND:       GitRepo"), "{explained}");
+    assert!(explained.contains("FIELD: repo <string>"), "{explained}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_resources_are_validated_and_the_status_is_separate() {
+    let hub = TestHub::start(&["local"]).await;
+    let kubectl = install_crds(&hub).await;
+    let bad = GITREPO.replace("paths: [simple]", "paths: simple");
+    let error = kubectl
+        .run_with(&["apply", "-f", "-"], &bad)
+        .await
+        .failure();
+    assert_eq!(
+        error,
+        "The GitRepo \"demo\" is invalid: spec.paths: Invalid value: \"string\": \
+         spec.paths in body must be of type array: \"string\"\n"
+    );
+
+    kubectl
+        .run_with(&["apply", "-f", "-"], GITREPO)
+        .await
+        .success();
+    let with_status = format!("{GITREPO}status:\n  commit: forged\n");
+    kubectl
+        .run_with(&["apply", "-f", "-"], &with_status)
+        .await
+        .success();
+    let commit = kubectl
+        .run(&[
+            "get",
+            "gitrepo",
+            "demo",
+            "-n",
+            "fleet-local",
+            "-o",
+            "jsonpath={.status.commit}",
+        ])
+        .await
+        .success()
+        .stdout;
+    assert_eq!(
+        commit, "",
+        "status is written through the status subresource only"
+    );
+    let generation = kubectl
+        .run(&[
+            "get",
+            "gitrepo",
+            "demo",
+            "-n",
+            "fleet-local",
+            "-o",
+            "jsonpath={.metadata.generation}",
+        ])
+        .await
+        .success()
+        .stdout;
+    assert_eq!(generation, "1");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_and_wait_see_changes() {
+    let hub = TestHub::start(&["local"]).await;
+    let kubectl = install_crds(&hub).await;
+    kubectl
+        .run_with(&["apply", "-f", "-"], GITREPO)
+        .await
+        .success();
+
+    let watcher = kubectl.spawn(&[
+        "get",
+        "configmaps",
+        "-w",
+        "--request-timeout=4s",
+        "-o",
+        "name",
+    ]);
+    let waiter = kubectl.spawn(&[
+        "wait",
+        "--for=condition=Ready",
+        "gitrepo/demo",
+        "-n",
+        "fleet-local",
+        "--timeout=10s",
+    ]);
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    kubectl
+        .run_with(
+            &["apply", "-f", "-"],
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: seen\n",
+        )
+        .await
+        .success();
+    kubectl
+        .run(&["label", "configmap", "seen", "step=two"])
+        .await
+        .success();
+    kubectl
+        .run(&["delete", "configmap", "seen"])
+        .await
+        .success();
+    let ready = r#"{"status":{"conditions":[{"type":"Ready","status":"True"}]}}"#;
+    kubectl
+        .run(&[
+            "patch",
+            "gitrepo",
+            "demo",
+            "-n",
+            "fleet-local",
+            "--subresource=status",
+            "--type",
+            "merge",
+            "-p",
+            ready,
+        ])
+        .await
+        .success();
+
+    let waited = tokio::task::spawn_blocking(move || waiter.wait_with_output().expect("wait ends"))
+        .await
+        .expect("join");
+    assert!(waited.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&waited.stdout),
+        "gitrepo.fleet.cattle.io/demo condition met\n"
+    );
+    let watched =
+        tokio::task::spawn_blocking(move || watcher.wait_with_output().expect("watch ends"))
+            .await
+            .expect("join");
+    let lines = String::from_utf8_lossy(&watched.stdout).into_owned();
+    assert_eq!(
+        lines, "configmap/seen\nconfigmap/seen\nconfigmap/seen\n",
+        "added, modified, deleted"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finalizers_owners_and_namespaces_clean_up() {
+    let hub = TestHub::start(&["local"]).await;
+    let kubectl = hub.kubectl("local");
+    kubectl
+        .run_with(
+            &["apply", "-f", "-"],
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: apps\n",
+        )
+        .await
+        .success();
+    kubectl
+        .run_with(&["apply", "-n", "apps", "-f", "-"], APP)
+        .await
+        .success();
+    let uid = kubectl
+        .run(&[
+            "get",
+            "deployment",
+            "web",
+            "-n",
+            "apps",
+            "-o",
+            "jsonpath={.metadata.uid}",
+        ])
+        .await
+        .success()
+        .stdout;
+    let owned = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: child\n  ownerReferences:\n  - apiVersion: apps/v1\n    kind: Deployment\n    name: web\n    uid: {uid}\n"
+    );
+    kubectl
+        .run_with(&["apply", "-n", "apps", "-f", "-"], &owned)
+        .await
+        .success();
+    let held = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: held\n  finalizers: [example.com/hold]\n";
+    kubectl
+        .run_with(&["apply", "-n", "apps", "-f", "-"], held)
+        .await
+        .success();
+
+    kubectl
+        .run(&["delete", "deployment", "web", "-n", "apps"])
+        .await
+        .success();
+    let left = kubectl
+        .run(&["get", "cm", "-n", "apps", "-o", "name"])
+        .await
+        .success()
+        .stdout;
+    assert_eq!(
+        left, "configmap/held\nconfigmap/settings\n",
+        "the owned child went with its owner"
+    );
+
+    kubectl
+        .run(&["delete", "cm", "held", "-n", "apps", "--wait=false"])
+        .await
+        .success();
+    let deleting = kubectl
+        .run(&["get", "cm", "held", "-n", "apps", "-o", "json"])
+        .await
+        .success()
+        .json();
+    assert!(deleting["metadata"]["deletionTimestamp"].is_string());
+    kubectl
+        .run(&[
+            "patch",
+            "cm",
+            "held",
+            "-n",
+            "apps",
+            "--type",
+            "json",
+            "-p",
+            r#"[{"op":"remove","path":"/metadata/finalizers"}]"#,
+        ])
+        .await
+        .success();
+    kubectl
+        .run(&["get", "cm", "held", "-n", "apps"])
+        .await
+        .failure();
+
+    let run = kubectl
+        .run(&["delete", "namespace", "apps", "--timeout=10s"])
+        .await
+        .success();
+    assert_eq!(run.stdout, "namespace \"apps\" deleted\n");
+    let error = kubectl
+        .run(&["get", "cm", "settings", "-n", "apps"])
+        .await
+        .failure();
+    assert!(error.contains("not found"), "{error}");
+}
