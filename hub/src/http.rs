@@ -241,10 +241,30 @@ fn authorize(hub: &Hub, identity: &Identity, call: &Call, verb: &str) -> ApiResu
     ))
 }
 
+/// Bodies up to this size are read to the end even when refused, so that the client
+/// gets the 413 answer instead of a reset connection.
+const DRAIN_LIMIT: usize = 64 * 1024 * 1024;
+
 async fn read_body(body: Body) -> ApiResult<Bytes> {
-    axum::body::to_bytes(body, MAX_BODY)
-        .await
-        .map_err(|_| ApiError::too_large(MAX_BODY))
+    use futures::StreamExt;
+    let mut stream = body.into_data_stream();
+    let mut buffer = Vec::new();
+    let mut seen = 0usize;
+    while let Some(chunk) = stream.next().await {
+        let chunk =
+            chunk.map_err(|e| ApiError::bad_request(format!("reading the request body: {e}")))?;
+        seen += chunk.len();
+        if seen > DRAIN_LIMIT {
+            break;
+        }
+        if seen <= MAX_BODY {
+            buffer.extend_from_slice(&chunk);
+        }
+    }
+    if seen > MAX_BODY {
+        return Err(ApiError::too_large(MAX_BODY));
+    }
+    Ok(Bytes::from(buffer))
 }
 
 async fn resource(

@@ -160,8 +160,9 @@ impl ApiError {
             403,
             "Forbidden",
             format!(
-                "{plural} is forbidden: User \"{user}\" cannot {verb} resource \"{plural}\" \
-                 in API group \"{group}\" {scope}"
+                "{} is forbidden: User \"{user}\" cannot {verb} resource \"{plural}\" \
+                 in API group \"{group}\" {scope}",
+                qualified(plural, group)
             ),
         )
     }

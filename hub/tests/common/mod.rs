@@ -146,6 +146,14 @@ impl Run {
 }
 
 impl Kubectl {
+    /// kubectl with any kubeconfig, caching discovery under `dir`.
+    pub fn from_kubeconfig(kubeconfig: &Path, dir: &Path) -> Self {
+        Self {
+            kubeconfig: kubeconfig.to_path_buf(),
+            cache: dir.join("kubectl-cache-other"),
+        }
+    }
+
     fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new("kubectl");
         command
