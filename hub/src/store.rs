@@ -72,6 +72,9 @@ pub struct Event {
     pub rv: u64,
     /// The object after the change (before it, for deletes).
     pub object: Arc<Value>,
+    /// The watch line for this event, encoded once and shared by every watcher that
+    /// reads the object at its stored version.
+    pub line: std::sync::OnceLock<bytes::Bytes>,
 }
 
 /// What a write decides to do with the object.
@@ -429,6 +432,7 @@ fn event(kind: EventType, key: &Key, rv: u64, object: Arc<Value>) -> Arc<Event> 
         key: key.clone(),
         rv,
         object,
+        line: std::sync::OnceLock::new(),
     })
 }
 

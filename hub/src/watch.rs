@@ -37,6 +37,7 @@ struct Watcher {
     bookmarks: bool,
     sent_columns: bool,
     last_rv: u64,
+    api_version: String,
 }
 
 impl Watcher {
@@ -47,6 +48,19 @@ impl Watcher {
             && (self.call.namespace.is_empty() || event.key.namespace == self.call.namespace)
             && self.labels.matches(&event.object)
             && self.fields.matches(&event.object)
+    }
+
+    /// The line for a stored event; encoded once for all watchers when no Table and no
+    /// other version is asked for.
+    fn event_line(&mut self, event: &Event) -> Bytes {
+        let stored_version = event.object.get("apiVersion").and_then(Value::as_str);
+        if self.table.is_none() && stored_version == Some(self.api_version.as_str()) {
+            return event
+                .line
+                .get_or_init(|| encode(event.kind.as_str(), &event.object))
+                .clone();
+        }
+        self.line(event.kind.as_str(), &event.object)
     }
 
     fn line(&mut self, kind: &str, object: &Value) -> Bytes {
@@ -81,6 +95,12 @@ impl Watcher {
     }
 }
 
+fn encode(kind: &str, object: &Value) -> Bytes {
+    let mut line = serde_json::to_vec(&json!({"type": kind, "object": object})).unwrap_or_default();
+    line.push(b'\n');
+    Bytes::from(line)
+}
+
 /// Starts a watch; the returned receiver yields the response body's chunks.
 pub fn start(
     store: Arc<Store>,
@@ -96,6 +116,7 @@ pub fn start(
         table,
         sent_columns: false,
         last_rv: 0,
+        api_version: call.resource.api_version(&call.version),
         call: call.clone(),
     };
     let timeout = param("timeoutSeconds")
@@ -118,7 +139,7 @@ pub fn start(
                 watcher.last_rv = rv;
                 for event in subscription.replay {
                     if watcher.wants(&event) {
-                        opening.push(watcher.line(event.kind.as_str(), &event.object));
+                        opening.push(watcher.event_line(&event));
                     }
                     watcher.last_rv = watcher.last_rv.max(event.rv);
                 }
@@ -190,7 +211,7 @@ async fn run(
             received = live.recv() => match received {
                 Ok(event) => {
                     if watcher.wants(&event) {
-                        let line = watcher.line(event.kind.as_str(), &event.object);
+                        let line = watcher.event_line(&event);
                         if sender.send(line).await.is_err() {
                             return;
                         }

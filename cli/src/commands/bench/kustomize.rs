@@ -1,22 +1,13 @@
 //! `fleet bench kustomize`: our Kustomize engine against `kubectl kustomize`, same inputs,
-//! same run, ratios printed. Not a test: numbers for humans.
+//! same run, ratios printed.
 
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use clap::{Args, Subcommand};
+use clap::Args;
 use fleet_renderer::{kustomize, RepoRoot};
-
-/// Benchmarks.
-#[derive(Subcommand, Debug)]
-pub enum BenchCommand {
-    /// Time `fleet kustomize build` against `kubectl kustomize` on every fixture.
-    ///
-    /// Example: fleet bench kustomize testdata/kustomize
-    Kustomize(KustomizeBench),
-}
 
 /// Arguments of `fleet bench kustomize`.
 #[derive(Args, Debug)]
@@ -31,19 +22,13 @@ pub struct KustomizeBench {
     pub kubectl_runs: usize,
 }
 
-/// Runs a benchmark.
-pub fn run(command: BenchCommand) -> Result<()> {
-    match command {
-        BenchCommand::Kustomize(args) => kustomize_bench(args),
-    }
-}
-
 fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
 }
 
-fn kustomize_bench(args: KustomizeBench) -> Result<()> {
+/// Runs the benchmark.
+pub fn run(args: KustomizeBench) -> Result<()> {
     if args.runs == 0 || args.kubectl_runs == 0 {
         bail!("--runs and --kubectl-runs must be at least 1");
     }
