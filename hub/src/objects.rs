@@ -354,7 +354,21 @@ fn finish(
         .version(&call.version)
         .and_then(|v| v.schema.as_ref())
     {
-        causes.extend(crate::schema::prepare(&mut object, schema));
+        let checked = crate::schema::prepare(&mut object, schema);
+        if call.param("fieldValidation") == Some("Strict") && !checked.pruned.is_empty() {
+            let unknown: Vec<String> = checked
+                .pruned
+                .iter()
+                .map(|p| format!("unknown field \"{p}\""))
+                .collect();
+            return Err(ApiError::bad_request(format!(
+                "{kind} in version \"{version}\" cannot be handled as a {kind}: strict decoding error: {}",
+                unknown.join(", "),
+                kind = resource.kind,
+                version = call.version,
+            )));
+        }
+        causes.extend(checked.causes);
     }
     if !causes.is_empty() {
         return Err(ApiError::invalid(

@@ -5,35 +5,29 @@ use serde_json::Value;
 
 use crate::status::Cause;
 
-/// Prunes, defaults and validates a custom resource against its `openAPIV3Schema`.
-/// Returns the validation failures; the object is pruned and defaulted in place.
-pub fn prepare(object: &mut Value, schema: &Value) -> Vec<Cause> {
-    let mut causes = Vec::new();
-    let Some(map) = object.as_object_mut() else {
-        return causes;
-    };
-    let properties = schema.get("properties");
-    let preserve = preserves_unknown(schema);
-    map.retain(|key, _| {
-        matches!(key.as_str(), "apiVersion" | "kind" | "metadata")
-            || preserve
-            || properties.is_some_and(|p| p.get(key).is_some())
-    });
-    if let Some(properties) = properties.and_then(Value::as_object) {
-        for (key, property) in properties {
-            if matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
-                continue;
-            }
-            if let Some(default) = property.get("default") {
-                map.entry(key.clone()).or_insert_with(|| default.clone());
-            }
-            if let Some(value) = map.get_mut(key) {
-                visit(value, property, key, &mut causes);
-            }
-        }
+/// What checking an object against its schema found.
+#[derive(Debug, Default)]
+pub struct Checked {
+    /// Validation failures.
+    pub causes: Vec<Cause>,
+    /// Paths of the unknown fields that were pruned, e.g. `spec.typo`.
+    pub pruned: Vec<String>,
+}
+
+/// Prunes, defaults and validates a custom resource against its `openAPIV3Schema`, in
+/// place. `apiVersion`, `kind` and `metadata` are never pruned.
+pub fn prepare(object: &mut Value, schema: &Value) -> Checked {
+    let mut checked = Checked::default();
+    visit(object, schema, "", &mut checked);
+    checked
+}
+
+fn child_path(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
     }
-    required(map, schema, "", &mut causes);
-    causes
 }
 
 fn preserves_unknown(schema: &Value) -> bool {
@@ -89,7 +83,8 @@ fn type_ok(value: &Value, schema: &Value) -> bool {
     }
 }
 
-fn visit(value: &mut Value, schema: &Value, path: &str, causes: &mut Vec<Cause>) {
+fn visit(value: &mut Value, schema: &Value, path: &str, checked: &mut Checked) {
+    let causes = &mut checked.causes;
     if !type_ok(value, schema) {
         let wanted = schema
             .get("type")
@@ -107,10 +102,18 @@ fn visit(value: &mut Value, schema: &Value, path: &str, causes: &mut Vec<Cause>)
     scalar_rules(value, schema, path, causes);
     match value {
         Value::Object(map) => {
+            let root = path.is_empty();
             let properties = schema.get("properties").and_then(Value::as_object);
             let additional = schema.get("additionalProperties").filter(|a| a.is_object());
             if properties.is_some() && additional.is_none() && !preserves_unknown(schema) {
-                map.retain(|key, _| properties.is_some_and(|p| p.contains_key(key)));
+                map.retain(|key, _| {
+                    let known = properties.is_some_and(|p| p.contains_key(key))
+                        || root && matches!(key.as_str(), "apiVersion" | "kind" | "metadata");
+                    if !known {
+                        checked.pruned.push(child_path(path, key));
+                    }
+                    known
+                });
             }
             if let Some(properties) = properties {
                 for (key, property) in properties {
@@ -120,17 +123,20 @@ fn visit(value: &mut Value, schema: &Value, path: &str, causes: &mut Vec<Cause>)
                 }
             }
             for (key, child) in map.iter_mut() {
+                if root && matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
+                    continue;
+                }
                 let child_schema = properties.and_then(|p| p.get(key)).or(additional);
                 if let Some(child_schema) = child_schema {
-                    visit(child, child_schema, &format!("{path}.{key}"), causes);
+                    visit(child, child_schema, &child_path(path, key), checked);
                 }
             }
-            required(map, schema, path, causes);
+            required(map, schema, path, &mut checked.causes);
         }
         Value::Array(items) => {
             if let Some(item_schema) = schema.get("items") {
                 for (i, item) in items.iter_mut().enumerate() {
-                    visit(item, item_schema, &format!("{path}[{i}]"), causes);
+                    visit(item, item_schema, &format!("{path}[{i}]"), checked);
                 }
             }
         }
@@ -147,11 +153,7 @@ fn required(
     let names = schema.get("required").and_then(Value::as_array);
     for name in names.into_iter().flatten().filter_map(Value::as_str) {
         if !map.contains_key(name) {
-            let field = if path.is_empty() {
-                name.to_string()
-            } else {
-                format!("{path}.{name}")
-            };
+            let field = child_path(path, name);
             causes.push(Cause {
                 kind: "FieldValueRequired".into(),
                 message: "Required value".into(),
@@ -241,7 +243,9 @@ mod tests {
     fn unknown_fields_are_pruned_and_defaults_filled() {
         let mut object = json!({"apiVersion": "x/v1", "kind": "X", "metadata": {"name": "a"},
             "spec": {"repo": "https://h/r", "unknown": 1, "extra": {"anything": [1]}}, "junk": true});
-        assert!(prepare(&mut object, &schema()).is_empty());
+        let checked = prepare(&mut object, &schema());
+        assert!(checked.causes.is_empty());
+        assert_eq!(checked.pruned, ["junk", "spec.unknown"]);
         assert_eq!(
             object["spec"],
             json!({"repo": "https://h/r", "extra": {"anything": [1]}, "paused": false})
@@ -253,12 +257,13 @@ mod tests {
     fn validation_names_each_bad_field() {
         let mut object = json!({"spec": {"repo": "ftp://x", "mode": "c", "replicas": -1}});
         let fields: Vec<String> = prepare(&mut object, &schema())
+            .causes
             .into_iter()
             .map(|c| c.field)
             .collect();
         assert_eq!(fields, ["spec.repo", "spec.mode", "spec.replicas"]);
         let mut missing = json!({"spec": {"replicas": "two"}});
-        let causes = prepare(&mut missing, &schema());
+        let causes = prepare(&mut missing, &schema()).causes;
         assert_eq!(
             causes[0].message,
             "Invalid value: \"string\": spec.replicas in body must be of type integer: \"string\""

@@ -9,7 +9,9 @@ use std::time::Duration;
 use common::TestHub;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{
+    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+};
 use kube::runtime::{reflector, watcher, WatchStreamExt};
 use serde_json::json;
 
@@ -198,4 +200,52 @@ async fn a_reflector_follows_changes_across_hub_restarts() {
         .expect("created");
     wait_for(&store, &["two", "three", "four"].map(String::from).into()).await;
     follower.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn delete_collection_and_a_too_old_watch() {
+    let mut hub = TestHub::start(&["local"]).await;
+    let api: Api<ConfigMap> = Api::namespaced(hub.client("local").await, "default");
+    for name in ["a", "b", "c"] {
+        api.create(&PostParams::default(), &config_map(name, "x"))
+            .await
+            .expect("created");
+    }
+    let first_rv = api
+        .get("a")
+        .await
+        .expect("get")
+        .metadata
+        .resource_version
+        .expect("resourceVersion");
+    let removed = api
+        .delete_collection(
+            &DeleteParams::default(),
+            &ListParams::default().labels("suite=kube"),
+        )
+        .await
+        .expect("deletecollection");
+    let count = removed.left().map(|list| list.items.len());
+    assert_eq!(count, Some(3));
+    assert!(api
+        .list(&ListParams::default().labels("suite=kube"))
+        .await
+        .expect("list")
+        .items
+        .is_empty());
+
+    // History starts afresh with each start of the hub, so the old version is gone.
+    hub.restart().await;
+    let api: Api<ConfigMap> = Api::namespaced(hub.client("local").await, "default");
+    let mut stream = api
+        .watch(&WatchParams::default(), &first_rv)
+        .await
+        .expect("watch opens")
+        .boxed();
+    match stream.next().await {
+        Some(Ok(WatchEvent::Error(status))) => {
+            assert_eq!((status.code, status.reason.as_str()), (410, "Expired"));
+        }
+        other => panic!("expected 410 Gone, got {other:?}"),
+    }
 }
