@@ -1,114 +1,27 @@
-//! Label selectors and field selectors from list and watch query strings.
+//! Label selectors (parsed as the renderer parses kustomize targets) and field selectors
+//! from list and watch query strings.
 
 use serde_json::Value;
 
+use fleet_renderer::selector::LabelRequirements;
+
 use crate::status::{ApiError, ApiResult};
 
-#[derive(Debug, Clone, PartialEq)]
-enum Requirement {
-    Equals(String, String),
-    NotEquals(String, String),
-    In(String, Vec<String>),
-    NotIn(String, Vec<String>),
-    Exists(String),
-    DoesNotExist(String),
-}
-
 /// A parsed `labelSelector`.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct LabelSelector {
-    requirements: Vec<Requirement>,
-}
+pub struct LabelSelector(LabelRequirements);
 
 impl LabelSelector {
     /// Parses the query-string form: `a=b,c!=d,e in (x,y),f notin (z),g,!h`.
     pub fn parse(text: &str) -> ApiResult<Self> {
-        let mut requirements = Vec::new();
-        for part in split_outside_parens(text) {
-            let part = part.trim();
-            if part.is_empty() {
-                continue;
-            }
-            requirements.push(parse_requirement(part)?);
-        }
-        Ok(Self { requirements })
+        LabelRequirements::parse(text)
+            .map(Self)
+            .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))
     }
 
     /// Whether an object's labels satisfy every requirement.
     pub fn matches(&self, object: &Value) -> bool {
-        let labels = object.pointer("/metadata/labels");
-        let label = |key: &str| labels.and_then(|l| l.get(key)).and_then(Value::as_str);
-        self.requirements.iter().all(|r| match r {
-            Requirement::Equals(k, v) => label(k) == Some(v),
-            Requirement::NotEquals(k, v) => label(k) != Some(v),
-            Requirement::In(k, vs) => label(k).is_some_and(|l| vs.iter().any(|v| v == l)),
-            Requirement::NotIn(k, vs) => !label(k).is_some_and(|l| vs.iter().any(|v| v == l)),
-            Requirement::Exists(k) => label(k).is_some(),
-            Requirement::DoesNotExist(k) => label(k).is_none(),
-        })
+        self.0.matches(object.pointer("/metadata/labels"))
     }
-}
-
-fn split_outside_parens(text: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let mut depth = 0usize;
-    let mut start = 0;
-    for (i, c) in text.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth = depth.saturating_sub(1),
-            ',' if depth == 0 => {
-                parts.push(&text[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&text[start..]);
-    parts
-}
-
-fn invalid(part: &str) -> ApiError {
-    ApiError::bad_request(format!(
-        "unable to parse requirement: invalid label selector \"{part}\""
-    ))
-}
-
-fn parse_requirement(part: &str) -> ApiResult<Requirement> {
-    if let Some(key) = part.strip_prefix('!') {
-        return Ok(Requirement::DoesNotExist(key.trim().to_string()));
-    }
-    for (operator, negated) in [(" notin ", true), (" in ", false)] {
-        if let Some((key, rest)) = part.split_once(operator) {
-            let values = rest
-                .trim()
-                .strip_prefix('(')
-                .and_then(|r| r.strip_suffix(')'))
-                .ok_or_else(|| invalid(part))?
-                .split(',')
-                .map(|v| v.trim().to_string())
-                .collect();
-            let key = key.trim().to_string();
-            return Ok(if negated {
-                Requirement::NotIn(key, values)
-            } else {
-                Requirement::In(key, values)
-            });
-        }
-    }
-    if let Some((key, value)) = part.split_once("!=") {
-        return Ok(Requirement::NotEquals(
-            key.trim().into(),
-            value.trim().into(),
-        ));
-    }
-    if let Some((key, value)) = part.split_once("==").or_else(|| part.split_once('=')) {
-        return Ok(Requirement::Equals(key.trim().into(), value.trim().into()));
-    }
-    if part.contains([' ', '(', ')']) {
-        return Err(invalid(part));
-    }
-    Ok(Requirement::Exists(part.to_string()))
 }
 
 /// A parsed `fieldSelector`: `metadata.name` and `metadata.namespace` with `=`, `==`, `!=`.

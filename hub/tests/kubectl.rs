@@ -128,15 +128,7 @@ async fn server_side_apply_reports_conflicts_and_forces() {
     assert_eq!(entry["fieldsV1"], json!({"f:data": {"f:a": {}, "f:b": {}}}));
 
     kubectl
-        .run(&[
-            "patch",
-            "cm",
-            "owned",
-            "--type",
-            "merge",
-            "-p",
-            r#"{"data":{"a":"edited"}}"#,
-        ])
+        .patch("cm owned", "merge", r#"{"data":{"a":"edited"}}"#)
         .await
         .success();
     let error = kubectl
@@ -177,28 +169,20 @@ async fn json_merge_and_strategic_patches() {
     kubectl.run_with(&["apply", "-f", "-"], APP).await.success();
 
     let run = kubectl
-        .run(&[
-            "patch",
-            "deployment",
-            "web",
-            "--type",
+        .patch(
+            "deployment web",
             "json",
-            "-p",
             r#"[{"op":"replace","path":"/spec/replicas","value":5}]"#,
-        ])
+        )
         .await
         .success();
     assert_eq!(run.stdout, "deployment.apps/web patched\n");
     kubectl
-        .run(&[
-            "patch",
-            "deployment",
-            "web",
-            "--type",
+        .patch(
+            "deployment web",
             "merge",
-            "-p",
             r#"{"metadata":{"labels":{"tier":"front"}}}"#,
-        ])
+        )
         .await
         .success();
     let sidecar = r#"{"spec":{"template":{"spec":{"containers":[{"name":"sidecar","image":"busybox"},{"name":"web","image":"nginx:2"}]}}}}"#;
@@ -227,28 +211,16 @@ async fn json_merge_and_strategic_patches() {
     assert_eq!(containers[0]["ports"], json!([{"containerPort": 80}]));
 
     let error = kubectl
-        .run(&[
-            "patch",
-            "deployment",
-            "web",
-            "--type",
+        .patch(
+            "deployment web",
             "json",
-            "-p",
             r#"[{"op":"test","path":"/spec/replicas","value":1}]"#,
-        ])
+        )
         .await
         .failure();
     assert!(error.contains("is invalid"), "{error}");
     let unchanged = kubectl
-        .run(&[
-            "patch",
-            "deployment",
-            "web",
-            "--type",
-            "merge",
-            "-p",
-            r#"{"spec":{"replicas":5}}"#,
-        ])
+        .patch("deployment web", "merge", r#"{"spec":{"replicas":5}}"#)
         .await
         .success();
     assert_eq!(
@@ -325,18 +297,11 @@ async fn fleet_crds_print_their_columns_and_explain() {
         .success();
     let status = r#"{"status":{"commit":"4f2a9c1","display":{"readyBundleDeployments":"1/1"},"conditions":[{"type":"Ready","status":"True","message":"all ready"}]}}"#;
     kubectl
-        .run(&[
-            "patch",
-            "gitrepo",
-            "demo",
-            "-n",
-            "fleet-local",
-            "--subresource=status",
-            "--type",
+        .patch(
+            "gitrepo demo -n fleet-local --subresource=status",
             "merge",
-            "-p",
             status,
-        ])
+        )
         .await
         .success();
     let listing = kubectl
@@ -487,18 +452,11 @@ async fn watch_and_wait_see_changes() {
         .success();
     let ready = r#"{"status":{"conditions":[{"type":"Ready","status":"True"}]}}"#;
     kubectl
-        .run(&[
-            "patch",
-            "gitrepo",
-            "demo",
-            "-n",
-            "fleet-local",
-            "--subresource=status",
-            "--type",
+        .patch(
+            "gitrepo demo -n fleet-local --subresource=status",
             "merge",
-            "-p",
             ready,
-        ])
+        )
         .await
         .success();
 
@@ -587,17 +545,11 @@ async fn finalizers_owners_and_namespaces_clean_up() {
         .json();
     assert!(deleting["metadata"]["deletionTimestamp"].is_string());
     kubectl
-        .run(&[
-            "patch",
-            "cm",
-            "held",
-            "-n",
-            "apps",
-            "--type",
+        .patch(
+            "cm held -n apps",
             "json",
-            "-p",
             r#"[{"op":"remove","path":"/metadata/finalizers"}]"#,
-        ])
+        )
         .await
         .success();
     kubectl

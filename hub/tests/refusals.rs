@@ -289,18 +289,11 @@ async fn an_agent_token_reads_its_bundle_deployments_and_writes_their_status_onl
     assert_eq!(own.stdout, "bundledeployment.fleet.cattle.io/web\n");
     let status = r#"{"status":{"display":{"state":"Ready"}}}"#;
     agent
-        .run(&[
-            "patch",
-            "bundledeployment",
-            "web",
-            "-n",
-            "cluster-a",
-            "--subresource=status",
-            "--type",
+        .patch(
+            "bundledeployment web -n cluster-a --subresource=status",
             "merge",
-            "-p",
             status,
-        ])
+        )
         .await
         .success();
 
@@ -314,17 +307,11 @@ async fn an_agent_token_reads_its_bundle_deployments_and_writes_their_status_onl
         format!("Error from server (Forbidden): bundledeployments.fleet.cattle.io is forbidden: User \"{user}\" cannot list resource \"bundledeployments\" in API group \"fleet.cattle.io\" in the namespace \"cluster-b\"\n")
     );
     let spec = agent
-        .run(&[
-            "patch",
-            "bundledeployment",
-            "web",
-            "-n",
-            "cluster-a",
-            "--type",
+        .patch(
+            "bundledeployment web -n cluster-a",
             "merge",
-            "-p",
             r#"{"spec":{"deploymentID":"s-2"}}"#,
-        ])
+        )
         .await
         .failure();
     assert!(

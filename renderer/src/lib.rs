@@ -9,6 +9,7 @@ pub mod error;
 pub mod kustomize;
 pub mod resource;
 pub mod root;
+pub mod selector;
 pub mod smp;
 pub mod yaml;
 

@@ -196,6 +196,14 @@ impl Kubectl {
         .expect("kubectl task")
     }
 
+    /// `kubectl patch TARGET --type KIND -p PATCH`, with TARGET's words as arguments.
+    pub async fn patch(&self, target: &str, kind: &str, patch: &str) -> Run {
+        let mut args = vec!["patch"];
+        args.extend(target.split_whitespace());
+        args.extend(["--type", kind, "-p", patch]);
+        self.run(&args).await
+    }
+
     pub fn spawn(&self, args: &[&str]) -> std::process::Child {
         self.command(args)
             .stdout(Stdio::piped())

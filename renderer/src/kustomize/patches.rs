@@ -10,6 +10,7 @@ use super::types::{PatchEntry, Selector};
 use crate::error::{RenderError, Result};
 use crate::resource::{split_api_version, str_at, ResId};
 use crate::root::RepoRoot;
+use crate::selector::LabelRequirements;
 use crate::smp::{self, ItemOrder, ListMerge};
 use crate::yaml;
 
@@ -291,125 +292,5 @@ impl<'s> Matcher<'s> {
                 .annotations
                 .as_ref()
                 .is_none_or(|l| l.matches(object.pointer("/metadata/annotations")))
-    }
-}
-
-/// A parsed Kubernetes label selector string (`a=b,c!=d,e in (f,g),!h`).
-pub struct LabelRequirements {
-    requirements: Vec<(String, Requirement)>,
-}
-
-enum Requirement {
-    Equals(String),
-    NotEquals(String),
-    In(Vec<String>),
-    NotIn(Vec<String>),
-    Exists,
-    Absent,
-}
-
-impl LabelRequirements {
-    /// Parses a selector string.
-    pub fn parse(text: &str) -> std::result::Result<Self, String> {
-        let mut requirements = Vec::new();
-        for part in split_top_level(text) {
-            let part = part.trim();
-            if part.is_empty() {
-                continue;
-            }
-            let requirement = if let Some(key) = part.strip_prefix('!') {
-                (key.trim().to_string(), Requirement::Absent)
-            } else if let Some((key, value)) = part.split_once("!=") {
-                (
-                    key.trim().to_string(),
-                    Requirement::NotEquals(value.trim().to_string()),
-                )
-            } else if let Some((key, value)) =
-                part.split_once("==").or_else(|| part.split_once('='))
-            {
-                (
-                    key.trim().to_string(),
-                    Requirement::Equals(value.trim().to_string()),
-                )
-            } else if let Some((key, values)) = split_set(part, " notin ") {
-                (key, Requirement::NotIn(values))
-            } else if let Some((key, values)) = split_set(part, " in ") {
-                (key, Requirement::In(values))
-            } else if part
-                .chars()
-                .all(|c| c.is_alphanumeric() || "-_./".contains(c))
-            {
-                (part.to_string(), Requirement::Exists)
-            } else {
-                return Err(format!("invalid label selector `{text}`"));
-            };
-            requirements.push(requirement);
-        }
-        Ok(Self { requirements })
-    }
-
-    /// Whether a labels map satisfies every requirement.
-    pub fn matches(&self, labels: Option<&Value>) -> bool {
-        let get = |key: &str| labels.and_then(|l| l.get(key)).and_then(Value::as_str);
-        self.requirements
-            .iter()
-            .all(|(key, requirement)| match requirement {
-                Requirement::Equals(v) => get(key) == Some(v.as_str()),
-                Requirement::NotEquals(v) => get(key) != Some(v.as_str()),
-                Requirement::In(vs) => get(key).is_some_and(|have| vs.iter().any(|v| v == have)),
-                Requirement::NotIn(vs) => get(key).is_none_or(|have| !vs.iter().any(|v| v == have)),
-                Requirement::Exists => get(key).is_some(),
-                Requirement::Absent => get(key).is_none(),
-            })
-    }
-}
-
-fn split_top_level(text: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let mut depth = 0usize;
-    let mut start = 0;
-    for (i, c) in text.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth = depth.saturating_sub(1),
-            ',' if depth == 0 => {
-                parts.push(&text[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&text[start..]);
-    parts
-}
-
-fn split_set(part: &str, operator: &str) -> Option<(String, Vec<String>)> {
-    let (key, rest) = part.split_once(operator)?;
-    let inner = rest.trim().strip_prefix('(')?.strip_suffix(')')?;
-    Some((
-        key.trim().to_string(),
-        inner.split(',').map(|v| v.trim().to_string()).collect(),
-    ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn label_selector_strings() {
-        let labels = json!({"app": "web", "tier": "front"});
-        let check = |s: &str| {
-            LabelRequirements::parse(s)
-                .expect("parse")
-                .matches(Some(&labels))
-        };
-        assert!(check("app=web"));
-        assert!(check("app==web,tier!=back"));
-        assert!(check("tier in (front, back)"));
-        assert!(!check("tier notin (front)"));
-        assert!(check("app,!missing"));
-        assert!(!check("app=db"));
     }
 }
