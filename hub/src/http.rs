@@ -124,14 +124,8 @@ async fn answer(
             let call = call_for(&registry, cluster, path, query, headers)?;
             let verb = verb(method, &call)?;
             authorize(hub, &identity, &call, verb)?;
-            let content_type = header_str(headers, header::CONTENT_TYPE);
-            if content_type.contains("protobuf") || content_type.contains("cbor") {
-                return Err(ApiError::unsupported_media_type(format!(
-                    "the hub reads JSON and YAML bodies only, not {content_type}; \
-                     use `kubectl apply -f` or `kubectl create -f` with a manifest"
-                )));
-            }
             let bytes = read_body(body).await?;
+            let bytes = json_body(header_str(headers, header::CONTENT_TYPE), bytes)?;
             resource(hub, call, verb, method, headers, accept, bytes).await
         }
     }
@@ -265,6 +259,24 @@ async fn read_body(body: Body) -> ApiResult<Bytes> {
         return Err(ApiError::too_large(MAX_BODY));
     }
     Ok(Bytes::from(buffer))
+}
+
+/// The body as JSON: protobuf bodies of the kinds kubectl's `create` commands send are
+/// decoded; other binary encodings are refused.
+fn json_body(content_type: &str, bytes: Bytes) -> ApiResult<Bytes> {
+    let refuse = |why: String| {
+        ApiError::unsupported_media_type(format!(
+            "{why}; the hub reads JSON and YAML bodies (use `kubectl apply -f` or `kubectl create -f` with a manifest)"
+        ))
+    };
+    if crate::protobuf::is_protobuf(content_type) {
+        let object = crate::protobuf::decode(&bytes).map_err(refuse)?;
+        return Ok(Bytes::from(serde_json::to_vec(&object).unwrap_or_default()));
+    }
+    if content_type.contains("cbor") {
+        return Err(refuse(format!("{content_type} is not supported")));
+    }
+    Ok(bytes)
 }
 
 async fn resource(

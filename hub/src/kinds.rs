@@ -1,5 +1,6 @@
 //! What a few built-in kinds do on write, standing in for their controllers:
-//! namespaces become Active, CRDs become Established, token Secrets get a token.
+//! namespaces become Active, CRDs become Established, Secrets get their default type and
+//! token Secrets a token.
 
 use base64::Engine;
 use serde_json::{json, Value};
@@ -8,7 +9,8 @@ use crate::registry::ResourceType;
 
 /// Whether the kind keeps `metadata.generation` (kinds with a spec and a status).
 pub fn tracks_generation(resource: &ResourceType, version: &str) -> bool {
-    resource.custom || resource.version(version).is_some_and(|v| v.status)
+    resource.custom
+        || resource.kind != "Namespace" && resource.version(version).is_some_and(|v| v.status)
 }
 
 /// Fills in what the kind's controller would set on a new or changed object.
@@ -23,7 +25,7 @@ pub fn on_write(resource: &ResourceType, object: &mut Value) {
             object["status"] = json!({"phase": phase});
         }
         ("apiextensions.k8s.io", "CustomResourceDefinition") => establish(object),
-        ("", "Secret") => fill_token(object),
+        ("", "Secret") => default_secret(object),
         _ => {}
     }
 }
@@ -69,7 +71,15 @@ pub fn new_token() -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
-fn fill_token(secret: &mut Value) {
+fn default_secret(secret: &mut Value) {
+    if secret
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .is_empty()
+    {
+        secret["type"] = json!("Opaque");
+    }
     if secret.get("type").and_then(Value::as_str) != Some(TOKEN_SECRET_TYPE) {
         return;
     }

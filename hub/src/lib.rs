@@ -14,6 +14,7 @@ pub mod managed;
 pub mod meta;
 pub mod objects;
 pub mod openapi;
+pub mod protobuf;
 pub mod registry;
 pub mod route;
 pub mod schema;

@@ -568,3 +568,81 @@ async fn finalizers_owners_and_namespaces_clean_up() {
         .failure();
     assert!(error.contains("not found"), "{error}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_create_commands_send_protobuf_and_work() {
+    let hub = TestHub::start(&["local"]).await;
+    let kubectl = hub.kubectl("local");
+    let run = kubectl
+        .run(&["create", "namespace", "team-a"])
+        .await
+        .success();
+    assert_eq!(run.stdout, "namespace/team-a created\n");
+    kubectl
+        .run(&[
+            "create",
+            "configmap",
+            "settings",
+            "-n",
+            "team-a",
+            "--from-literal=mode=fast",
+            "--from-literal=empty=",
+        ])
+        .await
+        .success();
+    kubectl
+        .run(&[
+            "create",
+            "secret",
+            "generic",
+            "login",
+            "-n",
+            "team-a",
+            "--from-literal=password=hunter2",
+        ])
+        .await
+        .success();
+    kubectl
+        .run(&["create", "serviceaccount", "agent", "-n", "team-a"])
+        .await
+        .success();
+    let data = kubectl
+        .run(&["get", "cm", "settings", "-n", "team-a", "-o", "json"])
+        .await
+        .success()
+        .json();
+    assert_eq!(data["data"], json!({"mode": "fast", "empty": ""}));
+    let secret = kubectl
+        .run(&["get", "secret", "login", "-n", "team-a", "-o", "json"])
+        .await
+        .success()
+        .json();
+    assert_eq!(secret["data"]["password"], "aHVudGVyMg==");
+    assert_eq!(secret["type"], "Opaque");
+    let namespace = kubectl
+        .run(&["get", "ns", "team-a", "-o", "json"])
+        .await
+        .success()
+        .json();
+    assert_eq!(namespace["status"]["phase"], "Active");
+    assert!(
+        namespace["metadata"].get("generateName").is_none(),
+        "zero values are unset: {namespace}"
+    );
+
+    let error = kubectl
+        .run(&[
+            "create",
+            "deployment",
+            "web",
+            "--image=nginx",
+            "-n",
+            "team-a",
+        ])
+        .await
+        .failure();
+    assert!(
+        error.contains("Deployment (apps/v1) is not readable as protobuf here"),
+        "{error}"
+    );
+}

@@ -1,0 +1,318 @@
+//! Kubernetes' protobuf encoding, read for the few kinds that kubectl's typed `create`
+//! commands send that way (`kubectl create namespace|configmap|secret|serviceaccount`).
+//! Every other kind is refused with 415 and a hint to use a manifest instead.
+
+use base64::Engine;
+use serde_json::{json, Map, Value};
+
+/// The four bytes before every Kubernetes protobuf body.
+const MAGIC: &[u8] = b"k8s\0";
+
+#[derive(Clone, Copy)]
+enum Shape {
+    Str,
+    Bytes,
+    Bool,
+    StrMap,
+    BytesMap,
+    Message(&'static [FieldDef]),
+}
+
+struct FieldDef {
+    number: u64,
+    name: &'static str,
+    shape: Shape,
+    repeated: bool,
+}
+
+const fn field(number: u64, name: &'static str, shape: Shape) -> FieldDef {
+    FieldDef {
+        number,
+        name,
+        shape,
+        repeated: false,
+    }
+}
+
+const fn list(number: u64, name: &'static str, shape: Shape) -> FieldDef {
+    FieldDef {
+        number,
+        name,
+        shape,
+        repeated: true,
+    }
+}
+
+const OWNER_REFERENCE: &[FieldDef] = &[
+    field(1, "kind", Shape::Str),
+    field(3, "name", Shape::Str),
+    field(4, "uid", Shape::Str),
+    field(5, "apiVersion", Shape::Str),
+    field(6, "controller", Shape::Bool),
+    field(7, "blockOwnerDeletion", Shape::Bool),
+];
+
+const OBJECT_META: &[FieldDef] = &[
+    field(1, "name", Shape::Str),
+    field(2, "generateName", Shape::Str),
+    field(3, "namespace", Shape::Str),
+    field(6, "resourceVersion", Shape::Str),
+    field(11, "labels", Shape::StrMap),
+    field(12, "annotations", Shape::StrMap),
+    list(13, "ownerReferences", Shape::Message(OWNER_REFERENCE)),
+    list(14, "finalizers", Shape::Str),
+];
+
+const NAMESPACE_SPEC: &[FieldDef] = &[list(1, "finalizers", Shape::Str)];
+const NAME_ONLY: &[FieldDef] = &[field(1, "name", Shape::Str)];
+const OBJECT_REFERENCE: &[FieldDef] = &[
+    field(1, "kind", Shape::Str),
+    field(2, "namespace", Shape::Str),
+    field(3, "name", Shape::Str),
+];
+
+const NAMESPACE: &[FieldDef] = &[
+    field(1, "metadata", Shape::Message(OBJECT_META)),
+    field(2, "spec", Shape::Message(NAMESPACE_SPEC)),
+];
+const CONFIG_MAP: &[FieldDef] = &[
+    field(1, "metadata", Shape::Message(OBJECT_META)),
+    field(2, "data", Shape::StrMap),
+    field(3, "binaryData", Shape::BytesMap),
+    field(4, "immutable", Shape::Bool),
+];
+const SECRET: &[FieldDef] = &[
+    field(1, "metadata", Shape::Message(OBJECT_META)),
+    field(2, "data", Shape::BytesMap),
+    field(3, "type", Shape::Str),
+    field(4, "immutable", Shape::Bool),
+    field(5, "stringData", Shape::StrMap),
+];
+const SERVICE_ACCOUNT: &[FieldDef] = &[
+    field(1, "metadata", Shape::Message(OBJECT_META)),
+    list(2, "secrets", Shape::Message(OBJECT_REFERENCE)),
+    list(3, "imagePullSecrets", Shape::Message(NAME_ONLY)),
+    field(4, "automountServiceAccountToken", Shape::Bool),
+];
+
+/// What the envelope says the body holds.
+const UNKNOWN: &[FieldDef] = &[
+    field(
+        1,
+        "typeMeta",
+        Shape::Message(&[
+            field(1, "apiVersion", Shape::Str),
+            field(2, "kind", Shape::Str),
+        ]),
+    ),
+    field(2, "raw", Shape::Bytes),
+];
+
+enum Wire<'a> {
+    Varint(u64),
+    Bytes(&'a [u8]),
+}
+
+fn varint(buf: &[u8], at: &mut usize) -> Result<u64, String> {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = *buf.get(*at).ok_or("truncated varint")?;
+        *at += 1;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Ok(value);
+        }
+    }
+    Err("varint too long".into())
+}
+
+fn wire_fields(buf: &[u8]) -> Result<Vec<(u64, Wire<'_>)>, String> {
+    let mut at = 0;
+    let mut fields = Vec::new();
+    while at < buf.len() {
+        let tag = varint(buf, &mut at)?;
+        let (number, kind) = (tag >> 3, tag & 7);
+        let value = match kind {
+            0 => Wire::Varint(varint(buf, &mut at)?),
+            2 => {
+                let length =
+                    usize::try_from(varint(buf, &mut at)?).map_err(|_| "length overflow")?;
+                let end = at
+                    .checked_add(length)
+                    .filter(|e| *e <= buf.len())
+                    .ok_or("truncated field")?;
+                let bytes = &buf[at..end];
+                at = end;
+                Wire::Bytes(bytes)
+            }
+            other => return Err(format!("field {number} has unsupported wire type {other}")),
+        };
+        fields.push((number, value));
+    }
+    Ok(fields)
+}
+
+/// Whether a field holds only zero values: 0, an empty string, or a message of such.
+fn is_zero(wire: &Wire<'_>) -> bool {
+    match wire {
+        Wire::Varint(v) => *v == 0,
+        Wire::Bytes(b) => wire_fields(b).is_ok_and(|fields| fields.iter().all(|(_, w)| is_zero(w))),
+    }
+}
+
+fn text(bytes: &[u8]) -> Result<String, String> {
+    String::from_utf8(bytes.to_vec()).map_err(|_| "a string field is not UTF-8".to_string())
+}
+
+fn map_entry(bytes: &[u8], binary: bool) -> Result<(String, Value), String> {
+    let mut key = String::new();
+    let mut value = Value::String(String::new());
+    for (number, wire) in wire_fields(bytes)? {
+        match (number, wire) {
+            (1, Wire::Bytes(b)) => key = text(b)?,
+            (2, Wire::Bytes(b)) if binary => {
+                value = json!(base64::engine::general_purpose::STANDARD.encode(b));
+            }
+            (2, Wire::Bytes(b)) => value = json!(text(b)?),
+            _ => return Err("malformed map entry".into()),
+        }
+    }
+    Ok((key, value))
+}
+
+fn message(buf: &[u8], defs: &[FieldDef]) -> Result<Map<String, Value>, String> {
+    let mut object = Map::new();
+    for (number, wire) in wire_fields(buf)? {
+        // Go writes unset fields as their zero values (empty status, generation 0...);
+        // in proto3 a zero value means unset.
+        if is_zero(&wire) {
+            continue;
+        }
+        let Some(def) = defs.iter().find(|d| d.number == number) else {
+            return Err(format!(
+                "field {number} is not supported by the hub's protobuf reader"
+            ));
+        };
+        let value = match (def.shape, wire) {
+            (Shape::Str, Wire::Bytes(b)) => json!(text(b)?),
+            (Shape::Bytes, Wire::Bytes(b)) => {
+                json!(base64::engine::general_purpose::STANDARD.encode(b))
+            }
+            (Shape::Bool, Wire::Varint(v)) => json!(v != 0),
+            (Shape::StrMap | Shape::BytesMap, Wire::Bytes(b)) => {
+                let (key, value) = map_entry(b, matches!(def.shape, Shape::BytesMap))?;
+                let entry = object.entry(def.name).or_insert_with(|| json!({}));
+                if let Some(map) = entry.as_object_mut() {
+                    map.insert(key, value);
+                }
+                continue;
+            }
+            (Shape::Message(inner), Wire::Bytes(b)) => Value::Object(message(b, inner)?),
+            _ => return Err(format!("field {} has the wrong wire type", def.name)),
+        };
+        if def.repeated {
+            let entry = object.entry(def.name).or_insert_with(|| json!([]));
+            if let Some(items) = entry.as_array_mut() {
+                items.push(value);
+            }
+        } else {
+            object.insert(def.name.into(), value);
+        }
+    }
+    Ok(object)
+}
+
+/// Whether a `Content-Type` is Kubernetes protobuf.
+pub fn is_protobuf(content_type: &str) -> bool {
+    content_type.starts_with("application/vnd.kubernetes.protobuf")
+}
+
+/// Decodes a protobuf request body into the JSON object it stands for.
+pub fn decode(body: &[u8]) -> Result<Value, String> {
+    let envelope = body
+        .strip_prefix(MAGIC)
+        .ok_or("the body does not start with k8s\\0")?;
+    let unknown = message(envelope, UNKNOWN)?;
+    let type_of = |field: &str| {
+        unknown
+            .get("typeMeta")
+            .and_then(|t| t.get(field))
+            .and_then(Value::as_str)
+    };
+    let (api_version, kind) = (
+        type_of("apiVersion").unwrap_or_default(),
+        type_of("kind").unwrap_or_default(),
+    );
+    let defs = match (api_version, kind) {
+        ("v1", "Namespace") => NAMESPACE,
+        ("v1", "ConfigMap") => CONFIG_MAP,
+        ("v1", "Secret") => SECRET,
+        ("v1", "ServiceAccount") => SERVICE_ACCOUNT,
+        _ => {
+            return Err(format!(
+                "{kind} ({api_version}) is not readable as protobuf here"
+            ))
+        }
+    };
+    let raw = unknown
+        .get("raw")
+        .and_then(Value::as_str)
+        .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
+        .ok_or("the envelope carries no object")?;
+    let mut object = message(&raw, defs)?;
+    object.insert("apiVersion".into(), json!(api_version));
+    object.insert("kind".into(), json!(kind));
+    Ok(Value::Object(object))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bytes_field(number: u8, payload: &[u8]) -> Vec<u8> {
+        let mut out = vec![
+            (number << 3) | 2,
+            u8::try_from(payload.len()).expect("short"),
+        ];
+        out.extend_from_slice(payload);
+        out
+    }
+
+    #[test]
+    fn a_config_map_envelope_decodes_to_json() {
+        let entry = [bytes_field(1, b"mode"), bytes_field(2, b"fast")].concat();
+        let meta = [
+            bytes_field(1, b"settings"),
+            bytes_field(
+                11,
+                &[bytes_field(1, b"app"), bytes_field(2, b"web")].concat(),
+            ),
+        ]
+        .concat();
+        let raw = [bytes_field(1, &meta), bytes_field(2, &entry)].concat();
+        let type_meta = [bytes_field(1, b"v1"), bytes_field(2, b"ConfigMap")].concat();
+        let body = [
+            MAGIC.to_vec(),
+            bytes_field(1, &type_meta),
+            bytes_field(2, &raw),
+        ]
+        .concat();
+        assert_eq!(
+            decode(&body).expect("decodes"),
+            json!({"metadata": {"name": "settings", "labels": {"app": "web"}}, "data": {"mode": "fast"},
+                   "apiVersion": "v1", "kind": "ConfigMap"})
+        );
+        assert!(decode(b"{}").is_err());
+        let deployment = [bytes_field(1, b"apps/v1"), bytes_field(2, b"Deployment")].concat();
+        let body = [
+            MAGIC.to_vec(),
+            bytes_field(1, &deployment),
+            bytes_field(2, b""),
+        ]
+        .concat();
+        assert_eq!(
+            decode(&body).expect_err("refused"),
+            "Deployment (apps/v1) is not readable as protobuf here"
+        );
+    }
+}
