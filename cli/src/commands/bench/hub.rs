@@ -235,10 +235,10 @@ async fn fan_out(
         )
     };
     println!(
-        "watch fan-out: {} watchers x {} changes {} apart = {} events in {:.2} s ({:.0} events/s); latency p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms (target p99 < 50 ms)",
+        "watch fan-out: {} watchers x {} changes {} ms apart = {} events in {:.2} s ({:.0} events/s); latency p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms (target p99 < 50 ms)",
         watchers,
         events,
-        format!("{} ms", pace.as_millis()),
+        pace.as_millis(),
         all.len(),
         spread.as_secs_f64(),
         all.len() as f64 / spread.as_secs_f64(),
