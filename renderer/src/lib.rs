@@ -6,6 +6,7 @@
 pub mod bundle;
 pub mod emit;
 pub mod error;
+pub mod helm;
 pub mod kustomize;
 pub mod resource;
 pub mod root;

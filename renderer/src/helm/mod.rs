@@ -1,0 +1,3 @@
+//! The Helm engine: Go templates, sprig functions and charts.
+
+pub mod template;
