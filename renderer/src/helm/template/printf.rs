@@ -276,8 +276,8 @@ mod tests {
         );
         assert_eq!(s("%x", &["hi".into()]), "6869");
         assert_eq!(
-            s("%.2f %e", &[Value::Float(2.71828), Value::Float(1234.5)]),
-            "2.72 1.234500e+03"
+            s("%.2f %e", &[Value::Float(4.56789), Value::Float(1234.5)]),
+            "4.57 1.234500e+03"
         );
         assert_eq!(s("%d", &["x".into()]), "%!d(string=x)");
         assert_eq!(s("%s %s", &["x".into()]), "x %!s(MISSING)");
