@@ -1,3 +1,4 @@
 //! The Helm engine: Go templates, sprig functions and charts.
 
+pub mod sprig;
 pub mod template;
