@@ -3,6 +3,7 @@
 mod apply;
 mod bench;
 mod crds;
+mod helm;
 mod hub;
 mod kustomize;
 mod lint;
@@ -32,6 +33,9 @@ enum Command {
     Lint(lint::LintArgs),
     /// Write (or check) the CRD manifests of the Fleet kinds.
     Crds(crds::CrdsArgs),
+    /// Helm operations (`fleet helm template`).
+    #[command(subcommand)]
+    Helm(helm::HelmCommand),
     /// Run the embedded Kubernetes-compatible API server (the hub).
     Hub(hub::HubArgs),
     /// Benchmarks against the reference tools, measured in the same run.
@@ -47,6 +51,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Apply(args) => apply::run(args),
         Command::Lint(args) => lint::run(args),
         Command::Crds(args) => crds::run(args),
+        Command::Helm(command) => helm::run(command),
         Command::Hub(args) => hub::run(args),
         Command::Bench(command) => bench::run(command),
     }

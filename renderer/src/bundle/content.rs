@@ -46,19 +46,25 @@ const INSTALL_ORDER: [&str; 37] = [
     "ValidatingWebhookConfiguration",
 ];
 
+/// Where a kind goes in Helm's install order: known kinds by their place, unknown kinds
+/// after them by name.
+pub fn install_rank(kind: &str) -> (u8, usize, String) {
+    match INSTALL_ORDER.iter().position(|k| *k == kind) {
+        Some(index) => (0, index, String::new()),
+        None => (1, 0, kind.to_string()),
+    }
+}
+
 /// Sorts resources stably by Helm's install order; unknown kinds go last, by kind name.
 pub fn helm_install_order(resources: &mut [Value]) {
-    let rank = |object: &Value| {
-        let kind = object
-            .get("kind")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        match INSTALL_ORDER.iter().position(|k| *k == kind) {
-            Some(index) => (0, index, String::new()),
-            None => (1, 0, kind.to_string()),
-        }
-    };
-    resources.sort_by_key(rank);
+    resources.sort_by_key(|object| {
+        install_rank(
+            object
+                .get("kind")
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+        )
+    });
 }
 
 /// The content id of a set of resources: `s-` and the sha256 of their canonical form

@@ -1,6 +1,6 @@
 //! Bundles: directories of a repository that become one deployable unit each.
 
-mod content;
+pub mod content;
 mod discovery;
 mod fleetyaml;
 mod manifests;

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use super::template::{Func, Value};
 
-pub use convert::{strval, to_float, to_int};
+pub use convert::{strval, to_float, to_int, to_yaml};
 
 /// Every sprig function this engine has, by name.
 pub fn functions() -> HashMap<&'static str, Func> {

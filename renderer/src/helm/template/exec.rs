@@ -8,7 +8,7 @@ use super::parse::{self, ParseError};
 use super::value::Value;
 
 /// The deepest `template`/`include` nesting allowed; deeper is reported as recursion.
-pub const MAX_DEPTH: usize = 100;
+pub const MAX_DEPTH: usize = 1000;
 /// The most output one execution may produce (64 MiB).
 pub const MAX_OUTPUT: usize = 64 * 1024 * 1024;
 
@@ -19,7 +19,14 @@ pub type Func = fn(&mut Exec, Vec<Value>) -> Result<Value, String>;
 /// Named templates, parsed.
 #[derive(Debug, Clone, Default)]
 pub struct Templates {
-    defs: HashMap<String, Rc<Vec<Node>>>,
+    defs: HashMap<String, Defined>,
+}
+
+/// A named template and the file it was defined in.
+#[derive(Debug, Clone)]
+struct Defined {
+    body: Rc<Vec<Node>>,
+    file: Rc<str>,
 }
 
 impl Templates {
@@ -27,10 +34,19 @@ impl Templates {
     /// definition of a name replaces an earlier one.
     pub fn add(&mut self, name: &str, source: &str) -> Result<(), ParseError> {
         let parsed = parse::parse(name, source)?;
+        let file: Rc<str> = Rc::from(name);
         for (defined, body) in parsed.defines {
-            self.defs.insert(defined, Rc::new(body));
+            let body = Rc::new(body);
+            self.defs.insert(
+                defined,
+                Defined {
+                    body,
+                    file: file.clone(),
+                },
+            );
         }
-        self.defs.insert(name.to_string(), Rc::new(parsed.root));
+        let body = Rc::new(parsed.root);
+        self.defs.insert(name.to_string(), Defined { body, file });
         Ok(())
     }
 
@@ -39,7 +55,7 @@ impl Templates {
         self.defs.contains_key(name)
     }
 
-    fn get(&self, name: &str) -> Option<Rc<Vec<Node>>> {
+    fn get(&self, name: &str) -> Option<Defined> {
         self.defs.get(name).cloned()
     }
 }
@@ -47,8 +63,10 @@ impl Templates {
 /// An execution error, printed as Go prints it:
 /// `template: NAME:LINE:COL: executing "NAME" at <CONTEXT>: MESSAGE`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("template: {template}:{}:{}: executing \"{template}\" at <{context}>: {message}", pos.line, pos.col)]
+#[error("template: {file}:{}:{}: executing \"{template}\" at <{context}>: {message}", pos.line, pos.col)]
 pub struct ExecError {
+    /// The file the failing template was defined in.
+    pub file: String,
     /// The template executing.
     pub template: String,
     /// Where.
@@ -74,6 +92,7 @@ pub struct Exec<'a> {
     vars: Vec<(String, Value)>,
     depth: usize,
     template: String,
+    file: Rc<str>,
     out_size: usize,
     /// Extra templates added at run time (`tpl`), looked up before `templates`.
     pub added: Templates,
@@ -83,7 +102,7 @@ pub struct Exec<'a> {
     pub user_message: Option<String>,
 }
 
-type ExecResult<T> = std::result::Result<T, ExecError>;
+type ExecResult<T> = std::result::Result<T, Box<ExecError>>;
 
 impl<'a> Exec<'a> {
     /// A new execution over `templates` with `funcs`.
@@ -94,6 +113,7 @@ impl<'a> Exec<'a> {
             vars: Vec::new(),
             depth: 0,
             template: String::new(),
+            file: Rc::from(""),
             out_size: 0,
             added: Templates::default(),
             extension: None,
@@ -101,8 +121,13 @@ impl<'a> Exec<'a> {
         }
     }
 
-    fn lookup(&self, name: &str) -> Option<Rc<Vec<Node>>> {
+    fn lookup(&self, name: &str) -> Option<Defined> {
         self.added.get(name).or_else(|| self.templates.get(name))
+    }
+
+    /// The name of the template executing now.
+    pub fn current_template(&self) -> &str {
+        &self.template
     }
 
     /// Whether a template exists (for `include` and `template`).
@@ -112,12 +137,15 @@ impl<'a> Exec<'a> {
 
     /// Executes the template `name` with `dot`, returning its output.
     pub fn execute(&mut self, name: &str, dot: &Value) -> ExecResult<String> {
-        let body = self.lookup(name).ok_or_else(|| ExecError {
-            template: name.to_string(),
-            pos: Pos::default(),
-            context: name.to_string(),
-            message: format!("no template {name:?} associated with template"),
-            user_message: None,
+        let defined = self.lookup(name).ok_or_else(|| {
+            Box::new(ExecError {
+                file: name.to_string(),
+                template: name.to_string(),
+                pos: Pos::default(),
+                context: name.to_string(),
+                message: format!("no template {name:?} associated with template"),
+                user_message: None,
+            })
         })?;
         if self.depth >= MAX_DEPTH {
             return Err(self.error(
@@ -129,22 +157,25 @@ impl<'a> Exec<'a> {
         self.depth += 1;
         let saved_vars = std::mem::replace(&mut self.vars, vec![(String::new(), dot.clone())]);
         let saved_name = std::mem::replace(&mut self.template, name.to_string());
+        let saved_file = std::mem::replace(&mut self.file, defined.file.clone());
         let mut out = String::new();
-        let result = self.walk(&body, dot, &mut out);
+        let result = self.walk(&defined.body, dot, &mut out);
         self.vars = saved_vars;
         self.template = saved_name;
+        self.file = saved_file;
         self.depth -= 1;
         result.map(|_| out)
     }
 
-    fn error(&self, pos: Pos, context: &str, message: String) -> ExecError {
-        ExecError {
+    fn error(&self, pos: Pos, context: &str, message: String) -> Box<ExecError> {
+        Box::new(ExecError {
+            file: self.file.to_string(),
             template: self.template.clone(),
             pos,
             context: context.to_string(),
             message,
             user_message: self.user_message.clone(),
-        }
+        })
     }
 
     fn emit(&mut self, out: &mut String, text: &str, pos: Pos) -> ExecResult<()> {

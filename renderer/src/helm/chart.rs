@@ -1,0 +1,305 @@
+//! Loading a chart: `Chart.yaml` (v1 and v2), `values.yaml`, `values.schema.json`,
+//! `templates/`, `crds/`, other files for `.Files`, and subcharts under `charts/` as
+//! directories or `.tgz` archives; `.helmignore` is honoured.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value as Json;
+
+use crate::error::{RenderError, Result};
+
+/// Files beyond this size are refused (Helm's own limit for a chart archive is similar).
+pub const MAX_CHART_BYTES: u64 = 100 * 1024 * 1024;
+
+/// A `dependencies` entry of Chart.yaml (or requirements.yaml for v1 charts).
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Dependency {
+    /// The chart name.
+    pub name: String,
+    /// A version or range.
+    #[serde(default)]
+    pub version: String,
+    /// The repository it comes from.
+    #[serde(default)]
+    pub repository: String,
+    /// Values paths that enable it, comma separated; the first that exists decides.
+    #[serde(default)]
+    pub condition: String,
+    /// Tags that enable it.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Another name to install it under.
+    #[serde(default)]
+    pub alias: String,
+    /// Values to import from the subchart into the parent.
+    #[serde(default)]
+    pub import_values: Vec<Json>,
+}
+
+impl Dependency {
+    /// The name the subchart is installed under.
+    pub fn effective_name(&self) -> &str {
+        if self.alias.is_empty() {
+            &self.name
+        } else {
+            &self.alias
+        }
+    }
+}
+
+/// A loaded chart.
+#[derive(Debug, Clone)]
+pub struct Chart {
+    /// Chart.yaml as written.
+    pub metadata: Json,
+    /// The chart name.
+    pub name: String,
+    /// Declared dependencies.
+    pub dependencies: Vec<Dependency>,
+    /// values.yaml (an empty map when absent).
+    pub values: Json,
+    /// values.schema.json, if any.
+    pub schema: Option<Json>,
+    /// Templates by path relative to the chart (`templates/deployment.yaml`).
+    pub templates: Vec<(String, String)>,
+    /// CRDs by path (`crds/x.yaml`).
+    pub crds: Vec<(String, String)>,
+    /// Every other file, for `.Files`.
+    pub files: Vec<(String, Vec<u8>)>,
+    /// Subcharts found in `charts/`.
+    pub subcharts: Vec<Chart>,
+}
+
+#[derive(Deserialize)]
+struct Requirements {
+    #[serde(default)]
+    dependencies: Vec<Dependency>,
+}
+
+fn chart_error(path: &str, message: impl Into<String>) -> RenderError {
+    RenderError::in_file(path, message)
+}
+
+/// Loads a chart from a directory or a `.tgz` file.
+pub fn load(path: &Path) -> Result<Chart> {
+    if path.is_dir() {
+        let mut entries = Vec::new();
+        read_dir(path, path, &mut entries)?;
+        from_entries(&path.display().to_string(), entries)
+    } else {
+        let bytes = std::fs::read(path)
+            .map_err(|e| chart_error(&path.display().to_string(), e.to_string()))?;
+        from_archive(&path.display().to_string(), &bytes)
+    }
+}
+
+fn read_dir(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) -> Result<()> {
+    let shown = dir.display().to_string();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| chart_error(&shown, e.to_string()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    let mut total = 0u64;
+    for entry in entries {
+        let meta =
+            std::fs::symlink_metadata(&entry).map_err(|e| chart_error(&shown, e.to_string()))?;
+        if meta.file_type().is_symlink() {
+            continue;
+        }
+        if meta.is_dir() {
+            read_dir(root, &entry, out)?;
+            continue;
+        }
+        total += meta.len();
+        if total > MAX_CHART_BYTES {
+            return Err(chart_error(
+                &shown,
+                format!("the chart is larger than {MAX_CHART_BYTES} bytes"),
+            ));
+        }
+        let relative = entry
+            .strip_prefix(root)
+            .map(|p| p.to_string_lossy().replace('\\', "/"))
+            .unwrap_or_default();
+        let bytes = std::fs::read(&entry)
+            .map_err(|e| chart_error(&entry.display().to_string(), e.to_string()))?;
+        out.push((relative, bytes));
+    }
+    Ok(())
+}
+
+/// Loads a chart from a gzipped tar archive whose entries sit under one top directory.
+pub fn from_archive(shown: &str, bytes: &[u8]) -> Result<Chart> {
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(bytes));
+    let mut entries = Vec::new();
+    let mut total = 0u64;
+    let entries_iter = archive
+        .entries()
+        .map_err(|e| chart_error(shown, format!("not a chart archive: {e}")))?;
+    for entry in entries_iter {
+        let mut entry =
+            entry.map_err(|e| chart_error(shown, format!("reading the archive: {e}")))?;
+        if !entry.header().entry_type().is_file() {
+            continue;
+        }
+        let path = entry
+            .path()
+            .map_err(|e| chart_error(shown, e.to_string()))?
+            .to_string_lossy()
+            .replace('\\', "/");
+        if path.split('/').any(|part| part == "..") || path.starts_with('/') {
+            return Err(chart_error(
+                shown,
+                format!("archive entry {path} leaves the chart"),
+            ));
+        }
+        total += entry.size();
+        if total > MAX_CHART_BYTES {
+            return Err(chart_error(
+                shown,
+                format!("the chart is larger than {MAX_CHART_BYTES} bytes"),
+            ));
+        }
+        let Some((_, inside)) = path.split_once('/') else {
+            continue;
+        };
+        let mut data = Vec::new();
+        entry
+            .read_to_end(&mut data)
+            .map_err(|e| chart_error(shown, e.to_string()))?;
+        entries.push((inside.to_string(), data));
+    }
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    from_entries(shown, entries)
+}
+
+fn text(shown: &str, path: &str, bytes: &[u8]) -> Result<String> {
+    String::from_utf8(bytes.to_vec())
+        .map_err(|_| chart_error(&format!("{shown}/{path}"), "the file is not UTF-8"))
+}
+
+fn yaml(shown: &str, path: &str, bytes: &[u8]) -> Result<Json> {
+    let text = text(shown, path, bytes)?;
+    let value: Json = crate::yaml::parse_one(&text, &format!("{shown}/{path}"))?;
+    Ok(if value.is_null() {
+        Json::Object(Default::default())
+    } else {
+        value
+    })
+}
+
+/// Builds a chart from its files (paths relative to the chart directory).
+fn from_entries(shown: &str, entries: Vec<(String, Vec<u8>)>) -> Result<Chart> {
+    let ignore = entries
+        .iter()
+        .find(|(p, _)| p == ".helmignore")
+        .map(|(_, b)| String::from_utf8_lossy(b).into_owned());
+    let ignored = |path: &str| {
+        ignore
+            .as_deref()
+            .is_some_and(|rules| helmignored(rules, path))
+    };
+    let mut metadata = None;
+    let mut values = Json::Object(Default::default());
+    let mut schema = None;
+    let mut requirements = Vec::new();
+    let mut templates = Vec::new();
+    let mut crds = Vec::new();
+    let mut files = Vec::new();
+    let mut subchart_entries: std::collections::BTreeMap<String, Vec<(String, Vec<u8>)>> =
+        Default::default();
+    let mut subcharts = Vec::new();
+    for (path, bytes) in entries {
+        if ignored(&path) {
+            continue;
+        }
+        match path.as_str() {
+            "Chart.yaml" => metadata = Some(yaml(shown, &path, &bytes)?),
+            "values.yaml" => values = yaml(shown, &path, &bytes)?,
+            "values.schema.json" => {
+                let text = text(shown, &path, &bytes)?;
+                schema = Some(serde_json::from_str(&text).map_err(|e| {
+                    chart_error(&format!("{shown}/{path}"), e.to_string()).with_line(Some(e.line()))
+                })?);
+            }
+            "requirements.yaml" => {
+                let text = text(shown, &path, &bytes)?;
+                let parsed: Requirements =
+                    crate::yaml::parse_one(&text, &format!("{shown}/{path}"))?;
+                requirements = parsed.dependencies;
+            }
+            p if p.starts_with("templates/") => {
+                templates.push((path.clone(), text(shown, &path, &bytes)?))
+            }
+            p if p.starts_with("crds/") => crds.push((path.clone(), text(shown, &path, &bytes)?)),
+            p if p.starts_with("charts/") => {
+                let inner = &p["charts/".len()..];
+                match inner.split_once('/') {
+                    Some((dir, rest)) => subchart_entries
+                        .entry(dir.to_string())
+                        .or_default()
+                        .push((rest.to_string(), bytes)),
+                    None if inner.ends_with(".tgz") || inner.ends_with(".tar.gz") => {
+                        subcharts.push(from_archive(&format!("{shown}/{path}"), &bytes)?);
+                    }
+                    None => files.push((path, bytes)),
+                }
+            }
+            _ => files.push((path, bytes)),
+        }
+    }
+    for (dir, entries) in subchart_entries {
+        if entries.iter().any(|(p, _)| p == "Chart.yaml") {
+            subcharts.push(from_entries(&format!("{shown}/charts/{dir}"), entries)?);
+        }
+    }
+    let metadata = metadata.ok_or_else(|| chart_error(shown, "Chart.yaml file is missing"))?;
+    let name = metadata
+        .get("name")
+        .and_then(Json::as_str)
+        .filter(|n| !n.is_empty())
+        .ok_or_else(|| {
+            chart_error(
+                &format!("{shown}/Chart.yaml"),
+                "field `name`: validation: chart.metadata.name is required",
+            )
+        })?
+        .to_string();
+    let mut dependencies: Vec<Dependency> = match metadata.get("dependencies") {
+        Some(list) => serde_json::from_value(list.clone()).map_err(|e| {
+            chart_error(
+                &format!("{shown}/Chart.yaml"),
+                format!("field `dependencies`: {e}"),
+            )
+        })?,
+        None => Vec::new(),
+    };
+    dependencies.extend(requirements);
+    Ok(Chart {
+        metadata,
+        name,
+        dependencies,
+        values,
+        schema,
+        templates,
+        crds,
+        files,
+        subcharts,
+    })
+}
+
+/// Whether `.helmignore` rules exclude a path (globs per line, `#` comments, `dir/`).
+fn helmignored(rules: &str, path: &str) -> bool {
+    let mut builder = ignore::gitignore::GitignoreBuilder::new("");
+    for line in rules.lines() {
+        let _ = builder.add_line(None, line);
+    }
+    builder
+        .build()
+        .map(|matcher| matcher.matched_path_or_any_parents(path, false).is_ignore())
+        .unwrap_or(false)
+}
