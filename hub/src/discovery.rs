@@ -36,7 +36,7 @@ pub fn version() -> Value {
     json!({
         "major": "1",
         "minor": KUBE_MINOR,
-        "gitVersion": format!("v1.{KUBE_MINOR}.0+fleet-hub"),
+        "gitVersion": format!("v1.{KUBE_MINOR}.0"),
         "gitCommit": "",
         "gitTreeState": "clean",
         "buildDate": "2026-01-01T00:00:00Z",

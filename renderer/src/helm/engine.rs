@@ -159,35 +159,67 @@ fn chart_object(metadata: &Json) -> Value {
 
 struct Scope<'c> {
     chart: &'c Chart,
+    /// The name it is installed under (a dependency's alias, or its own name).
+    name: String,
     /// `chart` or `parent/charts/sub`.
     prefix: String,
     values: Json,
 }
 
-/// The charts to render: the chart and its enabled subcharts, each with its values.
-fn scopes<'c>(chart: &'c Chart, prefix: String, values: Json, out: &mut Vec<Scope<'c>>) {
-    for sub in &chart.subcharts {
-        let dependency = chart.dependencies.iter().find(|d| d.name == sub.name);
-        if let Some(dependency) = dependency {
-            if !values::enabled(dependency, &values) {
-                continue;
-            }
+/// The charts to render: the chart and each enabled dependency (a chart used under two
+/// aliases renders twice), each with its values.
+fn scopes<'c>(
+    chart: &'c Chart,
+    name: String,
+    prefix: String,
+    values: Json,
+    out: &mut Vec<Scope<'c>>,
+) {
+    for dependency in &chart.dependencies {
+        let Some(sub) = chart.subcharts.iter().find(|s| s.name == dependency.name) else {
+            continue;
+        };
+        if !values::enabled(dependency, &values) {
+            continue;
         }
-        let name = dependency
-            .map(|d| d.effective_name().to_string())
-            .unwrap_or_else(|| sub.name.clone());
-        let sub_values = values.get(&name).cloned().unwrap_or(Json::Null);
-        scopes(sub, format!("{prefix}/charts/{name}"), sub_values, out);
+        let alias = dependency.effective_name().to_string();
+        let sub_values = values.get(&alias).cloned().unwrap_or(Json::Null);
+        scopes(
+            sub,
+            alias.clone(),
+            format!("{prefix}/charts/{alias}"),
+            sub_values,
+            out,
+        );
+    }
+    for sub in &chart.subcharts {
+        if chart.dependencies.iter().any(|d| d.name == sub.name) {
+            continue;
+        }
+        let sub_values = values.get(&sub.name).cloned().unwrap_or(Json::Null);
+        scopes(
+            sub,
+            sub.name.clone(),
+            format!("{prefix}/charts/{}", sub.name),
+            sub_values,
+            out,
+        );
     }
     out.push(Scope {
         chart,
+        name,
         prefix,
         values,
     });
 }
 
+/// Helm's wording of a syntax error: `parse error at (FILE:LINE): MESSAGE`.
 fn parse_error(error: ParseError) -> RenderError {
-    RenderError::in_file(error.name.clone(), error.to_string()).with_line(Some(error.line))
+    let message = format!(
+        "parse error at ({}:{}): {}",
+        error.name, error.line, error.message
+    );
+    RenderError::in_file(error.name.clone(), message).with_line(Some(error.line))
 }
 
 fn exec_error(error: Box<ExecError>) -> RenderError {
@@ -217,19 +249,23 @@ fn is_hook(document: &str) -> bool {
         .is_some_and(|v| v.pointer("/metadata/annotations/helm.sh~1hook").is_some())
 }
 
-/// Splits rendered text into documents as Helm does: on `---` at the start of the text or
-/// of a line, the separator taking the whitespace around it; documents keep their other
-/// whitespace, and blank ones are dropped.
+/// Splits rendered text into documents as Helm 4 does: at lines that hold only `---`;
+/// each document loses its leading whitespace and keeps the rest; blank ones are dropped.
 fn split_documents(text: &str) -> Vec<String> {
-    static SEPARATOR: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
-    let separator = SEPARATOR.get_or_init(|| regex::Regex::new(r"(?:^|\s*\n)---\s*").ok());
-    let Some(separator) = separator else {
-        return vec![text.to_string()];
-    };
-    separator
-        .split(text)
-        .filter(|d| !d.trim().is_empty())
-        .map(String::from)
+    let mut documents = Vec::new();
+    let mut current = String::new();
+    for line in text.split_inclusive('\n') {
+        if line.trim_end() == "---" {
+            documents.push(std::mem::take(&mut current));
+        } else {
+            current.push_str(line);
+        }
+    }
+    documents.push(current);
+    documents
+        .into_iter()
+        .map(|d| d.trim_start().to_string())
+        .filter(|d| !d.is_empty())
         .collect()
 }
 
@@ -263,7 +299,13 @@ pub fn render(chart: &Chart, user_values: &Json, options: &Options) -> Result<Re
 fn render_here(chart: &Chart, user_values: &Json, options: &Options) -> Result<Rendered> {
     let values = values::compute(chart, user_values);
     let mut all = Vec::new();
-    scopes(chart, chart.name.clone(), values, &mut all);
+    scopes(
+        chart,
+        chart.name.clone(),
+        chart.name.clone(),
+        values,
+        &mut all,
+    );
 
     let mut templates = Templates::default();
     for scope in &all {
@@ -323,6 +365,10 @@ fn render_here(chart: &Chart, user_values: &Json, options: &Options) -> Result<R
         }));
         let scope_values = Value::from_json_floats(&scope.values);
         let chart_value = chart_object(&scope.chart.metadata);
+        if let Value::Map(map) = &chart_value {
+            map.borrow_mut()
+                .insert("Name".into(), Value::from(scope.name.as_str()));
+        }
         let mut paths: Vec<&String> = scope.chart.templates.iter().map(|(p, _)| p).collect();
         paths.sort();
         for path in paths {

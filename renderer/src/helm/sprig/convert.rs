@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use base64::Engine;
 use sha2::Digest;
 
-use super::arity;
+use super::{arity, int_arg, str_arg};
 use crate::helm::template::{Func, Value};
 
 /// sprig's `strval`: strings as they are, anything else as `%v` prints it.
@@ -122,7 +122,7 @@ pub(super) fn register(funcs: &mut HashMap<&'static str, Func>) {
     });
     funcs.insert("atoi", |_, a| {
         let v = one("atoi", &a)?;
-        Ok(Value::Int(strval(&v).parse().unwrap_or(0)))
+        Ok(Value::Int(str_arg(&v)?.parse().unwrap_or(0)))
     });
     funcs.insert("toJson", |_, a| {
         one("toJson", &a).map(|v| Value::from(go_json(&v.to_json(), false)))
@@ -191,7 +191,7 @@ pub(super) fn register(funcs: &mut HashMap<&'static str, Func>) {
     funcs.insert("b64dec", |_, a| {
         let v = one("b64dec", &a)?;
         Ok(Value::from(
-            match base64::engine::general_purpose::STANDARD.decode(strval(&v)) {
+            match base64::engine::general_purpose::STANDARD.decode(str_arg(&v)?) {
                 Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
                 Err(e) => e.to_string(),
             },
@@ -228,7 +228,7 @@ pub(super) fn register(funcs: &mut HashMap<&'static str, Func>) {
 }
 
 fn random_string(name: &str, args: &[Value], alphabet: &[u8]) -> Result<Value, String> {
-    let count = usize::try_from(to_int(&one(name, args)?))
+    let count = usize::try_from(int_arg(&one(name, args)?)?)
         .unwrap_or(0)
         .min(1 << 20);
     let text: String = random_bytes(count)

@@ -4,9 +4,9 @@
 
 use std::collections::HashMap;
 
-use super::convert::{strval, to_int};
+use super::convert::strval;
 use super::logic::empty;
-use super::{arity, items};
+use super::{arity, int_arg, items};
 use crate::helm::template::{Func, Value};
 
 /// The longest list `until` and friends may make.
@@ -121,15 +121,18 @@ pub(super) fn register(funcs: &mut HashMap<&'static str, Func>) {
     });
     funcs.insert("until", |_, a| {
         arity("until", &a, 1)?;
-        let n = to_int(&a[0]);
+        let n = int_arg(&a[0])?;
         steps(0, n, if n < 0 { -1 } else { 1 })
     });
     funcs.insert("untilStep", |_, a| {
         arity("untilStep", &a, 3)?;
-        steps(to_int(&a[0]), to_int(&a[1]), to_int(&a[2]))
+        steps(int_arg(&a[0])?, int_arg(&a[1])?, int_arg(&a[2])?)
     });
     funcs.insert("seq", |_, a| {
-        let n: Vec<i64> = a.iter().map(to_int).collect();
+        let n = a
+            .iter()
+            .map(int_arg)
+            .collect::<Result<Vec<i64>, String>>()?;
         let (start, step, end) = match n.as_slice() {
             [end] => (1, 1, *end),
             [start, end] => (*start, if end >= start { 1 } else { -1 }, *end),

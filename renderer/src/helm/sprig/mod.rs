@@ -39,6 +39,29 @@ fn arity(name: &str, args: &[Value], want: usize) -> Result<(), String> {
     }
 }
 
+/// An `int` parameter: Go's template passes only integers to it.
+fn int_arg(value: &Value) -> Result<i64, String> {
+    match value {
+        Value::Int(i) => Ok(*i),
+        other => Err(format!(
+            "wrong type for value; expected int; got {}",
+            other.type_name()
+        )),
+    }
+}
+
+/// A `string` parameter: Go's template passes only strings to it.
+fn str_arg(value: &Value) -> Result<String, String> {
+    match value {
+        Value::Str(s) => Ok(s.to_string()),
+        Value::Nil => Err("invalid value; expected string".into()),
+        other => Err(format!(
+            "wrong type for value; expected string; got {}",
+            other.type_name()
+        )),
+    }
+}
+
 /// The items of a list argument; nil is an empty list.
 fn items(name: &str, value: &Value) -> Result<Vec<Value>, String> {
     match value {

@@ -3,13 +3,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::convert::{strval, to_int};
-use super::{arity, items};
+use super::convert::strval;
+use super::{arity, int_arg, items, str_arg};
 use crate::helm::template::{Func, Value};
 
 fn text(name: &str, args: &[Value], count: usize) -> Result<Vec<String>, String> {
     arity(name, args, count)?;
-    Ok(args.iter().map(strval).collect())
+    args.iter().map(str_arg).collect()
 }
 
 fn string(s: impl Into<String>) -> Result<Value, String> {
@@ -180,16 +180,20 @@ pub(super) fn register(funcs: &mut HashMap<&'static str, Func>) {
     });
     funcs.insert("trunc", |_, a| {
         arity("trunc", &a, 2)?;
-        string(truncate(to_int(&a[0]), &strval(&a[1])))
+        string(truncate(int_arg(&a[0])?, &str_arg(&a[1])?))
     });
     funcs.insert("substr", |_, a| {
         arity("substr", &a, 3)?;
-        string(substring(to_int(&a[0]), to_int(&a[1]), &strval(&a[2])))
+        string(substring(
+            int_arg(&a[0])?,
+            int_arg(&a[1])?,
+            &str_arg(&a[2])?,
+        ))
     });
     funcs.insert("repeat", |_, a| {
         arity("repeat", &a, 2)?;
-        let count = usize::try_from(to_int(&a[0])).unwrap_or(0);
-        let s = strval(&a[1]);
+        let count = usize::try_from(int_arg(&a[0])?).unwrap_or(0);
+        let s = str_arg(&a[1])?;
         if count.saturating_mul(s.len()) > crate::helm::template::exec::MAX_OUTPUT {
             return Err("repeat: the result would be too large".into());
         }
@@ -204,11 +208,11 @@ pub(super) fn register(funcs: &mut HashMap<&'static str, Func>) {
     });
     funcs.insert("indent", |_, a| {
         arity("indent", &a, 2)?;
-        string(indent(to_int(&a[0]), &strval(&a[1])))
+        string(indent(int_arg(&a[0])?, &str_arg(&a[1])?))
     });
     funcs.insert("nindent", |_, a| {
         arity("nindent", &a, 2)?;
-        string(format!("\n{}", indent(to_int(&a[0]), &strval(&a[1]))))
+        string(format!("\n{}", indent(int_arg(&a[0])?, &str_arg(&a[1])?)))
     });
     funcs.insert("regexMatch", |_, a| {
         let t = text("regexMatch", &a, 2)?;
@@ -225,9 +229,9 @@ pub(super) fn register(funcs: &mut HashMap<&'static str, Func>) {
     });
     funcs.insert("regexFindAll", |_, a| {
         arity("regexFindAll", &a, 3)?;
-        let re = regex(&strval(&a[0]))?;
-        let input = strval(&a[1]);
-        let limit = to_int(&a[2]);
+        let re = regex(&str_arg(&a[0])?)?;
+        let input = str_arg(&a[1])?;
+        let limit = int_arg(&a[2])?;
         let found: Vec<Value> = re
             .find_iter(&input)
             .take(if limit < 0 {
@@ -249,8 +253,8 @@ pub(super) fn register(funcs: &mut HashMap<&'static str, Func>) {
     });
     funcs.insert("regexSplit", |_, a| {
         arity("regexSplit", &a, 3)?;
-        let re = regex(&strval(&a[0]))?;
-        let input = strval(&a[1]);
+        let re = regex(&str_arg(&a[0])?)?;
+        let input = str_arg(&a[1])?;
         let parts: Vec<Value> = re.split(&input).map(Value::from).collect();
         Ok(Value::from(parts))
     });
@@ -317,8 +321,8 @@ pub(super) fn register(funcs: &mut HashMap<&'static str, Func>) {
     });
     funcs.insert("abbrev", |_, a| {
         arity("abbrev", &a, 2)?;
-        let width = usize::try_from(to_int(&a[0])).unwrap_or(0);
-        let s = strval(&a[1]);
+        let width = usize::try_from(int_arg(&a[0])?).unwrap_or(0);
+        let s = str_arg(&a[1])?;
         if width < 4 || s.chars().count() <= width {
             return string(s);
         }
@@ -329,10 +333,10 @@ pub(super) fn register(funcs: &mut HashMap<&'static str, Func>) {
     });
     funcs.insert("plural", |_, a| {
         arity("plural", &a, 3)?;
-        string(if to_int(&a[2]) == 1 {
-            strval(&a[0])
+        string(if int_arg(&a[2])? == 1 {
+            str_arg(&a[0])?
         } else {
-            strval(&a[1])
+            str_arg(&a[1])?
         })
     });
 }

@@ -367,7 +367,15 @@ impl<'a> Exec<'a> {
                 }
                 args.extend(last);
                 func(self, args).map_err(|message| {
-                    let message = format!("error calling {name}: {message}");
+                    // Go checks argument types before the call, and says so without
+                    // "error calling".
+                    let message = if message.starts_with("wrong type for value")
+                        || message.starts_with("invalid value;")
+                    {
+                        message
+                    } else {
+                        format!("error calling {name}: {message}")
+                    };
                     self.error(command.pos, &command.text, message)
                 })
             }

@@ -1,0 +1,3 @@
+#!/bin/sh
+echo start
+echo done
