@@ -141,26 +141,78 @@ fn single_cluster_examples_render() {
 }
 
 #[test]
-fn helm_examples_fail_clearly_until_the_helm_engine_lands() {
-    let path = shared_real().join("fleet-examples/multi-cluster/helm");
+fn multi_cluster_helm_customizes_per_environment_as_its_readme_says() {
+    // Dev: only the redis leader, no followers.
+    let dev = render("multi-cluster/helm", &["env=dev"]);
+    assert!(find(&dev, "Deployment", "redis-master").is_some());
+    assert!(
+        find(&dev, "Deployment", "redis-slave").is_none(),
+        "{:?}",
+        ids(&dev)
+    );
+    assert!(dev
+        .iter()
+        .all(|d| d["metadata"]["namespace"] == "fleet-mc-helm-example"));
+    // Test: the frontend scaled to 3.
+    let test = render("multi-cluster/helm", &["env=test"]);
+    assert_eq!(
+        find(&test, "Deployment", "frontend").expect("frontend")["spec"]["replicas"],
+        3
+    );
+    assert_eq!(
+        find(&test, "Service", "frontend").expect("svc")["spec"]["type"],
+        "NodePort"
+    );
+    // Prod: 3 replicas and a LoadBalancer.
+    let prod = render("multi-cluster/helm", &["env=prod"]);
+    assert_eq!(
+        find(&prod, "Deployment", "frontend").expect("frontend")["spec"]["replicas"],
+        3
+    );
+    assert_eq!(
+        find(&prod, "Service", "frontend").expect("svc")["spec"]["type"],
+        "LoadBalancer"
+    );
+    assert!(
+        find(&prod, "Deployment", "redis-slave").is_some(),
+        "replication stays on"
+    );
+}
+
+#[test]
+fn single_cluster_helm_renders_with_its_values() {
+    let docs = render("single-cluster/helm", &[]);
+    assert_eq!(
+        find(&docs, "Deployment", "frontend").expect("frontend")["spec"]["replicas"],
+        2
+    );
+    assert!(docs
+        .iter()
+        .all(|d| d["metadata"]["namespace"] == "fleet-helm-example"));
+}
+
+#[test]
+fn remote_charts_are_named_as_out_of_reach_offline() {
+    let path = shared_real().join("fleet-examples/multi-cluster/helm-external");
     let output = fleet(&["test", &path.to_string_lossy(), "-l", "env=dev"]);
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("fleet.yaml: field `helm.chart`"),
+        stderr.contains("fleet.yaml: field `helm.chart`: `https://")
+            && stderr.contains("is a remote chart"),
         "{stderr}"
     );
 }
 
 #[test]
-fn every_example_is_lint_clean_or_names_helm() {
+fn every_example_is_lint_clean_but_remote_charts() {
     let root = shared_real().join("fleet-examples");
     let output = fleet(&["lint", &root.to_string_lossy()]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     for line in stderr.lines().filter(|l| !l.starts_with("error:")) {
         assert!(
-            line.contains("Helm"),
-            "only Helm bundles may fail for now: {line}"
+            line.contains("is a remote chart"),
+            "only remote charts may fail offline: {line}"
         );
     }
 }

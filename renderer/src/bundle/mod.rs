@@ -3,6 +3,7 @@
 pub mod content;
 mod discovery;
 mod fleetyaml;
+mod helm;
 mod manifests;
 mod options;
 mod render;

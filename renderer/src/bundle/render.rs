@@ -54,14 +54,10 @@ pub fn render(
             id: content_id(&[]),
         });
     }
-    if let Some(chart) = helm_chart(bundle, &options) {
-        return Err(RenderError::in_field(
-            &fleet_file,
-            "helm.chart",
-            format!("Helm chart `{chart}`: the Helm engine is not built yet, only raw YAML and Kustomize bundles render"),
-        ));
-    }
-    let mut resources = render_sources(root, bundle, &options, &fleet_file)?;
+    let mut resources = match helm_chart(bundle, &options) {
+        Some(chart) => super::helm::render(root, bundle, &options, cluster, &chart, &fleet_file)?,
+        None => render_sources(root, bundle, &options, &fleet_file)?,
+    };
     if let Some(namespace) = options
         .target_namespace
         .as_deref()

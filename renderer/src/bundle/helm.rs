@@ -1,0 +1,186 @@
+//! Helm bundles: the chart named by `helm.chart` (or the bundle directory when it holds a
+//! Chart.yaml), values from `helm.valuesFiles` then `helm.values` with Fleet's `${ }`
+//! cluster templating, rendered by the Helm engine. Remote charts (`helm.repo`, URLs, OCI)
+//! are fetched before rendering, outside this pure crate; here they are an error.
+
+use std::collections::BTreeMap;
+
+use fleet_api::BundleDeploymentOptions;
+use serde_json::Value;
+
+use super::discovery::BundleDir;
+use super::target::ClusterInfo;
+use crate::error::{RenderError, Result};
+use crate::helm::template::{Exec, Templates, Value as TemplateValue};
+use crate::helm::{chart, engine, values};
+use crate::root::RepoRoot;
+
+fn is_remote(chart: &str) -> bool {
+    chart.contains("://") || chart.starts_with("oci:")
+}
+
+/// The data Fleet's `${ }` templates of `helm.values` see.
+fn cluster_data(cluster: &ClusterInfo) -> TemplateValue {
+    let labels: BTreeMap<String, TemplateValue> = cluster
+        .labels
+        .iter()
+        .map(|(k, v)| (k.clone(), TemplateValue::from(v.as_str())))
+        .collect();
+    TemplateValue::from(BTreeMap::from([
+        (
+            "ClusterName".to_string(),
+            TemplateValue::from(cluster.name.as_str()),
+        ),
+        (
+            "ClusterNamespace".to_string(),
+            TemplateValue::from(cluster.namespace.as_str()),
+        ),
+        ("ClusterLabels".to_string(), TemplateValue::from(labels)),
+        ("ClusterValues".to_string(), TemplateValue::empty_map()),
+        ("ClusterAnnotations".to_string(), TemplateValue::empty_map()),
+    ]))
+}
+
+/// Rewrites `${ expr }` into `{{ expr }}`, leaving other text alone.
+fn to_go_delimiters(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        let Some(end) = rest[start..].find('}') else {
+            break;
+        };
+        out.push_str(&rest[..start]);
+        out.push_str("{{");
+        out.push_str(&rest[start + 2..start + end]);
+        out.push_str("}}");
+        rest = &rest[start + end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Applies Fleet's cluster templating to every string of `helm.values` holding `${`.
+fn template_values(value: &mut Value, cluster: &TemplateValue, fleet_file: &str) -> Result<()> {
+    match value {
+        Value::String(text) if text.contains("${") => {
+            let mut set = Templates::default();
+            let source = to_go_delimiters(text);
+            set.add("values", &source)
+                .map_err(|e| RenderError::in_field(fleet_file, "helm.values", e.to_string()))?;
+            let funcs = engine::functions();
+            let rendered = Exec::new(&set, &funcs)
+                .execute("values", cluster)
+                .map_err(|e| RenderError::in_field(fleet_file, "helm.values", e.to_string()))?;
+            *text = rendered.replace("<no value>", "");
+        }
+        Value::Array(items) => {
+            for item in items {
+                template_values(item, cluster, fleet_file)?;
+            }
+        }
+        Value::Object(map) => {
+            for item in map.values_mut() {
+                template_values(item, cluster, fleet_file)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Renders a Helm bundle for one cluster into resources.
+pub fn render(
+    root: &RepoRoot,
+    bundle: &BundleDir,
+    options: &BundleDeploymentOptions,
+    cluster: &ClusterInfo,
+    chart_ref: &str,
+    fleet_file: &str,
+) -> Result<Vec<Value>> {
+    let helm = options.helm.clone().unwrap_or_default();
+    if helm.repo.as_deref().is_some_and(|r| !r.is_empty()) || is_remote(chart_ref) {
+        return Err(RenderError::in_field(
+            fleet_file,
+            "helm.chart",
+            format!("`{chart_ref}` is a remote chart; it is downloaded by gitjob before rendering, so this offline render cannot use it"),
+        ));
+    }
+    let fleet_yaml = bundle.dir.join("fleet.yaml");
+    let chart_dir = if chart_ref == "Chart.yaml" {
+        bundle.dir.clone()
+    } else {
+        root.resolve(&bundle.dir, chart_ref, &fleet_yaml)
+            .map_err(|e| RenderError::in_field(fleet_file, "helm.chart", e.message))?
+    };
+    let loaded = chart::load(&chart_dir)?;
+    let mut user = serde_json::json!({});
+    for file in &helm.values_files {
+        let path = root
+            .resolve(&bundle.dir, file, &fleet_yaml)
+            .map_err(|e| RenderError::in_field(fleet_file, "helm.valuesFiles", e.message))?;
+        let shown = root.display(&path);
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| RenderError::in_file(&shown, e.to_string()))?;
+        let parsed: Value = crate::yaml::parse_one(&text, &shown)?;
+        if !parsed.is_null() {
+            values::merge_user(&mut user, &parsed);
+        }
+    }
+    if let Some(inline) = &helm.values {
+        let mut inline = serde_json::to_value(inline)
+            .map_err(|e| RenderError::in_field(fleet_file, "helm.values", e.to_string()))?;
+        if !helm.disable_pre_process.unwrap_or(false) {
+            template_values(&mut inline, &cluster_data(cluster), fleet_file)?;
+        }
+        values::merge_user(&mut user, &inline);
+    }
+    let namespace = options
+        .target_namespace
+        .clone()
+        .or_else(|| options.default_namespace.clone())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "default".into());
+    let release_name = helm
+        .release_name
+        .clone()
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| loaded.name.clone());
+    let engine_options = engine::Options {
+        release_name,
+        namespace,
+        include_crds: true,
+        ..engine::Options::default()
+    };
+    let rendered = engine::render(&loaded, &user, &engine_options)?;
+    let mut resources = Vec::new();
+    for manifest in rendered.crds.iter().chain(&rendered.manifests) {
+        let document: Value = crate::yaml::parse_one(&manifest.content, &manifest.source)?;
+        if !document.is_null() {
+            resources.push(document);
+        }
+    }
+    Ok(resources)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fleet_delimiters_become_go_ones() {
+        assert_eq!(
+            to_go_delimiters("${ .ClusterName }-x"),
+            "{{ .ClusterName }}-x"
+        );
+        assert_eq!(to_go_delimiters("plain {no}"), "plain {no}");
+        let cluster = ClusterInfo {
+            name: "east".into(),
+            namespace: "fleet-default".into(),
+            labels: BTreeMap::from([("env".to_string(), "prod".to_string())]),
+            groups: Vec::new(),
+        };
+        let mut values = serde_json::json!({"host": "${ .ClusterName }.${ .ClusterLabels.env }.example.com", "n": 1});
+        template_values(&mut values, &cluster_data(&cluster), "fleet.yaml").expect("templated");
+        assert_eq!(values["host"], "east.prod.example.com");
+    }
+}
