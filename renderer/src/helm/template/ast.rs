@@ -5,7 +5,7 @@
 pub struct Pos {
     /// 1-based line.
     pub line: usize,
-    /// 1-based column.
+    /// 0-based byte column, as Go's error messages count it.
     pub col: usize,
 }
 

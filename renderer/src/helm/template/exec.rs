@@ -11,6 +11,8 @@ use super::value::Value;
 pub const MAX_DEPTH: usize = 1000;
 /// The most output one execution may produce (64 MiB).
 pub const MAX_OUTPUT: usize = 64 * 1024 * 1024;
+/// The largest integer `range` may count to.
+pub const MAX_RANGE: i64 = 10_000_000;
 
 /// A function callable from templates. It gets the executor (for `include` and `tpl`)
 /// and its evaluated arguments.
@@ -261,6 +263,13 @@ impl<'a> Exec<'a> {
                 .iter()
                 .map(|(k, v)| (Value::from(k.as_str()), v.clone()))
                 .collect(),
+            Value::Int(n) if *n > MAX_RANGE => {
+                return Err(self.error(
+                    branch.pipe.pos,
+                    &branch.pipe.text,
+                    format!("range over {n} is more than the limit of {MAX_RANGE} iterations"),
+                ))
+            }
             Value::Int(n) => (0..*n).map(|i| (Value::Int(i), Value::Int(i))).collect(),
             Value::Nil => Vec::new(),
             other => {

@@ -66,15 +66,14 @@ impl Lines {
         Self { starts }
     }
 
-    fn pos(&self, offset: usize, source: &str) -> Pos {
+    /// The 1-based line and, as Go reports it, the 0-based byte column.
+    fn pos(&self, offset: usize) -> Pos {
         let line = self.starts.partition_point(|s| *s <= offset);
         let start = self.starts[line.saturating_sub(1)];
-        let col = source
-            .get(start..offset)
-            .map(|s| s.chars().count())
-            .unwrap_or(0)
-            + 1;
-        Pos { line, col }
+        Pos {
+            line,
+            col: offset - start,
+        }
     }
 }
 
@@ -113,11 +112,18 @@ pub fn items(source: &str) -> Result<Vec<Item>, LexError> {
         if !text.is_empty() {
             items.push(Item::Text(text.to_string()));
         }
-        let pos = lines.pos(open, source);
-        let (close, trim_right) = find_close(source, inner_start).ok_or_else(|| LexError {
-            line: pos.line,
-            message: "unclosed action".into(),
-        })?;
+        let pos = lines.pos(open);
+        let Some((close, trim_right)) = find_close(source, inner_start) else {
+            // Report a bad token on the action's line first, as Go's lexer does.
+            let line_end = source[inner_start..]
+                .find('\n')
+                .map_or(source.len(), |i| inner_start + i);
+            tokenize(source, inner_start, line_end, &lines)?;
+            return Err(LexError {
+                line: pos.line,
+                message: "unclosed action".into(),
+            });
+        };
         let inner_end = if trim_right { close - 1 } else { close };
         let inner = &source[inner_start..inner_end];
         let trimmed = inner.trim_matches(is_space);
@@ -196,7 +202,7 @@ fn tokenize(source: &str, start: usize, end: usize, lines: &Lines) -> Result<Vec
     let mut chars = text.char_indices().peekable();
     let mut spaced = true;
     let error = |offset: usize, message: String| LexError {
-        line: lines.pos(start + offset, source).line,
+        line: lines.pos(start + offset).line,
         message,
     };
     while let Some(&(i, c)) = chars.peek() {
@@ -205,7 +211,7 @@ fn tokenize(source: &str, start: usize, end: usize, lines: &Lines) -> Result<Vec
             spaced = true;
             continue;
         }
-        let pos = lines.pos(start + i, source);
+        let pos = lines.pos(start + i);
         let take_word = |chars: &mut std::iter::Peekable<std::str::CharIndices>| {
             let mut word = String::new();
             while let Some(&(_, c)) = chars.peek() {
@@ -321,6 +327,7 @@ fn tokenize(source: &str, start: usize, end: usize, lines: &Lines) -> Result<Vec
                 Tok::Number(number)
             }
             c if word_char(c) => Tok::Ident(take_word(&mut chars)),
+            '}' => return Err(error(i, "unexpected \"}\" in operand".into())),
             other => return Err(error(i, format!("unexpected {other:?} in command"))),
         };
         tokens.push(Token { kind, spaced, pos });
@@ -416,7 +423,7 @@ mod tests {
         let Item::Action(tokens, pos, _) = &found[1] else {
             panic!("an action")
         };
-        assert_eq!(*pos, Pos { line: 2, col: 3 });
+        assert_eq!(*pos, Pos { line: 2, col: 2 });
         let kinds: Vec<&Tok> = tokens.iter().map(|t| &t.kind).collect();
         assert_eq!(
             kinds,

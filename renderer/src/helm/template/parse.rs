@@ -37,6 +37,7 @@ pub fn parse(name: &str, source: &str) -> Result<Parsed, ParseError> {
         at: 0,
         defines: Vec::new(),
         last_line: 1,
+        eof_line: 1 + source.matches('\n').count(),
     };
     let (root, end) = parser.list(false)?;
     if let Some((word, pos)) = end {
@@ -54,6 +55,8 @@ struct Parser<'a> {
     at: usize,
     defines: Vec<(String, Vec<Node>)>,
     last_line: usize,
+    /// The line Go's lexer is on at the end of input, where "unexpected EOF" is reported.
+    eof_line: usize,
 }
 
 /// Reads one action's tokens.
@@ -146,7 +149,7 @@ impl Parser<'_> {
                         ));
                     }
                     let (body, end) = self.list(true)?;
-                    self.expect_end(end, pos, &keyword)?;
+                    self.expect_end(end, &keyword)?;
                     self.defines.push((template_name.clone(), body));
                     if let Some(pipe) = pipe {
                         nodes.push(Node::Template {
@@ -193,7 +196,7 @@ impl Parser<'_> {
         Ok((nodes, None))
     }
 
-    fn expect_end(&self, end: End, pos: Pos, what: &str) -> Result<(), ParseError> {
+    fn expect_end(&self, end: End, what: &str) -> Result<(), ParseError> {
         match end {
             Some((word, _)) if word == "end" => {
                 self.ensure_bare()?;
@@ -202,7 +205,7 @@ impl Parser<'_> {
             Some((word, at)) => {
                 Err(self.error_at(at.line, format!("unexpected {{{{{word}}}}} in {what}")))
             }
-            None => Err(self.error_at(pos.line, "unexpected EOF".to_string())),
+            None => Err(self.error_at(self.eof_line, "unexpected EOF".to_string())),
         }
     }
 
@@ -218,7 +221,6 @@ impl Parser<'_> {
 
     /// Parses the body and else-chain of an if, range or with.
     fn branch(&mut self, keyword: &str, pipe: Pipeline) -> Result<Node, ParseError> {
-        let start = pipe.pos;
         let (body, end) = self.list(true)?;
         let otherwise = match end {
             Some((word, _)) if word == "end" => {
@@ -237,7 +239,7 @@ impl Parser<'_> {
                 match cursor.peek().map(|t| t.kind.clone()) {
                     None => {
                         let (otherwise, end) = self.list(true)?;
-                        self.expect_end(end, at, keyword)?;
+                        self.expect_end(end, keyword)?;
                         otherwise
                     }
                     Some(Tok::Ident(chained)) if chained == "if" || chained == "with" => {
@@ -248,7 +250,7 @@ impl Parser<'_> {
                     _ => return Err(self.error_at(at.line, "unexpected operand after else".into())),
                 }
             }
-            _ => return Err(self.error_at(start.line, "unexpected EOF".to_string())),
+            _ => return Err(self.error_at(self.eof_line, "unexpected EOF".to_string())),
         };
         let branch = Branch {
             pipe,
@@ -520,7 +522,7 @@ mod tests {
             ("{{ if .a }}", "template: t:1: unexpected EOF"),
             ("a\n{{ end }}", "template: t:2: unexpected {{end}}"),
             ("{{ .a | }}", "template: t:1: missing value for command"),
-            ("\n\n{{ \"x }}", "template: t:3: unclosed action"),
+            ("\n\n{{ \"x }}", "template: t:3: unterminated quoted string"),
             ("{{ 12abc }}", "template: t:1: bad number syntax: \"12abc\""),
             (
                 "{{ if .a }}{{ define \"x\" }}{{ end }}{{ end }}",

@@ -201,11 +201,11 @@ fn print_family_and_escapers() {
 fn execution_errors_name_file_line_column_and_action() {
     assert_eq!(
         fails("line one\n  {{ .a.b.c }}", json!({})),
-        "template: t:2:6: executing \"t\" at <.a.b.c>: nil pointer evaluating interface {}.b"
+        "template: t:2:5: executing \"t\" at <.a.b.c>: nil pointer evaluating interface {}.b"
     );
     assert_eq!(
         fails("{{ nosuch 1 }}", json!({})),
-        "template: t:1:4: executing \"t\" at <nosuch 1>: function \"nosuch\" not defined"
+        "template: t:1:3: executing \"t\" at <nosuch 1>: function \"nosuch\" not defined"
     );
     assert!(
         fails("{{ .s.x }}", json!({"s": "str"})).ends_with("can't evaluate field x in type string")
