@@ -197,11 +197,11 @@ fn from_entries(shown: &str, entries: Vec<(String, Vec<u8>)>) -> Result<Chart> {
     let ignore = entries
         .iter()
         .find(|(p, _)| p == ".helmignore")
-        .map(|(_, b)| String::from_utf8_lossy(b).into_owned());
+        .and_then(|(_, b)| helmignore(&String::from_utf8_lossy(b)));
     let ignored = |path: &str| {
         ignore
-            .as_deref()
-            .is_some_and(|rules| helmignored(rules, path))
+            .as_ref()
+            .is_some_and(|matcher| matcher.matched_path_or_any_parents(path, false).is_ignore())
     };
     let mut metadata = None;
     let mut values = Json::Object(Default::default());
@@ -292,14 +292,12 @@ fn from_entries(shown: &str, entries: Vec<(String, Vec<u8>)>) -> Result<Chart> {
     })
 }
 
-/// Whether `.helmignore` rules exclude a path (globs per line, `#` comments, `dir/`).
-fn helmignored(rules: &str, path: &str) -> bool {
+/// The matcher of `.helmignore` rules (globs per line, `#` comments, `dir/`).
+fn helmignore(rules: &str) -> Option<ignore::gitignore::Gitignore> {
     let mut builder = ignore::gitignore::GitignoreBuilder::new("");
     for line in rules.lines() {
+        // A malformed rule is skipped, as Helm skips it.
         let _ = builder.add_line(None, line);
     }
-    builder
-        .build()
-        .map(|matcher| matcher.matched_path_or_any_parents(path, false).is_ignore())
-        .unwrap_or(false)
+    builder.build().ok()
 }

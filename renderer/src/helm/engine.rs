@@ -236,17 +236,25 @@ fn exec_error(error: Box<ExecError>) -> RenderError {
     RenderError::in_file(file, message).with_line(Some(line))
 }
 
-fn kind_of(document: &str) -> String {
-    serde_yaml_ng::from_str::<Json>(document)
-        .ok()
-        .and_then(|v| v.get("kind").and_then(Json::as_str).map(String::from))
-        .unwrap_or_default()
-}
-
-fn is_hook(document: &str) -> bool {
-    serde_yaml_ng::from_str::<Json>(document)
-        .ok()
-        .is_some_and(|v| v.pointer("/metadata/annotations/helm.sh~1hook").is_some())
+/// The kind of a document and whether it is a hook. Read from the text: `kind:` at the
+/// start of a line is the top-level kind (block scalars are indented), and a hook carries
+/// a `helm.sh/hook` annotation; parsing the whole document for two fields costs more than
+/// rendering it.
+fn head(document: &str) -> (String, bool) {
+    let mut kind = String::new();
+    let mut hook = false;
+    for line in document.lines() {
+        if let Some(rest) = line.strip_prefix("kind:") {
+            if kind.is_empty() {
+                kind = rest.trim().trim_matches(['"', '\'']).to_string();
+            }
+        } else if line.trim_start().starts_with("helm.sh/hook:")
+            || line.trim_start().starts_with("\"helm.sh/hook\":")
+        {
+            hook = true;
+        }
+    }
+    (kind, hook)
 }
 
 /// Splits rendered text into documents as Helm 4 does: at lines that hold only `---`;
@@ -269,31 +277,9 @@ fn split_documents(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The stack of the rendering thread: deep `include` chains recurse natively, and this
-/// lets them reach the depth limit (`template::exec::MAX_DEPTH`) and fail cleanly.
-const RENDER_STACK: usize = 512 * 1024 * 1024;
-
 /// Renders a chart with user values (already merged from files, `values` and `--set`).
 pub fn render(chart: &Chart, user_values: &Json, options: &Options) -> Result<Rendered> {
-    std::thread::scope(|scope| {
-        std::thread::Builder::new()
-            .name("helm-render".into())
-            .stack_size(RENDER_STACK)
-            .spawn_scoped(scope, || render_here(chart, user_values, options))
-            .map_err(|e| {
-                RenderError::in_file(
-                    chart.name.clone(),
-                    format!("starting the render thread: {e}"),
-                )
-            })?
-            .join()
-            .unwrap_or_else(|_| {
-                Err(RenderError::in_file(
-                    chart.name.clone(),
-                    "the render thread panicked",
-                ))
-            })
-    })
+    render_here(chart, user_values, options)
 }
 
 fn render_here(chart: &Chart, user_values: &Json, options: &Options) -> Result<Rendered> {
@@ -403,7 +389,7 @@ fn render_here(chart: &Chart, user_values: &Json, options: &Options) -> Result<R
                 for document in split_documents(content) {
                     rendered.crds.push(Manifest {
                         source: format!("{}/{path}", scope.prefix),
-                        kind: kind_of(&document),
+                        kind: head(&document).0,
                         content: document,
                     });
                 }
@@ -413,12 +399,13 @@ fn render_here(chart: &Chart, user_values: &Json, options: &Options) -> Result<R
     pieces.sort_by(|a, b| a.0.cmp(&b.0));
     for (source, text) in pieces {
         for document in split_documents(&text) {
+            let (kind, hook) = head(&document);
             let manifest = Manifest {
                 source: source.clone(),
-                kind: kind_of(&document),
+                kind,
                 content: document,
             };
-            if is_hook(&manifest.content) {
+            if hook {
                 rendered.hooks.push(manifest);
             } else {
                 rendered.manifests.push(manifest);

@@ -32,8 +32,24 @@ fn title(s: &str) -> String {
     out
 }
 
+thread_local! {
+    /// Compiled patterns: charts call the regex functions in loops with a few patterns.
+    static PATTERNS: std::cell::RefCell<HashMap<String, regex::Regex>> = std::cell::RefCell::new(HashMap::new());
+}
+
 fn regex(pattern: &str) -> Result<regex::Regex, String> {
-    regex::Regex::new(pattern).map_err(|e| e.to_string())
+    if let Some(found) = PATTERNS.with(|p| p.borrow().get(pattern).cloned()) {
+        return Ok(found);
+    }
+    let compiled = regex::Regex::new(pattern).map_err(|e| e.to_string())?;
+    PATTERNS.with(|p| {
+        let mut patterns = p.borrow_mut();
+        if patterns.len() > 256 {
+            patterns.clear();
+        }
+        patterns.insert(pattern.to_string(), compiled.clone());
+    });
+    Ok(compiled)
 }
 
 /// Go's `Regexp.Expand` template syntax (`$1`, `${name}`) is what the regex crate uses.

@@ -53,8 +53,8 @@ pub struct Branch {
 pub struct Pipeline {
     /// Where it starts.
     pub pos: Pos,
-    /// The source text, for error messages (`at <.Values.x>`).
-    pub text: String,
+    /// The source text, for error messages (`at <.Values.x>`), shared by the commands.
+    pub text: std::rc::Rc<str>,
     /// Declared or assigned variables.
     pub vars: Vec<String>,
     /// `=` rather than `:=`.
@@ -69,7 +69,7 @@ pub struct Command {
     /// Where it starts.
     pub pos: Pos,
     /// The source text.
-    pub text: String,
+    pub text: std::rc::Rc<str>,
     /// The operands; the first names what is called.
     pub args: Vec<Operand>,
 }

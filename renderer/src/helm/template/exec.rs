@@ -11,6 +11,10 @@ use super::value::Value;
 pub const MAX_DEPTH: usize = 1000;
 /// The most output one execution may produce (64 MiB).
 pub const MAX_OUTPUT: usize = 64 * 1024 * 1024;
+/// When less stack than this is left, a template call gets a new stack segment.
+const STACK_RED_ZONE: usize = 128 * 1024;
+/// The size of each new stack segment.
+const STACK_SEGMENT: usize = 4 * 1024 * 1024;
 /// The largest integer `range` may count to.
 pub const MAX_RANGE: i64 = 10_000_000;
 
@@ -161,7 +165,11 @@ impl<'a> Exec<'a> {
         let saved_name = std::mem::replace(&mut self.template, name.to_string());
         let saved_file = std::mem::replace(&mut self.file, defined.file.clone());
         let mut out = String::new();
-        let result = self.walk(&defined.body, dot, &mut out);
+        // Nested templates recurse natively; the stack grows on demand so that the depth
+        // limit, not the stack, ends runaway recursion.
+        let result = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+            self.walk(&defined.body, dot, &mut out)
+        });
         self.vars = saved_vars;
         self.template = saved_name;
         self.file = saved_file;

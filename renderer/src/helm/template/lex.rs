@@ -9,7 +9,7 @@ pub enum Item {
     /// Text, already trimmed by neighbouring markers.
     Text(String),
     /// An action's tokens, where it starts, and its source text.
-    Action(Vec<Token>, Pos, String),
+    Action(Vec<Token>, Pos, std::rc::Rc<str>),
 }
 
 /// A token inside an action.
@@ -136,7 +136,7 @@ pub fn items(source: &str) -> Result<Vec<Item>, LexError> {
             }
         } else {
             let tokens = tokenize(source, inner_start, inner_end, &lines)?;
-            items.push(Item::Action(tokens, pos, trimmed.to_string()));
+            items.push(Item::Action(tokens, pos, std::rc::Rc::from(trimmed)));
         }
         trim_next = trim_right;
         rest_start = close + 2;

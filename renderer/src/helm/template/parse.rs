@@ -96,7 +96,8 @@ impl Parser<'_> {
     fn list(&mut self, nested: bool) -> Result<(Vec<Node>, End), ParseError> {
         let mut nodes = Vec::new();
         while self.at < self.items.len() {
-            let item = self.items[self.at].clone();
+            // Taken rather than cloned; `end` and `else` items are put back for the caller.
+            let item = std::mem::replace(&mut self.items[self.at], Item::Text(String::new()));
             self.at += 1;
             let (tokens, pos, text) = match item {
                 Item::Text(text) => {
@@ -123,6 +124,7 @@ impl Parser<'_> {
                         );
                     }
                     // The caller reads the rest of this item (`else if ...`) itself.
+                    self.items[self.at - 1] = Item::Action(tokens, pos, text);
                     return Ok((nodes, Some((keyword, pos))));
                 }
                 "if" | "range" | "with" => {
@@ -284,7 +286,7 @@ impl Parser<'_> {
         &self,
         cursor: &mut Cursor,
         pos: Pos,
-        text: &str,
+        text: &std::rc::Rc<str>,
         range: bool,
     ) -> Result<Pipeline, ParseError> {
         let mut vars = Vec::new();
@@ -334,14 +336,19 @@ impl Parser<'_> {
         }
         Ok(Pipeline {
             pos,
-            text: text.to_string(),
+            text: text.clone(),
             vars,
             assign,
             commands,
         })
     }
 
-    fn command(&self, cursor: &mut Cursor, pos: Pos, text: &str) -> Result<Command, ParseError> {
+    fn command(
+        &self,
+        cursor: &mut Cursor,
+        pos: Pos,
+        text: &std::rc::Rc<str>,
+    ) -> Result<Command, ParseError> {
         let start = cursor.peek().map(|t| t.pos).unwrap_or(pos);
         let mut args = Vec::new();
         while let Some(token) = cursor.peek() {
@@ -361,7 +368,7 @@ impl Parser<'_> {
         }
         Ok(Command {
             pos: start,
-            text: text.to_string(),
+            text: text.clone(),
             args,
         })
     }
@@ -380,7 +387,12 @@ impl Parser<'_> {
         fields
     }
 
-    fn operand(&self, cursor: &mut Cursor, pos: Pos, text: &str) -> Result<Operand, ParseError> {
+    fn operand(
+        &self,
+        cursor: &mut Cursor,
+        pos: Pos,
+        text: &std::rc::Rc<str>,
+    ) -> Result<Operand, ParseError> {
         let Some(token) = cursor.next() else {
             return Err(self.error_at(pos.line, "missing value for command".into()));
         };
