@@ -1,4 +1,5 @@
 //! Helpers shared by the CLI tests: run the built `fleet` binary.
+#![allow(dead_code)] // Each test crate uses its own part of these helpers.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
