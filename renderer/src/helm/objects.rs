@@ -27,8 +27,13 @@ fn base_name(path: &str) -> &str {
 }
 
 impl Files {
-    fn find(&self, path: &str) -> Option<&Vec<u8>> {
-        self.files.iter().find(|(p, _)| p == path).map(|(_, b)| b)
+    /// A file's text; empty when there is no such file, as in Helm.
+    fn text(&self, path: &str) -> String {
+        self.files
+            .iter()
+            .find(|(p, _)| p == path)
+            .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default()
     }
 
     fn map_of(&self, encode: fn(&[u8]) -> String) -> Value {
@@ -58,28 +63,9 @@ impl Object for Files {
 
     fn call(&self, name: &str, args: &[Value]) -> Result<Value, String> {
         match name {
-            "Get" => {
-                let path = string_arg(name, args)?;
-                Ok(Value::from(
-                    self.find(&path)
-                        .map(|b| String::from_utf8_lossy(b).into_owned())
-                        .unwrap_or_default(),
-                ))
-            }
-            "GetBytes" => {
-                let path = string_arg(name, args)?;
-                Ok(Value::from(
-                    self.find(&path)
-                        .map(|b| String::from_utf8_lossy(b).into_owned())
-                        .unwrap_or_default(),
-                ))
-            }
+            "Get" | "GetBytes" => Ok(Value::from(self.text(&string_arg(name, args)?))),
             "Lines" => {
-                let path = string_arg(name, args)?;
-                let text = self
-                    .find(&path)
-                    .map(|b| String::from_utf8_lossy(b).into_owned())
-                    .unwrap_or_default();
+                let text = self.text(&string_arg(name, args)?);
                 let mut lines: Vec<Value> = text.split('\n').map(Value::from).collect();
                 if text.ends_with('\n') {
                     lines.pop();

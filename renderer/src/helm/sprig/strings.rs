@@ -141,6 +141,15 @@ fn words(s: &str) -> Vec<String> {
     out
 }
 
+/// The words of `s`, lower-cased and joined by `separator` (`snakecase`, `kebabcase`).
+fn joined_words(s: &str, separator: &str) -> String {
+    words(s)
+        .iter()
+        .map(|w| w.to_lowercase())
+        .collect::<Vec<_>>()
+        .join(separator)
+}
+
 pub(super) fn register(funcs: &mut HashMap<&'static str, Func>) {
     funcs.insert("trim", |_, a| string(text("trim", &a, 1)?[0].trim()));
     funcs.insert("trimAll", |_, a| {
@@ -316,24 +325,10 @@ pub(super) fn register(funcs: &mut HashMap<&'static str, Func>) {
         string(t[0].split('_').map(title).collect::<String>())
     });
     funcs.insert("snakecase", |_, a| {
-        let t = text("snakecase", &a, 1)?;
-        string(
-            words(&t[0])
-                .iter()
-                .map(|w| w.to_lowercase())
-                .collect::<Vec<_>>()
-                .join("_"),
-        )
+        string(joined_words(&text("snakecase", &a, 1)?[0], "_"))
     });
     funcs.insert("kebabcase", |_, a| {
-        let t = text("kebabcase", &a, 1)?;
-        string(
-            words(&t[0])
-                .iter()
-                .map(|w| w.to_lowercase())
-                .collect::<Vec<_>>()
-                .join("-"),
-        )
+        string(joined_words(&text("kebabcase", &a, 1)?[0], "-"))
     });
     funcs.insert("abbrev", |_, a| {
         arity("abbrev", &a, 2)?;

@@ -371,30 +371,12 @@ impl<'a> Exec<'a> {
                 self.logical(name, rest, command, dot, last)
             }
             Operand::Function(name) => {
-                let func = *self.funcs.get(name.as_str()).ok_or_else(|| {
-                    self.error(
-                        command.pos,
-                        &command.text,
-                        format!("function {name:?} not defined"),
-                    )
-                })?;
                 let mut args = Vec::with_capacity(rest.len() + 1);
                 for arg in rest {
                     args.push(self.operand(arg, command, dot)?);
                 }
                 args.extend(last);
-                func(self, args).map_err(|message| {
-                    // Go checks argument types before the call, and says so without
-                    // "error calling".
-                    let message = if message.starts_with("wrong type for value")
-                        || message.starts_with("invalid value;")
-                    {
-                        message
-                    } else {
-                        format!("error calling {name}: {message}")
-                    };
-                    self.error(command.pos, &command.text, message)
-                })
+                self.call(name, args, command)
             }
             Operand::Field(fields) => {
                 let args = self.arguments(rest, command, dot, last)?;
@@ -424,6 +406,28 @@ impl<'a> Exec<'a> {
                 self.operand(constant, command, dot)
             }
         }
+    }
+
+    /// Calls a function by name; its failure is reported as Go reports it.
+    fn call(&mut self, name: &str, args: Vec<Value>, command: &Command) -> ExecResult<Value> {
+        let func = *self.funcs.get(name).ok_or_else(|| {
+            self.error(
+                command.pos,
+                &command.text,
+                format!("function {name:?} not defined"),
+            )
+        })?;
+        func(self, args).map_err(|message| {
+            // Go checks argument types before the call, and says so without "error calling".
+            let typed = message.starts_with("wrong type for value")
+                || message.starts_with("invalid value;");
+            let message = if typed {
+                message
+            } else {
+                format!("error calling {name}: {message}")
+            };
+            self.error(command.pos, &command.text, message)
+        })
     }
 
     fn arguments(
@@ -494,22 +498,7 @@ impl<'a> Exec<'a> {
                     format!("wrong number of args for {name}: want at least 1 got 0"),
                 ))
             }
-            Operand::Function(name) => {
-                let func = *self.funcs.get(name.as_str()).ok_or_else(|| {
-                    self.error(
-                        command.pos,
-                        &command.text,
-                        format!("function {name:?} not defined"),
-                    )
-                })?;
-                func(self, Vec::new()).map_err(|m| {
-                    self.error(
-                        command.pos,
-                        &command.text,
-                        format!("error calling {name}: {m}"),
-                    )
-                })?
-            }
+            Operand::Function(name) => self.call(name, Vec::new(), command)?,
         })
     }
 
