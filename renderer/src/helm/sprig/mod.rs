@@ -8,6 +8,7 @@ mod lists;
 mod logic;
 mod semver;
 mod strings;
+mod time;
 
 use std::collections::HashMap;
 
@@ -24,6 +25,7 @@ pub fn functions() -> HashMap<&'static str, Func> {
     logic::register(&mut funcs);
     convert::register(&mut funcs);
     semver::register(&mut funcs);
+    time::register(&mut funcs);
     funcs
 }
 
