@@ -17,7 +17,6 @@ pub mod openapi;
 pub mod protobuf;
 pub mod registry;
 pub mod route;
-pub mod schema;
 pub mod selector;
 pub mod serve;
 pub mod status;

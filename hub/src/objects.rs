@@ -354,7 +354,7 @@ fn finish(
         .version(&call.version)
         .and_then(|v| v.schema.as_ref())
     {
-        let checked = crate::schema::prepare(&mut object, schema);
+        let checked = fleet_renderer::schema::prepare(&mut object, schema);
         if call.param("fieldValidation") == Some("Strict") && !checked.pruned.is_empty() {
             let unknown: Vec<String> = checked
                 .pruned

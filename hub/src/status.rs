@@ -5,15 +5,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
 /// One field-level cause of an `Invalid` or `Conflict` status.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Cause {
-    /// The cause type, e.g. `FieldValueInvalid` or `FieldManagerConflict`.
-    pub kind: String,
-    /// The human-readable message.
-    pub message: String,
-    /// The field path, e.g. `metadata.name`.
-    pub field: String,
-}
+pub use fleet_renderer::schema::Cause;
 
 /// An API error, rendered as a `meta.k8s.io/v1` `Status` object.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

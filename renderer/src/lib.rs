@@ -10,6 +10,7 @@ pub mod helm;
 pub mod kustomize;
 pub mod resource;
 pub mod root;
+pub mod schema;
 pub mod selector;
 pub mod smp;
 pub mod yaml;

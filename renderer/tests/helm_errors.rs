@@ -104,3 +104,34 @@ fn a_ten_megabyte_values_file_renders() {
         rendered.manifests[0].content
     );
 }
+
+#[test]
+fn values_breaking_the_schema_are_listed_as_helm_lists_them() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = chart_with(
+        dir.path(),
+        "sch",
+        "kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: x\n",
+        "replicas: two\n",
+    );
+    std::fs::write(
+        root.join("values.schema.json"),
+        r#"{"type": "object", "required": ["image"], "properties": {"replicas": {"type": "integer"}, "image": {"type": "string"}}}"#,
+    )
+    .expect("schema");
+    let loaded = chart::load(&root).expect("loads");
+    let error = engine::render(&loaded, &serde_json::json!({}), &engine::Options::default())
+        .expect_err("invalid values");
+    // Helm 4 printed exactly this for the same chart.
+    assert_eq!(
+        error.message,
+        "values don't meet the specifications of the schema(s) in the following chart(s):\nsch:\n- at '': missing property 'image'\n- at '/replicas': got string, want integer\n"
+    );
+    let fixed = serde_json::json!({"replicas": 2, "image": "nginx"});
+    assert!(engine::render(&loaded, &fixed, &engine::Options::default()).is_ok());
+    let skipped = engine::Options {
+        skip_schema_validation: true,
+        ..engine::Options::default()
+    };
+    assert!(engine::render(&loaded, &serde_json::json!({}), &skipped).is_ok());
+}

@@ -43,6 +43,9 @@ pub struct TemplateArgs {
     /// Print the chart's CRDs too.
     #[arg(long)]
     include_crds: bool,
+    /// Do not check values against values.schema.json.
+    #[arg(long)]
+    skip_schema_validation: bool,
 }
 
 /// Runs a Helm command.
@@ -78,6 +81,7 @@ fn template(args: TemplateArgs) -> Result<()> {
         namespace: args.namespace,
         kube_version: args.kube_version,
         include_crds: args.include_crds,
+        skip_schema_validation: args.skip_schema_validation,
         ..engine::Options::default()
     };
     options.api_versions.extend(args.api_versions);

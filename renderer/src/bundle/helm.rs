@@ -149,6 +149,7 @@ pub fn render(
         release_name,
         namespace,
         include_crds: true,
+        skip_schema_validation: helm.skip_schema_validation.unwrap_or(false),
         ..engine::Options::default()
     };
     let rendered = engine::render(&loaded, &user, &engine_options)?;

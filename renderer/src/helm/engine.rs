@@ -26,6 +26,8 @@ pub struct Options {
     pub api_versions: Vec<String>,
     /// Print the chart's `crds/` too (`helm template --include-crds`).
     pub include_crds: bool,
+    /// Do not check values against `values.schema.json`.
+    pub skip_schema_validation: bool,
 }
 
 impl Default for Options {
@@ -36,6 +38,7 @@ impl Default for Options {
             kube_version: "v1.32.0".into(),
             api_versions: super::objects::default_api_versions(),
             include_crds: false,
+            skip_schema_validation: false,
         }
     }
 }
@@ -293,6 +296,23 @@ fn render_here(chart: &Chart, user_values: &Json, options: &Options) -> Result<R
         &mut all,
     );
 
+    if !options.skip_schema_validation {
+        let mut report = String::new();
+        for scope in all.iter().rev() {
+            if let Some(schema) = &scope.chart.schema {
+                let found = super::schema::violations(&scope.values, schema);
+                if !found.is_empty() {
+                    report.push_str(&format!("{}:\n{}\n", scope.name, found.join("\n")));
+                }
+            }
+        }
+        if !report.is_empty() {
+            return Err(RenderError::in_file(
+                format!("{}/values.schema.json", chart.name),
+                format!("values don't meet the specifications of the schema(s) in the following chart(s):\n{report}"),
+            ));
+        }
+    }
     let mut templates = Templates::default();
     for scope in &all {
         for (path, source) in &scope.chart.templates {

@@ -4,6 +4,7 @@
 pub mod chart;
 pub mod engine;
 pub mod objects;
+pub mod schema;
 pub mod sprig;
 pub mod template;
 pub mod values;

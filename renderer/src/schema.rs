@@ -1,9 +1,20 @@
-//! Structural schemas of custom resources: pruning of unknown fields, defaulting, and
-//! validation of the common keywords (type, required, enum, pattern, bounds).
+//! OpenAPI v3 / JSON schemas, the subset Kubernetes and Helm charts use: pruning of unknown
+//! fields and defaulting (structural schemas of custom resources), and validation of the
+//! common keywords (type, required, enum, pattern, bounds). The hub checks custom resources
+//! with it, and the Helm engine checks values against `values.schema.json`.
 
 use serde_json::Value;
 
-use crate::status::Cause;
+/// One way a value breaks its schema, in Kubernetes' terms.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cause {
+    /// The cause type, e.g. `FieldValueInvalid` or `FieldValueRequired`.
+    pub kind: String,
+    /// The human-readable message.
+    pub message: String,
+    /// The field path, e.g. `spec.replicas`.
+    pub field: String,
+}
 
 /// What checking an object against its schema found.
 #[derive(Debug, Default)]
