@@ -25,15 +25,18 @@ fn steps(start: i64, stop: i64, step: i64) -> Result<Value, String> {
     if step == 0 {
         return list(Vec::new());
     }
-    let count = (stop - start) / step;
-    if count > MAX_LIST {
+    let count = stop.checked_sub(start).map(|span| span / step);
+    if count.is_none_or(|c| c > MAX_LIST) {
         return Err(format!("the list would have more than {MAX_LIST} items"));
     }
     let mut out = Vec::new();
     let mut i = start;
     while (step > 0 && i < stop) || (step < 0 && i > stop) {
         out.push(Value::Int(i));
-        i += step;
+        match i.checked_add(step) {
+            Some(next) => i = next,
+            None => break,
+        }
     }
     list(out)
 }
@@ -139,7 +142,7 @@ pub(super) fn register(funcs: &mut HashMap<&'static str, Func>) {
             [start, step, end] => (*start, *step, *end),
             _ => return Err("seq takes 1 to 3 arguments".into()),
         };
-        let values = steps(start, end + step.signum(), step)?;
+        let values = steps(start, end.saturating_add(step.signum()), step)?;
         let parts: Vec<String> = items("seq", &values)?.iter().map(strval).collect();
         Ok(Value::from(parts.join(" ")))
     });

@@ -110,9 +110,9 @@ fn bump(version: &Version, part: u8) -> Version {
     let mut next = version.clone();
     next.prerelease.clear();
     match part {
-        0 => (next.major, next.minor, next.patch) = (version.major + 1, 0, 0),
-        1 => (next.minor, next.patch) = (version.minor + 1, 0),
-        _ => next.patch = version.patch + 1,
+        0 => (next.major, next.minor, next.patch) = (version.major.saturating_add(1), 0, 0),
+        1 => (next.minor, next.patch) = (version.minor.saturating_add(1), 0),
+        _ => next.patch = version.patch.saturating_add(1),
     }
     next
 }

@@ -68,9 +68,16 @@ fn replace_all(
     })
 }
 
-fn indent(spaces: i64, s: &str) -> String {
-    let pad = " ".repeat(usize::try_from(spaces).unwrap_or(0));
-    format!("{pad}{}", s.replace('\n', &format!("\n{pad}")))
+fn indent(spaces: i64, s: &str) -> Result<String, String> {
+    let spaces = usize::try_from(spaces).unwrap_or(0);
+    let lines = s.matches('\n').count() + 1;
+    if spaces.saturating_mul(lines) > crate::helm::template::exec::MAX_OUTPUT {
+        return Err(format!(
+            "indent: {spaces} spaces on {lines} lines is too large"
+        ));
+    }
+    let pad = " ".repeat(spaces);
+    Ok(format!("{pad}{}", s.replace('\n', &format!("\n{pad}"))))
 }
 
 fn substring(start: i64, end: i64, s: &str) -> String {
@@ -233,11 +240,11 @@ pub(super) fn register(funcs: &mut HashMap<&'static str, Func>) {
     });
     funcs.insert("indent", |_, a| {
         arity("indent", &a, 2)?;
-        string(indent(int_arg(&a[0])?, &str_arg(&a[1])?))
+        string(indent(int_arg(&a[0])?, &str_arg(&a[1])?)?)
     });
     funcs.insert("nindent", |_, a| {
         arity("nindent", &a, 2)?;
-        string(format!("\n{}", indent(int_arg(&a[0])?, &str_arg(&a[1])?)))
+        string(format!("\n{}", indent(int_arg(&a[0])?, &str_arg(&a[1])?)?))
     });
     funcs.insert("regexMatch", |_, a| {
         let t = text("regexMatch", &a, 2)?;
@@ -359,7 +366,8 @@ mod tests {
     #[test]
     fn helpers_match_go_strings() {
         assert_eq!(title("hello wide world"), "Hello Wide World");
-        assert_eq!(indent(2, "a\nb"), "  a\n  b");
+        assert_eq!(indent(2, "a\nb").expect("small"), "  a\n  b");
+        assert!(indent(i64::MAX, "x").is_err());
         assert_eq!(truncate(3, "abcdef"), "abc");
         assert_eq!(truncate(-2, "abcdef"), "ef");
         assert_eq!(truncate(63, "short"), "short");

@@ -3,6 +3,9 @@
 
 use super::value::{format_float_g, Value};
 
+/// The widest field Go's fmt accepts.
+const MAX_WIDTH: usize = 1_000_000;
+
 #[derive(Default)]
 struct Spec {
     minus: bool,
@@ -194,12 +197,28 @@ pub fn sprintf(format: &str, args: &[Value]) -> String {
                 digits.push(d);
                 chars.next();
             }
-            digits.parse::<usize>().ok()
+            // Go stops reading a width or precision above a million and drops the rest of
+            // the format: %!(NOVERB).
+            match digits.parse::<usize>() {
+                Ok(n) if n <= MAX_WIDTH => Ok(Some(n)),
+                Ok(_) | Err(_) if !digits.is_empty() => Err(()),
+                _ => Ok(None),
+            }
         };
-        spec.width = number(&mut chars);
+        let Ok(width) = number(&mut chars) else {
+            out.push_str("%!(NOVERB)");
+            break;
+        };
+        spec.width = width;
         if chars.peek() == Some(&'.') {
             chars.next();
-            spec.precision = Some(number(&mut chars).unwrap_or(0));
+            match number(&mut chars) {
+                Ok(precision) => spec.precision = Some(precision.unwrap_or(0)),
+                Err(()) => {
+                    out.push_str("%!(NOVERB)");
+                    break;
+                }
+            }
         }
         let Some(verb) = chars.next() else {
             out.push_str("%!(NOVERB)");
@@ -286,6 +305,10 @@ mod tests {
         assert_eq!(s("%v", &[Value::Nil]), "<nil>");
         assert_eq!(s("%.3s", &["abcdef".into()]), "abc");
         assert_eq!(s("%s", &[true.into()]), "%!s(bool=true)");
+        assert_eq!(
+            s("a%7777777777777777x|", &[Value::Int(1)]),
+            "a%!(NOVERB)%!(EXTRA int64=1)"
+        );
     }
 
     #[test]
