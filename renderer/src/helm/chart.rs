@@ -35,7 +35,7 @@ pub struct Dependency {
     #[serde(default)]
     pub alias: String,
     /// Values to import from the subchart into the parent.
-    #[serde(default)]
+    #[serde(default, rename = "import-values")]
     pub import_values: Vec<Json>,
 }
 

@@ -108,6 +108,7 @@ pub fn compute(chart: &Chart, user: &Json) -> Json {
             map.insert("global".into(), sub_global);
         }
         let computed = compute(sub, &section);
+        import_values(&mut values, &computed, &dependency.import_values);
         if let Json::Object(map) = &mut values {
             map.insert(name, computed);
         }
@@ -140,6 +141,47 @@ pub fn compute(chart: &Chart, user: &Json) -> Json {
     }
     drop_nulls(&mut values);
     values
+}
+
+/// `import-values`: values a subchart exports, copied into the parent. A string `x` takes
+/// the child's `exports.x` map into the parent's top level; `{child, parent}` copies one
+/// path to another. Values the parent sets itself win.
+fn import_values(parent: &mut Json, child: &Json, imports: &[Json]) {
+    let at = |root: &Json, path: &str| -> Option<Json> {
+        path.split('.')
+            .filter(|p| !p.is_empty())
+            .try_fold(root, |v, key| v.get(key))
+            .cloned()
+    };
+    for import in imports {
+        let (source, target) = match import {
+            Json::String(name) => (format!("exports.{name}"), String::new()),
+            Json::Object(map) => (
+                map.get("child")
+                    .and_then(Json::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                map.get("parent")
+                    .and_then(Json::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+            ),
+            _ => continue,
+        };
+        let Some(imported) = at(child, &source) else {
+            continue;
+        };
+        let mut slot = &mut *parent;
+        for key in target.split('.').filter(|p| !p.is_empty()) {
+            let Json::Object(map) = slot else {
+                break;
+            };
+            slot = map
+                .entry(key.to_string())
+                .or_insert_with(|| Json::Object(Map::new()));
+        }
+        *slot = coalesce(slot, &imported);
+    }
 }
 
 /// Helm removes keys whose value is null, from the defaults as from user values.
