@@ -192,14 +192,13 @@ fn single_cluster_helm_renders_with_its_values() {
 }
 
 #[test]
-fn remote_charts_are_named_as_out_of_reach_offline() {
+fn remote_charts_are_fetched_and_an_unreachable_host_is_named() {
     let path = shared_real().join("fleet-examples/multi-cluster/helm-external");
     let output = fleet(&["test", &path.to_string_lossy(), "-l", "env=dev"]);
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("fleet.yaml: field `helm.chart`: `https://")
-            && stderr.contains("is a remote chart"),
+        stderr.contains("fetching Helm chart `https://github.com/rancher/fleet-examples/releases/download/example/guestbook-0.0.1.tgz`"),
         "{stderr}"
     );
 }

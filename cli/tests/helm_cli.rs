@@ -58,3 +58,36 @@ fn a_broken_template_exits_one_with_helms_words() {
         "{stderr}"
     );
 }
+
+#[test]
+fn fleet_test_fetches_a_chart_from_a_helm_repository() {
+    let root = workspace();
+    let archive =
+        std::fs::read(root.join("testdata/charts/v1-requirements/charts/metrics-0.2.0.tgz"))
+            .expect("archive");
+    let server =
+        fleet_gitjob::testing::ChartServer::start("metrics", "0.2.0", archive).expect("server");
+    let repo = tempfile::tempdir().expect("repo");
+    let fleet_yaml = format!(
+        "namespace: monitoring\nhelm:\n  repo: {}\n  chart: metrics\n  version: \"~0.2\"\n  releaseName: edge\n  values:\n    interval: 15s\n",
+        server.url
+    );
+    std::fs::write(repo.path().join("fleet.yaml"), fleet_yaml).expect("fleet.yaml");
+    let cache = tempfile::tempdir().expect("cache");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_fleet"))
+        .args(["test", &repo.path().to_string_lossy()])
+        .env("FLEET_CHART_CACHE", cache.path())
+        .output()
+        .expect("fleet runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("name: edge-metrics"), "{stdout}");
+    assert!(stdout.contains("scrape-interval: 15s"), "{stdout}");
+    assert!(stdout.contains("namespace: monitoring"), "{stdout}");
+    let cached = std::fs::read_dir(cache.path()).expect("cache dir").count();
+    assert_eq!(cached, 1, "the archive is kept by digest");
+}

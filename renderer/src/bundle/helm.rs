@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use fleet_api::BundleDeploymentOptions;
 use serde_json::Value;
 
+use std::collections::HashMap;
+
 use super::discovery::BundleDir;
 use super::target::ClusterInfo;
 use crate::error::{RenderError, Result};
@@ -17,6 +19,42 @@ use crate::root::RepoRoot;
 
 fn is_remote(chart: &str) -> bool {
     chart.contains("://") || chart.starts_with("oci:")
+}
+
+/// A chart `fleet.yaml` names outside the repository.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RemoteChartRef {
+    /// `helm.repo`, empty when not set.
+    pub repo: String,
+    /// `helm.chart`.
+    pub chart: String,
+    /// `helm.version`, empty when not set.
+    pub version: String,
+}
+
+impl RemoteChartRef {
+    /// The remote chart the options name, if they name one.
+    pub fn of(options: &BundleDeploymentOptions) -> Option<Self> {
+        let helm = options.helm.as_ref()?;
+        let chart = helm.chart.clone().filter(|c| !c.is_empty())?;
+        let repo = helm.repo.clone().unwrap_or_default();
+        (!repo.is_empty() || is_remote(&chart)).then(|| Self {
+            repo,
+            chart,
+            version: helm.version.clone().unwrap_or_default(),
+        })
+    }
+}
+
+/// Remote charts fetched before rendering (rendering itself never reaches the network).
+#[derive(Debug, Clone, Default)]
+pub struct FetchedCharts(HashMap<RemoteChartRef, chart::Chart>);
+
+impl FetchedCharts {
+    /// Records the chart fetched for a reference.
+    pub fn insert(&mut self, reference: RemoteChartRef, chart: chart::Chart) {
+        self.0.insert(reference, chart);
+    }
 }
 
 /// The data Fleet's `${ }` templates of `helm.values` see.
@@ -96,23 +134,26 @@ pub fn render(
     cluster: &ClusterInfo,
     chart_ref: &str,
     fleet_file: &str,
+    fetched: &FetchedCharts,
 ) -> Result<Vec<Value>> {
     let helm = options.helm.clone().unwrap_or_default();
-    if helm.repo.as_deref().is_some_and(|r| !r.is_empty()) || is_remote(chart_ref) {
-        return Err(RenderError::in_field(
-            fleet_file,
-            "helm.chart",
-            format!("`{chart_ref}` is a remote chart; it is downloaded by gitjob before rendering, so this offline render cannot use it"),
-        ));
-    }
     let fleet_yaml = bundle.dir.join("fleet.yaml");
-    let chart_dir = if chart_ref == "Chart.yaml" {
-        bundle.dir.clone()
-    } else {
-        root.resolve(&bundle.dir, chart_ref, &fleet_yaml)
-            .map_err(|e| RenderError::in_field(fleet_file, "helm.chart", e.message))?
+    let loaded = match RemoteChartRef::of(options) {
+        Some(remote) => fetched.0.get(&remote).cloned().ok_or_else(|| {
+            RenderError::in_field(
+                fleet_file,
+                "helm.chart",
+                format!("`{chart_ref}` is a remote chart and was not fetched before rendering"),
+            )
+        })?,
+        None if chart_ref == "Chart.yaml" => chart::load(&bundle.dir)?,
+        None => {
+            let dir = root
+                .resolve(&bundle.dir, chart_ref, &fleet_yaml)
+                .map_err(|e| RenderError::in_field(fleet_file, "helm.chart", e.message))?;
+            chart::load(&dir)?
+        }
     };
-    let loaded = chart::load(&chart_dir)?;
     let mut user = serde_json::json!({});
     for file in &helm.values_files {
         let path = root

@@ -12,6 +12,7 @@ mod target;
 pub use content::{content_id, helm_install_order};
 pub use discovery::{bundle_name, discover, fleet_yaml_in, BundleDir};
 pub use fleetyaml::{load_fleet_yaml, LoadedFleetYaml};
+pub use helm::{FetchedCharts, RemoteChartRef};
 pub use manifests::bundle_files;
-pub use render::{render, Variant};
+pub use render::{options_for, render, render_with, Variant};
 pub use target::{matches_selector, ClusterInfo};

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::content::{content_id, helm_install_order};
 use super::discovery::BundleDir;
+use super::helm::FetchedCharts;
 use super::manifests;
 use super::options;
 use super::target::ClusterInfo;
@@ -31,20 +32,42 @@ pub struct Variant {
     pub id: String,
 }
 
-/// Renders `bundle` (described by `fleet`) for `cluster`.
+/// Renders `bundle` (described by `fleet`) for `cluster`, with no remote charts.
 pub fn render(
     root: &RepoRoot,
     bundle: &BundleDir,
     fleet: &FleetYaml,
     cluster: &ClusterInfo,
 ) -> Result<Variant> {
-    let fleet_file = root.display(&bundle.dir.join("fleet.yaml"));
+    render_with(root, bundle, fleet, cluster, &FetchedCharts::default())
+}
+
+/// The options in force for `cluster`: the bundle's, merged with the first matching
+/// customization's. Also says which customization that is.
+pub fn options_for(
+    fleet: &FleetYaml,
+    cluster: &ClusterInfo,
+) -> (Option<String>, BundleDeploymentOptions) {
     let customization = cluster.first_match(&fleet.target_customizations);
     let target = customization.and_then(|c| c.name.clone());
     let options = match customization {
         Some(c) => options::merge(&fleet.options, &c.options),
         None => fleet.options.clone(),
     };
+    (target, options)
+}
+
+/// Renders `bundle` for `cluster`, taking remote charts from `fetched`.
+pub fn render_with(
+    root: &RepoRoot,
+    bundle: &BundleDir,
+    fleet: &FleetYaml,
+    cluster: &ClusterInfo,
+    fetched: &FetchedCharts,
+) -> Result<Variant> {
+    let fleet_file = root.display(&bundle.dir.join("fleet.yaml"));
+    let customization = cluster.first_match(&fleet.target_customizations);
+    let (target, options) = options_for(fleet, cluster);
     if customization.is_some_and(|c| c.do_not_deploy) {
         return Ok(Variant {
             target,
@@ -55,7 +78,15 @@ pub fn render(
         });
     }
     let mut resources = match helm_chart(bundle, &options) {
-        Some(chart) => super::helm::render(root, bundle, &options, cluster, &chart, &fleet_file)?,
+        Some(chart) => super::helm::render(
+            root,
+            bundle,
+            &options,
+            cluster,
+            &chart,
+            &fleet_file,
+            fetched,
+        )?,
         None => render_sources(root, bundle, &options, &fleet_file)?,
     };
     if let Some(namespace) = options

@@ -6,7 +6,7 @@ mod convert;
 mod dicts;
 mod lists;
 mod logic;
-mod semver;
+pub mod semver;
 mod strings;
 mod time;
 

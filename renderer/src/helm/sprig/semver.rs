@@ -65,6 +65,11 @@ impl Version {
         })
     }
 
+    /// Whether the version has a prerelease part (`1.2.0-rc.1`).
+    pub fn is_prerelease(&self) -> bool {
+        !self.prerelease.is_empty()
+    }
+
     fn core(&self) -> (u64, u64, u64) {
         (self.major, self.minor, self.patch)
     }

@@ -1,0 +1,332 @@
+//! Remote Helm charts: from a Helm HTTP repository (`index.yaml`, semver ranges), from an
+//! OCI registry (`oci://`, anonymous bearer tokens as public registries hand out), or from
+//! a `.tgz` URL. Archives are cached by their sha256 digest, so a chart a repository lists
+//! with a digest is downloaded once.
+
+use std::path::PathBuf;
+
+use fleet_renderer::helm::sprig::semver::{self, Version};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// The largest chart archive accepted.
+pub const MAX_CHART_BYTES: u64 = 100 * 1024 * 1024;
+
+/// What `fleet.yaml` names.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RemoteChart {
+    /// `helm.repo`, for a Helm HTTP repository.
+    pub repo: Option<String>,
+    /// `helm.chart`: a name in `repo`, an `oci://` reference or a `.tgz` URL.
+    pub chart: String,
+    /// `helm.version`: a version or a range; empty means the latest release.
+    pub version: Option<String>,
+}
+
+/// Errors fetching a chart.
+#[derive(Debug, thiserror::Error)]
+pub enum ChartError {
+    /// A request failed.
+    #[error("{url}: {message}")]
+    Http {
+        /// The URL.
+        url: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// Nothing matched the name or version.
+    #[error("{0}")]
+    NotFound(String),
+    /// The archive's digest is not the one announced.
+    #[error("{url}: digest {actual} does not match the announced {expected}")]
+    Digest {
+        /// The URL.
+        url: String,
+        /// The announced digest.
+        expected: String,
+        /// The digest of what arrived.
+        actual: String,
+    },
+    /// The cache directory could not be used.
+    #[error("chart cache {path}: {source}")]
+    Cache {
+        /// The file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// A directory of chart archives named by digest.
+#[derive(Debug, Clone)]
+pub struct ChartCache {
+    dir: PathBuf,
+    agent: ureq::Agent,
+}
+
+fn http(url: &str, error: impl std::fmt::Display) -> ChartError {
+    ChartError::Http {
+        url: url.to_string(),
+        message: error.to_string(),
+    }
+}
+
+fn hex_digest(bytes: &[u8]) -> String {
+    format!("{:x}", Sha256::digest(bytes))
+}
+
+impl ChartCache {
+    /// A cache in `dir`, created when first written.
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        let config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(std::time::Duration::from_secs(60)))
+            .build();
+        Self {
+            dir: dir.into(),
+            agent: config.into(),
+        }
+    }
+
+    /// The archive of a chart, from the cache or the network.
+    pub fn fetch(&self, chart: &RemoteChart) -> Result<Vec<u8>, ChartError> {
+        let version = chart.version.clone().unwrap_or_default();
+        if let Some(reference) = chart.chart.strip_prefix("oci://") {
+            return self.oci(reference, &version);
+        }
+        match chart.repo.as_deref().filter(|r| !r.is_empty()) {
+            Some(repo) => self.repository(repo, &chart.chart, &version),
+            None if chart.chart.contains("://") => self.download(&chart.chart, None, &[]),
+            None => Err(ChartError::NotFound(format!(
+                "chart `{}` is neither local, nor in a repository, nor a URL",
+                chart.chart
+            ))),
+        }
+    }
+
+    fn cached(&self, digest: &str) -> Option<Vec<u8>> {
+        let path = self.dir.join(format!("sha256-{digest}.tgz"));
+        let bytes = std::fs::read(path).ok()?;
+        (hex_digest(&bytes) == digest).then_some(bytes)
+    }
+
+    fn store(&self, bytes: &[u8]) -> Result<(), ChartError> {
+        let cache = |source| ChartError::Cache {
+            path: self.dir.display().to_string(),
+            source,
+        };
+        std::fs::create_dir_all(&self.dir).map_err(cache)?;
+        let path = self.dir.join(format!("sha256-{}.tgz", hex_digest(bytes)));
+        let partial = path.with_extension("partial");
+        std::fs::write(&partial, bytes).map_err(cache)?;
+        std::fs::rename(&partial, &path).map_err(cache)
+    }
+
+    fn get(
+        &self,
+        url: &str,
+        headers: &[(&str, String)],
+    ) -> Result<(u16, String, Vec<u8>), ChartError> {
+        let mut request = self.agent.get(url);
+        for (name, value) in headers {
+            request = request.header(*name, value.as_str());
+        }
+        let mut response = request.call().map_err(|e| http(url, e))?;
+        let status = response.status().as_u16();
+        let challenge = response
+            .headers()
+            .get("www-authenticate")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string();
+        let body = response
+            .body_mut()
+            .with_config()
+            .limit(MAX_CHART_BYTES)
+            .read_to_vec()
+            .map_err(|e| http(url, e))?;
+        Ok((status, challenge, body))
+    }
+
+    fn ok(&self, url: &str, headers: &[(&str, String)]) -> Result<Vec<u8>, ChartError> {
+        match self.get(url, headers)? {
+            (200, _, body) => Ok(body),
+            (status, _, _) => Err(http(url, format!("HTTP {status}"))),
+        }
+    }
+
+    /// Downloads an archive, checking the announced digest and keeping it in the cache.
+    fn download(
+        &self,
+        url: &str,
+        digest: Option<&str>,
+        headers: &[(&str, String)],
+    ) -> Result<Vec<u8>, ChartError> {
+        if let Some(bytes) = digest.and_then(|d| self.cached(d)) {
+            return Ok(bytes);
+        }
+        let bytes = self.ok(url, headers)?;
+        let actual = hex_digest(&bytes);
+        if let Some(expected) = digest.filter(|d| !d.is_empty() && *d != actual) {
+            return Err(ChartError::Digest {
+                url: url.to_string(),
+                expected: expected.to_string(),
+                actual,
+            });
+        }
+        self.store(&bytes)?;
+        Ok(bytes)
+    }
+
+    fn repository(
+        &self,
+        repo: &str,
+        name: &str,
+        version: &str,
+    ) -> Result<Vec<u8>, ChartError> {
+        let base = repo.trim_end_matches('/');
+        let index_url = format!("{base}/index.yaml");
+        let text = String::from_utf8(self.ok(&index_url, &[])?).map_err(|e| http(&index_url, e))?;
+        let index: Value = serde_yaml_ng::from_str(&text).map_err(|e| http(&index_url, e))?;
+        let entries = index
+            .pointer(&format!("/entries/{name}"))
+            .and_then(Value::as_array)
+            .ok_or_else(|| ChartError::NotFound(format!("chart `{name}` is not in {index_url}")))?;
+        let candidates = entries.iter().filter_map(|e| {
+            let text = e.get("version")?.as_str()?;
+            Some((Version::parse(text).ok()?, e))
+        });
+        let (_, entry) = best(candidates, version).ok_or_else(|| {
+            ChartError::NotFound(format!(
+                "no version of `{name}` in {index_url} matches `{version}`"
+            ))
+        })?;
+        let url = entry
+            .pointer("/urls/0")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ChartError::NotFound(format!("`{name}` lists no URL in {index_url}")))?;
+        let url = if url.contains("://") {
+            url.to_string()
+        } else {
+            format!("{base}/{url}")
+        };
+        let digest = entry.get("digest").and_then(Value::as_str);
+        self.download(&url, digest, &[])
+    }
+
+    fn oci(&self, reference: &str, version: &str) -> Result<Vec<u8>, ChartError> {
+        let (host, repository) = reference.split_once('/').ok_or_else(|| {
+            ChartError::NotFound(format!("oci://{reference} names no repository"))
+        })?;
+        let local = host.starts_with("localhost") || host.starts_with("127.0.0.1");
+        let base = format!(
+            "{}://{host}/v2/{repository}",
+            if local { "http" } else { "https" }
+        );
+        let mut auth: Vec<(&str, String)> = Vec::new();
+        let tag = if Version::parse(version).is_ok_and(|_| !is_range(version)) {
+            version.to_string()
+        } else {
+            let url = format!("{base}/tags/list");
+            let body = self.authorized(&url, &[], &mut auth)?;
+            let tags: Value = serde_json::from_slice(&body).map_err(|e| http(&url, e))?;
+            let candidates = tags
+                .get("tags")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|t| t.as_str())
+                .filter_map(|t| Some((Version::parse(t).ok()?, t)));
+            best(candidates, version)
+                .map(|(_, t)| t.to_string())
+                .ok_or_else(|| {
+                    ChartError::NotFound(format!("no tag of oci://{reference} matches `{version}`"))
+                })?
+        };
+        let url = format!("{base}/manifests/{tag}");
+        let accept = (
+            "Accept",
+            "application/vnd.oci.image.manifest.v1+json".to_string(),
+        );
+        let body = self.authorized(&url, &[accept], &mut auth)?;
+        let manifest: Value = serde_json::from_slice(&body).map_err(|e| http(&url, e))?;
+        let digest = manifest
+            .get("layers")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|l| {
+                l.get("mediaType").and_then(Value::as_str)
+                    == Some("application/vnd.cncf.helm.chart.content.v1.tar+gzip")
+            })
+            .and_then(|l| l.get("digest").and_then(Value::as_str))
+            .ok_or_else(|| ChartError::NotFound(format!("{url} holds no Helm chart layer")))?;
+        let hex = digest.strip_prefix("sha256:").unwrap_or(digest);
+        self.download(&format!("{base}/blobs/{digest}"), Some(hex), &auth)
+    }
+
+    /// A GET that answers a registry's bearer challenge once with an anonymous token.
+    fn authorized<'h>(
+        &self,
+        url: &str,
+        headers: &[(&'h str, String)],
+        auth: &mut Vec<(&'h str, String)>,
+    ) -> Result<Vec<u8>, ChartError> {
+        let mut all: Vec<(&str, String)> = headers.to_vec();
+        all.extend(auth.iter().cloned());
+        let (status, challenge, body) = self.get(url, &all)?;
+        if status == 200 {
+            return Ok(body);
+        }
+        if status != 401 || !challenge.starts_with("Bearer ") {
+            return Err(http(url, format!("HTTP {status}")));
+        }
+        let field = |name: &str| {
+            challenge
+                .split(',')
+                .find_map(|part| {
+                    part.trim()
+                        .trim_start_matches("Bearer ")
+                        .strip_prefix(&format!("{name}="))
+                })
+                .map(|v| v.trim_matches('"').to_string())
+        };
+        let realm =
+            field("realm").ok_or_else(|| http(url, "the bearer challenge names no realm"))?;
+        let token_url = format!(
+            "{realm}?service={}&scope={}",
+            field("service").unwrap_or_default(),
+            field("scope").unwrap_or_default()
+        );
+        let token: Value =
+            serde_json::from_slice(&self.ok(&token_url, &[])?).map_err(|e| http(&token_url, e))?;
+        let token = token
+            .get("token")
+            .or_else(|| token.get("access_token"))
+            .and_then(Value::as_str)
+            .ok_or_else(|| http(&token_url, "no token in the answer"))?;
+        auth.push(("Authorization", format!("Bearer {token}")));
+        all.extend(auth.iter().cloned());
+        self.ok(url, &all)
+    }
+}
+
+fn is_range(version: &str) -> bool {
+    version.is_empty() || version.contains(['^', '~', '<', '>', '=', '*', 'x', ',', ' ', '|'])
+}
+
+/// The highest version matching `constraint`; with no constraint, the highest release.
+fn best<T>(
+    candidates: impl Iterator<Item = (Version, T)>,
+    constraint: &str,
+) -> Option<(Version, T)> {
+    candidates
+        .filter(|(v, _)| {
+            if constraint.trim().is_empty() {
+                !v.is_prerelease()
+            } else {
+                semver::satisfies(v, constraint).unwrap_or(false)
+            }
+        })
+        .max_by(|(a, _), (b, _)| semver::compare(a, b))
+}

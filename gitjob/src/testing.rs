@@ -1,0 +1,118 @@
+//! A chart server for tests (feature `test-support`): a Helm HTTP repository and an OCI
+//! registry with anonymous bearer tokens, on loopback, serving one chart archive.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use sha2::{Digest, Sha256};
+
+/// A running server; it stops with the test process.
+pub struct ChartServer {
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    /// `127.0.0.1:PORT`, for `oci://` references.
+    pub host: String,
+    /// Requests served, by path.
+    pub hits: Arc<Mutex<BTreeMap<String, usize>>>,
+    served: Arc<AtomicUsize>,
+}
+
+impl ChartServer {
+    /// Serves `archive` as chart `name` version `version` (and lists a `0.1.0` with a wrong
+    /// digest and a prerelease, which must not be chosen).
+    pub fn start(name: &str, version: &str, archive: Vec<u8>) -> std::io::Result<Self> {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let host = listener.local_addr()?.to_string();
+        let url = format!("http://{host}");
+        let digest = format!("{:x}", Sha256::digest(&archive));
+        let index = format!(
+            "apiVersion: v1\nentries:\n  {name}:\n  - version: {version}\n    urls: [{name}-{version}.tgz]\n    digest: {digest}\n  - version: 0.1.0\n    urls: [{name}-0.1.0.tgz]\n    digest: 0000\n  - version: 9.0.0-rc.1\n    urls: [{name}-9.0.0-rc.1.tgz]\n"
+        );
+        let manifest = format!(
+            r#"{{"schemaVersion":2,"layers":[{{"mediaType":"application/vnd.cncf.helm.chart.content.v1.tar+gzip","digest":"sha256:{digest}","size":{}}}]}}"#,
+            archive.len()
+        );
+        let tags =
+            format!(r#"{{"name":"charts/{name}","tags":["0.1.0","{version}","9.0.0-rc.1"]}}"#);
+        let hits: Arc<Mutex<BTreeMap<String, usize>>> = Arc::default();
+        let served = Arc::new(AtomicUsize::new(0));
+        let (name, version, url_for_token) = (name.to_string(), version.to_string(), url.clone());
+        let (thread_hits, thread_served) = (hits.clone(), served.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let (path, authorized) = match read_request(&stream) {
+                    Some(request) => request,
+                    None => continue,
+                };
+                if let Ok(mut hits) = thread_hits.lock() {
+                    *hits.entry(path.clone()).or_default() += 1;
+                }
+                thread_served.fetch_add(1, Ordering::Relaxed);
+                let oci = format!("/v2/charts/{name}");
+                let (status, body, extra): (u16, Vec<u8>, String) = match path.as_str() {
+                    "/index.yaml" => (200, index.clone().into_bytes(), String::new()),
+                    p if p == format!("/{name}-{version}.tgz") || p == format!("/{name}-0.1.0.tgz") => {
+                        (200, archive.clone(), String::new())
+                    }
+                    p if p.starts_with("/token") => (200, br#"{"token":"anonymous-pull"}"#.to_vec(), String::new()),
+                    p if p.starts_with(&oci) && !authorized => (
+                        401,
+                        Vec::new(),
+                        format!(
+                            "WWW-Authenticate: Bearer realm=\"{url_for_token}/token\",service=\"test\",scope=\"repository:charts/{name}:pull\"\r\n"
+                        ),
+                    ),
+                    p if p == format!("{oci}/tags/list") => (200, tags.clone().into_bytes(), String::new()),
+                    p if p == format!("{oci}/manifests/{version}") => (200, manifest.clone().into_bytes(), String::new()),
+                    p if p == format!("{oci}/blobs/sha256:{digest}") => (200, archive.clone(), String::new()),
+                    _ => (404, b"not found".to_vec(), String::new()),
+                };
+                respond(stream, status, &body, &extra);
+            }
+        });
+        Ok(Self {
+            url,
+            host,
+            hits,
+            served,
+        })
+    }
+
+    /// How many requests were served.
+    pub fn served(&self) -> usize {
+        self.served.load(Ordering::Relaxed)
+    }
+}
+
+fn read_request(stream: &TcpStream) -> Option<(String, bool)> {
+    let mut reader = BufReader::new(stream.try_clone().ok()?);
+    let mut line = String::new();
+    reader.read_line(&mut line).ok()?;
+    let path = line.split_whitespace().nth(1)?.to_string();
+    let mut authorized = false;
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header).ok()? == 0 || header == "\r\n" {
+            break;
+        }
+        if header
+            .to_ascii_lowercase()
+            .starts_with("authorization: bearer anonymous-pull")
+        {
+            authorized = true;
+        }
+    }
+    Some((path, authorized))
+}
+
+fn respond(mut stream: TcpStream, status: u16, body: &[u8], extra: &str) {
+    let head = format!(
+        "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n",
+        body.len()
+    );
+    let _ = stream.write_all(head.as_bytes());
+    let _ = stream.write_all(body);
+}
