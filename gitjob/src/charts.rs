@@ -178,12 +178,7 @@ impl ChartCache {
         Ok(bytes)
     }
 
-    fn repository(
-        &self,
-        repo: &str,
-        name: &str,
-        version: &str,
-    ) -> Result<Vec<u8>, ChartError> {
+    fn repository(&self, repo: &str, name: &str, version: &str) -> Result<Vec<u8>, ChartError> {
         let base = repo.trim_end_matches('/');
         let index_url = format!("{base}/index.yaml");
         let text = String::from_utf8(self.ok(&index_url, &[])?).map_err(|e| http(&index_url, e))?;
