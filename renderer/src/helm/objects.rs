@@ -16,12 +16,6 @@ pub struct Files {
     pub files: Rc<Vec<(String, Vec<u8>)>>,
 }
 
-fn glob_matches(pattern: &str, path: &str) -> bool {
-    globset::Glob::new(pattern)
-        .map(|g| g.compile_matcher().is_match(path))
-        .unwrap_or(false)
-}
-
 fn base_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
@@ -73,11 +67,14 @@ impl Object for Files {
                 Ok(Value::from(lines))
             }
             "Glob" => {
-                let pattern = string_arg(name, args)?;
+                // An invalid pattern matches nothing.
+                let matcher = globset::Glob::new(&string_arg(name, args)?)
+                    .ok()
+                    .map(|g| g.compile_matcher());
                 let files = self
                     .files
                     .iter()
-                    .filter(|(p, _)| glob_matches(&pattern, p))
+                    .filter(|(p, _)| matcher.as_ref().is_some_and(|m| m.is_match(p)))
                     .cloned()
                     .collect();
                 Ok(Value::Object(Rc::new(Files {
