@@ -4,6 +4,7 @@
 
 pub mod auth;
 pub mod body;
+pub mod builtin_schemas;
 pub mod discovery;
 pub mod fields;
 pub mod http;
