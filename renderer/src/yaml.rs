@@ -44,19 +44,21 @@ mod legacy_octal {
 
     use regex::Regex;
 
-    fn pattern() -> &'static Regex {
-        static PATTERN: OnceLock<Regex> = OnceLock::new();
-        PATTERN.get_or_init(|| {
-            Regex::new(r"^(\s*(?:-\s+)*(?:[^\s#'\x22][^#'\x22]*?:\s+)?(?:-\s+)?)([-+]?)0([0-7]+)(\s*(?:#.*)?)$")
-                .unwrap_or_else(|_| unreachable!("the pattern is a constant"))
-        })
+    fn pattern() -> Option<&'static Regex> {
+        static PATTERN: OnceLock<Option<Regex>> = OnceLock::new();
+        PATTERN
+            .get_or_init(|| {
+                Regex::new(r"^(\s*(?:-\s+)*(?:[^\s#'\x22][^#'\x22]*?:\s+)?(?:-\s+)?)([-+]?)0([0-7]+)(\s*(?:#.*)?)$").ok()
+            })
+            .as_ref()
     }
 
     /// Returns `text` with legacy octal plain scalars rewritten, borrowing when none exist.
     pub fn rewrite(text: &str) -> Cow<'_, str> {
-        if !text.contains(": 0") && !text.contains("- 0") {
+        let Some(pattern) = pattern().filter(|_| text.contains(": 0") || text.contains("- 0"))
+        else {
             return Cow::Borrowed(text);
-        }
+        };
         let mut out = String::with_capacity(text.len() + 16);
         let mut block_indent: Option<usize> = None;
         for line in text.split_inclusive('\n') {
@@ -72,7 +74,7 @@ mod legacy_octal {
             if opens_block_scalar(body) {
                 block_indent = Some(indent);
             }
-            match pattern().captures(body) {
+            match pattern.captures(body) {
                 Some(c) if !c[3].is_empty() => {
                     out.push_str(&format!("{}{}0o{}{}", &c[1], &c[2], &c[3], &c[4]));
                     out.push_str(&line[body.len()..]);
