@@ -1,6 +1,7 @@
-//! gitjob: where bundles come from. For now, remote Helm charts (`charts`); Git
-//! repositories and the GitRepo controller come with their issue.
+//! gitjob: where bundles come from: Git repositories (`git`) and remote Helm charts
+//! (`charts`). The GitRepo controller comes with its issue.
 
 pub mod charts;
+pub mod git;
 #[cfg(any(test, feature = "test-support"))]
 pub mod testing;
