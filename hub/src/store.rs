@@ -72,6 +72,9 @@ pub struct Event {
     pub rv: u64,
     /// The object after the change (before it, for deletes).
     pub object: Arc<Value>,
+    /// The object before a modification, so that selector watches can tell an object that
+    /// stopped matching (a DELETED for them) from one that started (an ADDED).
+    pub previous: Option<Arc<Value>>,
     /// The watch line for this event, encoded once and shared by every watcher that
     /// reads the object at its stored version.
     pub line: std::sync::OnceLock<bytes::Bytes>,
@@ -329,7 +332,7 @@ impl Store {
                         .entry(group_key)
                         .or_default()
                         .insert(object_key, object.clone());
-                    let event = event(kind, key, rv, object.clone());
+                    let event = event(kind, key, rv, object.clone(), existing.clone());
                     let ack =
                         self.enqueue(Op::Put(key.clone(), rv, object.clone()), rv, Some(event))?;
                     (result, Some(object), ack)
@@ -345,7 +348,7 @@ impl Store {
                         objects.remove(&object_key);
                     }
                     let last = Arc::new(last);
-                    let event = event(EventType::Deleted, key, rv, last.clone());
+                    let event = event(EventType::Deleted, key, rv, last.clone(), None);
                     let ack = self.enqueue(Op::Delete(key.clone()), rv, Some(event))?;
                     (result, Some(last), ack)
                 }
@@ -426,12 +429,19 @@ fn select(
     }
 }
 
-fn event(kind: EventType, key: &Key, rv: u64, object: Arc<Value>) -> Arc<Event> {
+fn event(
+    kind: EventType,
+    key: &Key,
+    rv: u64,
+    object: Arc<Value>,
+    previous: Option<Arc<Value>>,
+) -> Arc<Event> {
     Arc::new(Event {
         kind,
         key: key.clone(),
         rv,
         object,
+        previous,
         line: std::sync::OnceLock::new(),
     })
 }

@@ -12,7 +12,7 @@ use crate::objects::Call;
 use crate::registry::PrinterColumn;
 use crate::selector::{FieldSelector, LabelSelector};
 use crate::status::{ApiError, ApiResult};
-use crate::store::{Event, Store};
+use crate::store::{Event, EventType, Store};
 use crate::table::{self, Include};
 
 /// How often a watch that allows bookmarks gets one.
@@ -41,26 +41,42 @@ struct Watcher {
 }
 
 impl Watcher {
-    fn wants(&self, event: &Event) -> bool {
-        event.rv > self.last_rv
+    fn selects(&self, object: &Value) -> bool {
+        self.labels.matches(object) && self.fields.matches(object)
+    }
+
+    /// The event type this watcher sees, if any: an object that stops matching the
+    /// selectors is DELETED for it, one that starts matching is ADDED.
+    fn seen_as(&self, event: &Event) -> Option<&'static str> {
+        let in_scope = event.rv > self.last_rv
             && event.key.cluster == self.call.cluster
             && event.key.resource == self.resource
-            && (self.call.namespace.is_empty() || event.key.namespace == self.call.namespace)
-            && self.labels.matches(&event.object)
-            && self.fields.matches(&event.object)
+            && (self.call.namespace.is_empty() || event.key.namespace == self.call.namespace);
+        if !in_scope {
+            return None;
+        }
+        let now = self.selects(&event.object);
+        let before = event.previous.as_ref().map_or(now, |p| self.selects(p));
+        match (event.kind, before, now) {
+            (EventType::Modified, true, false) => Some("DELETED"),
+            (EventType::Modified, false, true) => Some("ADDED"),
+            (_, _, true) => Some(event.kind.as_str()),
+            _ => None,
+        }
     }
 
     /// The line for a stored event; encoded once for all watchers when no Table and no
     /// other version is asked for.
-    fn event_line(&mut self, event: &Event) -> Bytes {
+    fn event_line(&mut self, event: &Event, kind: &str) -> Bytes {
         let stored_version = event.object.get("apiVersion").and_then(Value::as_str);
-        if self.table.is_none() && stored_version == Some(self.api_version.as_str()) {
+        let shared = self.table.is_none() && kind == event.kind.as_str();
+        if shared && stored_version == Some(self.api_version.as_str()) {
             return event
                 .line
                 .get_or_init(|| encode(event.kind.as_str(), &event.object))
                 .clone();
         }
-        self.line(event.kind.as_str(), &event.object)
+        self.line(kind, &event.object)
     }
 
     fn line(&mut self, kind: &str, object: &Value) -> Bytes {
@@ -138,8 +154,8 @@ pub fn start(
             Ok(subscription) => {
                 watcher.last_rv = rv;
                 for event in subscription.replay {
-                    if watcher.wants(&event) {
-                        opening.push(watcher.event_line(&event));
+                    if let Some(kind) = watcher.seen_as(&event) {
+                        opening.push(watcher.event_line(&event, kind));
                     }
                     watcher.last_rv = watcher.last_rv.max(event.rv);
                 }
@@ -210,8 +226,8 @@ async fn run(
             }
             received = live.recv() => match received {
                 Ok(event) => {
-                    if watcher.wants(&event) {
-                        let line = watcher.event_line(&event);
+                    if let Some(kind) = watcher.seen_as(&event) {
+                        let line = watcher.event_line(&event, kind);
                         if sender.send(line).await.is_err() {
                             return;
                         }

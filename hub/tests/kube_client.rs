@@ -249,3 +249,50 @@ async fn delete_collection_and_a_too_old_watch() {
         other => panic!("expected 410 Gone, got {other:?}"),
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_selector_watch_sees_objects_leave_and_enter_the_selection() {
+    let hub = TestHub::start(&["local"]).await;
+    let api: Api<ConfigMap> = Api::namespaced(hub.client("local").await, "default");
+    api.create(&PostParams::default(), &config_map("moving", "a"))
+        .await
+        .expect("created");
+    let rv = api
+        .get("moving")
+        .await
+        .expect("get")
+        .metadata
+        .resource_version
+        .expect("rv");
+    let mut stream = api
+        .watch(&WatchParams::default().labels("suite=kube"), &rv)
+        .await
+        .expect("watch opens")
+        .boxed();
+    let relabel = |value: &str| Patch::Merge(json!({"metadata": {"labels": {"suite": value}}}));
+    api.patch("moving", &PatchParams::default(), &relabel("other"))
+        .await
+        .expect("left");
+    api.patch("moving", &PatchParams::default(), &relabel("kube"))
+        .await
+        .expect("back");
+    let mut seen = Vec::new();
+    while seen.len() < 2 {
+        let event = tokio::time::timeout(Duration::from_secs(5), stream.next())
+            .await
+            .expect("an event in time")
+            .expect("the stream goes on")
+            .expect("no error");
+        seen.push(match event {
+            WatchEvent::Added(_) => "ADDED",
+            WatchEvent::Modified(_) => "MODIFIED",
+            WatchEvent::Deleted(_) => "DELETED",
+            _ => continue,
+        });
+    }
+    assert_eq!(
+        seen,
+        ["DELETED", "ADDED"],
+        "as kube-apiserver's watch cache reports them"
+    );
+}
