@@ -87,7 +87,7 @@ fn chart_error(path: &str, message: impl Into<String>) -> RenderError {
 pub fn load(path: &Path) -> Result<Chart> {
     if path.is_dir() {
         let mut entries = Vec::new();
-        read_dir(path, path, &mut entries)?;
+        read_dir(path, path, &mut entries, &mut 0)?;
         from_entries(&path.display().to_string(), entries)
     } else {
         let bytes = std::fs::read(path)
@@ -96,14 +96,19 @@ pub fn load(path: &Path) -> Result<Chart> {
     }
 }
 
-fn read_dir(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) -> Result<()> {
+/// Reads every file under `dir`; `total` counts the bytes of the whole chart.
+fn read_dir(
+    root: &Path,
+    dir: &Path,
+    out: &mut Vec<(String, Vec<u8>)>,
+    total: &mut u64,
+) -> Result<()> {
     let shown = dir.display().to_string();
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| chart_error(&shown, e.to_string()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .collect();
     entries.sort();
-    let mut total = 0u64;
     for entry in entries {
         let meta =
             std::fs::symlink_metadata(&entry).map_err(|e| chart_error(&shown, e.to_string()))?;
@@ -111,11 +116,11 @@ fn read_dir(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) -> Result
             continue;
         }
         if meta.is_dir() {
-            read_dir(root, &entry, out)?;
+            read_dir(root, &entry, out, total)?;
             continue;
         }
-        total += meta.len();
-        if total > MAX_CHART_BYTES {
+        *total += meta.len();
+        if *total > MAX_CHART_BYTES {
             return Err(chart_error(
                 &shown,
                 format!("the chart is larger than {MAX_CHART_BYTES} bytes"),
