@@ -282,10 +282,6 @@ fn split_documents(text: &str) -> Vec<String> {
 
 /// Renders a chart with user values (already merged from files, `values` and `--set`).
 pub fn render(chart: &Chart, user_values: &Json, options: &Options) -> Result<Rendered> {
-    render_here(chart, user_values, options)
-}
-
-fn render_here(chart: &Chart, user_values: &Json, options: &Options) -> Result<Rendered> {
     let values = values::compute(chart, user_values);
     let mut all = Vec::new();
     scopes(

@@ -95,19 +95,7 @@ pub fn compute(chart: &Chart, user: &Json) -> Json {
         if !enabled(dependency, &values) {
             continue;
         }
-        let mut section = values
-            .get(&name)
-            .cloned()
-            .unwrap_or_else(|| Json::Object(Map::new()));
-        let mut sub_global = section
-            .get("global")
-            .cloned()
-            .unwrap_or_else(|| Json::Object(Map::new()));
-        merge_user(&mut sub_global, &global);
-        if let Json::Object(map) = &mut section {
-            map.insert("global".into(), sub_global);
-        }
-        let computed = compute(sub, &section);
+        let computed = compute(sub, &section_for(&values, &name, &global));
         import_values(&mut values, &computed, &dependency.import_values);
         if let Json::Object(map) = &mut values {
             map.insert(name, computed);
@@ -118,19 +106,7 @@ pub fn compute(chart: &Chart, user: &Json) -> Json {
         if chart.dependencies.iter().any(|d| d.name == sub.name) {
             continue;
         }
-        let mut section = values
-            .get(&sub.name)
-            .cloned()
-            .unwrap_or_else(|| Json::Object(Map::new()));
-        if let Json::Object(map) = &mut section {
-            let mut sub_global = map
-                .get("global")
-                .cloned()
-                .unwrap_or_else(|| Json::Object(Map::new()));
-            merge_user(&mut sub_global, &global);
-            map.insert("global".into(), sub_global);
-        }
-        let computed = compute(sub, &section);
+        let computed = compute(sub, &section_for(&values, &sub.name, &global));
         if let Json::Object(map) = &mut values {
             map.insert(sub.name.clone(), computed);
         }
@@ -141,6 +117,24 @@ pub fn compute(chart: &Chart, user: &Json) -> Json {
     }
     drop_nulls(&mut values);
     values
+}
+
+/// A subchart's section of the parent's values, with the parent's `global` merged over the
+/// section's own.
+fn section_for(values: &Json, name: &str, global: &Json) -> Json {
+    let mut section = values
+        .get(name)
+        .cloned()
+        .unwrap_or_else(|| Json::Object(Map::new()));
+    if let Json::Object(map) = &mut section {
+        let mut sub_global = map
+            .get("global")
+            .cloned()
+            .unwrap_or_else(|| Json::Object(Map::new()));
+        merge_user(&mut sub_global, global);
+        map.insert("global".into(), sub_global);
+    }
+    section
 }
 
 /// `import-values`: values a subchart exports, copied into the parent. A string `x` takes

@@ -492,11 +492,7 @@ impl<'a> Exec<'a> {
                 self.fields(base, fields, Vec::new(), command)?
             }
             Operand::Function(name) if name == "and" || name == "or" => {
-                return Err(self.error(
-                    command.pos,
-                    &command.text,
-                    format!("wrong number of args for {name}: want at least 1 got 0"),
-                ))
+                self.logical(name, &[], command, dot, None)?
             }
             Operand::Function(name) => self.call(name, Vec::new(), command)?,
         })

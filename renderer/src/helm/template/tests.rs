@@ -216,15 +216,9 @@ fn execution_errors_name_file_line_column_and_action() {
 
 #[test]
 fn infinite_recursion_is_an_error_not_a_crash() {
-    // Templates recurse natively; the Helm engine renders on a large stack, as here.
+    // Runs on the test thread's small stack: template calls grow the stack on demand.
     let source = "{{ define \"loop\" }}{{ template \"loop\" . }}{{ end }}{{ template \"loop\" . }}";
-    let error = std::thread::Builder::new()
-        .stack_size(512 * 1024 * 1024)
-        .spawn(move || render_with(&[("t", source)], json!({})))
-        .expect("thread starts")
-        .join()
-        .expect("no stack overflow")
-        .expect_err("recursion is caught");
+    let error = render_with(&[("t", source)], json!({})).expect_err("recursion is caught");
     assert!(
         error.contains("exceeded maximum template depth (1000)"),
         "{error}"
