@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use super::discovery::BundleDir;
 use super::target::ClusterInfo;
 use crate::error::{RenderError, Result};
-use crate::helm::template::{Exec, Templates, Value as TemplateValue};
+use crate::helm::template::{Exec, Func, Templates, Value as TemplateValue};
 use crate::helm::{chart, engine, values};
 use crate::root::RepoRoot;
 
@@ -97,33 +97,48 @@ fn to_go_delimiters(text: &str) -> String {
     out
 }
 
-/// Applies Fleet's cluster templating to every string of `helm.values` holding `${`.
-fn template_values(value: &mut Value, cluster: &TemplateValue, fleet_file: &str) -> Result<()> {
-    match value {
-        Value::String(text) if text.contains("${") => {
-            let mut set = Templates::default();
-            let source = to_go_delimiters(text);
-            set.add("values", &source)
-                .map_err(|e| RenderError::in_field(fleet_file, "helm.values", e.to_string()))?;
-            let funcs = engine::functions();
-            let rendered = Exec::new(&set, &funcs)
-                .execute("values", cluster)
-                .map_err(|e| RenderError::in_field(fleet_file, "helm.values", e.to_string()))?;
-            *text = rendered.replace("<no value>", "");
+/// Fleet's `${ }` templating of `helm.values` for one cluster: the cluster's data and the
+/// template functions, made once for every string.
+struct ClusterTemplating {
+    data: TemplateValue,
+    funcs: HashMap<&'static str, Func>,
+}
+
+impl ClusterTemplating {
+    fn new(cluster: &ClusterInfo) -> Self {
+        Self {
+            data: cluster_data(cluster),
+            funcs: engine::functions(),
         }
-        Value::Array(items) => {
-            for item in items {
-                template_values(item, cluster, fleet_file)?;
-            }
-        }
-        Value::Object(map) => {
-            for item in map.values_mut() {
-                template_values(item, cluster, fleet_file)?;
-            }
-        }
-        _ => {}
     }
-    Ok(())
+
+    /// Templates every string of `value` that holds `${`.
+    fn apply(&self, value: &mut Value, fleet_file: &str) -> Result<()> {
+        match value {
+            Value::String(text) if text.contains("${") => {
+                let mut set = Templates::default();
+                let source = to_go_delimiters(text);
+                set.add("values", &source)
+                    .map_err(|e| RenderError::in_field(fleet_file, "helm.values", e.to_string()))?;
+                let rendered = Exec::new(&set, &self.funcs)
+                    .execute("values", &self.data)
+                    .map_err(|e| RenderError::in_field(fleet_file, "helm.values", e.to_string()))?;
+                *text = rendered.replace("<no value>", "");
+            }
+            Value::Array(items) => {
+                for item in items {
+                    self.apply(item, fleet_file)?;
+                }
+            }
+            Value::Object(map) => {
+                for item in map.values_mut() {
+                    self.apply(item, fleet_file)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
 }
 
 /// Renders a Helm bundle for one cluster into resources.
@@ -171,7 +186,7 @@ pub fn render(
         let mut inline = serde_json::to_value(inline)
             .map_err(|e| RenderError::in_field(fleet_file, "helm.values", e.to_string()))?;
         if !helm.disable_pre_process.unwrap_or(false) {
-            template_values(&mut inline, &cluster_data(cluster), fleet_file)?;
+            ClusterTemplating::new(cluster).apply(&mut inline, fleet_file)?;
         }
         values::merge_user(&mut user, &inline);
     }
@@ -222,7 +237,9 @@ mod tests {
             groups: Vec::new(),
         };
         let mut values = serde_json::json!({"host": "${ .ClusterName }.${ .ClusterLabels.env }.example.com", "n": 1});
-        template_values(&mut values, &cluster_data(&cluster), "fleet.yaml").expect("templated");
+        ClusterTemplating::new(&cluster)
+            .apply(&mut values, "fleet.yaml")
+            .expect("templated");
         assert_eq!(values["host"], "east.prod.example.com");
     }
 }
