@@ -254,8 +254,8 @@ impl Store {
             .cloned())
     }
 
-    /// Objects of a resource, in one namespace or all, ordered by namespace and name,
-    /// starting after `after`, with the resourceVersion of the snapshot.
+    /// Objects of a resource, in one namespace or all, ordered by namespace and name, with
+    /// the resourceVersion of the snapshot.
     pub fn list(
         &self,
         cluster: &str,
