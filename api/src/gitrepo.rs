@@ -126,6 +126,9 @@ pub struct GitRepoStatus {
     /// Generation last reconciled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// `forceSyncGeneration` last acted on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update_generation: Option<i64>,
     /// Commit last synced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,

@@ -325,3 +325,45 @@ fn best<T>(
         })
         .max_by(|(a, _), (b, _)| semver::compare(a, b))
 }
+
+/// Errors getting the remote chart a bundle's options name.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchForError {
+    /// The download failed.
+    #[error("fetching Helm chart `{chart}`: {source}")]
+    Fetch {
+        /// The chart as fleet.yaml names it.
+        chart: String,
+        /// The cause.
+        source: ChartError,
+    },
+    /// The archive is not a chart.
+    #[error(transparent)]
+    Chart(#[from] fleet_renderer::RenderError),
+}
+
+/// Downloads (or takes from `cache`) the remote chart that `options` name, if any, ready for
+/// the renderer, which stays offline.
+pub fn fetch_for(
+    cache: &ChartCache,
+    options: &fleet_api::BundleDeploymentOptions,
+) -> Result<fleet_renderer::bundle::FetchedCharts, FetchForError> {
+    let mut fetched = fleet_renderer::bundle::FetchedCharts::default();
+    let Some(remote) = fleet_renderer::bundle::RemoteChartRef::of(options) else {
+        return Ok(fetched);
+    };
+    let request = RemoteChart {
+        repo: Some(remote.repo.clone()).filter(|r| !r.is_empty()),
+        chart: remote.chart.clone(),
+        version: Some(remote.version.clone()).filter(|v| !v.is_empty()),
+    };
+    let archive = cache
+        .fetch(&request)
+        .map_err(|source| FetchForError::Fetch {
+            chart: remote.chart.clone(),
+            source,
+        })?;
+    let chart = fleet_renderer::helm::chart::from_archive(&remote.chart, &archive)?;
+    fetched.insert(remote, chart);
+    Ok(fetched)
+}

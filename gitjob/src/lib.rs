@@ -1,7 +1,14 @@
-//! gitjob: where bundles come from: Git repositories (`git`) and remote Helm charts
-//! (`charts`). The GitRepo controller comes with its issue.
+//! gitjob: where bundles come from. The GitRepo controller (`controller`) polls Git
+//! repositories through bare mirrors (`git`), turns each new commit into Bundle objects
+//! (`bundles`), and syncs at once on a Git host's push webhook (`webhook`). Remote Helm
+//! charts are fetched by `charts`.
 
+pub mod bundles;
 pub mod charts;
+pub mod controller;
 pub mod git;
+pub mod metrics;
+pub mod repo_url;
 #[cfg(any(test, feature = "test-support"))]
 pub mod testing;
+pub mod webhook;

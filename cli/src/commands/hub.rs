@@ -52,13 +52,7 @@ pub fn run(args: HubArgs) -> Result<()> {
                 path.display()
             );
         }
-        let mut terminate =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                .context("listening for SIGTERM")?;
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = terminate.recv() => {}
-        }
+        super::shutdown_signal().await;
         running.shutdown().await;
         Ok(())
     })

@@ -4,7 +4,6 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use clap::Args;
-use fleet_api::BundleTarget;
 use fleet_renderer::bundle::{self, ClusterInfo};
 use fleet_renderer::RepoRoot;
 
@@ -34,7 +33,12 @@ pub fn run(args: LintArgs) -> Result<()> {
             }
         };
         let mut clusters = vec![ClusterInfo::default()];
-        clusters.extend(fleet.target_customizations.iter().map(cluster_for));
+        clusters.extend(
+            fleet
+                .target_customizations
+                .iter()
+                .map(ClusterInfo::selected_by),
+        );
         for cluster in clusters {
             if let Err(e) = bundle::render(&root, dir, &fleet, &cluster) {
                 let message = e.to_string();
@@ -52,22 +56,4 @@ pub fn run(args: LintArgs) -> Result<()> {
         eprintln!("{problem}");
     }
     bail!("{} problem(s) found", problems.len())
-}
-
-/// A cluster that a customization's name and label criteria select.
-fn cluster_for(target: &BundleTarget) -> ClusterInfo {
-    ClusterInfo {
-        name: target.cluster_name.clone().unwrap_or_else(|| "lint".into()),
-        namespace: "fleet-default".into(),
-        labels: target
-            .cluster_selector
-            .as_ref()
-            .map(|s| s.match_labels.clone())
-            .unwrap_or_default(),
-        groups: target
-            .cluster_group
-            .iter()
-            .map(|g| (g.clone(), Default::default()))
-            .collect(),
-    }
 }

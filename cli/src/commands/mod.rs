@@ -3,6 +3,7 @@
 mod apply;
 mod bench;
 mod crds;
+mod gitjob;
 mod helm;
 mod hub;
 mod kustomize;
@@ -36,6 +37,8 @@ enum Command {
     /// Helm operations (`fleet helm template`).
     #[command(subcommand)]
     Helm(helm::HelmCommand),
+    /// Run the GitRepo controller: poll repositories, receive webhooks, write Bundles.
+    Gitjob(gitjob::GitjobArgs),
     /// Run the embedded Kubernetes-compatible API server (the hub).
     Hub(hub::HubArgs),
     /// Benchmarks against the reference tools, measured in the same run.
@@ -52,6 +55,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Lint(args) => lint::run(args),
         Command::Crds(args) => crds::run(args),
         Command::Helm(command) => helm::run(command),
+        Command::Gitjob(args) => gitjob::run(args),
         Command::Hub(args) => hub::run(args),
         Command::Bench(command) => bench::run(command),
     }
@@ -62,4 +66,31 @@ fn parse_label(text: &str) -> Result<(String, String), String> {
     text.split_once('=')
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .ok_or_else(|| format!("`{text}` is not key=value"))
+}
+
+/// A kube-rs client for the cluster a kubeconfig file names.
+async fn kube_client(kubeconfig: &std::path::Path) -> Result<kube::Client> {
+    use anyhow::Context;
+    let file = kube::config::Kubeconfig::read_from(kubeconfig)
+        .with_context(|| format!("reading {}", kubeconfig.display()))?;
+    let config = kube::Config::from_custom_kubeconfig(file, &Default::default())
+        .await
+        .with_context(|| format!("loading {}", kubeconfig.display()))?;
+    Ok(kube::Client::try_from(config)?)
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = terminate => {}
+    }
 }

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use fleet_renderer::bundle::{self, BundleDir, ClusterInfo};
 use fleet_renderer::{yaml, RepoRoot};
@@ -59,7 +59,9 @@ pub fn run(args: TestArgs) -> Result<()> {
             .map(|g| (g, BTreeMap::new()))
             .collect(),
     };
-    let fetched = fetch_remote_chart(&fleet, &cluster)?;
+    let (_, options) = bundle::options_for(&fleet, &cluster);
+    let cache = fleet_gitjob::charts::ChartCache::new(chart_cache_dir());
+    let fetched = fleet_gitjob::charts::fetch_for(&cache, &options)?;
     let variant = bundle::render_with(&root, &bundle, &fleet, &cluster, &fetched)?;
     if !variant.deploy {
         eprintln!(
@@ -82,28 +84,4 @@ pub fn chart_cache_dir() -> PathBuf {
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
         .unwrap_or_else(std::env::temp_dir);
     base.join("fleet-rs").join("charts")
-}
-
-/// Downloads the remote chart the cluster's options name, if any, as Fleet's `fleet test`
-/// does before rendering.
-fn fetch_remote_chart(
-    fleet: &fleet_api::FleetYaml,
-    cluster: &ClusterInfo,
-) -> Result<bundle::FetchedCharts> {
-    let mut fetched = bundle::FetchedCharts::default();
-    let (_, options) = bundle::options_for(fleet, cluster);
-    if let Some(remote) = bundle::RemoteChartRef::of(&options) {
-        let cache = fleet_gitjob::charts::ChartCache::new(chart_cache_dir());
-        let request = fleet_gitjob::charts::RemoteChart {
-            repo: Some(remote.repo.clone()).filter(|r| !r.is_empty()),
-            chart: remote.chart.clone(),
-            version: Some(remote.version.clone()).filter(|v| !v.is_empty()),
-        };
-        let archive = cache
-            .fetch(&request)
-            .with_context(|| format!("fetching Helm chart `{}`", remote.chart))?;
-        let chart = fleet_renderer::helm::chart::from_archive(&remote.chart, &archive)?;
-        fetched.insert(remote, chart);
-    }
-    Ok(fetched)
 }

@@ -37,6 +37,28 @@ pub fn matches_selector(selector: &LabelSelector, labels: &BTreeMap<String, Stri
 }
 
 impl ClusterInfo {
+    /// A made-up cluster that `target`'s name, match labels and group select, for checking
+    /// that a customization renders (`fleet lint`, gitjob).
+    pub fn selected_by(target: &BundleTarget) -> Self {
+        Self {
+            name: target
+                .cluster_name
+                .clone()
+                .unwrap_or_else(|| "check".into()),
+            namespace: "fleet-default".into(),
+            labels: target
+                .cluster_selector
+                .as_ref()
+                .map(|s| s.match_labels.clone())
+                .unwrap_or_default(),
+            groups: target
+                .cluster_group
+                .iter()
+                .map(|g| (g.clone(), BTreeMap::new()))
+                .collect(),
+        }
+    }
+
     /// Whether a target selects this cluster: every criterion it sets must hold, and a
     /// target that sets none matches nothing (as in Fleet).
     pub fn matches(&self, target: &BundleTarget) -> bool {

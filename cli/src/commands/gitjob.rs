@@ -1,0 +1,97 @@
+//! `fleet gitjob`: the GitRepo controller, with the webhook receiver and metrics.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use fleet_gitjob::controller::{Gitjob, Settings};
+use fleet_gitjob::git::Limits;
+use fleet_gitjob::metrics::Metrics;
+use fleet_gitjob::webhook;
+
+/// Arguments of `fleet gitjob`.
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:
+  fleet gitjob --kubeconfig ./hub-data/local.kubeconfig
+  fleet gitjob --kubeconfig ./hub-data/local.kubeconfig --webhook-listen 0.0.0.0:8080
+  curl -s localhost:8080/metrics")]
+pub struct GitjobArgs {
+    /// Kubeconfig of the cluster holding the GitRepos and Bundles.
+    #[arg(long, env = "KUBECONFIG")]
+    kubeconfig: PathBuf,
+    /// Directory for repository mirrors, checkouts and the chart cache.
+    #[arg(long, default_value = "gitjob-data")]
+    data: PathBuf,
+    /// Serve push webhooks (and /metrics, /healthz, /readyz) on this address.
+    #[arg(long)]
+    webhook_listen: Option<SocketAddr>,
+    /// Serve /metrics, /healthz and /readyz on this address.
+    #[arg(long)]
+    metrics_listen: Option<SocketAddr>,
+    /// Namespace of the `gitjob-webhook` Secret holding webhook secrets.
+    #[arg(long, default_value = "cattle-fleet-system")]
+    webhook_secret_namespace: String,
+    /// Git operations (polls and fetches) at once.
+    #[arg(long, default_value_t = 8)]
+    git_concurrency: usize,
+    /// The most one fetch may transfer, in MiB.
+    #[arg(long, default_value_t = 1024)]
+    max_fetch_mib: u64,
+    /// The most files one checkout may hold.
+    #[arg(long, default_value_t = 50_000)]
+    max_files: usize,
+    /// The most bytes of files one checkout may hold, in MiB.
+    #[arg(long, default_value_t = 1024)]
+    max_tree_mib: u64,
+    /// Accept any SSH host key when a Secret has no known_hosts (unsafe).
+    #[arg(long)]
+    insecure_skip_host_key_checks: bool,
+}
+
+/// Runs gitjob until Ctrl-C or SIGTERM.
+pub fn run(args: GitjobArgs) -> Result<()> {
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    runtime.block_on(async move {
+        let client = super::kube_client(&args.kubeconfig).await?;
+        let metrics = Arc::new(Metrics::default());
+        let mut settings = Settings::new(&args.data);
+        settings.git_concurrency = args.git_concurrency;
+        settings.max_fetch_bytes = args.max_fetch_mib << 20;
+        settings.limits = Limits {
+            max_files: args.max_files,
+            max_bytes: args.max_tree_mib << 20,
+        };
+        settings.skip_host_key_check = args.insecure_skip_host_key_checks;
+        if let Some(addr) = args.webhook_listen {
+            let receiver = webhook::Receiver::new(
+                client.clone(),
+                &args.webhook_secret_namespace,
+                metrics.clone(),
+            );
+            serve(addr, webhook::router(receiver), "webhooks").await?;
+        }
+        if let Some(addr) = args.metrics_listen {
+            serve(addr, webhook::metrics_router(metrics.clone()), "metrics").await?;
+        }
+        let gitjob = Gitjob::new(client, settings, metrics);
+        tracing::info!(data = %args.data.display(), "gitjob running");
+        gitjob.run(super::shutdown_signal()).await;
+        Ok(())
+    })
+}
+
+async fn serve(addr: SocketAddr, router: axum::Router, what: &str) -> Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("listening for {what} on {addr}"))?;
+    let bound = listener.local_addr()?;
+    eprintln!("fleet gitjob: {what} on http://{bound}");
+    tokio::spawn(async move {
+        if let Err(error) = axum::serve(listener, router).await {
+            tracing::error!(%error, "HTTP server stopped");
+        }
+    });
+    Ok(())
+}

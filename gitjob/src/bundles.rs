@@ -1,0 +1,201 @@
+//! From a checked-out commit to the Bundle objects of a GitRepo: every bundle directory
+//! under `paths`, with the GitRepo's targets and options, rendered once per customization
+//! to prove it renders. A bundle that fails is reported and left out; the others go on.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use fleet_api::{Bundle, BundleTarget, BundleTargetRestriction, FleetYaml, GitRepo, GitTarget};
+use fleet_renderer::bundle::{self, BundleDir, ClusterInfo};
+use fleet_renderer::{RenderError, RepoRoot};
+
+use crate::charts::{self, ChartCache};
+
+/// Label holding the commit a Bundle was made from.
+pub const COMMIT_LABEL: &str = "fleet.cattle.io/commit";
+
+/// The Bundles of one commit.
+#[derive(Debug, Default)]
+pub struct CommitBundles {
+    /// Bundles that rendered.
+    pub bundles: Vec<Bundle>,
+    /// Bundles that did not, by name.
+    pub failures: BTreeMap<String, BundleFailure>,
+}
+
+/// A bundle directory whose fleet.yaml or resources are broken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BundleFailure {
+    /// The bundle's directory in the repository.
+    pub path: String,
+    /// What is wrong, naming the file, line and field.
+    pub message: String,
+}
+
+/// Builds the Bundles of `gitrepo` from its checkout of `commit` at `checkout`. Only a
+/// failure to find the bundles at all (a missing path) is an error; a broken bundle is
+/// recorded in [`CommitBundles::failures`].
+pub fn for_commit(
+    gitrepo: &GitRepo,
+    checkout: &Path,
+    commit: &str,
+    charts: &ChartCache,
+) -> Result<CommitBundles, RenderError> {
+    let root = RepoRoot::new(checkout)?;
+    let repo_name = gitrepo.metadata.name.clone().unwrap_or_default();
+    let namespace = gitrepo
+        .metadata
+        .namespace
+        .clone()
+        .unwrap_or_else(|| "fleet-local".into());
+    let mut out = CommitBundles::default();
+    for dir in bundle::discover(&root, &gitrepo.spec.paths)? {
+        let fallback_name = bundle::bundle_name(&repo_name, &dir.rel);
+        match one_bundle(gitrepo, &root, &dir, &repo_name, &namespace, commit, charts) {
+            Ok(bundle) => {
+                let name = bundle.metadata.name.clone().unwrap_or_default();
+                if out
+                    .bundles
+                    .iter()
+                    .any(|b| b.metadata.name.as_ref() == Some(&name))
+                {
+                    out.failures.insert(
+                        name.clone(),
+                        BundleFailure {
+                            path: dir.rel.clone(),
+                            message: format!(
+                                "{}: bundle name `{name}` is already used by another directory",
+                                dir.rel
+                            ),
+                        },
+                    );
+                } else {
+                    out.bundles.push(bundle);
+                }
+            }
+            Err(message) => {
+                out.failures.insert(
+                    fallback_name,
+                    BundleFailure {
+                        path: dir.rel.clone(),
+                        message,
+                    },
+                );
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn one_bundle(
+    gitrepo: &GitRepo,
+    root: &RepoRoot,
+    dir: &BundleDir,
+    repo_name: &str,
+    namespace: &str,
+    commit: &str,
+    charts: &ChartCache,
+) -> Result<Bundle, String> {
+    let fleet = match &dir.fleet_yaml {
+        Some(path) => {
+            bundle::load_fleet_yaml(root, path, false)
+                .map_err(|e| e.to_string())?
+                .spec
+        }
+        None => FleetYaml::default(),
+    };
+    check_renders(root, dir, &fleet, charts)?;
+    let mut object = bundle::bundle_object(root, dir, &fleet, repo_name, namespace)
+        .map_err(|e| e.to_string())?;
+    let spec = &gitrepo.spec;
+    let targets = if fleet.override_targets.is_empty() {
+        &spec.targets
+    } else {
+        &fleet.override_targets
+    };
+    let (targets, restrictions) = repo_targets(targets);
+    object.spec.targets.extend(targets);
+    object.spec.target_restrictions = restrictions;
+    let options = &mut object.spec.options;
+    if let Some(namespace) = spec.target_namespace.clone().filter(|n| !n.is_empty()) {
+        options.target_namespace = Some(namespace);
+    }
+    if options.service_account.is_none() {
+        options.service_account = spec.service_account.clone();
+    }
+    if spec.keep_resources {
+        options.keep_resources = Some(true);
+    }
+    if spec.delete_namespace {
+        options.delete_namespace = Some(true);
+    }
+    if options.correct_drift.is_none() {
+        options.correct_drift = spec.correct_drift.clone();
+    }
+    if spec.force_sync_generation.is_some() {
+        options.force_sync_generation = spec.force_sync_generation;
+    }
+    let labels = object.metadata.labels.get_or_insert_with(Default::default);
+    labels.insert(COMMIT_LABEL.into(), commit.to_string());
+    Ok(object)
+}
+
+/// Renders the bundle for a cluster without labels and once for each customization, so a
+/// broken template, patch or chart is found here rather than on every cluster.
+fn check_renders(
+    root: &RepoRoot,
+    dir: &BundleDir,
+    fleet: &FleetYaml,
+    charts: &ChartCache,
+) -> Result<(), String> {
+    let mut clusters = vec![ClusterInfo::default()];
+    clusters.extend(
+        fleet
+            .target_customizations
+            .iter()
+            .map(ClusterInfo::selected_by),
+    );
+    for cluster in clusters {
+        let (_, options) = bundle::options_for(fleet, &cluster);
+        let fetched = charts::fetch_for(charts, &options).map_err(|e| e.to_string())?;
+        bundle::render_with(root, dir, fleet, &cluster, &fetched).map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// A GitRepo's targets as a Bundle's targets and restrictions: a bundle goes only where
+/// the GitRepo sends it. No targets means the `default` cluster group, as in Fleet.
+fn repo_targets(targets: &[GitTarget]) -> (Vec<BundleTarget>, Vec<BundleTargetRestriction>) {
+    let default = [GitTarget {
+        name: Some("default".into()),
+        cluster_group: Some("default".into()),
+        ..GitTarget::default()
+    }];
+    let targets = if targets.is_empty() {
+        &default[..]
+    } else {
+        targets
+    };
+    let bundle_targets = targets
+        .iter()
+        .map(|t| BundleTarget {
+            name: t.name.clone(),
+            cluster_name: t.cluster_name.clone(),
+            cluster_selector: t.cluster_selector.clone(),
+            cluster_group: t.cluster_group.clone(),
+            cluster_group_selector: t.cluster_group_selector.clone(),
+            ..BundleTarget::default()
+        })
+        .collect();
+    let restrictions = targets
+        .iter()
+        .map(|t| BundleTargetRestriction {
+            name: t.name.clone(),
+            cluster_name: t.cluster_name.clone(),
+            cluster_selector: t.cluster_selector.clone(),
+            cluster_group: t.cluster_group.clone(),
+            cluster_group_selector: t.cluster_group_selector.clone(),
+        })
+        .collect();
+    (bundle_targets, restrictions)
+}

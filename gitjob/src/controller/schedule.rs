@@ -1,0 +1,109 @@
+//! When to poll next: Go durations as GitRepos write them, Fleet's defaults, jitter and
+//! backoff after failures.
+
+use std::hash::{BuildHasher, Hasher};
+use std::time::Duration;
+
+/// Fleet's poll period when a GitRepo sets none.
+pub const DEFAULT_POLL: Duration = Duration::from_secs(15);
+/// The poll period once a webhook has reached a GitRepo that sets none (as in Fleet).
+pub const WEBHOOK_POLL: Duration = Duration::from_secs(3600);
+/// The first retry after a failure; it doubles up to the poll period.
+pub const FIRST_RETRY: Duration = Duration::from_secs(2);
+
+/// Parses a Go duration (`15s`, `1m30s`, `1h`, `500ms`, `1.5h`).
+pub fn parse_go_duration(text: &str) -> Option<Duration> {
+    let text = text.trim();
+    if text == "0" {
+        return Some(Duration::ZERO);
+    }
+    let mut total = 0f64;
+    let mut rest = text;
+    if rest.is_empty() {
+        return None;
+    }
+    while !rest.is_empty() {
+        let number_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let number: f64 = rest[..number_end].parse().ok()?;
+        rest = &rest[number_end..];
+        let unit_end = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let seconds = match &rest[..unit_end] {
+            "ns" => 1e-9,
+            "us" | "µs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            _ => return None,
+        };
+        total += number * seconds;
+        rest = &rest[unit_end..];
+    }
+    Some(Duration::from_secs_f64(total))
+}
+
+/// The poll period of a GitRepo: its own, else an hour once webhooks reach it, else 15 s.
+pub fn poll_period(polling_interval: Option<&str>, webhook_seen: bool) -> Duration {
+    match polling_interval.and_then(parse_go_duration) {
+        Some(period) if !period.is_zero() => period,
+        _ if webhook_seen => WEBHOOK_POLL,
+        _ => DEFAULT_POLL,
+    }
+}
+
+/// `period` stretched by a random 0-10 %, so that GitRepos created together drift apart
+/// instead of polling in one burst.
+pub fn jittered(period: Duration) -> Duration {
+    let random = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    let fraction = (random % 1000) as f64 / 10_000.0;
+    period + period.mul_f64(fraction)
+}
+
+/// The wait before retry number `failures` (1 for the first): doubling from
+/// [`FIRST_RETRY`], never longer than `period`.
+pub fn backoff(failures: u32, period: Duration) -> Duration {
+    let factor = 2u32.saturating_pow(failures.saturating_sub(1).min(16));
+    FIRST_RETRY
+        .saturating_mul(factor)
+        .min(period.max(FIRST_RETRY))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_go_durations() {
+        assert_eq!(parse_go_duration("15s"), Some(Duration::from_secs(15)));
+        assert_eq!(parse_go_duration("1m30s"), Some(Duration::from_secs(90)));
+        assert_eq!(parse_go_duration("1h"), Some(Duration::from_secs(3600)));
+        assert_eq!(parse_go_duration("500ms"), Some(Duration::from_millis(500)));
+        assert_eq!(parse_go_duration("1.5h"), Some(Duration::from_secs(5400)));
+        assert_eq!(parse_go_duration("15"), None);
+        assert_eq!(parse_go_duration("soon"), None);
+    }
+
+    #[test]
+    fn webhooks_slow_polling_unless_set() {
+        assert_eq!(poll_period(None, false), DEFAULT_POLL);
+        assert_eq!(poll_period(None, true), WEBHOOK_POLL);
+        assert_eq!(poll_period(Some("30s"), true), Duration::from_secs(30));
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_the_period() {
+        let period = Duration::from_secs(15);
+        assert_eq!(backoff(1, period), Duration::from_secs(2));
+        assert_eq!(backoff(2, period), Duration::from_secs(4));
+        assert_eq!(backoff(3, period), Duration::from_secs(8));
+        assert_eq!(backoff(9, period), period);
+        let jitter = jittered(period);
+        assert!(jitter >= period && jitter <= period.mul_f64(1.1));
+    }
+}

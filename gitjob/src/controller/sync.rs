@@ -1,0 +1,207 @@
+//! One commit of one GitRepo into Bundle objects: fetch, check out, render, then write the
+//! Bundles that rendered, delete the ones whose directory left the repository, and mark
+//! the broken ones, leaving their last good version in place.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Instant;
+
+use fleet_api::{Bundle, GitRepo};
+use fleet_renderer::bundle::REPO_NAME_LABEL;
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
+use kube::{Api, Resource, ResourceExt};
+use serde_json::json;
+
+use super::{Gitjob, ReconcileError};
+use crate::bundles::{self, CommitBundles};
+use crate::git::{self, Access, GitError, Wanted};
+
+/// The field manager of gitjob's writes.
+pub const FIELD_MANAGER: &str = "fleet-gitjob";
+
+/// What a sync wrote.
+#[derive(Debug)]
+pub struct Synced {
+    /// Bundles written.
+    pub written: usize,
+    /// Bundles deleted because their directory is gone.
+    pub deleted: usize,
+    /// Broken bundles, as `name: message`.
+    pub broken: Vec<String>,
+}
+
+/// Why a sync stopped before writing anything.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    /// Fetching or checking out failed.
+    #[error(transparent)]
+    Git(#[from] GitError),
+    /// The bundles could not be found (a `paths` entry is missing, say).
+    #[error(transparent)]
+    Render(#[from] fleet_renderer::RenderError),
+    /// The blocking task failed.
+    #[error("sync task: {0}")]
+    Task(String),
+}
+
+/// Fetches `commit` and renders the GitRepo's Bundles from it (blocking work, on a Git
+/// slot).
+pub async fn render_commit(
+    ctx: &Arc<Gitjob>,
+    gitrepo: &GitRepo,
+    access: &Access,
+    wanted: &Wanted,
+    commit: &str,
+) -> Result<CommitBundles, SyncError> {
+    let _permit = ctx
+        .git_slots
+        .acquire()
+        .await
+        .map_err(|e| SyncError::Task(e.to_string()))?;
+    let (ctx, gitrepo, access, wanted, commit) = (
+        ctx.clone(),
+        gitrepo.clone(),
+        access.clone(),
+        wanted.clone(),
+        commit.to_string(),
+    );
+    tokio::task::spawn_blocking(move || {
+        let mirror = ctx.mirrors.mirror(&access.url)?;
+        mirror.fetch(&access, &wanted, &commit, ctx.settings.max_fetch_bytes)?;
+        ctx.metrics.fetch();
+        let work = ctx.settings.data_dir.join("work");
+        std::fs::create_dir_all(&work).map_err(|e| GitError::local(&work, e))?;
+        let scratch = tempfile::Builder::new()
+            .prefix("checkout-")
+            .tempdir_in(&work)
+            .map_err(|e| GitError::local(&work, e))?;
+        let tree = scratch.path().join("tree");
+        let extracted = git::extract(&mirror, &commit, &tree, ctx.settings.limits)?;
+        for skipped in &extracted.skipped {
+            tracing::warn!(gitrepo = %gitrepo.name_any(), "{skipped}");
+        }
+        let started = Instant::now();
+        let result = bundles::for_commit(&gitrepo, &tree, &commit, &ctx.charts);
+        let ok = result.as_ref().is_ok_and(|b| b.failures.is_empty());
+        ctx.metrics.sync(ok, started.elapsed().as_secs_f64());
+        Ok(result?)
+    })
+    .await
+    .map_err(|e| SyncError::Task(e.to_string()))?
+}
+
+/// Writes what `render_commit` produced: every good Bundle by server-side apply, broken
+/// ones marked in their status, Bundles of vanished directories deleted.
+pub async fn write_bundles(
+    client: &kube::Client,
+    gitrepo: &GitRepo,
+    rendered: CommitBundles,
+) -> Result<Synced, ReconcileError> {
+    let namespace = gitrepo.namespace().unwrap_or_default();
+    let name = gitrepo.name_any();
+    let api: Api<Bundle> = Api::namespaced(client.clone(), &namespace);
+    let owner = owner_reference(gitrepo);
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    let mut keep: BTreeSet<String> = rendered.failures.keys().cloned().collect();
+    let written = rendered.bundles.len();
+    let bundles: Vec<Bundle> = rendered
+        .bundles
+        .into_iter()
+        .map(|mut bundle| {
+            keep.insert(bundle.name_any());
+            bundle.metadata.owner_references = owner.clone().map(|o| vec![o]);
+            bundle.metadata.managed_fields = None;
+            bundle
+        })
+        .collect();
+    futures::stream::iter(bundles)
+        .map(|bundle| {
+            let (api, params) = (&api, &params);
+            async move {
+                let applied = api
+                    .patch(&bundle.name_any(), params, &Patch::Apply(&bundle))
+                    .await?;
+                clear_render_failure(api, &applied).await
+            }
+        })
+        .buffer_unordered(8)
+        .try_collect::<Vec<()>>()
+        .await?;
+    let mut broken = Vec::new();
+    for (bundle_name, failure) in &rendered.failures {
+        broken.push(format!("{bundle_name}: {}", failure.message));
+        mark_render_failure(&api, bundle_name, &failure.message).await?;
+    }
+    let mut deleted = 0;
+    let selector = format!("{REPO_NAME_LABEL}={name}");
+    for existing in api.list(&ListParams::default().labels(&selector)).await? {
+        let existing_name = existing.name_any();
+        if !keep.contains(&existing_name) {
+            api.delete(&existing_name, &DeleteParams::background())
+                .await?;
+            deleted += 1;
+        }
+    }
+    Ok(Synced {
+        written,
+        deleted,
+        broken,
+    })
+}
+
+fn owner_reference(gitrepo: &GitRepo) -> Option<OwnerReference> {
+    let mut owner = gitrepo.controller_owner_ref(&())?;
+    owner.block_owner_deletion = Some(true);
+    Some(owner)
+}
+
+/// Puts a `Ready=False, RenderFailed` condition on an existing Bundle; a Bundle that does
+/// not exist yet stays absent.
+async fn mark_render_failure(api: &Api<Bundle>, name: &str, message: &str) -> kube::Result<()> {
+    let Some(bundle) = api.get_opt(name).await? else {
+        return Ok(());
+    };
+    let now = jiff::Timestamp::now().to_string();
+    let mut conditions = bundle.status.map(|s| s.conditions).unwrap_or_default();
+    super::status::set_condition(
+        &mut conditions,
+        "Ready",
+        false,
+        "RenderFailed",
+        message,
+        &now,
+    );
+    let patch = json!({ "status": { "conditions": conditions } });
+    api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await?;
+    Ok(())
+}
+
+/// Removes a `RenderFailed` condition an earlier commit left on `bundle`.
+async fn clear_render_failure(api: &Api<Bundle>, bundle: &Bundle) -> kube::Result<()> {
+    let conditions = bundle
+        .status
+        .as_ref()
+        .map(|s| s.conditions.clone())
+        .unwrap_or_default();
+    if !conditions
+        .iter()
+        .any(|c| c.reason.as_deref() == Some("RenderFailed"))
+    {
+        return Ok(());
+    }
+    let kept: Vec<_> = conditions
+        .into_iter()
+        .filter(|c| c.reason.as_deref() != Some("RenderFailed"))
+        .collect();
+    let patch = json!({ "status": { "conditions": kept } });
+    api.patch_status(
+        &bundle.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(&patch),
+    )
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,308 @@
+//! The webhook receiver (axum): a push from GitHub, GitLab, Gitea, Gogs, Bitbucket Cloud or
+//! Server, or fleet-rs' generic JSON, verified against the secret in Fleet's
+//! `gitjob-webhook` Secret or the GitRepo's own `webhookSecret`, marks the GitRepos that
+//! follow that repository and branch; the controller sees the mark and syncs at once.
+//! `/metrics`, `/healthz` and `/readyz` are served beside it.
+
+pub mod providers;
+mod replay;
+
+use std::sync::{Arc, Mutex};
+
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use axum::Router;
+use fleet_api::GitRepo;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{Patch, PatchParams};
+use kube::{Api, ResourceExt};
+use serde_json::json;
+
+use crate::metrics::{Metrics, WebhookResult};
+use crate::repo_url::repo_key;
+use providers::{Event, Provider, Push};
+
+/// Fleet's name of the Secret holding webhook secrets, one key per provider.
+pub const SECRET_NAME: &str = "gitjob-webhook";
+/// The largest payload read (GitHub caps its own at 25 MB).
+pub const MAX_BODY: usize = 25 * 1024 * 1024;
+
+/// What the receiver needs.
+pub struct Receiver {
+    client: kube::Client,
+    secret_namespace: String,
+    metrics: Arc<Metrics>,
+    seen: Mutex<replay::Seen>,
+}
+
+impl Receiver {
+    /// A receiver reading GitRepos through `client` and the global webhook Secret from
+    /// `secret_namespace` (Fleet's `cattle-fleet-system`).
+    pub fn new(client: kube::Client, secret_namespace: &str, metrics: Arc<Metrics>) -> Arc<Self> {
+        Arc::new(Self {
+            client,
+            secret_namespace: secret_namespace.to_string(),
+            metrics,
+            seen: Mutex::new(replay::Seen::new(10_000)),
+        })
+    }
+}
+
+/// The routes: `POST /` (any provider, told by its headers), `POST /generic`, and
+/// `/metrics`, `/healthz`, `/readyz`.
+pub fn router(receiver: Arc<Receiver>) -> Router {
+    Router::new()
+        .route("/", post(receive_detected))
+        .route("/generic", post(receive_generic))
+        .merge(metrics_router(receiver.metrics.clone()))
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .with_state(receiver)
+}
+
+/// `/metrics`, `/healthz` and `/readyz` alone, for a gitjob without webhooks.
+pub fn metrics_router<S: Clone + Send + Sync + 'static>(metrics: Arc<Metrics>) -> Router<S> {
+    Router::new()
+        .route("/metrics", get(move || async move { metrics.render() }))
+        .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(|| async { "ok" }))
+}
+
+async fn receive_detected(
+    State(receiver): State<Arc<Receiver>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> (StatusCode, String) {
+    receive(&receiver, &headers, &body, false).await
+}
+
+async fn receive_generic(
+    State(receiver): State<Arc<Receiver>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> (StatusCode, String) {
+    receive(&receiver, &headers, &body, true).await
+}
+
+async fn receive(
+    receiver: &Receiver,
+    headers: &HeaderMap,
+    body: &[u8],
+    generic: bool,
+) -> (StatusCode, String) {
+    let (result, status, message) = handle(receiver, headers, body, generic).await;
+    receiver.metrics.webhook(result);
+    tracing::info!(result = ?result, %message, "webhook");
+    (status, message)
+}
+
+async fn handle(
+    receiver: &Receiver,
+    headers: &HeaderMap,
+    body: &[u8],
+    generic: bool,
+) -> (WebhookResult, StatusCode, String) {
+    let Some(provider) = Provider::detect(headers, generic) else {
+        return (
+            WebhookResult::BadRequest,
+            StatusCode::BAD_REQUEST,
+            "no known webhook headers (GitHub, GitLab, Gitea, Gogs, Bitbucket)".into(),
+        );
+    };
+    let global = match secret_values(
+        &receiver.client,
+        &receiver.secret_namespace,
+        SECRET_NAME,
+        provider,
+    )
+    .await
+    {
+        Ok(secret) => secret,
+        Err(e) => {
+            return (
+                WebhookResult::Error,
+                StatusCode::INTERNAL_SERVER_ERROR,
+                e.to_string(),
+            )
+        }
+    };
+    if let Some(secret) = &global {
+        if !provider.verify(headers, body, secret) {
+            return unauthorized(provider);
+        }
+    }
+    if let Event::Other(name) = provider.event(headers) {
+        return (
+            WebhookResult::Ignored,
+            StatusCode::OK,
+            format!("event `{name}` ignored"),
+        );
+    }
+    let Some(push) = provider.parse_push(body) else {
+        return (
+            WebhookResult::BadRequest,
+            StatusCode::BAD_REQUEST,
+            format!("not a {provider:?} push payload"),
+        );
+    };
+    let gitrepos: Api<GitRepo> = Api::all(receiver.client.clone());
+    let all = match gitrepos.list(&Default::default()).await {
+        Ok(list) => list.items,
+        Err(e) => {
+            return (
+                WebhookResult::Error,
+                StatusCode::INTERNAL_SERVER_ERROR,
+                e.to_string(),
+            )
+        }
+    };
+    let mut marked = Vec::new();
+    let mut refused = 0;
+    for gitrepo in all.iter().filter(|g| follows(g, &push)) {
+        let own = match own_secret(receiver, gitrepo, provider).await {
+            Ok(own) => own,
+            Err(e) => {
+                return (
+                    WebhookResult::Error,
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    e.to_string(),
+                )
+            }
+        };
+        if let Some(secret) = &own {
+            if !provider.verify(headers, body, secret) {
+                refused += 1;
+                continue;
+            }
+        } else if global.is_none() {
+            tracing::warn!(gitrepo = %gitrepo.name_any(), "webhook accepted without a secret: set one in {SECRET_NAME}");
+        }
+        marked.push(gitrepo);
+    }
+    if marked.is_empty() && refused > 0 {
+        return unauthorized(provider);
+    }
+    if let Some(id) = provider.delivery_id(headers) {
+        let fresh = receiver
+            .seen
+            .lock()
+            .map(|mut seen| seen.first_time(&format!("{provider:?}/{id}")))
+            .unwrap_or(false);
+        if !fresh {
+            return (
+                WebhookResult::Replayed,
+                StatusCode::UNAUTHORIZED,
+                format!("delivery {id} was already received"),
+            );
+        }
+    }
+    if marked.is_empty() {
+        return (
+            WebhookResult::Ignored,
+            StatusCode::OK,
+            "no GitRepo follows that repository and branch".into(),
+        );
+    }
+    let mut names = Vec::new();
+    for gitrepo in marked {
+        if let Err(e) = mark(receiver, gitrepo, &push).await {
+            return (
+                WebhookResult::Error,
+                StatusCode::INTERNAL_SERVER_ERROR,
+                e.to_string(),
+            );
+        }
+        names.push(format!(
+            "{}/{}",
+            gitrepo.namespace().unwrap_or_default(),
+            gitrepo.name_any()
+        ));
+    }
+    (
+        WebhookResult::Synced,
+        StatusCode::OK,
+        format!("syncing {}", names.join(", ")),
+    )
+}
+
+fn unauthorized(provider: Provider) -> (WebhookResult, StatusCode, String) {
+    (
+        WebhookResult::Unauthorized,
+        StatusCode::UNAUTHORIZED,
+        format!("{provider:?} signature does not verify"),
+    )
+}
+
+/// Whether `gitrepo` follows the pushed repository and branch (a GitRepo pinned to a
+/// revision follows no push; one without a branch follows every branch, as in Fleet).
+fn follows(gitrepo: &GitRepo, push: &Push) -> bool {
+    let spec = &gitrepo.spec;
+    if spec.revision.as_deref().is_some_and(|r| !r.is_empty()) {
+        return false;
+    }
+    let key = repo_key(&spec.repo);
+    if !push.repo_urls.iter().any(|u| repo_key(u) == key) {
+        return false;
+    }
+    match spec.branch.as_deref().filter(|b| !b.is_empty()) {
+        Some(branch) => push.branch.as_deref() == Some(branch),
+        None => true,
+    }
+}
+
+/// The GitRepo's own `webhookSecret` value for `provider`, if it names a Secret.
+async fn own_secret(
+    receiver: &Receiver,
+    gitrepo: &GitRepo,
+    provider: Provider,
+) -> kube::Result<Option<Vec<u8>>> {
+    let Some(name) = gitrepo
+        .spec
+        .webhook_secret
+        .as_deref()
+        .filter(|n| !n.is_empty())
+    else {
+        return Ok(None);
+    };
+    let namespace = gitrepo.namespace().unwrap_or_default();
+    secret_values(&receiver.client, &namespace, name, provider).await
+}
+
+/// The value for `provider` in Secret `namespace/name`, if both exist.
+async fn secret_values(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+    provider: Provider,
+) -> kube::Result<Option<Vec<u8>>> {
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
+    let Some(secret) = secrets.get_opt(name).await? else {
+        return Ok(None);
+    };
+    let data = secret.data.unwrap_or_default();
+    Ok(provider
+        .secret_keys()
+        .iter()
+        .find_map(|key| data.get(*key))
+        .map(|value| value.0.clone()))
+}
+
+/// Records the pushed commit as `status.webhookCommit`; the controller's watch sees the
+/// change and syncs.
+async fn mark(receiver: &Receiver, gitrepo: &GitRepo, push: &Push) -> kube::Result<()> {
+    let namespace = gitrepo.namespace().unwrap_or_default();
+    let api: Api<GitRepo> = Api::namespaced(receiver.client.clone(), &namespace);
+    let commit = push
+        .commit
+        .clone()
+        .unwrap_or_else(|| format!("webhook-{}", jiff::Timestamp::now().as_millisecond()));
+    let patch = json!({ "status": { "webhookCommit": commit } });
+    api.patch_status(
+        &gitrepo.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(&patch),
+    )
+    .await?;
+    Ok(())
+}

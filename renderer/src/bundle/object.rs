@@ -1,0 +1,94 @@
+//! The Bundle object of a bundle directory, as Rancher Fleet's `fleet apply` writes it: the
+//! directory's files as resources, and the fleet.yaml's options, targets and labels.
+
+use base64::Engine;
+use fleet_api::{Bundle, BundleResource, BundleSpec, FleetYaml};
+
+use super::discovery::{bundle_name, BundleDir};
+use super::manifests::bundle_files;
+use crate::error::Result;
+use crate::root::RepoRoot;
+
+/// Label naming the GitRepo (or `fleet apply` name) a Bundle comes from.
+pub const REPO_NAME_LABEL: &str = "fleet.cattle.io/repo-name";
+/// Label naming the bundle's directory in the repository.
+pub const BUNDLE_PATH_LABEL: &str = "fleet.cattle.io/bundle-path";
+
+/// The Bundle for `dir`, described by `fleet`, named after `repo_name` and placed in
+/// `namespace`. Label values that Kubernetes would refuse (paths with `/`) are made safe.
+pub fn bundle_object(
+    root: &RepoRoot,
+    dir: &BundleDir,
+    fleet: &FleetYaml,
+    repo_name: &str,
+    namespace: &str,
+) -> Result<Bundle> {
+    let name = fleet
+        .name
+        .clone()
+        .unwrap_or_else(|| bundle_name(repo_name, &dir.rel));
+    let resources = bundle_files(root, &dir.dir)?
+        .into_iter()
+        .map(|(rel, bytes)| match String::from_utf8(bytes) {
+            Ok(text) => BundleResource {
+                name: Some(rel),
+                content: Some(text),
+                encoding: None,
+            },
+            Err(e) => BundleResource {
+                name: Some(rel),
+                content: Some(base64::engine::general_purpose::STANDARD.encode(e.into_bytes())),
+                encoding: Some("base64".into()),
+            },
+        })
+        .collect();
+    let mut labels = fleet.labels.clone();
+    labels.insert(REPO_NAME_LABEL.into(), repo_name.to_string());
+    labels.insert(BUNDLE_PATH_LABEL.into(), label_value(&dir.rel));
+    let mut bundle = Bundle::new(
+        &name,
+        BundleSpec {
+            options: fleet.options.clone(),
+            paused: fleet.paused,
+            rollout_strategy: fleet.rollout_strategy.clone(),
+            resources,
+            targets: fleet.target_customizations.clone(),
+            target_restrictions: Vec::new(),
+            depends_on: fleet.depends_on.clone(),
+            contents_id: None,
+        },
+    );
+    bundle.metadata.namespace = Some(namespace.to_string());
+    bundle.metadata.labels = Some(labels);
+    Ok(bundle)
+}
+
+/// A label value for `text`: at most 63 characters of `[A-Za-z0-9._-]`, starting and ending
+/// with an alphanumeric; other characters become `-`.
+pub fn label_value(text: &str) -> String {
+    let safe: String = text
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(63)
+        .collect();
+    safe.trim_matches(|c: char| !c.is_ascii_alphanumeric())
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::label_value;
+
+    #[test]
+    fn label_values_are_what_kubernetes_accepts() {
+        assert_eq!(label_value("multi-cluster/helm"), "multi-cluster-helm");
+        assert_eq!(label_value("."), "");
+        assert_eq!(label_value(&"a".repeat(70)).len(), 63);
+    }
+}
