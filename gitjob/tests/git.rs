@@ -1,153 +1,318 @@
-//! Git through gix against real repositories: `file://` and `git daemon` on loopback.
+//! Git through gix against real servers: `file://`, `git daemon`, and `git http-backend`
+//! over HTTP and HTTPS with basic auth; checkouts that refuse what could escape them.
 
-use std::path::Path;
-use std::process::{Child, Command};
+use fleet_gitjob::git::{extract, Access, Credentials, GitError, Limits, Mirror, Wanted};
+use fleet_gitjob::testing::{git, GitDaemon, GitHttpServer, TestRepo};
 
-use fleet_gitjob::git;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.com",
-            "-c",
-            "init.defaultBranch=main",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).trim().to_string()
-}
-
-fn repository() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("temp dir");
-    git(dir.path(), &["init", "-q"]);
-    std::fs::create_dir_all(dir.path().join("app")).expect("dir");
-    std::fs::write(dir.path().join("app/fleet.yaml"), "namespace: demo\n").expect("write");
-    std::fs::write(
-        dir.path().join("app/cm.yaml"),
+fn sample() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("app/fleet.yaml", "namespace: demo\n").write(
+        "app/cm.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: one\n",
-    )
-    .expect("write");
-    git(dir.path(), &["add", "."]);
-    git(dir.path(), &["commit", "-qm", "first"]);
-    git(dir.path(), &["tag", "v1"]);
-    dir
+    );
+    repo.commit("first");
+    repo.git(&["tag", "v1"]);
+    repo
 }
 
-/// `git daemon` forks the real server; its pid file names the process to stop.
-struct Daemon(Child, std::path::PathBuf);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        // The daemon is ours; it may already be gone.
-        if let Ok(pid) = std::fs::read_to_string(&self.1) {
-            let _ = Command::new("kill").arg(pid.trim()).status();
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+fn mirror(url: &str) -> (tempfile::TempDir, Mirror) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mirror = Mirror::open(url, &dir.path().join("m")).expect("mirror");
+    (dir, mirror)
 }
 
-fn serve(base: &Path) -> (Daemon, u16) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port");
-    let pid_file = base.with_extension("pid");
-    let child = Command::new("git")
-        .args([
-            "daemon",
-            "--reuseaddr",
-            "--export-all",
-            "--listen=127.0.0.1",
-        ])
-        .arg(format!("--pid-file={}", pid_file.display()))
-        .arg(format!("--port={port}"))
-        .arg(format!("--base-path={}", base.display()))
-        .arg(base)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("git daemon starts");
-    for _ in 0..100 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    (Daemon(child, pid_file), port)
+fn branch(name: &str) -> Wanted {
+    Wanted::Branch(name.into())
 }
 
 #[test]
-fn a_poll_sees_only_the_advertised_commit_and_a_checkout_brings_the_tree() {
-    let repo = repository();
-    let url = format!("file://{}", repo.path().display());
-    let first = git(repo.path(), &["rev-parse", "HEAD"]);
-    assert_eq!(git::resolve(&url, "main").expect("resolved"), first);
-    assert_eq!(git::resolve(&url, "v1").expect("tag"), first);
+fn branches_tags_and_commits_resolve_and_check_out_over_git_daemon() {
+    let base = tempfile::tempdir().expect("temp dir");
+    let repo = sample();
+    let first = repo.git(&["rev-parse", "HEAD"]);
+    let served = base.path().join("app.git");
+    git(
+        base.path(),
+        &["clone", "-q", "--bare", &repo.url(), "app.git"],
+    );
+    let daemon = GitDaemon::start(base.path());
+    let url = daemon.url("app.git");
+    let access = Access::public(&url);
+    let (work, mirror) = mirror(&url);
+
+    assert_eq!(
+        mirror.resolve(&access, &branch("main")).expect("main"),
+        first
+    );
+    let tag = Wanted::Revision("v1".into());
+    assert_eq!(mirror.resolve(&access, &tag).expect("tag"), first);
     assert!(matches!(
-        git::resolve(&url, "nope"),
-        Err(git::GitError::NoSuchRef { .. })
+        mirror.resolve(&access, &branch("nope")),
+        Err(GitError::NoSuchRef { .. })
     ));
 
-    let work = tempfile::tempdir().expect("temp dir");
-    let checked_out = git::checkout(&url, "main", &work.path().join("clone")).expect("checkout");
-    assert_eq!(checked_out, first);
-    let fleet_yaml =
-        std::fs::read_to_string(work.path().join("clone/app/fleet.yaml")).expect("file");
-    assert_eq!(fleet_yaml, "namespace: demo\n");
-
-    std::fs::write(
-        repo.path().join("app/cm.yaml"),
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: two\n",
-    )
-    .expect("write");
-    git(repo.path(), &["commit", "-qam", "second"]);
-    let second = git(repo.path(), &["rev-parse", "HEAD"]);
-    assert_ne!(first, second);
+    mirror
+        .fetch(&access, &branch("main"), &first, u64::MAX)
+        .expect("fetch");
+    assert!(mirror.dir().join("shallow").is_file(), "fetched at depth 1");
+    let tree = work.path().join("tree");
+    let extracted = extract(&mirror, &first, &tree, Limits::default()).expect("extract");
+    assert_eq!(extracted.files, 2);
     assert_eq!(
-        git::resolve(&url, "main").expect("moved"),
-        second,
-        "the poll sees the new commit"
+        std::fs::read_to_string(tree.join("app/fleet.yaml")).expect("file"),
+        "namespace: demo\n"
     );
+
+    // A new commit is seen by the next poll, and fetching the same commit again transfers
+    // nothing (a second GitRepo on the same URL).
+    repo.write(
+        "app/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: two\n",
+    );
+    let second = repo.commit("second");
+    git(&served, &["fetch", "-q", &repo.url(), "+main:main"]);
+    assert_eq!(
+        mirror.resolve(&access, &branch("main")).expect("moved"),
+        second
+    );
+    mirror
+        .fetch(&access, &branch("main"), &second, u64::MAX)
+        .expect("fetch");
+    mirror
+        .fetch(&access, &branch("main"), &second, u64::MAX)
+        .expect("again");
+    assert_eq!(mirror.fetches(), 2, "one transfer per new commit");
+
+    // A commit no ref points at, by abbreviated id: found after a full fetch.
+    let pinned = Wanted::Revision(first[..10].to_string());
+    assert_eq!(
+        mirror.resolve(&access, &pinned).expect("abbreviated"),
+        first
+    );
+    let full = Wanted::Revision(first.clone());
+    assert_eq!(mirror.resolve(&access, &full).expect("full id"), first);
+    mirror
+        .fetch(&access, &full, &first, u64::MAX)
+        .expect("pinned fetch");
 }
 
 #[test]
-fn git_daemon_serves_refs_and_shallow_checkouts() {
+fn smart_http_with_basic_auth_and_a_private_ca() {
     let base = tempfile::tempdir().expect("temp dir");
-    let repo = repository();
-    std::fs::rename(repo.path(), base.path().join("fleet-examples")).expect("moved");
-    let (_daemon, port) = serve(base.path());
-    let url = format!("git://127.0.0.1:{port}/fleet-examples");
-    let refs = git::ls_remote(&url).expect("advertised");
-    assert!(
-        refs.iter().any(|(name, _)| name == "refs/heads/main"),
-        "{refs:?}"
+    let repo = sample();
+    let head = repo.git(&["rev-parse", "HEAD"]);
+    git(
+        base.path(),
+        &["clone", "-q", "--bare", &repo.url(), "app.git"],
     );
-    assert!(
-        refs.iter().any(|(name, _)| name == "refs/tags/v1"),
-        "{refs:?}"
-    );
-    let work = tempfile::tempdir().expect("temp dir");
-    let commit = git::checkout(&url, "main", &work.path().join("clone")).expect("checkout");
-    assert_eq!(commit, git::resolve(&url, "main").expect("resolved"));
-    assert!(work.path().join("clone/app/cm.yaml").is_file());
-    let shallow = git(
-        &work.path().join("clone"),
-        &["rev-parse", "--is-shallow-repository"],
-    );
-    assert_eq!(shallow, "true");
+    let tls = base.path().join("tls");
+    let server = GitHttpServer::start(base.path(), Some(&tls), Some(("fleet", "s3cret")));
+    let url = format!("{}/app.git", server.url);
+    let ca = server.ca_pem.clone().expect("a CA").into_bytes();
+    let (_work, mirror) = mirror(&url);
+    let with = |credentials: Option<Credentials>, ca: Option<Vec<u8>>, insecure: bool| Access {
+        url: url.clone(),
+        credentials,
+        ca_bundle: ca,
+        insecure_skip_tls_verify: insecure,
+        skip_host_key_check: false,
+    };
+    let good = Some(Credentials::Basic {
+        username: "fleet".into(),
+        password: "s3cret".into(),
+    });
+    let wrong = Some(Credentials::Basic {
+        username: "fleet".into(),
+        password: "guess".into(),
+    });
 
-    let error =
-        git::ls_remote(&format!("git://127.0.0.1:{port}/missing")).expect_err("no such repository");
-    assert!(error.to_string().contains("/missing"), "{error}");
+    let resolved = mirror.resolve(
+        &with(good.clone(), Some(ca.clone()), false),
+        &branch("main"),
+    );
+    assert_eq!(resolved.expect("authorised"), head);
+    let access = with(good.clone(), Some(ca.clone()), false);
+    mirror
+        .fetch(&access, &branch("main"), &head, u64::MAX)
+        .expect("fetch over HTTPS");
+
+    for (what, access) in [
+        ("no credentials", with(None, Some(ca.clone()), false)),
+        ("wrong password", with(wrong, Some(ca.clone()), false)),
+    ] {
+        match mirror.resolve(&access, &branch("main")) {
+            Err(GitError::Auth { .. }) => {}
+            other => panic!("{what}: expected an authentication error, got {other:?}"),
+        }
+    }
+    // The system's CAs do not know ours: refused, unless verification is switched off.
+    let untrusted = mirror.resolve(&with(good.clone(), None, false), &branch("main"));
+    assert!(
+        matches!(untrusted, Err(GitError::Remote { .. })),
+        "{untrusted:?}"
+    );
+    let insecure = mirror.resolve(&with(good, None, true), &branch("main"));
+    assert_eq!(insecure.expect("insecureSkipTLSVerify"), head);
+    assert!(server.requests() > 0);
+}
+
+#[test]
+fn plain_http_without_credentials() {
+    let base = tempfile::tempdir().expect("temp dir");
+    let repo = sample();
+    let head = repo.git(&["rev-parse", "HEAD"]);
+    git(
+        base.path(),
+        &["clone", "-q", "--bare", &repo.url(), "app.git"],
+    );
+    let server = GitHttpServer::start(base.path(), None, None);
+    let url = format!("{}/app.git", server.url);
+    let (_work, mirror) = mirror(&url);
+    let access = Access::public(&url);
+    assert_eq!(
+        mirror.resolve(&access, &branch("main")).expect("main"),
+        head
+    );
+    mirror
+        .fetch(&access, &branch("main"), &head, u64::MAX)
+        .expect("fetch");
+}
+
+/// A commit on branch `evil` whose tree holds `name` as an entry (`git mktree` writes
+/// what `git add` never would).
+fn commit_with_entry(repo: &TestRepo, name: &str) -> String {
+    let blob = repo.git(&["hash-object", "-w", "app/fleet.yaml"]);
+    let listing = format!("100644 blob {blob}\t{name}\n");
+    let tree = {
+        use std::io::Write;
+        let mut child = std::process::Command::new("git")
+            .arg("mktree")
+            .current_dir(repo.path())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("git mktree");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(listing.as_bytes())
+            .expect("listing");
+        let out = child.wait_with_output().expect("tree");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let commit = repo.git(&["commit-tree", &tree, "-m", "evil"]);
+    repo.git(&["branch", "-f", "evil", &commit]);
+    commit
+}
+
+#[test]
+fn tree_entries_that_would_escape_are_refused() {
+    let repo = sample();
+    for name in ["..", ".git", ".GIT"] {
+        let commit = commit_with_entry(&repo, name);
+        let (work, mirror) = mirror(&repo.url());
+        let access = Access::public(repo.url());
+        mirror
+            .fetch(&access, &branch("evil"), &commit, u64::MAX)
+            .expect("fetch");
+        let error = extract(
+            &mirror,
+            &commit,
+            &work.path().join("tree"),
+            Limits::default(),
+        )
+        .expect_err(name);
+        assert!(
+            matches!(&error, GitError::UnsafePath { path, .. } if path == name),
+            "{name}: {error}"
+        );
+        assert!(!work.path().join(".git").exists());
+    }
+}
+
+#[test]
+fn symlinks_are_kept_inside_the_checkout_only() {
+    let repo = sample();
+    std::os::unix::fs::symlink("/etc/passwd", repo.path().join("app/passwd.yaml")).expect("link");
+    std::os::unix::fs::symlink("../../..", repo.path().join("app/up")).expect("link");
+    std::os::unix::fs::symlink("cm.yaml", repo.path().join("app/same.yaml")).expect("link");
+    let head = repo.commit("links");
+    let (work, mirror) = mirror(&repo.url());
+    let access = Access::public(repo.url());
+    mirror
+        .fetch(&access, &branch("main"), &head, u64::MAX)
+        .expect("fetch");
+    let tree = work.path().join("tree");
+    let extracted = extract(&mirror, &head, &tree, Limits::default()).expect("extract");
+    assert!(
+        !tree.join("app/passwd.yaml").exists(),
+        "absolute link left out"
+    );
+    assert!(
+        std::fs::symlink_metadata(tree.join("app/up")).is_err(),
+        "upward link left out"
+    );
+    assert_eq!(
+        std::fs::read_to_string(tree.join("app/same.yaml")).expect("inside link"),
+        std::fs::read_to_string(tree.join("app/cm.yaml")).expect("file")
+    );
+    assert_eq!(extracted.skipped.len(), 2, "{:?}", extracted.skipped);
+    assert!(extracted.skipped[0].contains("resolves outside the repository"));
+}
+
+#[test]
+fn limits_stop_large_trees_and_transfers() {
+    let repo = sample();
+    for i in 0..30 {
+        repo.write(&format!("many/f{i}.yaml"), &format!("i: {i}\n"));
+    }
+    // Incompressible bytes, so the pack is as large as the file.
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let noise: String = (0..400_000)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            char::from(b'a' + (state % 26) as u8)
+        })
+        .collect();
+    repo.write("big/noise.txt", &noise);
+    let head = repo.commit("large");
+    let access = Access::public(repo.url());
+
+    let (_work, small) = mirror(&repo.url());
+    let stopped = small.fetch(&access, &branch("main"), &head, 64 * 1024);
+    assert!(
+        matches!(&stopped, Err(GitError::Limit { message, .. }) if message.contains("fetch stopped")),
+        "{stopped:?}"
+    );
+
+    let (work, mirror) = mirror(&repo.url());
+    mirror
+        .fetch(&access, &branch("main"), &head, u64::MAX)
+        .expect("fetch");
+    let files = extract(
+        &mirror,
+        &head,
+        &work.path().join("a"),
+        Limits {
+            max_files: 10,
+            max_bytes: u64::MAX,
+        },
+    );
+    assert!(
+        matches!(&files, Err(GitError::Limit { message, .. }) if message.contains("more than 10 files")),
+        "{files:?}"
+    );
+    let bytes = extract(
+        &mirror,
+        &head,
+        &work.path().join("b"),
+        Limits {
+            max_files: 1000,
+            max_bytes: 1024 * 1024 / 4,
+        },
+    );
+    assert!(matches!(bytes, Err(GitError::Limit { .. })), "{bytes:?}");
 }

@@ -315,7 +315,9 @@ impl Mirror {
             done.store(true, Ordering::Relaxed);
             result
         });
-        if over_limit.load(Ordering::Relaxed) {
+        // A fast transfer may end between two looks of the watcher: measure once more.
+        let grown = dir_size(&pack_dir).saturating_sub(before);
+        if over_limit.load(Ordering::Relaxed) || grown > max_bytes {
             return Err(GitError::Limit {
                 url: self.url.clone(),
                 message: format!(

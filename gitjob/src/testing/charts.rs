@@ -1,4 +1,4 @@
-//! A chart server for tests (feature `test-support`): a Helm HTTP repository and an OCI
+//! A chart server for tests: a Helm HTTP repository and an OCI
 //! registry with anonymous bearer tokens, on loopback, serving one chart archive.
 
 use std::collections::BTreeMap;

@@ -1,0 +1,160 @@
+//! Real Git repositories made with the `git` command, and `git daemon` serving them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+/// Runs `git` in `dir` with a fixed identity; panics (this is test support) on failure.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "protocol.file.allow=always",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("git {args:?}: {e}"));
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+/// A non-bare repository in a temporary directory, on branch `main`.
+pub struct TestRepo {
+    dir: tempfile::TempDir,
+}
+
+impl TestRepo {
+    /// An empty repository.
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
+        git(dir.path(), &["init", "-q"]);
+        Self { dir }
+    }
+
+    /// The work tree.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// `file://` URL of the repository.
+    pub fn url(&self) -> String {
+        format!("file://{}", self.path().display())
+    }
+
+    /// Writes a file (making its directories).
+    pub fn write(&self, rel: &str, content: &str) -> &Self {
+        let path = self.path().join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).unwrap_or_else(|e| panic!("mkdir: {e}"));
+        }
+        std::fs::write(&path, content).unwrap_or_else(|e| panic!("write {rel}: {e}"));
+        self
+    }
+
+    /// Removes a file or directory.
+    pub fn remove(&self, rel: &str) -> &Self {
+        let path = self.path().join(rel);
+        let _ = std::fs::remove_dir_all(&path);
+        let _ = std::fs::remove_file(&path);
+        self
+    }
+
+    /// Commits everything; returns the commit id.
+    pub fn commit(&self, message: &str) -> String {
+        git(self.path(), &["add", "-A"]);
+        git(self.path(), &["commit", "-qm", message, "--allow-empty"]);
+        git(self.path(), &["rev-parse", "HEAD"])
+    }
+
+    /// Runs git in the repository.
+    pub fn git(&self, args: &[&str]) -> String {
+        git(self.path(), args)
+    }
+}
+
+impl Default for TestRepo {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// `git daemon` serving every repository under a directory; stopped on drop.
+pub struct GitDaemon {
+    child: Child,
+    pid_file: PathBuf,
+    /// The port it listens on (127.0.0.1).
+    pub port: u16,
+}
+
+impl GitDaemon {
+    /// Serves the repositories under `base` as `git://127.0.0.1:PORT/<dir name>`.
+    pub fn start(base: &Path) -> Self {
+        let port = free_port();
+        let pid_file = base.with_extension(format!("{port}.pid"));
+        let child = Command::new("git")
+            .args([
+                "daemon",
+                "--reuseaddr",
+                "--export-all",
+                "--listen=127.0.0.1",
+            ])
+            .arg(format!("--pid-file={}", pid_file.display()))
+            .arg(format!("--port={port}"))
+            .arg(format!("--base-path={}", base.display()))
+            .arg(base)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("git daemon starts: {e}"));
+        wait_for_port(port);
+        Self {
+            child,
+            pid_file,
+            port,
+        }
+    }
+
+    /// The URL of repository directory `name` under the base.
+    pub fn url(&self, name: &str) -> String {
+        format!("git://127.0.0.1:{}/{name}", self.port)
+    }
+}
+
+impl Drop for GitDaemon {
+    fn drop(&mut self) {
+        // The daemon forks; its pid file names the process serving.
+        if let Ok(pid) = std::fs::read_to_string(&self.pid_file) {
+            let _ = Command::new("kill").arg(pid.trim()).status();
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A port free on 127.0.0.1 right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or_else(|e| panic!("a free port: {e}"))
+}
+
+fn wait_for_port(port: u16) {
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    panic!("nothing listens on port {port}");
+}
