@@ -72,6 +72,7 @@ pub fn new_token() -> String {
 }
 
 fn default_secret(secret: &mut Value) {
+    fold_string_data(secret);
     if secret
         .get("type")
         .and_then(Value::as_str)
@@ -96,6 +97,28 @@ fn default_secret(secret: &mut Value) {
     if let Some(Value::Object(data)) = data {
         data.insert("token".into(), json!(encode(&new_token())));
         data.insert("namespace".into(), json!(encode(&namespace)));
+    }
+}
+
+/// Moves `stringData` into `data`, base64-encoded, as kube-apiserver does: a key in both
+/// takes the `stringData` value, and `stringData` is never stored.
+fn fold_string_data(secret: &mut Value) {
+    let Some(Value::Object(strings)) = secret.as_object_mut().and_then(|m| m.remove("stringData"))
+    else {
+        return;
+    };
+    let encode = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
+    let data = secret.as_object_mut().map(|m| {
+        let data = m.entry("data").or_insert_with(|| json!({}));
+        if !data.is_object() {
+            *data = json!({});
+        }
+        data
+    });
+    if let Some(Value::Object(data)) = data {
+        for (key, value) in strings {
+            data.insert(key, json!(encode(value.as_str().unwrap_or_default())));
+        }
     }
 }
 

@@ -646,3 +646,24 @@ async fn typed_create_commands_send_protobuf_and_work() {
         "{error}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secret_string_data_is_stored_as_data() {
+    let hub = TestHub::start(&["local"]).await;
+    let kubectl = hub.kubectl("local");
+    let secret = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\nstringData:\n  username: fleet\n  password: s3cret\ndata:\n  password: b2xk\n";
+    kubectl
+        .run_with(&["apply", "-f", "-"], secret)
+        .await
+        .success();
+    let stored = kubectl
+        .run(&["get", "secret", "creds", "-o", "json"])
+        .await
+        .success()
+        .json();
+    // base64 of "fleet" and "s3cret" (as `base64` prints them); stringData wins over data.
+    assert_eq!(stored["data"]["username"], "ZmxlZXQ=");
+    assert_eq!(stored["data"]["password"], "czNjcmV0");
+    assert!(stored.get("stringData").is_none());
+    assert_eq!(stored["type"], "Opaque");
+}

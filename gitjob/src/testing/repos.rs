@@ -28,22 +28,35 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&output.stdout).trim().to_string()
 }
 
-/// A non-bare repository in a temporary directory, on branch `main`.
+/// A non-bare repository on branch `main`, in a temporary directory of its own or in a
+/// directory a [`GitDaemon`] serves.
 pub struct TestRepo {
-    dir: tempfile::TempDir,
+    dir: PathBuf,
+    _temp: Option<tempfile::TempDir>,
 }
 
 impl TestRepo {
-    /// An empty repository.
+    /// An empty repository in a temporary directory.
     pub fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
-        git(dir.path(), &["init", "-q"]);
-        Self { dir }
+        let temp = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
+        git(temp.path(), &["init", "-q"]);
+        Self {
+            dir: temp.path().to_path_buf(),
+            _temp: Some(temp),
+        }
+    }
+
+    /// An empty repository at `parent/name` (removed with `parent`).
+    pub fn in_dir(parent: &Path, name: &str) -> Self {
+        let dir = parent.join(name);
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("mkdir: {e}"));
+        git(&dir, &["init", "-q"]);
+        Self { dir, _temp: None }
     }
 
     /// The work tree.
     pub fn path(&self) -> &Path {
-        self.dir.path()
+        &self.dir
     }
 
     /// `file://` URL of the repository.
@@ -100,7 +113,7 @@ impl GitDaemon {
     /// Serves the repositories under `base` as `git://127.0.0.1:PORT/<dir name>`.
     pub fn start(base: &Path) -> Self {
         let port = free_port();
-        let pid_file = base.with_extension(format!("{port}.pid"));
+        let pid_file = base.join(format!(".git-daemon-{port}.pid"));
         let child = Command::new("git")
             .args([
                 "daemon",
@@ -138,6 +151,7 @@ impl Drop for GitDaemon {
         }
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.pid_file);
     }
 }
 

@@ -1,0 +1,552 @@
+//! The GitRepo controller end to end: the hub, `git daemon` on loopback, gitjob and its
+//! webhook receiver in this process; GitRepos created and read through kube-rs and the
+//! real kubectl.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use fleet_api::{Bundle, GitRepo};
+use fleet_gitjob::controller::{Gitjob, Settings};
+use fleet_gitjob::metrics::{Metrics, WebhookResult};
+use fleet_gitjob::testing::{GitDaemon, TestRepo};
+use fleet_gitjob::webhook;
+use hmac::{Hmac, Mac};
+use k8s_openapi::api::core::v1::{Namespace, Secret};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{ListParams, Patch, PatchParams, PostParams};
+use kube::{Api, ResourceExt};
+use serde_json::json;
+use sha2::Sha256;
+
+const NS: &str = "fleet-local";
+
+struct Env {
+    _hub: fleet_hub::Running,
+    dir: tempfile::TempDir,
+    client: kube::Client,
+    kubeconfig: PathBuf,
+    webhook: String,
+    metrics: Arc<Metrics>,
+    repos: PathBuf,
+    daemon: GitDaemon,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+impl Env {
+    async fn start() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let hub = fleet_hub::start(fleet_hub::Options {
+            data: dir.path().join("hub"),
+            listen: "127.0.0.1:0".parse().expect("addr"),
+            insecure_http: false,
+            clusters: vec!["local".into()],
+        })
+        .await
+        .expect("hub starts");
+        let kubeconfig = fleet_hub::serve::kubeconfig_path(&dir.path().join("hub"), "local");
+        let config = kube::config::Kubeconfig::read_from(&kubeconfig).expect("kubeconfig");
+        let config = kube::Config::from_custom_kubeconfig(config, &Default::default())
+            .await
+            .expect("config");
+        let client = kube::Client::try_from(config).expect("client");
+        let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+        for (_, crd) in fleet_api::crds::all() {
+            crds.create(&PostParams::default(), &crd)
+                .await
+                .expect("CRD");
+        }
+        let namespaces: Api<Namespace> = Api::all(client.clone());
+        for ns in [NS, "cattle-fleet-system"] {
+            let namespace: Namespace =
+                serde_json::from_value(json!({"metadata": {"name": ns}})).expect("ns");
+            namespaces
+                .create(&PostParams::default(), &namespace)
+                .await
+                .expect("namespace");
+        }
+        let metrics = Arc::new(Metrics::default());
+        let mut settings = Settings::new(dir.path().join("gitjob"));
+        settings.poll_cache = Duration::from_millis(200);
+        let gitjob = Gitjob::new(client.clone(), settings, metrics.clone());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(gitjob.run(async move {
+            let _ = stopped.await;
+        }));
+        let receiver =
+            webhook::Receiver::new(client.clone(), "cattle-fleet-system", metrics.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("webhook port");
+        let webhook = format!("http://{}", listener.local_addr().expect("addr"));
+        tokio::spawn(async move { axum::serve(listener, webhook::router(receiver)).await });
+        let repos = dir.path().join("repos");
+        std::fs::create_dir_all(&repos).expect("repos dir");
+        let daemon = GitDaemon::start(&repos);
+        Self {
+            _hub: hub,
+            dir,
+            client,
+            kubeconfig,
+            webhook,
+            metrics,
+            repos,
+            daemon,
+            _stop: stop,
+        }
+    }
+
+    fn repo(&self, name: &str) -> TestRepo {
+        TestRepo::in_dir(&self.repos, name)
+    }
+
+    async fn gitrepo(&self, spec: serde_json::Value) -> GitRepo {
+        let gitrepo: GitRepo = serde_json::from_value(json!({
+            "apiVersion": "fleet.cattle.io/v1alpha1",
+            "kind": "GitRepo",
+            "metadata": {"name": "demo", "namespace": NS},
+            "spec": spec,
+        }))
+        .expect("GitRepo");
+        self.gitrepos()
+            .create(&PostParams::default(), &gitrepo)
+            .await
+            .expect("create GitRepo")
+    }
+
+    fn gitrepos(&self) -> Api<GitRepo> {
+        Api::namespaced(self.client.clone(), NS)
+    }
+
+    fn bundles(&self) -> Api<Bundle> {
+        Api::namespaced(self.client.clone(), NS)
+    }
+
+    /// Bundle names with the commit each is labelled with.
+    async fn bundle_commits(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = self
+            .bundles()
+            .list(&ListParams::default())
+            .await
+            .expect("bundles")
+            .items
+            .into_iter()
+            .map(|b| {
+                let commit = b
+                    .labels()
+                    .get("fleet.cattle.io/commit")
+                    .cloned()
+                    .unwrap_or_default();
+                (b.name_any(), commit)
+            })
+            .collect();
+        out.sort();
+        out
+    }
+
+    async fn status(&self) -> fleet_api::GitRepoStatus {
+        self.gitrepos()
+            .get("demo")
+            .await
+            .expect("GitRepo")
+            .status
+            .unwrap_or_default()
+    }
+
+    fn kubectl(&self, args: &[&str]) -> String {
+        let output = std::process::Command::new("kubectl")
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .arg("--cache-dir")
+            .arg(self.dir.path().join("kubectl-cache"))
+            .args(args)
+            .output()
+            .expect("kubectl runs");
+        assert!(
+            output.status.success(),
+            "kubectl {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    async fn post_webhook(&self, headers: &[(&str, String)], body: &str) -> (u16, String) {
+        let url = format!("{}/", self.webhook);
+        let headers: Vec<(String, String)> = headers
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
+        let body = body.to_string();
+        tokio::task::spawn_blocking(move || {
+            let agent: ureq::Agent = ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .build()
+                .into();
+            let mut request = agent.post(&url);
+            for (name, value) in &headers {
+                request = request.header(name, value);
+            }
+            let mut response = request.send(body.as_bytes()).expect("webhook answers");
+            let status = response.status().as_u16();
+            let text = response.body_mut().read_to_string().unwrap_or_default();
+            (status, text)
+        })
+        .await
+        .expect("webhook task")
+    }
+}
+
+/// Polls `check` every 50 ms until it gives a value, for at most `limit`.
+async fn eventually<T, F, Fut>(what: &str, limit: Duration, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let started = Instant::now();
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(started.elapsed() < limit, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn configmap(name: &str, value: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  value: \"{value}\"\n"
+    )
+}
+
+fn sign(secret: &str, body: &str) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("key");
+    mac.update(body.as_bytes());
+    let hex: String = mac
+        .finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("sha256={hex}")
+}
+
+const WAIT: Duration = Duration::from_secs(30);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commits_become_bundles_and_force_pushes_and_removals_follow() {
+    let env = Env::start().await;
+    let repo = env.repo("app");
+    repo.write("one/fleet.yaml", "defaultNamespace: one\n")
+        .write("one/cm.yaml", &configmap("one", "1"))
+        .write("two/cm.yaml", &configmap("two", "2"))
+        .write("two/fleet.yaml", "labels:\n  team: blue\n");
+    let first = repo.commit("first");
+    env.gitrepo(json!({
+        "repo": env.daemon.url("app"),
+        "branch": "main",
+        "pollingInterval": "1s",
+    }))
+    .await;
+    let want = |commit: &str| {
+        vec![
+            ("demo-one".to_string(), commit.to_string()),
+            ("demo-two".to_string(), commit.to_string()),
+        ]
+    };
+    eventually("the first commit's bundles", WAIT, || async {
+        (env.bundle_commits().await == want(&first)).then_some(())
+    })
+    .await;
+    let two = env.bundles().get("demo-two").await.expect("bundle");
+    assert_eq!(two.labels().get("team").map(String::as_str), Some("blue"));
+    assert_eq!(
+        two.labels()
+            .get("fleet.cattle.io/repo-name")
+            .map(String::as_str),
+        Some("demo")
+    );
+    let files: Vec<_> = two
+        .spec
+        .resources
+        .iter()
+        .filter_map(|r| r.name.clone())
+        .collect();
+    assert_eq!(files, vec!["cm.yaml", "fleet.yaml"]);
+    assert_eq!(
+        two.owner_references().first().map(|o| o.kind.as_str()),
+        Some("GitRepo")
+    );
+
+    // A new commit updates every bundle's commit label.
+    repo.write("one/cm.yaml", &configmap("one", "changed"));
+    let second = repo.commit("second");
+    eventually("the second commit", WAIT, || async {
+        (env.bundle_commits().await == want(&second)).then_some(())
+    })
+    .await;
+    let one = env.bundles().get("demo-one").await.expect("bundle");
+    assert!(one
+        .spec
+        .resources
+        .iter()
+        .any(|r| r.content.as_deref().is_some_and(|c| c.contains("changed"))));
+
+    // A force-push replacing that commit is followed too.
+    repo.git(&["reset", "-q", "--hard", &first]);
+    repo.write("two/cm.yaml", &configmap("two", "rewritten"));
+    let rewritten = repo.commit("rewritten history");
+    eventually("the force-pushed commit", WAIT, || async {
+        (env.bundle_commits().await == want(&rewritten)).then_some(())
+    })
+    .await;
+
+    // A directory that leaves the repository takes its bundle with it.
+    repo.remove("two");
+    let third = repo.commit("remove two");
+    eventually("bundle two deleted", WAIT, || async {
+        (env.bundle_commits().await == vec![("demo-one".to_string(), third.clone())]).then_some(())
+    })
+    .await;
+
+    // kubectl shows Fleet's columns.
+    let status = env.status().await;
+    assert_eq!(status.commit.as_deref(), Some(third.as_str()));
+    let table = env.kubectl(&["get", "gitrepos", "-A"]);
+    let header: Vec<&str> = table
+        .lines()
+        .next()
+        .expect("header")
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        header,
+        [
+            "NAMESPACE",
+            "NAME",
+            "REPO",
+            "COMMIT",
+            "BUNDLEDEPLOYMENTS-READY",
+            "STATUS"
+        ]
+    );
+    let row: Vec<&str> = table
+        .lines()
+        .nth(1)
+        .expect("row")
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        row,
+        [
+            NS,
+            "demo",
+            env.daemon.url("app").as_str(),
+            third.as_str(),
+            "0/0"
+        ]
+    );
+    assert!(env.metrics.fetches() >= 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signed_webhook_syncs_at_once_and_forgeries_and_replays_do_not() {
+    let env = Env::start().await;
+    let secrets: Api<Secret> = Api::namespaced(env.client.clone(), "cattle-fleet-system");
+    let secret: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "gitjob-webhook"},
+        "stringData": {"github": "hook-secret"},
+    }))
+    .expect("secret");
+    secrets
+        .create(&PostParams::default(), &secret)
+        .await
+        .expect("secret");
+    let repo = env.repo("hooked");
+    repo.write("app/cm.yaml", &configmap("a", "1"));
+    let first = repo.commit("first");
+    env.gitrepo(json!({
+        "repo": env.daemon.url("hooked"),
+        "branch": "main",
+        "paths": ["app"],
+        "pollingInterval": "1h",
+    }))
+    .await;
+    eventually("the first sync", WAIT, || async {
+        (env.bundle_commits().await == vec![("demo-app".to_string(), first.clone())]).then_some(())
+    })
+    .await;
+
+    repo.write("app/cm.yaml", &configmap("a", "2"));
+    let second = repo.commit("second");
+    // GitHub names the repository by its web URL; the GitRepo uses git://. Same repository.
+    let body = json!({
+        "ref": "refs/heads/main",
+        "after": second,
+        "repository": {"html_url": format!("https://127.0.0.1/hooked"), "clone_url": env.daemon.url("hooked")},
+    })
+    .to_string();
+    let forged = env
+        .post_webhook(
+            &[
+                ("X-GitHub-Event", "push".into()),
+                ("X-GitHub-Delivery", "d-forged".into()),
+                ("X-Hub-Signature-256", sign("not-the-secret", &body)),
+            ],
+            &body,
+        )
+        .await;
+    assert_eq!(forged.0, 401, "{}", forged.1);
+
+    let signed = [
+        ("X-GitHub-Event", "push".to_string()),
+        ("X-GitHub-Delivery", "d-1".to_string()),
+        ("X-Hub-Signature-256", sign("hook-secret", &body)),
+    ];
+    let sent = Instant::now();
+    let accepted = env.post_webhook(&signed, &body).await;
+    assert_eq!(accepted.0, 200, "{}", accepted.1);
+    assert!(accepted.1.contains("fleet-local/demo"), "{}", accepted.1);
+    eventually("the webhook's commit", Duration::from_secs(1), || async {
+        (env.bundle_commits().await == vec![("demo-app".to_string(), second.clone())]).then_some(())
+    })
+    .await;
+    eprintln!("webhook to synced bundle: {:?}", sent.elapsed());
+
+    // The same delivery again is refused, and a forged one changed nothing.
+    let replayed = env.post_webhook(&signed, &body).await;
+    assert_eq!(replayed.0, 401, "{}", replayed.1);
+    assert_eq!(env.metrics.webhooks(WebhookResult::Unauthorized), 1);
+    assert_eq!(env.metrics.webhooks(WebhookResult::Replayed), 1);
+    assert_eq!(env.metrics.webhooks(WebhookResult::Synced), 1);
+    assert_eq!(
+        env.status().await.webhook_commit.as_deref(),
+        Some(second.as_str())
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_bundle_keeps_its_last_good_version_among_200() {
+    let env = Env::start().await;
+    let repo = env.repo("many");
+    for i in 0..200 {
+        repo.write(
+            &format!("b{i:03}/fleet.yaml"),
+            &format!("defaultNamespace: ns{i}\n"),
+        )
+        .write(
+            &format!("b{i:03}/cm.yaml"),
+            &configmap(&format!("cm{i}"), "1"),
+        );
+    }
+    let first = repo.commit("200 bundles");
+    env.gitrepo(json!({"repo": env.daemon.url("many"), "branch": "main", "pollingInterval": "1s"}))
+        .await;
+    eventually("200 bundles", Duration::from_secs(60), || async {
+        let all = env.bundle_commits().await;
+        (all.len() == 200 && all.iter().all(|(_, c)| *c == first)).then_some(())
+    })
+    .await;
+
+    repo.write(
+        "b007/fleet.yaml",
+        "defaultNamespace: ns7\nhelm:\n  values: [1\n",
+    );
+    repo.write("b008/cm.yaml", &configmap("cm8", "2"));
+    let second = repo.commit("break b007");
+    let status = eventually("the broken bundle reported", WAIT, || async {
+        let status = env.status().await;
+        (status.commit.as_deref() == Some(second.as_str())).then_some(status)
+    })
+    .await;
+    let ready = status
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "Ready")
+        .expect("Ready");
+    assert_eq!(ready.status, "False");
+    let message = ready.message.clone().unwrap_or_default();
+    assert!(
+        message.contains("demo-b007: b007/fleet.yaml:4: invalid YAML"),
+        "{message}"
+    );
+    assert!(message.contains("199 synced"), "{message}");
+    let commits = env.bundle_commits().await;
+    assert_eq!(commits.len(), 200, "nothing deleted");
+    for (name, commit) in &commits {
+        let expected = if name == "demo-b007" { &first } else { &second };
+        assert_eq!(commit, expected, "{name}");
+    }
+    let broken = env.bundles().get("demo-b007").await.expect("kept");
+    let condition = broken.status.expect("status").conditions;
+    assert_eq!(condition[0].reason.as_deref(), Some("RenderFailed"));
+    let table = env.kubectl(&["get", "gitrepo", "demo", "-n", NS]);
+    assert!(table.contains("b007/fleet.yaml:4"), "{table}");
+
+    // Fixing it clears the error.
+    repo.write("b007/fleet.yaml", "defaultNamespace: ns7\n");
+    let third = repo.commit("fix b007");
+    eventually("the fix", WAIT, || async {
+        let status = env.status().await;
+        let ready = status.conditions.iter().find(|c| c.type_ == "Ready")?;
+        (status.commit.as_deref() == Some(third.as_str()) && ready.status == "True").then_some(())
+    })
+    .await;
+    let fixed = env.bundles().get("demo-b007").await.expect("bundle");
+    assert!(fixed
+        .status
+        .map(|s| s.conditions)
+        .unwrap_or_default()
+        .is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_branch_or_unreachable_host_is_an_error_and_deletes_nothing() {
+    let env = Env::start().await;
+    let repo = env.repo("branches");
+    repo.write("app/cm.yaml", &configmap("a", "1"));
+    repo.commit("first");
+    repo.git(&["branch", "feature"]);
+    env.gitrepo(json!({
+        "repo": env.daemon.url("branches"),
+        "branch": "feature",
+        "paths": ["app"],
+        "pollingInterval": "1s",
+    }))
+    .await;
+    eventually("the bundle", WAIT, || async {
+        (env.bundle_commits().await.len() == 1).then_some(())
+    })
+    .await;
+    repo.git(&["branch", "-D", "feature"]);
+    let message = eventually("the error in status", WAIT, || async {
+        let status = env.status().await;
+        let ready = status.conditions.iter().find(|c| c.type_ == "Ready")?;
+        let message = ready.message.clone()?;
+        message
+            .contains("no branch, tag or commit `feature`")
+            .then_some(message)
+    })
+    .await;
+    assert!(message.contains("retrying in"), "{message}");
+    assert_eq!(env.bundle_commits().await.len(), 1, "the bundle stays");
+
+    // An address nothing listens on: the status says so, and retries back off.
+    env.gitrepos()
+        .patch(
+            "demo",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"repo": "git://127.0.0.1:9/nothing", "branch": "main"}})),
+        )
+        .await
+        .expect("patch");
+    let message = eventually("the unreachable host in status", WAIT, || async {
+        let status = env.status().await;
+        let accepted = status.conditions.iter().find(|c| c.type_ == "Accepted")?;
+        let message = accepted.message.clone()?;
+        (accepted.status == "False" && message.contains("127.0.0.1:9")).then_some(message)
+    })
+    .await;
+    assert!(message.contains("retrying in"), "{message}");
+    assert_eq!(env.bundle_commits().await.len(), 1, "the bundle stays");
+}
