@@ -100,7 +100,7 @@ fn server_config(files: &fleet_hub::tls::TlsFiles) -> Arc<rustls::ServerConfig> 
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .and_then(|b| Ok(b.with_no_client_auth().with_single_cert(certs, key)))
+        .map(|b| b.with_no_client_auth().with_single_cert(certs, key))
         .unwrap_or_else(|e| panic!("TLS config: {e}"))
         .unwrap_or_else(|e| panic!("TLS certificate: {e}"));
     Arc::new(config)

@@ -105,6 +105,7 @@ impl Default for TestRepo {
 pub struct GitDaemon {
     child: Child,
     pid_file: PathBuf,
+    daemon_pid: Option<String>,
     /// The port it listens on (127.0.0.1).
     pub port: u16,
 }
@@ -130,9 +131,15 @@ impl GitDaemon {
             .spawn()
             .unwrap_or_else(|e| panic!("git daemon starts: {e}"));
         wait_for_port(port);
+        // `git` runs the daemon as its child: remember the daemon's own pid now, while its
+        // pid file exists (the directory may be gone by the time this is dropped).
+        let daemon_pid = std::fs::read_to_string(&pid_file)
+            .ok()
+            .map(|p| p.trim().to_string());
         Self {
             child,
             pid_file,
+            daemon_pid,
             port,
         }
     }
@@ -145,9 +152,8 @@ impl GitDaemon {
 
 impl Drop for GitDaemon {
     fn drop(&mut self) {
-        // The daemon forks; its pid file names the process serving.
-        if let Ok(pid) = std::fs::read_to_string(&self.pid_file) {
-            let _ = Command::new("kill").arg(pid.trim()).status();
+        if let Some(pid) = &self.daemon_pid {
+            let _ = Command::new("kill").arg(pid).status();
         }
         let _ = self.child.kill();
         let _ = self.child.wait();

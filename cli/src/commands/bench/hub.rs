@@ -45,18 +45,6 @@ pub fn run(args: HubBench) -> Result<()> {
     result
 }
 
-fn rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 fn config_map(name: &str, fill: usize, extra: (&str, String)) -> Result<ConfigMap> {
     Ok(serde_json::from_value(json!({
         "apiVersion": "v1", "kind": "ConfigMap",
@@ -94,7 +82,7 @@ async fn bench(args: &HubBench, data: &std::path::Path) -> Result<()> {
     // Creates.
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), "load");
     let sample = serde_json::to_vec(&config_map("load-000000", 860, ("n", "0".into()))?)?.len();
-    let before = rss_kib();
+    let before = super::rss_kib("self");
     let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
     let mut writers = Vec::new();
@@ -116,7 +104,7 @@ async fn bench(args: &HubBench, data: &std::path::Path) -> Result<()> {
     }
     let elapsed = started.elapsed();
     let rate = args.objects as f64 / elapsed.as_secs_f64();
-    let grown = rss_kib().saturating_sub(before);
+    let grown = super::rss_kib("self").saturating_sub(before);
     println!(
         "creates: {} objects of {} bytes with {} writers in {:.2} s = {:.0} creates/s (target >= 5,000)",
         args.objects, sample, args.concurrency, elapsed.as_secs_f64(), rate

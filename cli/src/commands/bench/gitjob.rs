@@ -1,0 +1,293 @@
+//! `fleet bench gitjob`: what a no-change poll costs, what 1,000 GitRepos on 20 repositories
+//! cost a `fleet gitjob` process over minutes, and a 200-bundle repository cloned and
+//! rendered against `git clone` of it, in the same run.
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use fleet_api::{Bundle, GitRepo};
+use fleet_gitjob::git::{extract, Access, Limits, Mirror, Wanted};
+use fleet_gitjob::testing::{GitDaemon, TestRepo};
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{ListParams, PostParams};
+use kube::Api;
+use serde_json::json;
+
+/// Arguments of `fleet bench gitjob`.
+#[derive(Args, Debug)]
+pub struct GitjobBench {
+    /// No-change polls timed for the per-poll cost.
+    #[arg(long, default_value_t = 500)]
+    polls: usize,
+    /// GitRepos in the long run.
+    #[arg(long, default_value_t = 1_000)]
+    gitrepos: usize,
+    /// Repositories they share.
+    #[arg(long, default_value_t = 20)]
+    repos: usize,
+    /// Length of the long run, in seconds.
+    #[arg(long, default_value_t = 300)]
+    seconds: u64,
+    /// Bundles in the repository cloned and rendered.
+    #[arg(long, default_value_t = 200)]
+    bundles: usize,
+}
+
+/// CPU time (user + system) of a process, from /proc.
+fn cpu_seconds(pid: &str) -> f64 {
+    let ticks_per_second = 100.0;
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let after_name = stat.rsplit_once(") ")?.1;
+            let fields: Vec<&str> = after_name.split_whitespace().collect();
+            let user: f64 = fields.get(11)?.parse().ok()?;
+            let system: f64 = fields.get(12)?.parse().ok()?;
+            Some((user + system) / ticks_per_second)
+        })
+        .unwrap_or(0.0)
+}
+
+/// Runs the benchmark.
+pub fn run(args: GitjobBench) -> Result<()> {
+    if args.polls == 0 || args.gitrepos == 0 || args.repos == 0 || args.bundles == 0 {
+        bail!("--polls, --gitrepos, --repos and --bundles must be at least 1");
+    }
+    let scratch = tempfile::tempdir().context("scratch directory")?;
+    let repos = scratch.path().join("repos");
+    std::fs::create_dir_all(&repos)?;
+    let daemon = GitDaemon::start(&repos);
+    println!(
+        "fleet bench gitjob ({} cores; git daemon on loopback)",
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    );
+    poll_cost(&args, &repos, &daemon, scratch.path())?;
+    clone_and_render(&args, &repos, &daemon, scratch.path())?;
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    runtime.block_on(many_gitrepos(&args, &repos, &daemon, scratch.path()))
+}
+
+fn poll_cost(args: &GitjobBench, repos: &Path, daemon: &GitDaemon, scratch: &Path) -> Result<()> {
+    let repo = TestRepo::in_dir(repos, "poll");
+    repo.write(
+        "app/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+    );
+    repo.commit("first");
+    let url = daemon.url("poll");
+    let mirror = Mirror::open(&url, &scratch.join("poll-mirror"))?;
+    let access = Access::public(&url);
+    let wanted = Wanted::Branch("main".into());
+    mirror.resolve(&access, &wanted)?;
+    let cpu = cpu_seconds("self");
+    let started = Instant::now();
+    for _ in 0..args.polls {
+        mirror.resolve(&access, &wanted)?;
+    }
+    let wall = started.elapsed().as_secs_f64() * 1000.0 / args.polls as f64;
+    let cpu = (cpu_seconds("self") - cpu) * 1000.0 / args.polls as f64;
+    println!(
+        "no-change poll (ls-remote of one branch, git://): {cpu:.2} ms CPU, {wall:.2} ms wall per poll over {} polls (target < 5 ms CPU)",
+        args.polls
+    );
+    Ok(())
+}
+
+fn clone_and_render(
+    args: &GitjobBench,
+    repos: &Path,
+    daemon: &GitDaemon,
+    scratch: &Path,
+) -> Result<()> {
+    let repo = TestRepo::in_dir(repos, "many");
+    for i in 0..args.bundles {
+        repo.write(&format!("b{i:03}/fleet.yaml"), &format!("defaultNamespace: ns{i}\n"))
+            .write(
+                &format!("b{i:03}/deploy.yaml"),
+                &format!("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web{i}\nspec:\n  template:\n    spec:\n      containers:\n      - name: web\n        image: nginx:1.{i}\n"),
+            );
+    }
+    let commit = repo.commit("bundles");
+    let url = daemon.url("many");
+    let mut ours = Vec::new();
+    let mut theirs = Vec::new();
+    let mut parts = [Vec::new(), Vec::new(), Vec::new()];
+    for round in 0..5 {
+        let target = scratch.join(format!("git-clone-{round}"));
+        let started = Instant::now();
+        let status = Command::new("git")
+            .args(["clone", "-q", "--depth", "1", &url])
+            .arg(&target)
+            .status()?;
+        theirs.push(started.elapsed().as_secs_f64() * 1000.0);
+        if !status.success() {
+            bail!("git clone failed");
+        }
+        let started = Instant::now();
+        let mirror = Mirror::open(&url, &scratch.join(format!("mirror-{round}")))?;
+        let access = Access::public(&url);
+        let wanted = Wanted::Branch("main".into());
+        let head = mirror.resolve(&access, &wanted)?;
+        mirror.fetch(&access, &wanted, &head, u64::MAX)?;
+        parts[0].push(started.elapsed().as_secs_f64() * 1000.0);
+        let tree = scratch.join(format!("tree-{round}"));
+        extract(&mirror, &head, &tree, Limits::default())?;
+        parts[1].push(started.elapsed().as_secs_f64() * 1000.0);
+        let gitrepo: GitRepo = serde_json::from_value(json!({
+            "metadata": {"name": "bench", "namespace": "fleet-local"},
+            "spec": {"repo": url},
+        }))?;
+        let charts = fleet_gitjob::charts::ChartCache::new(scratch.join("charts"));
+        let bundles = fleet_gitjob::bundles::for_commit(&gitrepo, &tree, &commit, &charts)?;
+        ours.push(started.elapsed().as_secs_f64() * 1000.0);
+        if bundles.bundles.len() != args.bundles {
+            bail!(
+                "rendered {} bundles, expected {}",
+                bundles.bundles.len(),
+                args.bundles
+            );
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[v.len() / 2]
+    };
+    let (ours, theirs) = (median(&mut ours), median(&mut theirs));
+    let fetched = median(&mut parts[0]);
+    let extracted = median(&mut parts[1]);
+    println!(
+        "{}-bundle repository, median of 5: fleet fetch + checkout + render {ours:.1} ms (fetch {fetched:.1}, checkout {:.1}, render {:.1}), `git clone --depth 1` alone {theirs:.1} ms ({:.2}x)",
+        args.bundles,
+        extracted - fetched,
+        ours - extracted,
+        theirs / ours
+    );
+    Ok(())
+}
+
+/// A `fleet gitjob` child process, killed on drop.
+struct ChildGitjob(Child);
+
+impl Drop for ChildGitjob {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+async fn many_gitrepos(
+    args: &GitjobBench,
+    repos: &Path,
+    daemon: &GitDaemon,
+    scratch: &Path,
+) -> Result<()> {
+    let running = fleet_hub::start(fleet_hub::Options {
+        data: scratch.join("hub"),
+        listen: "127.0.0.1:0".parse()?,
+        insecure_http: false,
+        clusters: vec![fleet_hub::route::DEFAULT_CLUSTER.into()],
+    })
+    .await?;
+    let kubeconfig =
+        fleet_hub::serve::kubeconfig_path(&scratch.join("hub"), fleet_hub::route::DEFAULT_CLUSTER);
+    let client = super::super::kube_client(&kubeconfig).await?;
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for (_, crd) in fleet_api::crds::all() {
+        crds.create(&PostParams::default(), &crd).await?;
+    }
+    let namespace: Namespace =
+        serde_json::from_value(json!({"metadata": {"name": "fleet-local"}}))?;
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &namespace)
+        .await?;
+    for r in 0..args.repos {
+        let repo = TestRepo::in_dir(repos, &format!("shared-{r}"));
+        repo.write("app/fleet.yaml", "defaultNamespace: shared\n")
+            .write(
+                "app/cm.yaml",
+                &format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm{r}\n"),
+            );
+        repo.commit("first");
+    }
+    let gitrepos: Api<GitRepo> = Api::namespaced(client.clone(), "fleet-local");
+    for g in 0..args.gitrepos {
+        let gitrepo: GitRepo = serde_json::from_value(json!({
+            "metadata": {"name": format!("g{g:04}"), "namespace": "fleet-local"},
+            "spec": {"repo": daemon.url(&format!("shared-{}", g % args.repos)), "branch": "main"},
+        }))?;
+        gitrepos.create(&PostParams::default(), &gitrepo).await?;
+    }
+    let metrics_port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let child = Command::new(std::env::current_exe()?)
+        .arg("gitjob")
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--data")
+        .arg(scratch.join("gitjob"))
+        .arg("--metrics-listen")
+        .arg(format!("127.0.0.1:{metrics_port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("starting fleet gitjob")?;
+    let child = ChildGitjob(child);
+    let pid = child.0.id().to_string();
+    let started = Instant::now();
+    let bundles: Api<Bundle> = Api::namespaced(client.clone(), "fleet-local");
+    loop {
+        let count = bundles
+            .list_metadata(&ListParams::default())
+            .await?
+            .items
+            .len();
+        if count >= args.gitrepos {
+            break;
+        }
+        if started.elapsed() > Duration::from_secs(600) {
+            bail!("only {count} of {} bundles after 10 minutes", args.gitrepos);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    println!(
+        "{} GitRepos on {} repositories synced into Bundles in {:.1} s (gitjob CPU {:.1} s)",
+        args.gitrepos,
+        args.repos,
+        started.elapsed().as_secs_f64(),
+        cpu_seconds(&pid)
+    );
+    let metrics = |port: u16| -> Result<String> {
+        Ok(ureq::get(&format!("http://127.0.0.1:{port}/metrics"))
+            .call()?
+            .body_mut()
+            .read_to_string()?)
+    };
+    let polls = |text: &str| -> u64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix("fleet_gitjob_polls_total "))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    let (gitjob_cpu, hub_cpu) = (cpu_seconds(&pid), cpu_seconds("self"));
+    let polls_before = polls(&metrics(metrics_port)?);
+    let window = Instant::now();
+    tokio::time::sleep(Duration::from_secs(args.seconds)).await;
+    let elapsed = window.elapsed().as_secs_f64();
+    let gitjob_share = (cpu_seconds(&pid) - gitjob_cpu) / elapsed * 100.0;
+    let hub_share = (cpu_seconds("self") - hub_cpu) / elapsed * 100.0;
+    let remote_polls = polls(&metrics(metrics_port)?) - polls_before;
+    println!(
+        "steady polling for {elapsed:.0} s: fleet gitjob used {gitjob_share:.1}% of one core (target < 10%), {remote_polls} ref advertisements asked of the remote; this process (hub and bench) {hub_share:.1}%, rss of gitjob {} MiB",
+        super::rss_kib(&pid) / 1024
+    );
+    drop(child);
+    running.shutdown().await;
+    Ok(())
+}
