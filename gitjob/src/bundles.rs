@@ -148,14 +148,7 @@ fn check_renders(
     fleet: &FleetYaml,
     charts: &ChartCache,
 ) -> Result<(), String> {
-    let mut clusters = vec![ClusterInfo::default()];
-    clusters.extend(
-        fleet
-            .target_customizations
-            .iter()
-            .map(ClusterInfo::selected_by),
-    );
-    for cluster in clusters {
+    for cluster in ClusterInfo::checks_for(fleet) {
         let (_, options) = bundle::options_for(fleet, &cluster);
         let fetched = charts::fetch_for(charts, &options).map_err(|e| e.to_string())?;
         bundle::render_with(root, dir, fleet, &cluster, &fetched).map_err(|e| e.to_string())?;

@@ -15,6 +15,14 @@ fn sample() -> TestRepo {
     repo
 }
 
+/// The sample repository cloned bare as `base/app.git`, with its head commit.
+fn served_sample(base: &std::path::Path) -> (TestRepo, String) {
+    let repo = sample();
+    let head = repo.git(&["rev-parse", "HEAD"]);
+    git(base, &["clone", "-q", "--bare", &repo.url(), "app.git"]);
+    (repo, head)
+}
+
 fn mirror(url: &str) -> (tempfile::TempDir, Mirror) {
     let dir = tempfile::tempdir().expect("temp dir");
     let mirror = Mirror::open(url, &dir.path().join("m")).expect("mirror");
@@ -99,12 +107,7 @@ fn branches_tags_and_commits_resolve_and_check_out_over_git_daemon() {
 #[test]
 fn smart_http_with_basic_auth_and_a_private_ca() {
     let base = tempfile::tempdir().expect("temp dir");
-    let repo = sample();
-    let head = repo.git(&["rev-parse", "HEAD"]);
-    git(
-        base.path(),
-        &["clone", "-q", "--bare", &repo.url(), "app.git"],
-    );
+    let (_repo, head) = served_sample(base.path());
     let tls = base.path().join("tls");
     let server = GitHttpServer::start(base.path(), Some(&tls), Some(("fleet", "s3cret")));
     let url = format!("{}/app.git", server.url);
@@ -159,12 +162,7 @@ fn smart_http_with_basic_auth_and_a_private_ca() {
 #[test]
 fn plain_http_without_credentials() {
     let base = tempfile::tempdir().expect("temp dir");
-    let repo = sample();
-    let head = repo.git(&["rev-parse", "HEAD"]);
-    git(
-        base.path(),
-        &["clone", "-q", "--bare", &repo.url(), "app.git"],
-    );
+    let (_repo, head) = served_sample(base.path());
     let server = GitHttpServer::start(base.path(), None, None);
     let url = format!("{}/app.git", server.url);
     let (_work, mirror) = mirror(&url);
@@ -315,4 +313,45 @@ fn limits_stop_large_trees_and_transfers() {
         },
     );
     assert!(matches!(bytes, Err(GitError::Limit { .. })), "{bytes:?}");
+}
+
+#[test]
+fn ssh_with_a_key_and_known_hosts() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let server = fleet_gitjob::testing::SshServer::start(&dir.path().join("sshd"));
+    let (_repo, head) = served_sample(dir.path());
+    let url = server.url(&dir.path().join("app.git"));
+    let (_work, mirror) = mirror(&url);
+    let access = |key: &str, known_hosts: Option<&str>, skip: bool| Access {
+        url: url.clone(),
+        credentials: Some(Credentials::Ssh(fleet_gitjob::git::SshKey {
+            private_key: key.to_string(),
+            known_hosts: known_hosts.map(String::from),
+        })),
+        skip_host_key_check: skip,
+        ..Access::default()
+    };
+    let good = access(&server.client_key, Some(&server.known_hosts), false);
+    assert_eq!(
+        mirror.resolve(&good, &branch("main")).expect("over SSH"),
+        head
+    );
+    mirror
+        .fetch(&good, &branch("main"), &head, u64::MAX)
+        .expect("fetch over SSH");
+
+    // Host keys are checked: an unknown host is refused unless checks are switched off.
+    let unknown_host = mirror.resolve(&access(&server.client_key, None, false), &branch("main"));
+    assert!(unknown_host.is_err(), "{unknown_host:?}");
+    let skipped = mirror.resolve(&access(&server.client_key, None, true), &branch("main"));
+    assert_eq!(skipped.expect("host key check skipped"), head);
+    // A key the server does not know is an authentication failure.
+    let stranger = mirror.resolve(
+        &access(&server.stranger_key, Some(&server.known_hosts), false),
+        &branch("main"),
+    );
+    assert!(
+        matches!(stranger, Err(GitError::Auth { .. })),
+        "{stranger:?}"
+    );
 }

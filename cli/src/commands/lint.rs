@@ -32,14 +32,7 @@ pub fn run(args: LintArgs) -> Result<()> {
                 continue;
             }
         };
-        let mut clusters = vec![ClusterInfo::default()];
-        clusters.extend(
-            fleet
-                .target_customizations
-                .iter()
-                .map(ClusterInfo::selected_by),
-        );
-        for cluster in clusters {
+        for cluster in ClusterInfo::checks_for(&fleet) {
             if let Err(e) = bundle::render(&root, dir, &fleet, &cluster) {
                 let message = e.to_string();
                 if !problems.contains(&message) {

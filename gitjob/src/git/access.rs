@@ -82,15 +82,17 @@ impl Access {
             let key_path = write_private(private_dir, "id", ensure_newline(&key.private_key))?;
             let known = key.known_hosts.as_deref().unwrap_or("");
             let known_path = write_private(private_dir, "known_hosts", ensure_newline(known))?;
-            let strict = if self.skip_host_key_check {
-                "no"
+            let host_keys = if self.skip_host_key_check {
+                "-o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no".to_string()
             } else {
-                "yes"
+                format!(
+                    "-o UserKnownHostsFile={} -o StrictHostKeyChecking=yes",
+                    known_path.display()
+                )
             };
             overrides.push(format!(
-                "core.sshCommand=ssh -i {} -o IdentitiesOnly=yes -o BatchMode=yes -o UserKnownHostsFile={} -o StrictHostKeyChecking={strict}",
-                key_path.display(),
-                known_path.display()
+                "core.sshCommand=ssh -i {} -o IdentitiesOnly=yes -o BatchMode=yes -o LogLevel=ERROR {host_keys}",
+                key_path.display()
             ));
         }
         Ok(overrides)

@@ -1,11 +1,13 @@
 //! Servers and repositories for tests (feature `test-support`): Git repositories in temp
 //! directories, `git daemon`, `git http-backend` behind a small HTTP(S) server with basic
-//! auth, and a Helm chart server.
+//! auth, `sshd`, and a Helm chart server.
 
 mod charts;
 mod git_http;
 mod repos;
+mod sshd;
 
 pub use charts::ChartServer;
 pub use git_http::GitHttpServer;
 pub use repos::{git, GitDaemon, TestRepo};
+pub use sshd::SshServer;

@@ -169,7 +169,8 @@ pub fn free_port() -> u16 {
         .unwrap_or_else(|e| panic!("a free port: {e}"))
 }
 
-fn wait_for_port(port: u16) {
+/// Waits until something listens on `port` (127.0.0.1).
+pub fn wait_for_port(port: u16) {
     for _ in 0..200 {
         if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
             return;

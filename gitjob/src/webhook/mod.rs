@@ -91,10 +91,24 @@ async fn receive(
     body: &[u8],
     generic: bool,
 ) -> (StatusCode, String) {
-    let (result, status, message) = handle(receiver, headers, body, generic).await;
+    let (result, status, message) = match handle(receiver, headers, body, generic).await {
+        Ok(reply) => reply,
+        Err(e) => (
+            WebhookResult::Error,
+            StatusCode::INTERNAL_SERVER_ERROR,
+            e.to_string(),
+        ),
+    };
     receiver.metrics.webhook(result);
     tracing::info!(result = ?result, %message, "webhook");
     (status, message)
+}
+
+/// A webhook's answer: how it is counted, its status and its text.
+type Reply = (WebhookResult, StatusCode, String);
+
+fn reply(result: WebhookResult, status: StatusCode, message: impl Into<String>) -> Reply {
+    (result, status, message.into())
 }
 
 async fn handle(
@@ -102,86 +116,59 @@ async fn handle(
     headers: &HeaderMap,
     body: &[u8],
     generic: bool,
-) -> (WebhookResult, StatusCode, String) {
+) -> kube::Result<Reply> {
     let Some(provider) = Provider::detect(headers, generic) else {
-        return (
+        return Ok(reply(
             WebhookResult::BadRequest,
             StatusCode::BAD_REQUEST,
-            "no known webhook headers (GitHub, GitLab, Gitea, Gogs, Bitbucket)".into(),
-        );
+            "no known webhook headers (GitHub, GitLab, Gitea, Gogs, Bitbucket)",
+        ));
     };
-    let global = match secret_values(
+    let global = secret_values(
         &receiver.client,
         &receiver.secret_namespace,
         SECRET_NAME,
         provider,
     )
-    .await
+    .await?;
+    if global
+        .as_ref()
+        .is_some_and(|secret| !provider.verify(headers, body, secret))
     {
-        Ok(secret) => secret,
-        Err(e) => {
-            return (
-                WebhookResult::Error,
-                StatusCode::INTERNAL_SERVER_ERROR,
-                e.to_string(),
-            )
-        }
-    };
-    if let Some(secret) = &global {
-        if !provider.verify(headers, body, secret) {
-            return unauthorized(provider);
-        }
+        return Ok(unauthorized(provider));
     }
     if let Event::Other(name) = provider.event(headers) {
-        return (
-            WebhookResult::Ignored,
-            StatusCode::OK,
-            format!("event `{name}` ignored"),
-        );
+        let message = format!("event `{name}` ignored");
+        return Ok(reply(WebhookResult::Ignored, StatusCode::OK, message));
     }
     let Some(push) = provider.parse_push(body) else {
-        return (
+        let message = format!("not a {provider:?} push payload");
+        return Ok(reply(
             WebhookResult::BadRequest,
             StatusCode::BAD_REQUEST,
-            format!("not a {provider:?} push payload"),
-        );
+            message,
+        ));
     };
     let gitrepos: Api<GitRepo> = Api::all(receiver.client.clone());
-    let all = match gitrepos.list(&Default::default()).await {
-        Ok(list) => list.items,
-        Err(e) => {
-            return (
-                WebhookResult::Error,
-                StatusCode::INTERNAL_SERVER_ERROR,
-                e.to_string(),
-            )
-        }
-    };
+    let all = gitrepos.list(&Default::default()).await?.items;
     let mut marked = Vec::new();
     let mut refused = 0;
     for gitrepo in all.iter().filter(|g| follows(g, &push)) {
-        let own = match own_secret(receiver, gitrepo, provider).await {
-            Ok(own) => own,
-            Err(e) => {
-                return (
-                    WebhookResult::Error,
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    e.to_string(),
-                )
-            }
-        };
-        if let Some(secret) = &own {
-            if !provider.verify(headers, body, secret) {
+        match own_secret(receiver, gitrepo, provider).await? {
+            Some(secret) if !provider.verify(headers, body, &secret) => {
                 refused += 1;
                 continue;
             }
-        } else if global.is_none() {
-            tracing::warn!(gitrepo = %gitrepo.name_any(), "webhook accepted without a secret: set one in {SECRET_NAME}");
+            None if global.is_none() => tracing::warn!(
+                gitrepo = %gitrepo.name_any(),
+                "webhook accepted without a secret: set one in {SECRET_NAME}"
+            ),
+            _ => {}
         }
         marked.push(gitrepo);
     }
     if marked.is_empty() && refused > 0 {
-        return unauthorized(provider);
+        return Ok(unauthorized(provider));
     }
     if let Some(id) = provider.delivery_id(headers) {
         let fresh = receiver
@@ -190,47 +177,37 @@ async fn handle(
             .map(|mut seen| seen.first_time(&format!("{provider:?}/{id}")))
             .unwrap_or(false);
         if !fresh {
-            return (
+            let message = format!("delivery {id} was already received");
+            return Ok(reply(
                 WebhookResult::Replayed,
                 StatusCode::UNAUTHORIZED,
-                format!("delivery {id} was already received"),
-            );
+                message,
+            ));
         }
     }
     if marked.is_empty() {
-        return (
-            WebhookResult::Ignored,
-            StatusCode::OK,
-            "no GitRepo follows that repository and branch".into(),
-        );
+        let message = "no GitRepo follows that repository and branch";
+        return Ok(reply(WebhookResult::Ignored, StatusCode::OK, message));
     }
     let mut names = Vec::new();
     for gitrepo in marked {
-        if let Err(e) = mark(receiver, gitrepo, &push).await {
-            return (
-                WebhookResult::Error,
-                StatusCode::INTERNAL_SERVER_ERROR,
-                e.to_string(),
-            );
-        }
+        mark(receiver, gitrepo, &push).await?;
         names.push(format!(
             "{}/{}",
             gitrepo.namespace().unwrap_or_default(),
             gitrepo.name_any()
         ));
     }
-    (
-        WebhookResult::Synced,
-        StatusCode::OK,
-        format!("syncing {}", names.join(", ")),
-    )
+    let message = format!("syncing {}", names.join(", "));
+    Ok(reply(WebhookResult::Synced, StatusCode::OK, message))
 }
 
-fn unauthorized(provider: Provider) -> (WebhookResult, StatusCode, String) {
-    (
+fn unauthorized(provider: Provider) -> Reply {
+    let message = format!("{provider:?} signature does not verify");
+    reply(
         WebhookResult::Unauthorized,
         StatusCode::UNAUTHORIZED,
-        format!("{provider:?} signature does not verify"),
+        message,
     )
 }
 

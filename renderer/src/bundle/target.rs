@@ -37,6 +37,14 @@ pub fn matches_selector(selector: &LabelSelector, labels: &BTreeMap<String, Stri
 }
 
 impl ClusterInfo {
+    /// The clusters a bundle is checked against before it ships: one without labels, and
+    /// one selected by each of its customizations.
+    pub fn checks_for(fleet: &fleet_api::FleetYaml) -> Vec<Self> {
+        let mut clusters = vec![Self::default()];
+        clusters.extend(fleet.target_customizations.iter().map(Self::selected_by));
+        clusters
+    }
+
     /// A made-up cluster that `target`'s name, match labels and group select, for checking
     /// that a customization renders (`fleet lint`, gitjob).
     pub fn selected_by(target: &BundleTarget) -> Self {
