@@ -550,3 +550,124 @@ async fn a_deleted_branch_or_unreachable_host_is_an_error_and_deletes_nothing() 
     assert!(message.contains("retrying in"), "{message}");
     assert_eq!(env.bundle_commits().await.len(), 1, "the bundle stays");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn private_https_repositories_use_the_secret_and_ca_bundle() {
+    use base64::Engine;
+    let env = Env::start().await;
+    let served = env.dir.path().join("https");
+    let repo = TestRepo::in_dir(&served, "private");
+    repo.write("app/cm.yaml", &configmap("a", "1"));
+    let head = repo.commit("first");
+    let server = fleet_gitjob::testing::GitHttpServer::start(
+        &served,
+        Some(&env.dir.path().join("tls")),
+        Some(("fleet", "s3cret")),
+    );
+    let secrets: Api<Secret> = Api::namespaced(env.client.clone(), NS);
+    let secret: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "git-auth"},
+        "type": "kubernetes.io/basic-auth",
+        "stringData": {"username": "fleet", "password": "wrong"},
+    }))
+    .expect("secret");
+    secrets
+        .create(&PostParams::default(), &secret)
+        .await
+        .expect("secret");
+    let ca = server.ca_pem.clone().expect("CA");
+    env.gitrepo(json!({
+        "repo": format!("{}/private", server.url),
+        "branch": "main",
+        "paths": ["app"],
+        "pollingInterval": "1s",
+        "clientSecretName": "git-auth",
+        "caBundle": base64::engine::general_purpose::STANDARD.encode(ca),
+    }))
+    .await;
+    let message = eventually("the authentication failure in status", WAIT, || async {
+        let status = env.status().await;
+        let accepted = status.conditions.iter().find(|c| c.type_ == "Accepted")?;
+        accepted
+            .message
+            .clone()
+            .filter(|m| m.contains("authentication failed"))
+    })
+    .await;
+    assert!(message.contains("retrying in"), "{message}");
+    assert!(env.bundle_commits().await.is_empty());
+
+    // The right password: synced on the next retry.
+    secrets
+        .patch(
+            "git-auth",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"stringData": {"password": "s3cret"}})),
+        )
+        .await
+        .expect("patch secret");
+    eventually("the bundle over HTTPS", WAIT, || async {
+        (env.bundle_commits().await == vec![("demo-app".to_string(), head.clone())]).then_some(())
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paused_stops_syncing_and_force_sync_generation_redeploys() {
+    let env = Env::start().await;
+    let repo = env.repo("pausable");
+    repo.write("app/cm.yaml", &configmap("a", "1"));
+    let first = repo.commit("first");
+    env.gitrepo(json!({
+        "repo": env.daemon.url("pausable"),
+        "branch": "main",
+        "paths": ["app"],
+        "pollingInterval": "1s",
+    }))
+    .await;
+    eventually("the first sync", WAIT, || async {
+        (env.bundle_commits().await == vec![("demo-app".to_string(), first.clone())]).then_some(())
+    })
+    .await;
+    let patch = |spec: serde_json::Value| {
+        let gitrepos = env.gitrepos();
+        async move {
+            gitrepos
+                .patch(
+                    "demo",
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({"spec": spec})),
+                )
+                .await
+                .expect("patch GitRepo")
+        }
+    };
+    patch(json!({"paused": true})).await;
+    eventually("paused in status", WAIT, || async {
+        let status = env.status().await;
+        let ready = status.conditions.iter().find(|c| c.type_ == "Ready")?;
+        (ready.reason.as_deref() == Some("Paused")).then_some(())
+    })
+    .await;
+    repo.write("app/cm.yaml", &configmap("a", "2"));
+    let second = repo.commit("second");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        env.bundle_commits().await,
+        vec![("demo-app".to_string(), first.clone())],
+        "nothing synced while paused"
+    );
+    patch(json!({"paused": false})).await;
+    eventually("the second commit after unpausing", WAIT, || async {
+        (env.bundle_commits().await == vec![("demo-app".to_string(), second.clone())]).then_some(())
+    })
+    .await;
+
+    patch(json!({"forceSyncGeneration": 7})).await;
+    eventually("forceSyncGeneration passed to the bundle", WAIT, || async {
+        let bundle = env.bundles().get("demo-app").await.ok()?;
+        (bundle.spec.options.force_sync_generation == Some(7)).then_some(())
+    })
+    .await;
+    assert_eq!(env.status().await.update_generation, Some(7));
+}
