@@ -9,5 +9,5 @@ mod sshd;
 
 pub use charts::ChartServer;
 pub use git_http::GitHttpServer;
-pub use repos::{git, GitDaemon, TestRepo};
+pub use repos::{free_port, git, wait_for_port, GitDaemon, TestRepo};
 pub use sshd::SshServer;
