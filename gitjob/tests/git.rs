@@ -355,3 +355,42 @@ fn ssh_with_a_key_and_known_hosts() {
         "{stranger:?}"
     );
 }
+
+#[test]
+fn submodules_are_checked_out_through_their_own_mirrors() {
+    let base = tempfile::tempdir().expect("temp dir");
+    let lib = TestRepo::in_dir(base.path(), "lib");
+    lib.write(
+        "common/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lib\n",
+    );
+    let lib_head = lib.commit("lib");
+    let app = TestRepo::in_dir(base.path(), "app");
+    app.write("app/fleet.yaml", "namespace: demo\n");
+    // A relative URL, as .gitmodules usually holds for repositories on one host.
+    app.git(&["submodule", "add", "-q", "../lib", "vendor/lib"]);
+    let head = app.commit("with a submodule");
+    let daemon = GitDaemon::start(base.path());
+    let url = daemon.url("app");
+    let access = Access::public(&url);
+    let cache_dir = tempfile::tempdir().expect("temp dir");
+    let mirrors = fleet_gitjob::git::MirrorCache::new(cache_dir.path());
+    let top = mirrors.mirror(&url).expect("mirror");
+    top.fetch(&access, &branch("main"), &head, u64::MAX)
+        .expect("fetch");
+    let tree = cache_dir.path().join("tree");
+    let extracted =
+        fleet_gitjob::git::checkout(&mirrors, &access, &head, &tree, Limits::default(), u64::MAX)
+            .expect("checkout with submodules");
+    assert_eq!(
+        std::fs::read_to_string(tree.join("vendor/lib/common/cm.yaml")).expect("submodule file"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lib\n"
+    );
+    assert!(extracted.gitlinks.is_empty());
+    let lib_mirror = mirrors.mirror(&daemon.url("lib")).expect("lib mirror");
+    assert_eq!(
+        lib_mirror.fetches(),
+        1,
+        "the pinned commit {lib_head} fetched once"
+    );
+}

@@ -78,7 +78,14 @@ pub async fn render_commit(
             .tempdir_in(&work)
             .map_err(|e| GitError::local(&work, e))?;
         let tree = scratch.path().join("tree");
-        let extracted = git::extract(&mirror, &commit, &tree, ctx.settings.limits)?;
+        let extracted = git::checkout(
+            &ctx.mirrors,
+            &access,
+            &commit,
+            &tree,
+            ctx.settings.limits,
+            ctx.settings.max_fetch_bytes,
+        )?;
         for skipped in &extracted.skipped {
             tracing::warn!(gitrepo = %gitrepo.name_any(), "{skipped}");
         }

@@ -34,8 +34,21 @@ pub struct Extracted {
     pub files: usize,
     /// Bytes written.
     pub bytes: u64,
-    /// Entries left out, with the reason (symlinks leaving the checkout, submodules).
+    /// Entries left out, with the reason (symlinks leaving the checkout).
     pub skipped: Vec<String>,
+    /// Submodule entries (gitlinks), not written: see [`super::checkout`].
+    pub gitlinks: Vec<Gitlink>,
+}
+
+/// A submodule entry of a tree: the commit it pins and where it goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gitlink {
+    /// Its path in the tree being extracted.
+    pub path: String,
+    /// Where its tree is to be written.
+    pub dir: PathBuf,
+    /// The pinned commit.
+    pub commit: String,
 }
 
 struct Entry {
@@ -90,9 +103,11 @@ pub fn extract(
                             .map_err(|e| duplicate(&url, &display, e))?;
                     }
                 }
-                EntryKind::Commit => extracted
-                    .skipped
-                    .push(format!("{display}: submodules are not checked out")),
+                EntryKind::Commit => extracted.gitlinks.push(Gitlink {
+                    path: display,
+                    dir: path,
+                    commit: entry.id.to_string(),
+                }),
             }
         }
     }

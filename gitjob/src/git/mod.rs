@@ -1,13 +1,15 @@
 //! Git with gix: one bare mirror per repository URL, polled with a ref advertisement only
 //! (the cheap poll), fetched shallow when the commit moved, and extracted tree by tree into
-//! a plain directory with limits and path checks.
+//! a plain directory with limits and path checks, submodules included.
 
 mod access;
+mod checkout;
 mod extract;
 mod mirror;
 
 pub use access::{Access, Credentials, SshKey};
-pub use extract::{extract, Limits};
+pub use checkout::{checkout, resolve_url, MAX_SUBMODULE_DEPTH};
+pub use extract::{extract, Extracted, Gitlink, Limits};
 pub use mirror::{Mirror, MirrorCache, Wanted};
 
 /// Errors talking to a Git remote or reading what it sent.
