@@ -48,43 +48,57 @@ pub fn for_commit(
         .namespace
         .clone()
         .unwrap_or_else(|| "fleet-local".into());
+    let dirs = bundle::discover(&root, &gitrepo.spec.paths)?;
+    let built = in_parallel(&dirs, |dir| {
+        one_bundle(gitrepo, &root, dir, &repo_name, &namespace, commit, charts)
+    })
+    .ok_or_else(|| RenderError::in_file(root.display(checkout), "a render thread failed"))?;
     let mut out = CommitBundles::default();
-    for dir in bundle::discover(&root, &gitrepo.spec.paths)? {
-        let fallback_name = bundle::bundle_name(&repo_name, &dir.rel);
-        match one_bundle(gitrepo, &root, &dir, &repo_name, &namespace, commit, charts) {
+    let mut names = std::collections::HashSet::new();
+    for (dir, result) in dirs.iter().zip(built) {
+        let failure = |message: String| BundleFailure {
+            path: dir.rel.clone(),
+            message,
+        };
+        match result {
             Ok(bundle) => {
                 let name = bundle.metadata.name.clone().unwrap_or_default();
-                if out
-                    .bundles
-                    .iter()
-                    .any(|b| b.metadata.name.as_ref() == Some(&name))
-                {
-                    out.failures.insert(
-                        name.clone(),
-                        BundleFailure {
-                            path: dir.rel.clone(),
-                            message: format!(
-                                "{}: bundle name `{name}` is already used by another directory",
-                                dir.rel
-                            ),
-                        },
-                    );
-                } else {
+                if names.insert(name.clone()) {
                     out.bundles.push(bundle);
+                } else {
+                    let message = format!(
+                        "{}: bundle name `{name}` is already used by another directory",
+                        dir.rel
+                    );
+                    out.failures.insert(name, failure(message));
                 }
             }
             Err(message) => {
-                out.failures.insert(
-                    fallback_name,
-                    BundleFailure {
-                        path: dir.rel.clone(),
-                        message,
-                    },
-                );
+                let name = bundle::bundle_name(&repo_name, &dir.rel);
+                out.failures.insert(name, failure(message));
             }
         }
     }
     Ok(out)
+}
+
+/// `work` applied to every item on as many threads as there are cores, results in order;
+/// `None` if a thread panicked.
+fn in_parallel<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) -> Option<Vec<R>> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = items.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let work = &work;
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(work).collect::<Vec<R>>()))
+            .collect();
+        let mut out = Vec::with_capacity(items.len());
+        for handle in handles {
+            out.extend(handle.join().ok()?);
+        }
+        Some(out)
+    })
 }
 
 fn one_bundle(
