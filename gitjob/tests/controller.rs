@@ -36,6 +36,10 @@ struct Env {
 
 impl Env {
     async fn start() -> Self {
+        Self::start_with(|_| {}).await
+    }
+
+    async fn start_with(tune: impl FnOnce(&mut Settings)) -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let hub = fleet_hub::start(fleet_hub::Options {
             data: dir.path().join("hub"),
@@ -69,6 +73,7 @@ impl Env {
         let metrics = Arc::new(Metrics::default());
         let mut settings = Settings::new(dir.path().join("gitjob"));
         settings.poll_cache = Duration::from_millis(200);
+        tune(&mut settings);
         let gitjob = Gitjob::new(client.clone(), settings, metrics.clone());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         tokio::spawn(gitjob.run(async move {
@@ -670,4 +675,99 @@ async fn paused_stops_syncing_and_force_sync_generation_redeploys() {
     })
     .await;
     assert_eq!(env.status().await.update_generation, Some(7));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gitlab_push_with_its_token_syncs_a_gitrepo_with_its_own_webhook_secret() {
+    let env = Env::start().await;
+    let secrets: Api<Secret> = Api::namespaced(env.client.clone(), NS);
+    let secret: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "hooks"},
+        "stringData": {"gitlab": "gl-token"},
+    }))
+    .expect("secret");
+    secrets
+        .create(&PostParams::default(), &secret)
+        .await
+        .expect("secret");
+    let repo = env.repo("gl");
+    repo.write("app/cm.yaml", &configmap("a", "1"));
+    let first = repo.commit("first");
+    env.gitrepo(json!({
+        "repo": env.daemon.url("gl"),
+        "branch": "main",
+        "paths": ["app"],
+        "disablePolling": true,
+        "webhookSecret": "hooks",
+    }))
+    .await;
+    eventually("the first sync", WAIT, || async {
+        (env.bundle_commits().await == vec![("demo-app".to_string(), first.clone())]).then_some(())
+    })
+    .await;
+    repo.write("app/cm.yaml", &configmap("a", "2"));
+    let second = repo.commit("second");
+    let body = json!({
+        "ref": "refs/heads/main",
+        "checkout_sha": second,
+        "project": {"git_ssh_url": "git@127.0.0.1:gl.git"},
+    })
+    .to_string();
+    let wrong = env
+        .post_webhook(
+            &[
+                ("X-Gitlab-Event", "Push Hook".into()),
+                ("X-Gitlab-Token", "guess".into()),
+            ],
+            &body,
+        )
+        .await;
+    assert_eq!(wrong.0, 401, "{}", wrong.1);
+    let right = env
+        .post_webhook(
+            &[
+                ("X-Gitlab-Event", "Push Hook".into()),
+                ("X-Gitlab-Token", "gl-token".into()),
+            ],
+            &body,
+        )
+        .await;
+    assert_eq!(right.0, 200, "{}", right.1);
+    eventually("the pushed commit", WAIT, || async {
+        (env.bundle_commits().await == vec![("demo-app".to_string(), second.clone())]).then_some(())
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repository_over_the_transfer_limit_is_refused_with_a_clear_status() {
+    let env = Env::start_with(|settings| settings.max_fetch_bytes = 64 * 1024).await;
+    let repo = env.repo("huge");
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let noise: String = (0..300_000)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            char::from(b'a' + (state % 26) as u8)
+        })
+        .collect();
+    repo.write("app/cm.yaml", &configmap("a", &noise));
+    repo.commit("too big");
+    env.gitrepo(json!({"repo": env.daemon.url("huge"), "branch": "main", "paths": ["app"]}))
+        .await;
+    let message = eventually("the limit in status", WAIT, || async {
+        let status = env.status().await;
+        let ready = status.conditions.iter().find(|c| c.type_ == "Ready")?;
+        ready
+            .message
+            .clone()
+            .filter(|m| m.contains("fetch stopped"))
+    })
+    .await;
+    assert!(
+        message.contains("more than 64 KiB (the limit)"),
+        "{message}"
+    );
+    assert!(env.bundle_commits().await.is_empty());
 }

@@ -179,8 +179,8 @@ fn count(extracted: &mut Extracted, bytes: u64, limits: Limits, url: &str) -> Re
         return Err(GitError::Limit {
             url: url.to_string(),
             message: format!(
-                "the tree holds more than {} MiB of files (the limit)",
-                limits.max_bytes / (1024 * 1024)
+                "the tree holds more than {} of files (the limit)",
+                super::human_bytes(limits.max_bytes)
             ),
         });
     }

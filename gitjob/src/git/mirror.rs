@@ -321,8 +321,8 @@ impl Mirror {
             return Err(GitError::Limit {
                 url: self.url.clone(),
                 message: format!(
-                    "fetch stopped: the repository sends more than {} MiB (the limit)",
-                    max_bytes / (1024 * 1024)
+                    "fetch stopped: the repository sends more than {} (the limit)",
+                    super::human_bytes(max_bytes)
                 ),
             });
         }

@@ -67,6 +67,15 @@ pub enum GitError {
     },
 }
 
+/// `bytes` in MiB, or KiB below one MiB, for limit messages.
+pub(crate) fn human_bytes(bytes: u64) -> String {
+    if bytes >= 1 << 20 {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{} KiB", bytes >> 10)
+    }
+}
+
 impl GitError {
     /// A transport failure, told apart as an authentication failure when the transport
     /// says so.
