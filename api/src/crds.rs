@@ -3,7 +3,7 @@
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
 
-use crate::{Bundle, BundleDeployment, Cluster, ClusterGroup, GitRepo};
+use crate::{Bundle, BundleDeployment, Cluster, ClusterGroup, Content, GitRepo};
 
 /// Every Fleet CRD, in a stable order, paired with the file name it is written to.
 pub fn all() -> Vec<(&'static str, CustomResourceDefinition)> {
@@ -13,6 +13,7 @@ pub fn all() -> Vec<(&'static str, CustomResourceDefinition)> {
         ("bundledeployments.yaml", BundleDeployment::crd()),
         ("clusters.yaml", Cluster::crd()),
         ("clustergroups.yaml", ClusterGroup::crd()),
+        ("contents.yaml", Content::crd()),
     ]
 }
 

@@ -10,6 +10,7 @@ mod bundle;
 mod bundledeployment;
 mod cluster;
 mod common;
+mod content;
 pub mod crds;
 mod fleetyaml;
 mod gitrepo;
@@ -19,6 +20,7 @@ pub use bundle::*;
 pub use bundledeployment::*;
 pub use cluster::*;
 pub use common::*;
+pub use content::Content;
 pub use fleetyaml::*;
 pub use gitrepo::*;
 

@@ -62,7 +62,9 @@ pub fn subdomain_problem(name: &str) -> Option<String> {
     if name.len() > 253 {
         return Some("must be no more than 253 characters".into());
     }
-    let labels_ok = name.split('.').all(label_ok);
+    // As Kubernetes checks it: the whole name is bounded, its dot-separated parts are not
+    // (a content id `s-<sha256>` is 66 characters).
+    let labels_ok = name.split('.').all(label_shaped);
     (!labels_ok).then(|| {
         format!(
             "Invalid value: \"{name}\": a lowercase RFC 1123 subdomain must consist of lower case \
@@ -91,10 +93,14 @@ pub fn label_problem(name: &str) -> Option<String> {
 }
 
 fn label_ok(label: &str) -> bool {
+    label.len() <= 63 && label_shaped(label)
+}
+
+/// Lower-case alphanumerics and `-`, starting and ending with an alphanumeric.
+fn label_shaped(label: &str) -> bool {
     let bytes = label.as_bytes();
     let alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
     !bytes.is_empty()
-        && bytes.len() <= 63
         && bytes.first().is_some_and(alnum)
         && bytes.last().is_some_and(alnum)
         && bytes.iter().all(|b| alnum(b) || *b == b'-')
@@ -166,6 +172,9 @@ mod tests {
         assert!(subdomain_problem("-lead").is_some());
         assert!(label_problem("a.b").is_some());
         assert!(label_problem(&"x".repeat(64)).is_some());
+        // Subdomain parts are not limited to 63 characters (Kubernetes' IsDNS1123Subdomain).
+        assert!(subdomain_problem(&format!("s-{}", "a".repeat(64))).is_none());
+        assert!(subdomain_problem(&"x".repeat(254)).is_some());
         assert_eq!(name_causes("", false)[0].kind, "FieldValueRequired");
     }
 

@@ -2,6 +2,7 @@
 
 mod apply;
 mod bench;
+mod controller;
 mod crds;
 mod gitjob;
 mod helm;
@@ -37,6 +38,8 @@ enum Command {
     /// Helm operations (`fleet helm template`).
     #[command(subcommand)]
     Helm(helm::HelmCommand),
+    /// Run the targeting controller: BundleDeployments for the clusters each Bundle targets.
+    Controller(controller::ControllerArgs),
     /// Run the GitRepo controller: poll repositories, receive webhooks, write Bundles.
     Gitjob(gitjob::GitjobArgs),
     /// Run the embedded Kubernetes-compatible API server (the hub).
@@ -55,6 +58,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Lint(args) => lint::run(args),
         Command::Crds(args) => crds::run(args),
         Command::Helm(command) => helm::run(command),
+        Command::Controller(args) => controller::run(args),
         Command::Gitjob(args) => gitjob::run(args),
         Command::Hub(args) => hub::run(args),
         Command::Bench(command) => bench::run(command),

@@ -1,0 +1,303 @@
+//! One Bundle reconciled: a BundleDeployment in the namespace of every cluster it targets,
+//! each naming the Content of its variant (stored once), stale ones deleted, and the
+//! Bundle's status counted from its deployments.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use fleet_api::{
+    Bundle, BundleDeployment, BundleDeploymentSpec, BundleDisplay, BundleSummary, Cluster,
+    ClusterGroup, Condition, Content,
+};
+use fleet_renderer::bundle::REPO_NAME_LABEL;
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::{Api, ResourceExt};
+use serde_json::json;
+
+use crate::placement::{cluster_info, is_targeted};
+use crate::variant::{content_object, deployment_id, BundleFiles, VariantError};
+use crate::{Context, Error, FIELD_MANAGER};
+
+/// Label: the Bundle a BundleDeployment deploys.
+pub const BUNDLE_NAME_LABEL: &str = "fleet.cattle.io/bundle-name";
+/// Label: the namespace of that Bundle.
+pub const BUNDLE_NAMESPACE_LABEL: &str = "fleet.cattle.io/bundle-namespace";
+/// Label: the Cluster a BundleDeployment is for.
+pub const CLUSTER_LABEL: &str = "fleet.cattle.io/cluster";
+/// Label: the namespace of that Cluster.
+pub const CLUSTER_NAMESPACE_LABEL: &str = "fleet.cattle.io/cluster-namespace";
+
+/// The namespace holding a cluster's BundleDeployments (`status.namespace` once set).
+pub fn cluster_namespace(cluster: &Cluster) -> String {
+    if let Some(namespace) = cluster.status.as_ref().and_then(|s| s.namespace.clone()) {
+        return namespace;
+    }
+    let rel = format!(
+        "{}/{}",
+        cluster.namespace().unwrap_or_default(),
+        cluster.name_any()
+    );
+    fleet_renderer::bundle::bundle_name("cluster", &rel)
+}
+
+/// Deploys `bundle` to the clusters it targets.
+pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
+    let namespace = bundle.namespace().unwrap_or_default();
+    let name = bundle.name_any();
+    let clusters: Vec<Cluster> = Api::<Cluster>::namespaced(ctx.client.clone(), &namespace)
+        .list(&ListParams::default())
+        .await?
+        .items;
+    let groups: Vec<ClusterGroup> = Api::<ClusterGroup>::namespaced(ctx.client.clone(), &namespace)
+        .list(&ListParams::default())
+        .await?
+        .items;
+    let deployments = deployments_of(ctx, &namespace, &name).await?;
+    let mut files = None;
+    let mut wanted = BTreeSet::new();
+    let mut failures = Vec::new();
+    for cluster in &clusters {
+        let info = cluster_info(cluster, &groups);
+        if bundle.metadata.deletion_timestamp.is_some() || !is_targeted(&bundle, &info) {
+            continue;
+        }
+        if files.is_none() {
+            files = Some(BundleFiles::write(&bundle, &ctx.work_dir)?);
+        }
+        let Some(files) = files.as_mut() else {
+            continue;
+        };
+        let variant = match files.variant(&info, &ctx.charts) {
+            Ok(variant) => variant,
+            Err(error) => {
+                failures.push(format!("{}: {error}", cluster.name_any()));
+                continue;
+            }
+        };
+        if !variant.deploy {
+            continue;
+        }
+        let target_namespace = cluster_namespace(cluster);
+        ensure_namespace(ctx, &target_namespace).await?;
+        store_content(ctx, &variant).await?;
+        let deployment = deployment_for(&bundle, cluster, &variant, &target_namespace);
+        let current = deployments
+            .iter()
+            .find(|d| d.namespace().as_deref() == Some(target_namespace.as_str()));
+        let unchanged = current.is_some_and(|d| {
+            d.spec == deployment.spec && d.metadata.labels == deployment.metadata.labels
+        });
+        if !unchanged {
+            Api::<BundleDeployment>::namespaced(ctx.client.clone(), &target_namespace)
+                .patch(
+                    &name,
+                    &PatchParams::apply(FIELD_MANAGER).force(),
+                    &Patch::Apply(&deployment),
+                )
+                .await?;
+        }
+        wanted.insert(target_namespace);
+    }
+    for stale in deployments
+        .iter()
+        .filter(|d| !d.namespace().is_some_and(|ns| wanted.contains(&ns)))
+    {
+        let api: Api<BundleDeployment> =
+            Api::namespaced(ctx.client.clone(), &stale.namespace().unwrap_or_default());
+        api.delete(&stale.name_any(), &DeleteParams::background())
+            .await?;
+    }
+    let deployments = deployments_of(ctx, &namespace, &name).await?;
+    write_status(ctx, &bundle, &deployments, &failures).await
+}
+
+async fn deployments_of(
+    ctx: &Context,
+    namespace: &str,
+    name: &str,
+) -> Result<Vec<BundleDeployment>, Error> {
+    let selector = format!("{BUNDLE_NAME_LABEL}={name},{BUNDLE_NAMESPACE_LABEL}={namespace}");
+    Ok(Api::<BundleDeployment>::all(ctx.client.clone())
+        .list(&ListParams::default().labels(&selector))
+        .await?
+        .items)
+}
+
+fn deployment_for(
+    bundle: &Bundle,
+    cluster: &Cluster,
+    variant: &fleet_renderer::bundle::Variant,
+    target_namespace: &str,
+) -> BundleDeployment {
+    let id = deployment_id(variant);
+    let paused = bundle.spec.paused || cluster.spec.paused;
+    let mut labels = BTreeMap::from([
+        (BUNDLE_NAME_LABEL.to_string(), bundle.name_any()),
+        (
+            BUNDLE_NAMESPACE_LABEL.to_string(),
+            bundle.namespace().unwrap_or_default(),
+        ),
+        (CLUSTER_LABEL.to_string(), cluster.name_any()),
+        (
+            CLUSTER_NAMESPACE_LABEL.to_string(),
+            cluster.namespace().unwrap_or_default(),
+        ),
+    ]);
+    if let Some(repo) = bundle.labels().get(REPO_NAME_LABEL) {
+        labels.insert(REPO_NAME_LABEL.to_string(), repo.clone());
+    }
+    let mut deployment = BundleDeployment::new(
+        &bundle.name_any(),
+        BundleDeploymentSpec {
+            paused,
+            staged_options: Some(variant.options.clone()),
+            staged_deployment_id: Some(id.clone()),
+            options: Some(variant.options.clone()),
+            deployment_id: Some(id),
+            depends_on: bundle.spec.depends_on.clone(),
+            correct_drift: variant.options.correct_drift.clone(),
+        },
+    );
+    deployment.metadata.namespace = Some(target_namespace.to_string());
+    deployment.metadata.labels = Some(labels);
+    deployment
+}
+
+async fn ensure_namespace(ctx: &Context, name: &str) -> Result<(), Error> {
+    let api: Api<Namespace> = Api::all(ctx.client.clone());
+    if api.get_opt(name).await?.is_some() {
+        return Ok(());
+    }
+    let namespace: Namespace = serde_json::from_value(json!({"metadata": {"name": name}}))
+        .map_err(|e| Error::Variant(VariantError::Io(std::io::Error::other(e))))?;
+    match api.create(&PostParams::default(), &namespace).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(response)) if response.code == 409 => Ok(()),
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// Creates the variant's Content unless it exists: one object per distinct variant,
+/// however many clusters deploy it.
+async fn store_content(
+    ctx: &Context,
+    variant: &fleet_renderer::bundle::Variant,
+) -> Result<(), Error> {
+    let api: Api<Content> = Api::all(ctx.client.clone());
+    if api.get_opt(&variant.id).await?.is_some() {
+        return Ok(());
+    }
+    match api
+        .create(&PostParams::default(), &content_object(variant)?)
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(response)) if response.code == 409 => Ok(()),
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// Counts of the deployments per state, as Fleet's summary counts them.
+pub fn summarise(deployments: &[BundleDeployment]) -> BundleSummary {
+    let mut summary = BundleSummary {
+        desired_ready: deployments.len() as i32,
+        ..BundleSummary::default()
+    };
+    for deployment in deployments {
+        let status = deployment.status.clone().unwrap_or_default();
+        let applied = status.applied_deployment_id == deployment.spec.deployment_id;
+        if deployment.spec.paused && !applied {
+            summary.out_of_sync += 1;
+        } else if !applied {
+            summary.wait_applied += 1;
+        } else if !status.non_modified && !status.modified_status.is_empty() {
+            summary.modified += 1;
+        } else if status.ready {
+            summary.ready += 1;
+        } else {
+            summary.not_ready += 1;
+        }
+    }
+    summary
+}
+
+async fn write_status(
+    ctx: &Context,
+    bundle: &Bundle,
+    deployments: &[BundleDeployment],
+    failures: &[String],
+) -> Result<(), Error> {
+    let summary = summarise(deployments);
+    let waiting: Vec<String> = deployments
+        .iter()
+        .filter(|d| !d.status.as_ref().is_some_and(|s| s.ready))
+        .take(3)
+        .map(|d| {
+            let labels = d.labels();
+            format!(
+                "{}/{}",
+                labels
+                    .get(CLUSTER_NAMESPACE_LABEL)
+                    .cloned()
+                    .unwrap_or_default(),
+                labels.get(CLUSTER_LABEL).cloned().unwrap_or_default()
+            )
+        })
+        .collect();
+    let (ready, message) = if !failures.is_empty() {
+        (false, format!("render failed: {}", failures.join("; ")))
+    } else if summary.ready < summary.desired_ready {
+        let not_ready = summary.desired_ready - summary.ready;
+        (
+            false,
+            format!("NotReady({not_ready}) [Cluster {}]", waiting.join(", ")),
+        )
+    } else {
+        (true, String::new())
+    };
+    let old = bundle.status.clone().unwrap_or_default();
+    let mut conditions = old.conditions.clone();
+    let render_failed = conditions
+        .iter()
+        .any(|c| c.type_ == "Ready" && c.reason.as_deref() == Some("RenderFailed"));
+    let status = if ready { "True" } else { "False" };
+    let message = Some(message).filter(|m| !m.is_empty());
+    let same = |c: &Condition| c.status == status && c.message == message;
+    if !render_failed && !conditions.iter().any(|c| c.type_ == "Ready" && same(c)) {
+        conditions.retain(|c| c.type_ != "Ready");
+        conditions.push(Condition {
+            type_: "Ready".into(),
+            status: status.into(),
+            last_update_time: Some(jiff::Timestamp::now().to_string()),
+            message,
+            ..Condition::default()
+        });
+    }
+    let display = BundleDisplay {
+        ready_clusters: Some(format!("{}/{}", summary.ready, summary.desired_ready)),
+        state: Some(if ready { "Ready" } else { "NotReady" }.into()),
+    };
+    let unchanged = old.summary.as_ref() == Some(&summary)
+        && old.display.as_ref() == Some(&display)
+        && old.conditions == conditions
+        && old.observed_generation == bundle.metadata.generation;
+    if unchanged {
+        return Ok(());
+    }
+    let patch = json!({"status": {
+        "summary": summary,
+        "display": display,
+        "conditions": conditions,
+        "observedGeneration": bundle.metadata.generation,
+    }});
+    let api: Api<Bundle> =
+        Api::namespaced(ctx.client.clone(), &bundle.namespace().unwrap_or_default());
+    api.patch_status(
+        &bundle.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(&patch),
+    )
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,226 @@
+//! Git to BundleDeployments: the hub, `git daemon`, gitjob and the targeting controller in
+//! one process; three clusters labelled env=dev, env=prod region=a, env=prod region=b.
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use fleet_api::{BundleDeployment, Cluster, Content, GitRepo};
+use fleet_gitjob::controller::{Gitjob, Settings};
+use fleet_gitjob::metrics::Metrics;
+use fleet_gitjob::testing::{GitDaemon, TestRepo};
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::{Api, ResourceExt};
+use serde_json::json;
+
+const NS: &str = "fleet-local";
+const WAIT: Duration = Duration::from_secs(30);
+
+async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let started = Instant::now();
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(started.elapsed() < WAIT, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// `(cluster namespace, content id, where the ConfigMap goes)` per BundleDeployment: its
+/// forced namespace in the Content, else the `defaultNamespace` the agent applies.
+async fn deployed(client: &kube::Client) -> Vec<(String, String, String)> {
+    let contents: Api<Content> = Api::all(client.clone());
+    let mut out = Vec::new();
+    let all: Api<BundleDeployment> = Api::all(client.clone());
+    for deployment in all.list(&ListParams::default()).await.expect("list").items {
+        let id = deployment.spec.deployment_id.clone().unwrap_or_default();
+        let content_id = id.split(':').next().unwrap_or_default().to_string();
+        let Ok(content) = contents.get(&content_id).await else {
+            continue;
+        };
+        let resources = fleet_controller::variant::unpack(&content).expect("content unpacks");
+        let default = deployment
+            .spec
+            .options
+            .as_ref()
+            .and_then(|o| o.default_namespace.clone())
+            .unwrap_or_default();
+        let namespace = resources[0]["metadata"]["namespace"]
+            .as_str()
+            .map(String::from)
+            .unwrap_or(default);
+        out.push((
+            deployment.namespace().unwrap_or_default(),
+            content_id,
+            namespace,
+        ));
+    }
+    out.sort();
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_cluster_gets_its_variant_stored_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let _hub = fleet_hub::start(fleet_hub::Options {
+        data: dir.path().join("hub"),
+        listen: "127.0.0.1:0".parse().expect("addr"),
+        insecure_http: false,
+        clusters: vec!["local".into()],
+    })
+    .await
+    .expect("hub");
+    let kubeconfig = fleet_hub::serve::kubeconfig_path(&dir.path().join("hub"), "local");
+    let config = kube::config::Kubeconfig::read_from(&kubeconfig).expect("kubeconfig");
+    let config = kube::Config::from_custom_kubeconfig(config, &Default::default())
+        .await
+        .expect("config");
+    let client = kube::Client::try_from(config).expect("client");
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for (_, crd) in fleet_api::crds::all() {
+        crds.create(&PostParams::default(), &crd)
+            .await
+            .expect("CRD");
+    }
+    let namespace: Namespace =
+        serde_json::from_value(json!({"metadata": {"name": NS}})).expect("ns");
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &namespace)
+        .await
+        .expect("namespace");
+    let clusters: Api<Cluster> = Api::namespaced(client.clone(), NS);
+    for (name, labels) in [
+        ("dev", json!({"env": "dev"})),
+        ("prod-a", json!({"env": "prod", "region": "a"})),
+        ("prod-b", json!({"env": "prod", "region": "b"})),
+    ] {
+        let cluster: Cluster = serde_json::from_value(json!({
+            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
+            "metadata": {"name": name, "namespace": NS, "labels": labels},
+            "spec": {},
+        }))
+        .expect("cluster");
+        clusters
+            .create(&PostParams::default(), &cluster)
+            .await
+            .expect("cluster");
+    }
+
+    let repos = dir.path().join("repos");
+    let repo = TestRepo::in_dir(&repos, "app");
+    repo.write(
+        "web/fleet.yaml",
+        "defaultNamespace: web\ntargetCustomizations:\n- name: prod\n  clusterSelector:\n    matchLabels:\n      env: prod\n  namespace: web-prod\n",
+    )
+    .write("web/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  a: \"1\"\n");
+    repo.commit("first");
+    let daemon = GitDaemon::start(&repos);
+
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let (stop_controller, controller_stopped) = tokio::sync::oneshot::channel::<()>();
+    let gitjob = Gitjob::new(
+        client.clone(),
+        Settings::new(dir.path().join("gitjob")),
+        std::sync::Arc::new(Metrics::default()),
+    );
+    tokio::spawn(gitjob.run(async move {
+        let _ = stopped.await;
+    }));
+    tokio::spawn(fleet_controller::run(
+        fleet_controller::Context::new(client.clone(), dir.path().join("controller")),
+        async move {
+            let _ = controller_stopped.await;
+        },
+    ));
+    let gitrepo: GitRepo = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
+        "metadata": {"name": "demo", "namespace": NS},
+        "spec": {
+            "repo": daemon.url("app"),
+            "branch": "main",
+            "pollingInterval": "1s",
+            "targets": [{"name": "all", "clusterSelector": {}}],
+        },
+    }))
+    .expect("GitRepo");
+    Api::<GitRepo>::namespaced(client.clone(), NS)
+        .create(&PostParams::default(), &gitrepo)
+        .await
+        .expect("GitRepo");
+
+    let placed = eventually("three BundleDeployments", || async {
+        let placed = deployed(&client).await;
+        (placed.len() == 3).then_some(placed)
+    })
+    .await;
+    let ns_of = |cluster: &str| format!("cluster-fleet-local-{cluster}");
+    assert_eq!(
+        placed
+            .iter()
+            .map(|p| (p.0.clone(), p.2.clone()))
+            .collect::<Vec<_>>(),
+        vec![
+            (ns_of("dev"), "web".to_string()),
+            (ns_of("prod-a"), "web-prod".to_string()),
+            (ns_of("prod-b"), "web-prod".to_string()),
+        ]
+    );
+    assert_eq!(
+        placed[1].1, placed[2].1,
+        "both prod clusters deploy one Content"
+    );
+    assert_ne!(placed[0].1, placed[1].1);
+    let contents: Api<Content> = Api::all(client.clone());
+    assert_eq!(
+        contents
+            .list(&ListParams::default())
+            .await
+            .expect("contents")
+            .items
+            .len(),
+        2
+    );
+    let bundles: Api<fleet_api::Bundle> = Api::namespaced(client.clone(), NS);
+    eventually("the Bundle's counts", || async {
+        let bundle = bundles.get("demo-web").await.ok()?;
+        let display = bundle.status?.display?;
+        (display.ready_clusters.as_deref() == Some("0/3")).then_some(())
+    })
+    .await;
+
+    // A cluster relabelled gets the other variant; a deleted cluster loses its deployment.
+    clusters
+        .patch(
+            "prod-b",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"env": "dev"}}})),
+        )
+        .await
+        .expect("relabel");
+    clusters
+        .delete("dev", &DeleteParams::default())
+        .await
+        .expect("delete");
+    let placed = eventually("the new placement", || async {
+        let placed = deployed(&client).await;
+        let wanted = vec![
+            (ns_of("prod-a"), "web-prod".to_string()),
+            (ns_of("prod-b"), "web".to_string()),
+        ];
+        (placed
+            .iter()
+            .map(|p| (p.0.clone(), p.2.clone()))
+            .collect::<Vec<_>>()
+            == wanted)
+            .then_some(placed)
+    })
+    .await;
+    assert_eq!(placed.len(), 2);
+    let _ = (stop.send(()), stop_controller.send(()));
+}
