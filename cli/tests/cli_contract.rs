@@ -80,7 +80,8 @@ fn checked_in_crds_equal_the_generated_ones() {
             "bundles.fleet.cattle.io",
             "bundledeployments.fleet.cattle.io",
             "clusters.fleet.cattle.io",
-            "clustergroups.fleet.cattle.io"
+            "clustergroups.fleet.cattle.io",
+            "contents.fleet.cattle.io"
         ]
     );
     let columns = &crds[0]["spec"]["versions"][0]["additionalPrinterColumns"];
