@@ -97,6 +97,29 @@ pub struct BundleDeploymentStatus {
     /// Generation of forceSyncGeneration last applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync_generation: Option<i64>,
+    /// The objects the agent applied for the deployment (what it prunes from next time).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<BundleDeploymentResource>,
+}
+
+/// One object a deployment applied.
+#[derive(
+    Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, JsonSchema,
+)]
+#[serde(rename_all = "camelCase")]
+pub struct BundleDeploymentResource {
+    /// API version.
+    #[serde(default)]
+    pub api_version: String,
+    /// Kind.
+    #[serde(default)]
+    pub kind: String,
+    /// Namespace; empty for cluster-scoped objects.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    /// Name.
+    #[serde(default)]
+    pub name: String,
 }
 
 /// BundleDeployment values shown in printer columns.

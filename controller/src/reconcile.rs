@@ -16,7 +16,7 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use crate::placement::{cluster_info, is_targeted};
-use crate::variant::{content_object, deployment_id, BundleFiles, VariantError};
+use crate::variant::{content_object, deployment_id, BundleFiles};
 use crate::{Context, Error, FIELD_MANAGER};
 
 /// Label: the Bundle a BundleDeployment deploys.
@@ -79,7 +79,7 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
             continue;
         }
         let target_namespace = cluster_namespace(cluster);
-        ensure_namespace(ctx, &target_namespace).await?;
+        ensure_namespace(&ctx.client, &target_namespace).await?;
         store_content(ctx, &variant).await?;
         let deployment = deployment_for(&bundle, cluster, &variant, &target_namespace);
         let current = deployments
@@ -164,17 +164,23 @@ fn deployment_for(
     deployment
 }
 
-async fn ensure_namespace(ctx: &Context, name: &str) -> Result<(), Error> {
-    let api: Api<Namespace> = Api::all(ctx.client.clone());
+/// Creates namespace `name` unless it exists.
+pub async fn ensure_namespace(client: &kube::Client, name: &str) -> Result<(), kube::Error> {
+    let api: Api<Namespace> = Api::all(client.clone());
     if api.get_opt(name).await?.is_some() {
         return Ok(());
     }
-    let namespace: Namespace = serde_json::from_value(json!({"metadata": {"name": name}}))
-        .map_err(|e| Error::Variant(VariantError::Io(std::io::Error::other(e))))?;
+    let namespace = Namespace {
+        metadata: kube::api::ObjectMeta {
+            name: Some(name.to_string()),
+            ..Default::default()
+        },
+        ..Namespace::default()
+    };
     match api.create(&PostParams::default(), &namespace).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(response)) if response.code == 409 => Ok(()),
-        Err(error) => Err(error.into()),
+        Err(error) => Err(error),
     }
 }
 

@@ -1,5 +1,6 @@
 //! The subcommands of `fleet`.
 
+mod agent;
 mod apply;
 mod bench;
 mod controller;
@@ -38,6 +39,8 @@ enum Command {
     /// Helm operations (`fleet helm template`).
     #[command(subcommand)]
     Helm(helm::HelmCommand),
+    /// Run a cluster's agent: apply the BundleDeployments the hub holds for it.
+    Agent(agent::AgentArgs),
     /// Run the targeting controller: BundleDeployments for the clusters each Bundle targets.
     Controller(controller::ControllerArgs),
     /// Run the GitRepo controller: poll repositories, receive webhooks, write Bundles.
@@ -58,6 +61,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Lint(args) => lint::run(args),
         Command::Crds(args) => crds::run(args),
         Command::Helm(command) => helm::run(command),
+        Command::Agent(args) => agent::run(args),
         Command::Controller(args) => controller::run(args),
         Command::Gitjob(args) => gitjob::run(args),
         Command::Hub(args) => hub::run(args),

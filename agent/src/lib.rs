@@ -1,0 +1,86 @@
+//! The agent (`fleet agent`): runs beside (or in) one downstream cluster, dials out to the
+//! hub, watches the BundleDeployments in its cluster's namespace there, applies each one's
+//! Content to its own cluster and reports back. The hub never holds the downstream
+//! cluster's credentials.
+
+pub mod deploy;
+pub mod readiness;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use fleet_api::BundleDeployment;
+use futures::StreamExt;
+use kube::discovery::Discovery;
+use kube::runtime::controller::{Action, Config as ControllerConfig};
+use kube::runtime::{watcher, Controller};
+use kube::{Api, ResourceExt};
+
+/// Errors that make a deployment retry.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The hub or the agent's cluster refused or failed a request.
+    #[error(transparent)]
+    Kube(#[from] kube::Error),
+    /// The Content could not be read.
+    #[error(transparent)]
+    Content(#[from] fleet_controller::variant::VariantError),
+    /// A resource is not something the cluster can take.
+    #[error("{0}")]
+    Invalid(String),
+    /// An object exists that the bundle does not own.
+    #[error("{0}")]
+    NotOwned(String),
+}
+
+/// The agent of one cluster.
+pub struct Agent {
+    hub: kube::Client,
+    local: kube::Client,
+    namespace: String,
+    discovery: tokio::sync::Mutex<Option<Discovery>>,
+}
+
+impl Agent {
+    /// An agent reading BundleDeployments from `namespace` on the hub (`hub`) and applying
+    /// them to its own cluster (`local`).
+    pub fn new(hub: kube::Client, local: kube::Client, namespace: &str) -> Arc<Self> {
+        Arc::new(Self {
+            hub,
+            local,
+            namespace: namespace.to_string(),
+            discovery: tokio::sync::Mutex::new(None),
+        })
+    }
+
+    /// Runs until `shutdown` resolves. The watch on the hub resumes after the hub restarts
+    /// (kube-runtime re-lists and re-watches with backoff); a failed deployment retries.
+    pub async fn run(
+        self: Arc<Self>,
+        shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
+    ) {
+        let deployments: Api<BundleDeployment> = Api::namespaced(self.hub.clone(), &self.namespace);
+        Controller::new(deployments, watcher::Config::default())
+            .with_config(ControllerConfig::default().concurrency(4))
+            .graceful_shutdown_on(shutdown)
+            .run(
+                |deployment, agent| async move {
+                    deploy::deployment(&agent, &deployment).await?;
+                    // Readiness changes without an event on the hub: look again.
+                    let ready = deployment.status.as_ref().is_some_and(|s| s.ready);
+                    Ok::<_, Error>(if ready {
+                        Action::requeue(Duration::from_secs(300))
+                    } else {
+                        Action::requeue(Duration::from_secs(5))
+                    })
+                },
+                |deployment, error, _| {
+                    tracing::warn!(deployment = %deployment.name_any(), %error, "apply failed");
+                    Action::requeue(Duration::from_secs(5))
+                },
+                self,
+            )
+            .for_each(|_| async {})
+            .await;
+    }
+}
