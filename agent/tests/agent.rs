@@ -2,46 +2,20 @@
 //! (`dev`), `git daemon`, gitjob, the targeting controller and dev's agent in one process;
 //! what landed in dev is read with the real kubectl.
 
-use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fleet_api::{BundleDeployment, Cluster, GitRepo};
 use fleet_gitjob::controller::{Gitjob, Settings};
 use fleet_gitjob::metrics::Metrics;
-use fleet_gitjob::testing::{GitDaemon, TestRepo};
-use k8s_openapi::api::core::v1::Namespace;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use fleet_gitjob::testing::{client_for, eventually, FleetHub, GitDaemon, TestRepo};
 use kube::api::PostParams;
 use kube::Api;
 use serde_json::{json, Value};
 
 const NS: &str = "fleet-local";
 const WAIT: Duration = Duration::from_secs(30);
-
-async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let started = Instant::now();
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(started.elapsed() < WAIT, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-async fn client_for(kubeconfig: &Path) -> kube::Client {
-    let config = kube::config::Kubeconfig::read_from(kubeconfig).expect("kubeconfig");
-    let config = kube::Config::from_custom_kubeconfig(config, &Default::default())
-        .await
-        .expect("config");
-    kube::Client::try_from(config).expect("client")
-}
 
 /// `kubectl get ... -o json` against `kubeconfig`, or `None` if it failed.
 fn kubectl_json(kubeconfig: &Path, cache: &Path, args: &[&str]) -> Option<Value> {
@@ -62,31 +36,10 @@ fn kubectl_json(kubeconfig: &Path, cache: &Path, args: &[&str]) -> Option<Value>
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_commit_reaches_the_member_cluster_and_a_removed_file_is_pruned() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let data = dir.path().join("hub");
-    let _hub = fleet_hub::start(fleet_hub::Options {
-        data: data.clone(),
-        listen: "127.0.0.1:0".parse().expect("addr"),
-        insecure_http: false,
-        clusters: vec!["local".into(), "dev".into()],
-    })
-    .await
-    .expect("hub");
-    let management: PathBuf = fleet_hub::serve::kubeconfig_path(&data, "local");
-    let member: PathBuf = fleet_hub::serve::kubeconfig_path(&data, "dev");
-    let hub = client_for(&management).await;
-    let crds: Api<CustomResourceDefinition> = Api::all(hub.clone());
-    for (_, crd) in fleet_api::crds::all() {
-        crds.create(&PostParams::default(), &crd)
-            .await
-            .expect("CRD");
-    }
-    let namespace: Namespace =
-        serde_json::from_value(json!({"metadata": {"name": NS}})).expect("ns");
-    Api::<Namespace>::all(hub.clone())
-        .create(&PostParams::default(), &namespace)
-        .await
-        .expect("namespace");
+    let fleet = FleetHub::start(&["dev"]).await;
+    let dir = &fleet.dir;
+    let member: PathBuf = fleet.kubeconfig("dev");
+    let hub = fleet.client.clone();
     let cluster: Cluster = serde_json::from_value(json!({
         "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
         "metadata": {"name": "dev", "namespace": NS, "labels": {"env": "dev"}},
@@ -154,7 +107,7 @@ async fn a_commit_reaches_the_member_cluster_and_a_removed_file_is_pruned() {
         .expect("GitRepo");
 
     let cache = dir.path().join("kubectl-cache");
-    let settings = eventually("the ConfigMap in dev", || async {
+    let settings = eventually("the ConfigMap in dev", WAIT, || async {
         kubectl_json(
             &member,
             &cache,
@@ -191,7 +144,7 @@ async fn a_commit_reaches_the_member_cluster_and_a_removed_file_is_pruned() {
     // Applied, but not ready: no controller runs pods on the hub.
     let deployments: Api<BundleDeployment> =
         Api::namespaced(hub.clone(), "cluster-fleet-local-dev");
-    let status = eventually("the agent's report", || async {
+    let status = eventually("the agent's report", WAIT, || async {
         let deployment = deployments.get("demo-app").await.ok()?;
         let status = deployment.status.clone()?;
         (status.applied_deployment_id == deployment.spec.deployment_id).then_some(status)
@@ -218,7 +171,7 @@ async fn a_commit_reaches_the_member_cluster_and_a_removed_file_is_pruned() {
     // A file removed from Git is pruned from the cluster.
     repo.remove("app/settings.yaml");
     repo.commit("drop the ConfigMap");
-    eventually("the ConfigMap pruned", || async {
+    eventually("the ConfigMap pruned", WAIT, || async {
         kubectl_json(
             &member,
             &cache,

@@ -1,36 +1,18 @@
 //! Git to BundleDeployments: the hub, `git daemon`, gitjob and the targeting controller in
 //! one process; three clusters labelled env=dev, env=prod region=a, env=prod region=b.
 
-use std::future::Future;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fleet_api::{BundleDeployment, Cluster, Content, GitRepo};
 use fleet_gitjob::controller::{Gitjob, Settings};
 use fleet_gitjob::metrics::Metrics;
-use fleet_gitjob::testing::{GitDaemon, TestRepo};
-use k8s_openapi::api::core::v1::Namespace;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use fleet_gitjob::testing::{eventually, FleetHub, GitDaemon, TestRepo};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
 const NS: &str = "fleet-local";
 const WAIT: Duration = Duration::from_secs(30);
-
-async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let started = Instant::now();
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(started.elapsed() < WAIT, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 /// `(cluster namespace, content id, where the ConfigMap goes)` per BundleDeployment: its
 /// forced namespace in the Content, else the `defaultNamespace` the agent applies.
@@ -67,33 +49,9 @@ async fn deployed(client: &kube::Client) -> Vec<(String, String, String)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_cluster_gets_its_variant_stored_once() {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let _hub = fleet_hub::start(fleet_hub::Options {
-        data: dir.path().join("hub"),
-        listen: "127.0.0.1:0".parse().expect("addr"),
-        insecure_http: false,
-        clusters: vec!["local".into()],
-    })
-    .await
-    .expect("hub");
-    let kubeconfig = fleet_hub::serve::kubeconfig_path(&dir.path().join("hub"), "local");
-    let config = kube::config::Kubeconfig::read_from(&kubeconfig).expect("kubeconfig");
-    let config = kube::Config::from_custom_kubeconfig(config, &Default::default())
-        .await
-        .expect("config");
-    let client = kube::Client::try_from(config).expect("client");
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for (_, crd) in fleet_api::crds::all() {
-        crds.create(&PostParams::default(), &crd)
-            .await
-            .expect("CRD");
-    }
-    let namespace: Namespace =
-        serde_json::from_value(json!({"metadata": {"name": NS}})).expect("ns");
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &namespace)
-        .await
-        .expect("namespace");
+    let hub = FleetHub::start(&[]).await;
+    let client = hub.client.clone();
+    let dir = &hub.dir;
     let clusters: Api<Cluster> = Api::namespaced(client.clone(), NS);
     for (name, labels) in [
         ("dev", json!({"env": "dev"})),
@@ -154,7 +112,7 @@ async fn each_cluster_gets_its_variant_stored_once() {
         .await
         .expect("GitRepo");
 
-    let placed = eventually("three BundleDeployments", || async {
+    let placed = eventually("three BundleDeployments", WAIT, || async {
         let placed = deployed(&client).await;
         (placed.len() == 3).then_some(placed)
     })
@@ -187,7 +145,7 @@ async fn each_cluster_gets_its_variant_stored_once() {
         2
     );
     let bundles: Api<fleet_api::Bundle> = Api::namespaced(client.clone(), NS);
-    eventually("the Bundle's counts", || async {
+    eventually("the Bundle's counts", WAIT, || async {
         let bundle = bundles.get("demo-web").await.ok()?;
         let display = bundle.status?.display?;
         (display.ready_clusters.as_deref() == Some("0/3")).then_some(())
@@ -207,7 +165,7 @@ async fn each_cluster_gets_its_variant_stored_once() {
         .delete("dev", &DeleteParams::default())
         .await
         .expect("delete");
-    let placed = eventually("the new placement", || async {
+    let placed = eventually("the new placement", WAIT, || async {
         let placed = deployed(&client).await;
         let wanted = vec![
             (ns_of("prod-a"), "web-prod".to_string()),

@@ -2,7 +2,6 @@
 //! webhook receiver in this process; GitRepos created and read through kube-rs and the
 //! real kubectl.
 
-use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -10,11 +9,10 @@ use std::time::{Duration, Instant};
 use fleet_api::{Bundle, GitRepo};
 use fleet_gitjob::controller::{Gitjob, Settings};
 use fleet_gitjob::metrics::{Metrics, WebhookResult};
-use fleet_gitjob::testing::{GitDaemon, TestRepo};
+use fleet_gitjob::testing::{eventually, incompressible, FleetHub, GitDaemon, TestRepo};
 use fleet_gitjob::webhook;
 use hmac::{Hmac, Mac};
-use k8s_openapi::api::core::v1::{Namespace, Secret};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::api::core::v1::Secret;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
@@ -23,8 +21,7 @@ use sha2::Sha256;
 const NS: &str = "fleet-local";
 
 struct Env {
-    _hub: fleet_hub::Running,
-    dir: tempfile::TempDir,
+    hub: FleetHub,
     client: kube::Client,
     kubeconfig: PathBuf,
     webhook: String,
@@ -40,38 +37,11 @@ impl Env {
     }
 
     async fn start_with(tune: impl FnOnce(&mut Settings)) -> Self {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let hub = fleet_hub::start(fleet_hub::Options {
-            data: dir.path().join("hub"),
-            listen: "127.0.0.1:0".parse().expect("addr"),
-            insecure_http: false,
-            clusters: vec!["local".into()],
-        })
-        .await
-        .expect("hub starts");
-        let kubeconfig = fleet_hub::serve::kubeconfig_path(&dir.path().join("hub"), "local");
-        let config = kube::config::Kubeconfig::read_from(&kubeconfig).expect("kubeconfig");
-        let config = kube::Config::from_custom_kubeconfig(config, &Default::default())
-            .await
-            .expect("config");
-        let client = kube::Client::try_from(config).expect("client");
-        let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-        for (_, crd) in fleet_api::crds::all() {
-            crds.create(&PostParams::default(), &crd)
-                .await
-                .expect("CRD");
-        }
-        let namespaces: Api<Namespace> = Api::all(client.clone());
-        for ns in [NS, "cattle-fleet-system"] {
-            let namespace: Namespace =
-                serde_json::from_value(json!({"metadata": {"name": ns}})).expect("ns");
-            namespaces
-                .create(&PostParams::default(), &namespace)
-                .await
-                .expect("namespace");
-        }
+        let hub = FleetHub::start(&[]).await;
+        let client = hub.client.clone();
+        let kubeconfig = hub.kubeconfig("local");
         let metrics = Arc::new(Metrics::default());
-        let mut settings = Settings::new(dir.path().join("gitjob"));
+        let mut settings = Settings::new(hub.dir.path().join("gitjob"));
         settings.poll_cache = Duration::from_millis(200);
         tune(&mut settings);
         let gitjob = Gitjob::new(client.clone(), settings, metrics.clone());
@@ -86,12 +56,11 @@ impl Env {
             .expect("webhook port");
         let webhook = format!("http://{}", listener.local_addr().expect("addr"));
         tokio::spawn(async move { axum::serve(listener, webhook::router(receiver)).await });
-        let repos = dir.path().join("repos");
+        let repos = hub.dir.path().join("repos");
         std::fs::create_dir_all(&repos).expect("repos dir");
         let daemon = GitDaemon::start(&repos);
         Self {
-            _hub: hub,
-            dir,
+            hub,
             client,
             kubeconfig,
             webhook,
@@ -164,7 +133,7 @@ impl Env {
             .arg("--kubeconfig")
             .arg(&self.kubeconfig)
             .arg("--cache-dir")
-            .arg(self.dir.path().join("kubectl-cache"))
+            .arg(self.hub.dir.path().join("kubectl-cache"))
             .args(args)
             .output()
             .expect("kubectl runs");
@@ -199,22 +168,6 @@ impl Env {
         })
         .await
         .expect("webhook task")
-    }
-}
-
-/// Polls `check` every 50 ms until it gives a value, for at most `limit`.
-async fn eventually<T, F, Fut>(what: &str, limit: Duration, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let started = Instant::now();
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(started.elapsed() < limit, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
@@ -560,13 +513,13 @@ async fn a_deleted_branch_or_unreachable_host_is_an_error_and_deletes_nothing() 
 async fn private_https_repositories_use_the_secret_and_ca_bundle() {
     use base64::Engine;
     let env = Env::start().await;
-    let served = env.dir.path().join("https");
+    let served = env.hub.dir.path().join("https");
     let repo = TestRepo::in_dir(&served, "private");
     repo.write("app/cm.yaml", &configmap("a", "1"));
     let head = repo.commit("first");
     let server = fleet_gitjob::testing::GitHttpServer::start(
         &served,
-        Some(&env.dir.path().join("tls")),
+        Some(&env.hub.dir.path().join("tls")),
         Some(("fleet", "s3cret")),
     );
     let secrets: Api<Secret> = Api::namespaced(env.client.clone(), NS);
@@ -743,15 +696,7 @@ async fn a_gitlab_push_with_its_token_syncs_a_gitrepo_with_its_own_webhook_secre
 async fn a_repository_over_the_transfer_limit_is_refused_with_a_clear_status() {
     let env = Env::start_with(|settings| settings.max_fetch_bytes = 64 * 1024).await;
     let repo = env.repo("huge");
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let noise: String = (0..300_000)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            char::from(b'a' + (state % 26) as u8)
-        })
-        .collect();
+    let noise = incompressible(300_000, 0x2545_f491_4f6c_dd1d);
     repo.write("app/cm.yaml", &configmap("a", &noise));
     repo.commit("too big");
     env.gitrepo(json!({"repo": env.daemon.url("huge"), "branch": "main", "paths": ["app"]}))

@@ -266,15 +266,7 @@ fn limits_stop_large_trees_and_transfers() {
         repo.write(&format!("many/f{i}.yaml"), &format!("i: {i}\n"));
     }
     // Incompressible bytes, so the pack is as large as the file.
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let noise: String = (0..400_000)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            char::from(b'a' + (state % 26) as u8)
-        })
-        .collect();
+    let noise = fleet_gitjob::testing::incompressible(400_000, 0x9e37_79b9_7f4a_7c15);
     repo.write("big/noise.txt", &noise);
     let head = repo.commit("large");
     let access = Access::public(repo.url());

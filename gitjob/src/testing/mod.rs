@@ -3,11 +3,13 @@
 //! auth, `sshd`, and a Helm chart server.
 
 mod charts;
+mod fleet_hub;
 mod git_http;
 mod repos;
 mod sshd;
 
 pub use charts::ChartServer;
+pub use fleet_hub::{client_for, eventually, incompressible, FleetHub};
 pub use git_http::GitHttpServer;
 pub use repos::{free_port, git, wait_for_port, GitDaemon, TestRepo};
 pub use sshd::SshServer;
