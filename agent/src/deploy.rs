@@ -12,6 +12,7 @@ use kube::{Api, ResourceExt};
 use serde_json::{json, Value};
 
 use crate::{Agent, Error};
+use fleet_controller::reconcile::BUNDLE_NAME_LABEL;
 
 /// The field manager of the agent's writes.
 pub const FIELD_MANAGER: &str = "fleet-agent";
@@ -20,7 +21,21 @@ pub const DEPLOYMENT_LABEL: &str = "fleet.cattle.io/bundle-deployment";
 /// Label on every applied object: the BundleDeployment's namespace on the hub.
 pub const DEPLOYMENT_NAMESPACE_LABEL: &str = "fleet.cattle.io/bundle-deployment-namespace";
 
-/// Applies `deployment` unless it is paused or already applied, prunes, and reports.
+/// One object of a deployment, ready to apply: its API and the object as it should be.
+struct Desired {
+    api: ApiResource,
+    object: DynamicObject,
+}
+
+/// What a look at the cluster found beside readiness.
+#[derive(Default)]
+struct Findings {
+    not_ready: Vec<String>,
+    modified: Vec<Value>,
+}
+
+/// Applies `deployment` when its `deploymentID` is new (after the bundles it depends on
+/// are ready here), prunes, checks drift (correcting it when asked), and reports.
 pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<(), Error> {
     let status = deployment.status.clone().unwrap_or_default();
     let wanted = deployment.spec.deployment_id.clone().unwrap_or_default();
@@ -28,60 +43,120 @@ pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<
         return Ok(());
     }
     let options = deployment.spec.options.clone().unwrap_or_default();
-    let applied = if status.applied_deployment_id.as_deref() == Some(wanted.as_str()) {
-        status.resources.clone()
-    } else {
-        match apply_all(agent, deployment, &wanted, &options).await {
-            Ok(applied) => applied,
-            Err(error) => {
-                let message = error.to_string();
-                report(
-                    agent,
-                    deployment,
-                    None,
-                    &status.resources,
-                    vec![],
-                    Some(&message),
-                )
-                .await?;
-                return Err(error);
-            }
+    let new_deployment = status.applied_deployment_id.as_deref() != Some(wanted.as_str());
+    if new_deployment {
+        if let Some(waiting) = dependencies_waiting(agent, deployment).await? {
+            let outcome = Outcome::failed(&status.resources, waiting);
+            return report(agent, deployment, outcome).await;
+        }
+    }
+    let desired = match prepare(agent, deployment, &wanted, &options).await {
+        Ok(desired) => desired,
+        Err(error) => {
+            let outcome = Outcome::failed(&status.resources, error.to_string());
+            report(agent, deployment, outcome).await?;
+            return Err(error);
         }
     };
-    if status.applied_deployment_id.as_deref() != Some(wanted.as_str()) {
-        let keep = options.keep_resources.unwrap_or(false);
-        if !keep {
+    let applied: Vec<BundleDeploymentResource> = desired.iter().map(Desired::record).collect();
+    if new_deployment {
+        if let Err(error) = apply_all(agent, deployment, &desired, &options).await {
+            let outcome = Outcome::failed(&status.resources, error.to_string());
+            report(agent, deployment, outcome).await?;
+            return Err(error);
+        }
+        if !options.keep_resources.unwrap_or(false) {
             prune(agent, &status.resources, &applied).await?;
         }
     }
-    let not_ready = not_ready(agent, &applied).await?;
-    report(agent, deployment, Some(&wanted), &applied, not_ready, None).await
+    let findings = inspect(agent, &desired, &options).await?;
+    let outcome = Outcome {
+        applied_id: Some(wanted),
+        resources: applied,
+        not_ready: findings.not_ready,
+        modified: findings.modified,
+        error: None,
+    };
+    report(agent, deployment, outcome).await
 }
 
-async fn apply_all(
+impl Desired {
+    fn record(&self) -> BundleDeploymentResource {
+        BundleDeploymentResource {
+            api_version: self.api.api_version.clone(),
+            kind: self.api.kind.clone(),
+            namespace: self.object.metadata.namespace.clone().unwrap_or_default(),
+            name: self.object.name_any(),
+        }
+    }
+}
+
+/// The message saying which bundles this one waits for, if any is not ready here.
+async fn dependencies_waiting(
+    agent: &Agent,
+    deployment: &BundleDeployment,
+) -> Result<Option<String>, Error> {
+    if deployment.spec.depends_on.is_empty() {
+        return Ok(None);
+    }
+    let here: Vec<BundleDeployment> =
+        Api::<BundleDeployment>::namespaced(agent.hub.clone(), &agent.namespace)
+            .list(&Default::default())
+            .await?
+            .items;
+    let mut waiting = Vec::new();
+    for dependency in &deployment.spec.depends_on {
+        let matching: Vec<&BundleDeployment> = here
+            .iter()
+            .filter(|d| match (&dependency.name, &dependency.selector) {
+                (Some(name), _) => d.labels().get(BUNDLE_NAME_LABEL) == Some(name),
+                (None, Some(selector)) => {
+                    fleet_renderer::bundle::matches_selector(selector, d.labels())
+                }
+                (None, None) => false,
+            })
+            .collect();
+        let ready = !matching.is_empty()
+            && matching
+                .iter()
+                .all(|d| d.status.as_ref().is_some_and(|s| s.ready));
+        if !ready {
+            let name = dependency
+                .name
+                .clone()
+                .unwrap_or_else(|| "selected bundles".into());
+            waiting.push(name);
+        }
+    }
+    Ok((!waiting.is_empty()).then(|| {
+        format!(
+            "waiting for dependencies to be ready: {}",
+            waiting.join(", ")
+        )
+    }))
+}
+
+/// The deployment's objects as they should be: from its Content, with namespaces filled
+/// in (and created) and the deployment's labels added.
+async fn prepare(
     agent: &Agent,
     deployment: &BundleDeployment,
     wanted: &str,
     options: &fleet_api::BundleDeploymentOptions,
-) -> Result<Vec<BundleDeploymentResource>, Error> {
+) -> Result<Vec<Desired>, Error> {
     let content_id = wanted.split(':').next().unwrap_or_default();
     let content = Api::<Content>::all(agent.hub.clone())
         .get(content_id)
         .await?;
     let resources = fleet_controller::variant::unpack(&content)?;
-    let take_ownership = options
-        .helm
-        .as_ref()
-        .and_then(|h| h.take_ownership)
-        .unwrap_or(false);
     let default_namespace = options
         .target_namespace
         .clone()
         .or_else(|| options.default_namespace.clone())
         .unwrap_or_else(|| "default".into());
-    let mut applied = Vec::new();
+    let mut desired = Vec::new();
     for resource in resources {
-        let (api_resource, scope) = agent.resolve(&resource).await?;
+        let (api, scope) = agent.resolve(&resource).await?;
         let mut object: DynamicObject =
             serde_json::from_value(resource).map_err(|e| Error::Invalid(e.to_string()))?;
         let namespaced = matches!(scope.scope, Scope::Namespaced);
@@ -97,34 +172,118 @@ async fn apply_all(
             DEPLOYMENT_NAMESPACE_LABEL.into(),
             deployment.namespace().unwrap_or_default(),
         );
-        let api = agent.api_for(&api_resource, object.metadata.namespace.as_deref());
-        let name = object.name_any();
+        desired.push(Desired { api, object });
+    }
+    Ok(desired)
+}
+
+async fn apply_all(
+    agent: &Agent,
+    deployment: &BundleDeployment,
+    desired: &[Desired],
+    options: &fleet_api::BundleDeploymentOptions,
+) -> Result<(), Error> {
+    let take_ownership = options
+        .helm
+        .as_ref()
+        .and_then(|h| h.take_ownership)
+        .unwrap_or(false);
+    for item in desired {
+        let api = agent.api_for(&item.api, item.object.metadata.namespace.as_deref());
+        let name = item.object.name_any();
         if !take_ownership {
             if let Some(existing) = api.get_opt(&name).await? {
                 let ours = existing.labels().get(DEPLOYMENT_LABEL) == Some(&deployment.name_any());
                 if !ours {
                     return Err(Error::NotOwned(format!(
                         "{} {} exists and is not managed by this bundle (set helm.takeOwnership to adopt it)",
-                        api_resource.kind,
-                        qualified(object.metadata.namespace.as_deref(), &name)
+                        item.api.kind,
+                        qualified(item.object.metadata.namespace.as_deref(), &name)
                     )));
                 }
             }
         }
-        api.patch(
-            &name,
-            &PatchParams::apply(FIELD_MANAGER).force(),
-            &Patch::Apply(&object),
-        )
-        .await?;
-        applied.push(BundleDeploymentResource {
-            api_version: api_resource.api_version.clone(),
-            kind: api_resource.kind.clone(),
-            namespace: object.metadata.namespace.clone().unwrap_or_default(),
-            name,
-        });
+        apply_one(agent, item).await?;
     }
-    Ok(applied)
+    Ok(())
+}
+
+async fn apply_one(agent: &Agent, item: &Desired) -> Result<(), Error> {
+    let api = agent.api_for(&item.api, item.object.metadata.namespace.as_deref());
+    api.patch(
+        &item.object.name_any(),
+        &PatchParams::apply(FIELD_MANAGER).force(),
+        &Patch::Apply(&item.object),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Readiness and drift of every object; drift is corrected (and looked at again) when
+/// `correctDrift.enabled` is set.
+async fn inspect(
+    agent: &Agent,
+    desired: &[Desired],
+    options: &fleet_api::BundleDeploymentOptions,
+) -> Result<Findings, Error> {
+    let masks = options
+        .diff
+        .as_ref()
+        .map(|d| d.compare_patches.clone())
+        .unwrap_or_default();
+    let correct = options.correct_drift.as_ref().is_some_and(|c| c.enabled);
+    let mut findings = Findings::default();
+    for item in desired {
+        let namespace = item.object.metadata.namespace.as_deref();
+        let label = format!(
+            "{} {}",
+            item.api.kind,
+            qualified(namespace, &item.object.name_any())
+        );
+        let wanted =
+            serde_json::to_value(&item.object).map_err(|e| Error::Invalid(e.to_string()))?;
+        let mut live = live_value(agent, item).await?;
+        let mut paths = live
+            .as_ref()
+            .map(|l| crate::drift::drifted_paths(&wanted, l, &masks))
+            .unwrap_or_default();
+        if correct && (live.is_none() || !paths.is_empty()) {
+            apply_one(agent, item).await?;
+            live = live_value(agent, item).await?;
+            paths = live
+                .as_ref()
+                .map(|l| crate::drift::drifted_paths(&wanted, l, &masks))
+                .unwrap_or_default();
+        }
+        let Some(live) = live else {
+            findings.not_ready.push(format!("{label}: missing"));
+            findings.modified.push(json!({
+                "kind": item.api.kind, "apiVersion": item.api.api_version,
+                "namespace": namespace, "name": item.object.name_any(), "missing": true,
+            }));
+            continue;
+        };
+        if !paths.is_empty() {
+            findings.modified.push(json!({
+                "kind": item.api.kind, "apiVersion": item.api.api_version,
+                "namespace": namespace, "name": item.object.name_any(), "paths": paths,
+            }));
+        }
+        if let Some(reason) = crate::readiness::not_ready(&live) {
+            findings.not_ready.push(format!("{label}: {reason}"));
+        }
+    }
+    Ok(findings)
+}
+
+async fn live_value(agent: &Agent, item: &Desired) -> Result<Option<Value>, Error> {
+    let api = agent.api_for(&item.api, item.object.metadata.namespace.as_deref());
+    match api.get_opt(&item.object.name_any()).await? {
+        Some(live) => Ok(Some(
+            serde_json::to_value(&live).map_err(|e| Error::Invalid(e.to_string()))?,
+        )),
+        None => Ok(None),
+    }
 }
 
 fn qualified(namespace: Option<&str>, name: &str) -> String {
@@ -157,52 +316,38 @@ async fn prune(
     Ok(())
 }
 
-/// Why each applied object is not ready yet, as `Kind namespace/name: reason`.
-async fn not_ready(
-    agent: &Agent,
-    applied: &[BundleDeploymentResource],
-) -> Result<Vec<String>, Error> {
-    let mut out = Vec::new();
-    for resource in applied {
-        let (api_resource, _) = agent
-            .resolve(&json!({"apiVersion": resource.api_version, "kind": resource.kind}))
-            .await?;
-        let namespace = Some(resource.namespace.as_str()).filter(|n| !n.is_empty());
-        let api = agent.api_for(&api_resource, namespace);
-        let live = match api.get_opt(&resource.name).await? {
-            Some(live) => serde_json::to_value(&live).map_err(|e| Error::Invalid(e.to_string()))?,
-            None => {
-                out.push(format!(
-                    "{} {}: missing",
-                    resource.kind,
-                    qualified(namespace, &resource.name)
-                ));
-                continue;
-            }
-        };
-        if let Some(reason) = crate::readiness::not_ready(&live) {
-            out.push(format!(
-                "{} {}: {reason}",
-                resource.kind,
-                qualified(namespace, &resource.name)
-            ));
+/// What a look at a deployment came to, as reported to the hub.
+struct Outcome {
+    applied_id: Option<String>,
+    resources: Vec<BundleDeploymentResource>,
+    not_ready: Vec<String>,
+    modified: Vec<Value>,
+    error: Option<String>,
+}
+
+impl Outcome {
+    /// Nothing (new) applied: the previous objects stand, for `reason`.
+    fn failed(resources: &[BundleDeploymentResource], reason: String) -> Self {
+        Self {
+            applied_id: None,
+            resources: resources.to_vec(),
+            not_ready: Vec::new(),
+            modified: Vec::new(),
+            error: Some(reason),
         }
     }
-    Ok(out)
 }
 
 async fn report(
     agent: &Agent,
     deployment: &BundleDeployment,
-    applied_id: Option<&str>,
-    resources: &[BundleDeploymentResource],
-    not_ready: Vec<String>,
-    error: Option<&str>,
+    outcome: Outcome,
 ) -> Result<(), Error> {
     let old = deployment.status.clone().unwrap_or_default();
     let now = jiff::Timestamp::now().to_string();
-    let deployed = error.is_none();
-    let ready = deployed && not_ready.is_empty();
+    let deployed = outcome.error.is_none();
+    let ready = deployed && outcome.not_ready.is_empty();
+    let non_modified = outcome.modified.is_empty();
     let condition = |kind: &str, ok: bool, message: String| Condition {
         type_: kind.into(),
         status: if ok { "True" } else { "False" }.into(),
@@ -210,9 +355,30 @@ async fn report(
         message: Some(message).filter(|m| !m.is_empty()),
         ..Condition::default()
     };
+    let modified_message: Vec<String> = outcome
+        .modified
+        .iter()
+        .map(|m| {
+            let paths: Vec<&str> = m["paths"]
+                .as_array()
+                .map(|p| p.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            format!(
+                "{} {} modified {}",
+                m["kind"].as_str().unwrap_or(""),
+                m["name"].as_str().unwrap_or(""),
+                paths.join(", ")
+            )
+        })
+        .collect();
     let conditions = vec![
-        condition("Deployed", deployed, error.unwrap_or_default().to_string()),
-        condition("Ready", ready, not_ready.join("; ")),
+        condition(
+            "Deployed",
+            deployed,
+            outcome.error.clone().unwrap_or_default(),
+        ),
+        condition("Ready", ready, outcome.not_ready.join("; ")),
+        condition("Monitored", non_modified, modified_message.join("; ")),
     ];
     let same = |a: &[Condition], b: &[Condition]| {
         a.len() == b.len()
@@ -220,28 +386,42 @@ async fn report(
                 .zip(b)
                 .all(|(x, y)| x.type_ == y.type_ && x.status == y.status && x.message == y.message)
     };
-    let applied_id = applied_id
-        .map(String::from)
-        .or(old.applied_deployment_id.clone());
+    let applied_id = outcome.applied_id.or(old.applied_deployment_id.clone());
     if old.ready == ready
+        && old.non_modified == non_modified
+        && old.modified_status == outcome.modified
         && old.applied_deployment_id == applied_id
-        && old.resources == resources
+        && old.resources == outcome.resources
         && same(&old.conditions, &conditions)
     {
         return Ok(());
     }
-    let non_ready: Vec<Value> = not_ready.iter().map(|m| json!({"summary": m})).collect();
+    let non_ready: Vec<Value> = outcome
+        .not_ready
+        .iter()
+        .map(|m| json!({"summary": m}))
+        .collect();
+    let state = if !deployed {
+        "ErrApplied"
+    } else if !non_modified {
+        "Modified"
+    } else if ready {
+        "Ready"
+    } else {
+        "NotReady"
+    };
     let patch = json!({"status": {
         "appliedDeploymentID": applied_id,
         "ready": ready,
-        "nonModified": true,
+        "nonModified": non_modified,
         "nonReadyStatus": non_ready,
-        "resources": resources,
+        "modifiedStatus": outcome.modified,
+        "resources": outcome.resources,
         "conditions": conditions,
         "display": {
             "deployed": if deployed { "Yes" } else { "No" },
-            "monitored": "Yes",
-            "state": if ready { "Ready" } else if deployed { "NotReady" } else { "ErrApplied" },
+            "monitored": if non_modified { "Yes" } else { "No" },
+            "state": state,
         },
     }});
     Api::<BundleDeployment>::namespaced(agent.hub.clone(), &agent.namespace)

@@ -4,6 +4,7 @@
 //! cluster's credentials.
 
 pub mod deploy;
+pub mod drift;
 pub mod readiness;
 
 use std::sync::Arc;
@@ -38,17 +39,25 @@ pub struct Agent {
     hub: kube::Client,
     local: kube::Client,
     namespace: String,
+    resync: Duration,
     discovery: tokio::sync::Mutex<Option<Discovery>>,
 }
 
 impl Agent {
     /// An agent reading BundleDeployments from `namespace` on the hub (`hub`) and applying
-    /// them to its own cluster (`local`).
-    pub fn new(hub: kube::Client, local: kube::Client, namespace: &str) -> Arc<Self> {
+    /// them to its own cluster (`local`), looking at each again every `resync` for drift
+    /// (every 5 s while one is not ready).
+    pub fn new(
+        hub: kube::Client,
+        local: kube::Client,
+        namespace: &str,
+        resync: Duration,
+    ) -> Arc<Self> {
         Arc::new(Self {
             hub,
             local,
             namespace: namespace.to_string(),
+            resync,
             discovery: tokio::sync::Mutex::new(None),
         })
     }
@@ -68,11 +77,12 @@ impl Agent {
                     deploy::deployment(&agent, &deployment).await?;
                     // Readiness changes without an event on the hub: look again.
                     let ready = deployment.status.as_ref().is_some_and(|s| s.ready);
-                    Ok::<_, Error>(if ready {
-                        Action::requeue(Duration::from_secs(300))
+                    let wait = if ready {
+                        agent.resync
                     } else {
-                        Action::requeue(Duration::from_secs(5))
-                    })
+                        agent.resync.min(Duration::from_secs(5))
+                    };
+                    Ok::<_, Error>(Action::requeue(wait))
                 },
                 |deployment, error, _| {
                     tracing::warn!(deployment = %deployment.name_any(), %error, "apply failed");

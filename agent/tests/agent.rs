@@ -1,6 +1,6 @@
-//! Git to a member cluster: the hub with a management cluster (`local`) and a member
-//! (`dev`), `git daemon`, gitjob, the targeting controller and dev's agent in one process;
-//! what landed in dev is read with the real kubectl.
+//! Git to member clusters: the hub with a management cluster (`local`) and members,
+//! `git daemon`, gitjob, the targeting controller and one agent per member in one process;
+//! what landed in each member is read with the real kubectl.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -10,14 +10,119 @@ use fleet_api::{BundleDeployment, Cluster, GitRepo};
 use fleet_gitjob::controller::{Gitjob, Settings};
 use fleet_gitjob::metrics::Metrics;
 use fleet_gitjob::testing::{client_for, eventually, FleetHub, GitDaemon, TestRepo};
-use kube::api::PostParams;
+use kube::api::{Patch, PatchParams, PostParams};
 use kube::Api;
 use serde_json::{json, Value};
 
 const NS: &str = "fleet-local";
 const WAIT: Duration = Duration::from_secs(30);
 
-/// `kubectl get ... -o json` against `kubeconfig`, or `None` if it failed.
+/// Everything running, with members named and labelled as given.
+struct Fleet {
+    hub: FleetHub,
+    repo: TestRepo,
+    daemon: GitDaemon,
+    stops: Vec<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Fleet {
+    async fn start(members: &[(&str, Value)]) -> Self {
+        let names: Vec<&str> = members.iter().map(|(n, _)| *n).collect();
+        let hub = FleetHub::start(&names).await;
+        let clusters = Api::<Cluster>::namespaced(hub.client.clone(), NS);
+        for (name, labels) in members {
+            let cluster: Cluster = serde_json::from_value(json!({
+                "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
+                "metadata": {"name": name, "namespace": NS, "labels": labels},
+                "spec": {},
+            }))
+            .expect("cluster");
+            clusters
+                .create(&PostParams::default(), &cluster)
+                .await
+                .expect("cluster");
+        }
+        let repos = hub.dir.path().join("repos");
+        let repo = TestRepo::in_dir(&repos, "app");
+        let daemon = GitDaemon::start(&repos);
+        let mut stops = Vec::new();
+        let mut stop_signal = || {
+            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+            stops.push(stop);
+            async move {
+                let _ = stopped.await;
+            }
+        };
+        let gitjob = Gitjob::new(
+            hub.client.clone(),
+            Settings::new(hub.dir.path().join("gitjob")),
+            std::sync::Arc::new(Metrics::default()),
+        );
+        tokio::spawn(gitjob.run(stop_signal()));
+        let controller =
+            fleet_controller::Context::new(hub.client.clone(), hub.dir.path().join("controller"));
+        tokio::spawn(fleet_controller::run(controller, stop_signal()));
+        for name in &names {
+            let agent = fleet_agent::Agent::new(
+                hub.client.clone(),
+                client_for(&hub.kubeconfig(name)).await,
+                &format!("cluster-fleet-local-{name}"),
+                Duration::from_secs(1),
+            );
+            tokio::spawn(agent.run(stop_signal()));
+        }
+        Self {
+            hub,
+            repo,
+            daemon,
+            stops,
+        }
+    }
+
+    async fn gitrepo(&self, spec: Value) {
+        let mut spec = spec;
+        spec["repo"] = json!(self.daemon.url("app"));
+        spec["branch"] = json!("main");
+        spec["pollingInterval"] = json!("1s");
+        let gitrepo: GitRepo = serde_json::from_value(json!({
+            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
+            "metadata": {"name": "demo", "namespace": NS},
+            "spec": spec,
+        }))
+        .expect("GitRepo");
+        Api::<GitRepo>::namespaced(self.hub.client.clone(), NS)
+            .create(&PostParams::default(), &gitrepo)
+            .await
+            .expect("GitRepo");
+    }
+
+    fn member(&self, name: &str) -> PathBuf {
+        self.hub.kubeconfig(name)
+    }
+
+    /// `kubectl get ... -o json` against a member, or `None` if it failed.
+    fn get(&self, member: &str, args: &[&str]) -> Option<Value> {
+        kubectl_json(
+            &self.member(member),
+            &self.hub.dir.path().join("kubectl"),
+            args,
+        )
+    }
+
+    fn deployments(&self, member: &str) -> Api<BundleDeployment> {
+        Api::namespaced(
+            self.hub.client.clone(),
+            &format!("cluster-fleet-local-{member}"),
+        )
+    }
+
+    fn stop(self) {
+        for stop in self.stops {
+            let _ = stop.send(());
+        }
+    }
+}
+
 fn kubectl_json(kubeconfig: &Path, cache: &Path, args: &[&str]) -> Option<Value> {
     let output = Command::new("kubectl")
         .arg("--kubeconfig")
@@ -34,83 +139,38 @@ fn kubectl_json(kubeconfig: &Path, cache: &Path, args: &[&str]) -> Option<Value>
         .then(|| serde_json::from_slice(&output.stdout).expect("JSON"))
 }
 
+fn kubectl(kubeconfig: &Path, args: &[&str]) {
+    let status = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .status()
+        .expect("kubectl runs");
+    assert!(status.success(), "kubectl {args:?}");
+}
+
+const WEB: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: web\n        image: nginx:1.27\n";
+
+fn settings(mode: &str) -> String {
+    format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: {mode}\n")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_commit_reaches_the_member_cluster_and_a_removed_file_is_pruned() {
-    let fleet = FleetHub::start(&["dev"]).await;
-    let dir = &fleet.dir;
-    let member: PathBuf = fleet.kubeconfig("dev");
-    let hub = fleet.client.clone();
-    let cluster: Cluster = serde_json::from_value(json!({
-        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
-        "metadata": {"name": "dev", "namespace": NS, "labels": {"env": "dev"}},
-        "spec": {},
-    }))
-    .expect("cluster");
-    Api::<Cluster>::namespaced(hub.clone(), NS)
-        .create(&PostParams::default(), &cluster)
-        .await
-        .expect("cluster");
+    let fleet = Fleet::start(&[("dev", json!({"env": "dev"}))]).await;
+    fleet
+        .repo
+        .write("app/fleet.yaml", "defaultNamespace: app\n")
+        .write("app/settings.yaml", &settings("dev"))
+        .write("app/web.yaml", WEB);
+    fleet.repo.commit("first");
+    fleet
+        .gitrepo(json!({"targets": [{"clusterSelector": {"matchLabels": {"env": "dev"}}}]}))
+        .await;
 
-    let repos = dir.path().join("repos");
-    let repo = TestRepo::in_dir(&repos, "app");
-    repo.write("app/fleet.yaml", "defaultNamespace: app\n")
-        .write(
-            "app/settings.yaml",
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: dev\n",
-        )
-        .write(
-            "app/web.yaml",
-            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: web\n        image: nginx:1.27\n",
-        );
-    repo.commit("first");
-    let daemon = GitDaemon::start(&repos);
-
-    let stops: Vec<tokio::sync::oneshot::Sender<()>> = {
-        let mut stops = Vec::new();
-        let mut stop_signal = || {
-            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-            stops.push(stop);
-            async move {
-                let _ = stopped.await;
-            }
-        };
-        let gitjob = Gitjob::new(
-            hub.clone(),
-            Settings::new(dir.path().join("gitjob")),
-            std::sync::Arc::new(Metrics::default()),
-        );
-        tokio::spawn(gitjob.run(stop_signal()));
-        let controller = fleet_controller::Context::new(hub.clone(), dir.path().join("controller"));
-        tokio::spawn(fleet_controller::run(controller, stop_signal()));
-        let agent = fleet_agent::Agent::new(
-            hub.clone(),
-            client_for(&member).await,
-            "cluster-fleet-local-dev",
-        );
-        tokio::spawn(agent.run(stop_signal()));
-        stops
-    };
-    let gitrepo: GitRepo = serde_json::from_value(json!({
-        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
-        "metadata": {"name": "demo", "namespace": NS},
-        "spec": {
-            "repo": daemon.url("app"),
-            "branch": "main",
-            "pollingInterval": "1s",
-            "targets": [{"clusterSelector": {"matchLabels": {"env": "dev"}}}],
-        },
-    }))
-    .expect("GitRepo");
-    Api::<GitRepo>::namespaced(hub.clone(), NS)
-        .create(&PostParams::default(), &gitrepo)
-        .await
-        .expect("GitRepo");
-
-    let cache = dir.path().join("kubectl-cache");
-    let settings = eventually("the ConfigMap in dev", WAIT, || async {
-        kubectl_json(
-            &member,
-            &cache,
+    let found = eventually("the ConfigMap in dev", WAIT, || async {
+        fleet.get(
+            "dev",
             &[
                 "get",
                 "configmap",
@@ -122,19 +182,20 @@ async fn a_commit_reaches_the_member_cluster_and_a_removed_file_is_pruned() {
         )
     })
     .await;
-    assert_eq!(settings["data"]["mode"], "dev");
+    assert_eq!(found["data"]["mode"], "dev");
     assert_eq!(
-        settings["metadata"]["labels"]["fleet.cattle.io/bundle-deployment"],
+        found["metadata"]["labels"]["fleet.cattle.io/bundle-deployment"],
         "demo-app"
     );
-    let managers: Vec<&str> = settings["metadata"]["managedFields"]
+    let managers: Vec<&str> = found["metadata"]["managedFields"]
         .as_array()
         .expect("managedFields")
         .iter()
         .filter_map(|m| m["manager"].as_str())
         .collect();
     assert_eq!(managers, ["fleet-agent"]);
-    let web = kubectl_json(&member, &cache, &["get", "deployment", "web", "-n", "app"])
+    let web = fleet
+        .get("dev", &["get", "deployment", "web", "-n", "app"])
         .expect("the Deployment in dev");
     assert_eq!(
         web["spec"]["template"]["spec"]["containers"][0]["image"],
@@ -142,8 +203,7 @@ async fn a_commit_reaches_the_member_cluster_and_a_removed_file_is_pruned() {
     );
 
     // Applied, but not ready: no controller runs pods on the hub.
-    let deployments: Api<BundleDeployment> =
-        Api::namespaced(hub.clone(), "cluster-fleet-local-dev");
+    let deployments = fleet.deployments("dev");
     let status = eventually("the agent's report", WAIT, || async {
         let deployment = deployments.get("demo-app").await.ok()?;
         let status = deployment.status.clone()?;
@@ -169,20 +229,210 @@ async fn a_commit_reaches_the_member_cluster_and_a_removed_file_is_pruned() {
     assert_eq!(status.resources.len(), 2);
 
     // A file removed from Git is pruned from the cluster.
-    repo.remove("app/settings.yaml");
-    repo.commit("drop the ConfigMap");
+    fleet.repo.remove("app/settings.yaml");
+    fleet.repo.commit("drop the ConfigMap");
     eventually("the ConfigMap pruned", WAIT, || async {
-        kubectl_json(
-            &member,
-            &cache,
-            &["get", "configmap", "settings", "-n", "app"],
-        )
-        .is_none()
-        .then_some(())
+        fleet
+            .get("dev", &["get", "configmap", "settings", "-n", "app"])
+            .is_none()
+            .then_some(())
     })
     .await;
-    assert!(kubectl_json(&member, &cache, &["get", "deployment", "web", "-n", "app"]).is_some());
-    for stop in stops {
-        let _ = stop.send(());
+    assert!(fleet
+        .get("dev", &["get", "deployment", "web", "-n", "app"])
+        .is_some());
+    fleet.stop();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_cluster_gets_its_variant_and_a_hand_edit_is_reported_then_corrected() {
+    let fleet = Fleet::start(&[
+        ("dev", json!({"env": "dev"})),
+        ("prod-a", json!({"env": "prod", "region": "a"})),
+        ("prod-b", json!({"env": "prod", "region": "b"})),
+    ])
+    .await;
+    fleet
+        .repo
+        .write(
+            "app/fleet.yaml",
+            "defaultNamespace: app\ntargetCustomizations:\n- name: prod\n  clusterSelector:\n    matchLabels:\n      env: prod\n  defaultNamespace: app-prod\n",
+        )
+        .write("app/settings.yaml", &settings("shared"));
+    fleet.repo.commit("first");
+    fleet
+        .gitrepo(json!({"targets": [{"clusterSelector": {}}]}))
+        .await;
+    for (member, namespace) in [
+        ("dev", "app"),
+        ("prod-a", "app-prod"),
+        ("prod-b", "app-prod"),
+    ] {
+        eventually(
+            &format!("the ConfigMap in {member}/{namespace}"),
+            WAIT,
+            || async { fleet.get(member, &["get", "configmap", "settings", "-n", namespace]) },
+        )
+        .await;
+        assert!(
+            fleet
+                .get(
+                    member,
+                    &[
+                        "get",
+                        "configmap",
+                        "settings",
+                        "-n",
+                        if namespace == "app" {
+                            "app-prod"
+                        } else {
+                            "app"
+                        }
+                    ]
+                )
+                .is_none(),
+            "{member} holds only its own variant"
+        );
     }
+
+    // A hand edit in dev is reported as Modified, naming the field.
+    kubectl(
+        &fleet.member("dev"),
+        &[
+            "patch",
+            "configmap",
+            "settings",
+            "-n",
+            "app",
+            "-p",
+            r#"{"data":{"mode":"hacked"}}"#,
+        ],
+    );
+    let dev = fleet.deployments("dev");
+    let modified = eventually("the drift reported", WAIT, || async {
+        let status = dev.get("demo-app").await.ok()?.status?;
+        (!status.non_modified).then_some(status.modified_status)
+    })
+    .await;
+    assert_eq!(modified[0]["paths"], json!(["/data/mode"]));
+    assert_eq!(modified[0]["name"], "settings");
+    let bundles: Api<fleet_api::Bundle> = Api::namespaced(fleet.hub.client.clone(), NS);
+    eventually("the Bundle counting it", WAIT, || async {
+        let summary = bundles.get("demo-app").await.ok()?.status?.summary?;
+        (summary.modified == 1 && summary.desired_ready == 3).then_some(())
+    })
+    .await;
+
+    // correctDrift on the GitRepo puts the field back.
+    Api::<GitRepo>::namespaced(fleet.hub.client.clone(), NS)
+        .patch(
+            "demo",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"correctDrift": {"enabled": true}}})),
+        )
+        .await
+        .expect("patch GitRepo");
+    eventually("the drift corrected", WAIT, || async {
+        let found = fleet.get("dev", &["get", "configmap", "settings", "-n", "app"])?;
+        (found["data"]["mode"] == "shared").then_some(())
+    })
+    .await;
+    eventually("the report cleared", WAIT, || async {
+        let status = dev.get("demo-app").await.ok()?.status?;
+        status.non_modified.then_some(())
+    })
+    .await;
+    // With correctDrift on, a later hand edit is undone by the agent's next look (the
+    // deployment itself did not change).
+    let before = dev
+        .get("demo-app")
+        .await
+        .expect("deployment")
+        .spec
+        .deployment_id;
+    kubectl(
+        &fleet.member("dev"),
+        &[
+            "patch",
+            "configmap",
+            "settings",
+            "-n",
+            "app",
+            "-p",
+            r#"{"data":{"mode":"again"}}"#,
+        ],
+    );
+    eventually("the second edit undone", WAIT, || async {
+        let found = fleet.get("dev", &["get", "configmap", "settings", "-n", "app"])?;
+        (found["data"]["mode"] == "shared").then_some(())
+    })
+    .await;
+    assert_eq!(
+        dev.get("demo-app")
+            .await
+            .expect("deployment")
+            .spec
+            .deployment_id,
+        before
+    );
+    fleet.stop();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn depends_on_holds_a_bundle_until_its_dependency_is_ready_on_that_cluster() {
+    let fleet = Fleet::start(&[("dev", json!({"env": "dev"}))]).await;
+    let job = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: migrate\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: migrate\n        image: busybox\n";
+    fleet
+        .repo
+        .write("db/fleet.yaml", "defaultNamespace: db\n")
+        .write("db/migrate.yaml", job)
+        .write(
+            "app/fleet.yaml",
+            "defaultNamespace: app\ndependsOn:\n- name: demo-db\n",
+        )
+        .write("app/settings.yaml", &settings("dev"));
+    fleet.repo.commit("two bundles");
+    fleet
+        .gitrepo(json!({"targets": [{"clusterSelector": {}}]}))
+        .await;
+    let deployments = fleet.deployments("dev");
+    let waiting = eventually("app waiting for db", WAIT, || async {
+        let status = deployments.get("demo-app").await.ok()?.status?;
+        let deployed = status.conditions.iter().find(|c| c.type_ == "Deployed")?;
+        deployed.message.clone()
+    })
+    .await;
+    assert_eq!(waiting, "waiting for dependencies to be ready: demo-db");
+    eventually("the Job in dev", WAIT, || async {
+        fleet.get("dev", &["get", "job", "migrate", "-n", "db"])
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(
+        fleet
+            .get("dev", &["get", "configmap", "settings", "-n", "app"])
+            .is_none(),
+        "app is not applied while db is not ready"
+    );
+
+    // The Job completes (no controller runs it here: its status is set by hand).
+    kubectl(
+        &fleet.member("dev"),
+        &[
+            "patch",
+            "job",
+            "migrate",
+            "-n",
+            "db",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            r#"{"status":{"succeeded":1,"conditions":[{"type":"Complete","status":"True"}]}}"#,
+        ],
+    );
+    eventually("app applied after db is ready", WAIT, || async {
+        fleet.get("dev", &["get", "configmap", "settings", "-n", "app"])
+    })
+    .await;
+    fleet.stop();
 }

@@ -20,6 +20,9 @@ pub struct AgentArgs {
     /// The cluster's namespace on the hub, where its BundleDeployments are.
     #[arg(long)]
     namespace: String,
+    /// Seconds between looks at an applied deployment (drift, readiness).
+    #[arg(long, default_value_t = 60)]
+    resync_seconds: u64,
 }
 
 /// Runs the agent until Ctrl-C or SIGTERM.
@@ -28,7 +31,8 @@ pub fn run(args: AgentArgs) -> Result<()> {
     runtime.block_on(async move {
         let hub = super::kube_client(&args.hub_kubeconfig).await?;
         let local = super::kube_client(&args.kubeconfig).await?;
-        let agent = fleet_agent::Agent::new(hub, local, &args.namespace);
+        let resync = std::time::Duration::from_secs(args.resync_seconds.max(1));
+        let agent = fleet_agent::Agent::new(hub, local, &args.namespace, resync);
         tracing::info!(namespace = %args.namespace, "agent running");
         agent.run(super::shutdown_signal()).await;
         Ok(())
