@@ -4,17 +4,19 @@
 //! once per id as a Content object, however many clusters deploy them. Bundle status counts
 //! the deployments' states.
 
+pub mod clusters;
 pub mod placement;
 pub mod reconcile;
 pub mod variant;
 
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use fleet_api::{Bundle, BundleDeployment, Cluster, ClusterGroup};
 use fleet_gitjob::charts::ChartCache;
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use kube::runtime::controller::{Action, Config as ControllerConfig};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{watcher, Controller};
@@ -39,6 +41,7 @@ pub struct Context {
     client: kube::Client,
     charts: ChartCache,
     work_dir: PathBuf,
+    placements: Mutex<HashMap<String, u64>>,
 }
 
 impl Context {
@@ -49,47 +52,100 @@ impl Context {
             client,
             charts: ChartCache::new(data_dir.join("charts")),
             work_dir: data_dir.join("work"),
+            placements: Mutex::default(),
         })
+    }
+
+    /// The placement fingerprint a bundle was last deployed at.
+    fn placed(&self, key: &str) -> Option<u64> {
+        self.placements.lock().ok()?.get(key).copied()
+    }
+
+    fn remember_placement(&self, key: &str, fingerprint: u64) {
+        if let Ok(mut placements) = self.placements.lock() {
+            placements.insert(key.to_string(), fingerprint);
+        }
     }
 }
 
-/// Runs the controller until `shutdown` resolves: Bundles are reconciled when they, the
-/// Clusters or ClusterGroups of their namespace, or their BundleDeployments change.
+/// Runs the controllers until `shutdown` resolves: Bundles are reconciled when they, the
+/// Clusters or ClusterGroups of their namespace, or their BundleDeployments change;
+/// Clusters (and the groups of their namespace) when they or their deployments change.
 pub async fn run(
     ctx: Arc<Context>,
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
-    let bundles: Api<Bundle> = Api::all(ctx.client.clone());
-    let controller = Controller::new(bundles, watcher::Config::default());
+    let shutdown = shutdown.shared();
+    futures::join!(
+        run_bundles(ctx.clone(), shutdown.clone()),
+        run_clusters(ctx, shutdown)
+    );
+}
+
+/// `ObjectRef`s of every object of `store` in `namespace`.
+fn all_in<K>(
+    store: &kube::runtime::reflector::Store<K>,
+    namespace: Option<String>,
+) -> Vec<ObjectRef<K>>
+where
+    K: kube::Resource<DynamicType = ()> + Clone + 'static,
+{
+    store
+        .state()
+        .iter()
+        .filter(|o| o.namespace() == namespace)
+        .map(|o| ObjectRef::from_obj(&**o))
+        .collect()
+}
+
+fn label_ref<K: kube::Resource<DynamicType = ()>>(
+    deployment: &BundleDeployment,
+    name: &str,
+    namespace: &str,
+) -> Option<ObjectRef<K>> {
+    let labels = deployment.labels();
+    Some(ObjectRef::<K>::new(labels.get(name)?).within(labels.get(namespace)?))
+}
+
+fn retry<K: kube::Resource<DynamicType = ()>>(
+    object: Arc<K>,
+    error: &Error,
+    _: Arc<Context>,
+) -> Action {
+    tracing::warn!(object = %object.name_any(), %error, "reconcile failed");
+    Action::requeue(Duration::from_secs(5))
+}
+
+async fn run_bundles(
+    ctx: Arc<Context>,
+    shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
+) {
+    let controller = Controller::new(
+        Api::<Bundle>::all(ctx.client.clone()),
+        watcher::Config::default(),
+    );
     let store = controller.store();
-    let in_namespace = move |namespace: Option<String>| {
-        store
-            .state()
-            .iter()
-            .filter(|b| b.namespace() == namespace)
-            .map(|b| ObjectRef::from_obj(&**b))
-            .collect::<Vec<_>>()
-    };
-    let for_groups = in_namespace.clone();
+    let for_groups = store.clone();
     controller
         .watches(
             Api::<Cluster>::all(ctx.client.clone()),
             watcher::Config::default(),
-            move |cluster| in_namespace(cluster.namespace()),
+            move |cluster| all_in(&store, cluster.namespace()),
         )
         .watches(
             Api::<ClusterGroup>::all(ctx.client.clone()),
             watcher::Config::default(),
-            move |group| for_groups(group.namespace()),
+            move |group| all_in(&for_groups, group.namespace()),
         )
         .watches(
             Api::<BundleDeployment>::all(ctx.client.clone()),
             watcher::Config::default().labels(reconcile::BUNDLE_NAME_LABEL),
             |deployment| {
-                let labels = deployment.labels();
-                let name = labels.get(reconcile::BUNDLE_NAME_LABEL)?;
-                let namespace = labels.get(reconcile::BUNDLE_NAMESPACE_LABEL)?;
-                Some(ObjectRef::<Bundle>::new(name).within(namespace))
+                label_ref(
+                    &deployment,
+                    reconcile::BUNDLE_NAME_LABEL,
+                    reconcile::BUNDLE_NAMESPACE_LABEL,
+                )
             },
         )
         .with_config(ControllerConfig::default().concurrency(16))
@@ -99,10 +155,47 @@ pub async fn run(
                 reconcile::bundle(bundle, &ctx).await?;
                 Ok::<_, Error>(Action::await_change())
             },
-            |bundle, error, _| {
-                tracing::warn!(bundle = %bundle.name_any(), %error, "reconcile failed");
-                Action::requeue(Duration::from_secs(5))
+            retry,
+            ctx,
+        )
+        .for_each(|_| async {})
+        .await;
+}
+
+async fn run_clusters(
+    ctx: Arc<Context>,
+    shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
+) {
+    let controller = Controller::new(
+        Api::<Cluster>::all(ctx.client.clone()),
+        watcher::Config::default(),
+    );
+    let store = controller.store();
+    controller
+        .watches(
+            Api::<ClusterGroup>::all(ctx.client.clone()),
+            watcher::Config::default(),
+            move |group| all_in(&store, group.namespace()),
+        )
+        .watches(
+            Api::<BundleDeployment>::all(ctx.client.clone()),
+            watcher::Config::default().labels(reconcile::CLUSTER_LABEL),
+            |deployment| {
+                label_ref(
+                    &deployment,
+                    reconcile::CLUSTER_LABEL,
+                    reconcile::CLUSTER_NAMESPACE_LABEL,
+                )
             },
+        )
+        .with_config(ControllerConfig::default().concurrency(8))
+        .graceful_shutdown_on(shutdown)
+        .run(
+            |cluster, ctx| async move {
+                clusters::cluster(cluster, &ctx).await?;
+                Ok::<_, Error>(Action::await_change())
+            },
+            retry,
             ctx,
         )
         .for_each(|_| async {})

@@ -54,6 +54,11 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
         .await?
         .items;
     let deployments = deployments_of(ctx, &namespace, &name).await?;
+    let key = format!("{namespace}/{name}");
+    let fingerprint = placement_fingerprint(&bundle, &clusters, &groups, &deployments);
+    if ctx.placed(&key) == Some(fingerprint) {
+        return write_status(ctx, &bundle, &deployments, &[]).await;
+    }
     let mut files = None;
     let mut wanted = BTreeSet::new();
     let mut failures = Vec::new();
@@ -109,7 +114,51 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
             .await?;
     }
     let deployments = deployments_of(ctx, &namespace, &name).await?;
+    if failures.is_empty() {
+        let placed = placement_fingerprint(&bundle, &clusters, &groups, &deployments);
+        ctx.remember_placement(&key, placed);
+    }
     write_status(ctx, &bundle, &deployments, &failures).await
+}
+
+/// A digest of everything placement and rendering read: the bundle's generation, the
+/// clusters' names, labels, namespaces and pause, the groups' selectors and labels, and
+/// which deployments exist with which ids. Status-only changes (an agent's report, a
+/// cluster's counts) leave it alone, so they cost no render.
+fn placement_fingerprint(
+    bundle: &Bundle,
+    clusters: &[Cluster],
+    groups: &[ClusterGroup],
+    deployments: &[BundleDeployment],
+) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    bundle.metadata.generation.hash(&mut hasher);
+    bundle
+        .metadata
+        .deletion_timestamp
+        .is_some()
+        .hash(&mut hasher);
+    for cluster in clusters {
+        cluster.name_any().hash(&mut hasher);
+        cluster.labels().hash(&mut hasher);
+        cluster_namespace(cluster).hash(&mut hasher);
+        cluster.spec.paused.hash(&mut hasher);
+    }
+    for group in groups {
+        group.name_any().hash(&mut hasher);
+        group.labels().hash(&mut hasher);
+        serde_json::to_string(&group.spec)
+            .unwrap_or_default()
+            .hash(&mut hasher);
+    }
+    let mut ids: Vec<(Option<String>, Option<String>)> = deployments
+        .iter()
+        .map(|d| (d.namespace(), d.spec.deployment_id.clone()))
+        .collect();
+    ids.sort();
+    ids.hash(&mut hasher);
+    hasher.finish()
 }
 
 async fn deployments_of(

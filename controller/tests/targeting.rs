@@ -152,6 +152,38 @@ async fn each_cluster_gets_its_variant_stored_once() {
     })
     .await;
 
+    // Clusters and groups count their bundles, as kubectl shows them.
+    let groups: Api<fleet_api::ClusterGroup> = Api::namespaced(client.clone(), NS);
+    let group: fleet_api::ClusterGroup = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "ClusterGroup",
+        "metadata": {"name": "prod", "namespace": NS},
+        "spec": {"selector": {"matchLabels": {"env": "prod"}}},
+    }))
+    .expect("group");
+    groups
+        .create(&PostParams::default(), &group)
+        .await
+        .expect("group");
+    eventually("the counts of clusters and groups", WAIT, || async {
+        let cluster = clusters.get("prod-a").await.ok()?.status?;
+        let group = groups.get("prod").await.ok()?.status?;
+        let shown = (
+            cluster.display?.ready_bundles?,
+            cluster.namespace?,
+            group.cluster_count,
+            group.display?.ready_bundles?,
+        );
+        (shown
+            == (
+                "0/1".into(),
+                "cluster-fleet-local-prod-a".into(),
+                2,
+                "0/2".into(),
+            ))
+            .then_some(())
+    })
+    .await;
+
     // A cluster relabelled gets the other variant; a deleted cluster loses its deployment.
     clusters
         .patch(

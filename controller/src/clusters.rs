@@ -1,0 +1,176 @@
+//! Cluster and ClusterGroup status: each cluster counts the BundleDeployments in its
+//! namespace, each group counts its clusters and adds up their bundles, as
+//! `kubectl get clusters,clustergroups -A` shows them in Fleet.
+
+use std::sync::Arc;
+
+use fleet_api::{
+    BundleDeployment, BundleSummary, Cluster, ClusterDisplay, ClusterGroup, ClusterGroupDisplay,
+    Condition,
+};
+use fleet_renderer::bundle::matches_selector;
+use kube::api::{ListParams, Patch, PatchParams};
+use kube::{Api, ResourceExt};
+use serde_json::json;
+
+use crate::reconcile::{cluster_namespace, summarise, CLUSTER_LABEL, CLUSTER_NAMESPACE_LABEL};
+use crate::{Context, Error};
+
+/// Writes `cluster`'s status, then that of the groups of its namespace.
+pub async fn cluster(cluster: Arc<Cluster>, ctx: &Context) -> Result<(), Error> {
+    let namespace = cluster.namespace().unwrap_or_default();
+    let name = cluster.name_any();
+    let selector = format!("{CLUSTER_LABEL}={name},{CLUSTER_NAMESPACE_LABEL}={namespace}");
+    let deployments: Vec<BundleDeployment> = Api::<BundleDeployment>::all(ctx.client.clone())
+        .list(&ListParams::default().labels(&selector))
+        .await?
+        .items;
+    let summary = summarise(&deployments);
+    let waiting: Vec<String> = deployments
+        .iter()
+        .filter(|d| !d.status.as_ref().is_some_and(|s| s.ready))
+        .take(3)
+        .map(|d| d.name_any())
+        .collect();
+    let ready = summary.ready == summary.desired_ready;
+    let message = if ready {
+        String::new()
+    } else {
+        format!(
+            "NotReady({}) [Bundle {}]",
+            summary.desired_ready - summary.ready,
+            waiting.join(", ")
+        )
+    };
+    let old = cluster.status.clone().unwrap_or_default();
+    let display = ClusterDisplay {
+        ready_bundles: Some(format!("{}/{}", summary.ready, summary.desired_ready)),
+        state: Some(if ready { "Ready" } else { "NotReady" }.into()),
+    };
+    let conditions = ready_condition(&old.conditions, ready, &message);
+    let namespace_used = cluster_namespace(&cluster);
+    let unchanged = old.summary.as_ref() == Some(&summary)
+        && old.display.as_ref() == Some(&display)
+        && old.conditions == conditions
+        && old.namespace.as_deref() == Some(namespace_used.as_str());
+    if !unchanged {
+        let patch = json!({"status": {
+            "namespace": namespace_used,
+            "summary": summary,
+            "display": display,
+            "conditions": conditions,
+        }});
+        Api::<Cluster>::namespaced(ctx.client.clone(), &namespace)
+            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await?;
+    }
+    groups(ctx, &namespace).await
+}
+
+/// The conditions with `Ready` set to `ready`/`message`, its times kept when unchanged.
+fn ready_condition(old: &[Condition], ready: bool, message: &str) -> Vec<Condition> {
+    let status = if ready { "True" } else { "False" };
+    let message = Some(message.to_string()).filter(|m| !m.is_empty());
+    let mut conditions = old.to_vec();
+    let current = conditions.iter().position(|c| c.type_ == "Ready");
+    if current.is_some_and(|i| conditions[i].status == status && conditions[i].message == message) {
+        return conditions;
+    }
+    let condition = Condition {
+        type_: "Ready".into(),
+        status: status.into(),
+        last_update_time: Some(jiff::Timestamp::now().to_string()),
+        message,
+        ..Condition::default()
+    };
+    match current {
+        Some(i) => conditions[i] = condition,
+        None => conditions.push(condition),
+    }
+    conditions
+}
+
+/// Writes the status of every ClusterGroup in `namespace` from its clusters' statuses.
+async fn groups(ctx: &Context, namespace: &str) -> Result<(), Error> {
+    let clusters = Api::<Cluster>::namespaced(ctx.client.clone(), namespace)
+        .list(&ListParams::default())
+        .await?
+        .items;
+    let api: Api<ClusterGroup> = Api::namespaced(ctx.client.clone(), namespace);
+    for group in api.list(&ListParams::default()).await?.items {
+        let members: Vec<&Cluster> = clusters
+            .iter()
+            .filter(|c| {
+                group
+                    .spec
+                    .selector
+                    .as_ref()
+                    .is_some_and(|s| matches_selector(s, c.labels()))
+            })
+            .collect();
+        let mut summary = BundleSummary::default();
+        let mut non_ready = Vec::new();
+        for member in &members {
+            let own = member
+                .status
+                .as_ref()
+                .and_then(|s| s.summary.clone())
+                .unwrap_or_default();
+            if own.ready < own.desired_ready {
+                non_ready.push(member.name_any());
+            }
+            summary.ready += own.ready;
+            summary.desired_ready += own.desired_ready;
+            summary.not_ready += own.not_ready;
+            summary.wait_applied += own.wait_applied;
+            summary.err_applied += own.err_applied;
+            summary.out_of_sync += own.out_of_sync;
+            summary.modified += own.modified;
+            summary.pending += own.pending;
+        }
+        let count = members.len() as i32;
+        let ready = non_ready.is_empty();
+        let display = ClusterGroupDisplay {
+            ready_clusters: Some(format!("{}/{count}", count - non_ready.len() as i32)),
+            ready_bundles: Some(format!("{}/{}", summary.ready, summary.desired_ready)),
+            state: Some(if ready { "Ready" } else { "NotReady" }.into()),
+        };
+        let old = group.status.clone().unwrap_or_default();
+        let message = if ready {
+            String::new()
+        } else {
+            let first: Vec<&str> = non_ready.iter().take(3).map(String::as_str).collect();
+            format!(
+                "NotReady({}) [Cluster {}]",
+                non_ready.len(),
+                first.join(", ")
+            )
+        };
+        let conditions = ready_condition(&old.conditions, ready, &message);
+        let non_ready_count = non_ready.len();
+        non_ready.truncate(10);
+        let unchanged = old.cluster_count == count
+            && old.non_ready_clusters == non_ready
+            && old.summary.as_ref() == Some(&summary)
+            && old.display.as_ref() == Some(&display)
+            && old.conditions == conditions;
+        if unchanged {
+            continue;
+        }
+        let patch = json!({"status": {
+            "clusterCount": count,
+            "nonReadyClusterCount": non_ready_count,
+            "nonReadyClusters": non_ready,
+            "summary": summary,
+            "display": display,
+            "conditions": conditions,
+        }});
+        api.patch_status(
+            &group.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await?;
+    }
+    Ok(())
+}
