@@ -71,6 +71,7 @@ impl Agent {
         let deployments: Api<BundleDeployment> = Api::namespaced(self.hub.clone(), &self.namespace);
         Controller::new(deployments, watcher::Config::default())
             .with_config(ControllerConfig::default().concurrency(4))
+            .trigger_backoff(fleet_gitjob::controller::schedule::WatchBackoff::default())
             .graceful_shutdown_on(shutdown)
             .run(
                 |deployment, agent| async move {

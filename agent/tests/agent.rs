@@ -23,6 +23,7 @@ struct Fleet {
     repo: TestRepo,
     daemon: GitDaemon,
     stops: Vec<tokio::sync::oneshot::Sender<()>>,
+    agents: std::collections::HashMap<String, tokio::task::JoinHandle<()>>,
 }
 
 impl Fleet {
@@ -62,21 +63,33 @@ impl Fleet {
         let controller =
             fleet_controller::Context::new(hub.client.clone(), hub.dir.path().join("controller"));
         tokio::spawn(fleet_controller::run(controller, stop_signal()));
-        for name in &names {
-            let agent = fleet_agent::Agent::new(
-                hub.client.clone(),
-                client_for(&hub.kubeconfig(name)).await,
-                &format!("cluster-fleet-local-{name}"),
-                Duration::from_secs(1),
-            );
-            tokio::spawn(agent.run(stop_signal()));
-        }
-        Self {
+        let mut fleet = Self {
             hub,
             repo,
             daemon,
             stops,
+            agents: Default::default(),
+        };
+        for name in names {
+            fleet.start_agent(name).await;
         }
+        fleet
+    }
+
+    /// Starts (or starts again, killing the running one wherever it is) a member's agent.
+    async fn start_agent(&mut self, name: &str) {
+        if let Some(running) = self.agents.remove(name) {
+            running.abort();
+            let _ = running.await;
+        }
+        let agent = fleet_agent::Agent::new(
+            self.hub.client.clone(),
+            client_for(&self.hub.kubeconfig(name)).await,
+            &format!("cluster-fleet-local-{name}"),
+            Duration::from_secs(1),
+        );
+        let handle = tokio::spawn(agent.run(std::future::pending()));
+        self.agents.insert(name.to_string(), handle);
     }
 
     async fn gitrepo(&self, spec: Value) {
@@ -120,6 +133,15 @@ impl Fleet {
         for stop in self.stops {
             let _ = stop.send(());
         }
+        for agent in self.agents.values() {
+            agent.abort();
+        }
+    }
+
+    /// The `mode` of the ConfigMap `settings` in a member's namespace `app`.
+    fn mode(&self, member: &str) -> Option<String> {
+        let found = self.get(member, &["get", "configmap", "settings", "-n", "app"])?;
+        found["data"]["mode"].as_str().map(String::from)
     }
 }
 
@@ -432,6 +454,57 @@ async fn depends_on_holds_a_bundle_until_its_dependency_is_ready_on_that_cluster
     );
     eventually("app applied after db is ready", WAIT, || async {
         fleet.get("dev", &["get", "configmap", "settings", "-n", "app"])
+    })
+    .await;
+    fleet.stop();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hub_restart_and_a_killed_agent_are_survived() {
+    let mut fleet = Fleet::start(&[("dev", json!({"env": "dev"}))]).await;
+    fleet
+        .repo
+        .write("app/fleet.yaml", "defaultNamespace: app\n")
+        .write("app/settings.yaml", &settings("one"));
+    fleet.repo.commit("one");
+    fleet
+        .gitrepo(json!({"targets": [{"clusterSelector": {}}]}))
+        .await;
+    eventually("the first version", WAIT, || async {
+        (fleet.mode("dev")? == "one").then_some(())
+    })
+    .await;
+
+    // The hub goes away for two seconds; a commit lands meanwhile. gitjob, the controller
+    // and the agent reconnect and carry it through.
+    fleet.repo.write("app/settings.yaml", &settings("two"));
+    fleet.repo.commit("two");
+    fleet.hub.restart(Duration::from_secs(2)).await;
+    let back = std::time::Instant::now();
+    eventually("the commit made while the hub was down", WAIT, || async {
+        (fleet.mode("dev")? == "two").then_some(())
+    })
+    .await;
+    eprintln!("converged {:?} after the hub came back", back.elapsed());
+
+    // The agent is killed as a new deployment arrives, and a new one converges.
+    fleet.repo.write("app/settings.yaml", &settings("three"));
+    fleet.repo.commit("three");
+    let deployments = fleet.deployments("dev");
+    let before = deployments
+        .get("demo-app")
+        .await
+        .expect("deployment")
+        .spec
+        .deployment_id;
+    eventually("the new deployment", WAIT, || async {
+        let now = deployments.get("demo-app").await.ok()?.spec.deployment_id;
+        (now != before).then_some(())
+    })
+    .await;
+    fleet.start_agent("dev").await;
+    eventually("the new agent's version", WAIT, || async {
+        (fleet.mode("dev")? == "three").then_some(())
     })
     .await;
     fleet.stop();

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use fleet_api::{Bundle, BundleDeployment, Cluster, ClusterGroup};
 use fleet_gitjob::charts::ChartCache;
+use fleet_gitjob::controller::schedule::WatchBackoff;
 use futures::{FutureExt, StreamExt};
 use kube::runtime::controller::{Action, Config as ControllerConfig};
 use kube::runtime::reflector::ObjectRef;
@@ -149,6 +150,7 @@ async fn run_bundles(
             },
         )
         .with_config(ControllerConfig::default().concurrency(16))
+        .trigger_backoff(WatchBackoff::default())
         .graceful_shutdown_on(shutdown)
         .run(
             |bundle, ctx| async move {
@@ -189,6 +191,7 @@ async fn run_clusters(
             },
         )
         .with_config(ControllerConfig::default().concurrency(8))
+        .trigger_backoff(WatchBackoff::default())
         .graceful_shutdown_on(shutdown)
         .run(
             |cluster, ctx| async move {

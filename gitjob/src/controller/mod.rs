@@ -138,6 +138,7 @@ impl Gitjob {
         Controller::new(gitrepos, watcher::Config::default())
             .owns(bundles, watcher::Config::default().labels(REPO_NAME_LABEL))
             .with_config(config)
+            .trigger_backoff(schedule::WatchBackoff::default())
             .graceful_shutdown_on(shutdown)
             .run(reconcile, error_policy, self)
             .for_each(|result| async move {
@@ -194,7 +195,8 @@ fn error_policy(gitrepo: Arc<GitRepo>, error: &ReconcileError, ctx: Arc<Gitjob>)
         gitrepo.name_any()
     );
     let failures = ctx.failures(&key, true);
-    let wait = schedule::backoff(failures, schedule::DEFAULT_POLL);
+    // The API server failed (restarting, say): come back soon, not at the poll period.
+    let wait = schedule::backoff(failures, schedule::API_RETRY);
     tracing::warn!(gitrepo = %key, %error, retry_in = ?wait, "reconcile failed");
     Action::requeue(wait)
 }
@@ -307,7 +309,11 @@ async fn poll_and_sync(
     };
     let already = ctx.synced_to(key).is_some_and(|s| s == target) || from_status == target;
     if already {
+        // The status says what is synced, even if an earlier write of it failed.
         outcome.broken_bundles = old.resource_errors.clone();
+        new.commit = Some(target.commit);
+        new.observed_generation = target.generation;
+        new.update_generation = target.force;
         return Ok(());
     }
     let rendered = sync::render_commit(ctx, gitrepo, &access, &wanted, &commit)
@@ -374,7 +380,11 @@ async fn write_status(
         return Ok(());
     }
     let api: Api<GitRepo> = Api::namespaced(ctx.client.clone(), &namespace);
-    let patch = json!({ "status": new });
+    let (before, after) = (
+        serde_json::to_value(old).unwrap_or_default(),
+        serde_json::to_value(&new).unwrap_or_default(),
+    );
+    let patch = json!({ "status": status::merge_patch(&before, &after) });
     api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
         .await?;
     Ok(())

@@ -8,8 +8,46 @@ use std::time::Duration;
 pub const DEFAULT_POLL: Duration = Duration::from_secs(15);
 /// The poll period once a webhook has reached a GitRepo that sets none (as in Fleet).
 pub const WEBHOOK_POLL: Duration = Duration::from_secs(3600);
+/// The longest wait before retrying after the API server failed.
+pub const API_RETRY: Duration = Duration::from_secs(4);
 /// The first retry after a failure; it doubles up to the poll period.
 pub const FIRST_RETRY: Duration = Duration::from_secs(2);
+
+/// The backoff of the controllers' watches: 250 ms doubling to 2 s, back to 250 ms once a
+/// watch works. kube-runtime's default grows to 30 s and is shared by every watch of a
+/// controller, so a hub restart of two seconds could hold a controller back for half a
+/// minute; a watch is cheap to retry.
+#[derive(Debug, Clone)]
+pub struct WatchBackoff {
+    next: Duration,
+}
+
+impl WatchBackoff {
+    const FIRST: Duration = Duration::from_millis(250);
+    const MAX: Duration = Duration::from_secs(2);
+}
+
+impl Default for WatchBackoff {
+    fn default() -> Self {
+        Self { next: Self::FIRST }
+    }
+}
+
+impl Iterator for WatchBackoff {
+    type Item = Duration;
+
+    fn next(&mut self) -> Option<Duration> {
+        let now = self.next;
+        self.next = (self.next * 2).min(Self::MAX);
+        Some(now)
+    }
+}
+
+impl kube::runtime::utils::Backoff for WatchBackoff {
+    fn reset(&mut self) {
+        self.next = Self::FIRST;
+    }
+}
 
 /// Parses a Go duration (`15s`, `1m30s`, `1h`, `500ms`, `1.5h`).
 pub fn parse_go_duration(text: &str) -> Option<Duration> {
@@ -94,6 +132,16 @@ mod tests {
         assert_eq!(poll_period(None, false), DEFAULT_POLL);
         assert_eq!(poll_period(None, true), WEBHOOK_POLL);
         assert_eq!(poll_period(Some("30s"), true), Duration::from_secs(30));
+    }
+
+    #[test]
+    fn watch_backoff_is_short_and_resets() {
+        use kube::runtime::utils::Backoff;
+        let mut backoff = WatchBackoff::default();
+        let waits: Vec<u128> = backoff.by_ref().take(6).map(|d| d.as_millis()).collect();
+        assert_eq!(waits, [250, 500, 1000, 2000, 2000, 2000]);
+        backoff.reset();
+        assert_eq!(backoff.next(), Some(Duration::from_millis(250)));
     }
 
     #[test]

@@ -135,6 +135,34 @@ pub fn apply_outcome(
     status.resource_errors = outcome.broken_bundles.clone();
 }
 
+/// An RFC 7386 merge patch turning `old` into `new`: fields `new` lacks are set to null
+/// (a merge patch that only omitted them would leave them in place), objects are patched
+/// field by field, anything else is replaced.
+pub fn merge_patch(old: &serde_json::Value, new: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match (old, new) {
+        (Value::Object(before), Value::Object(after)) => {
+            let mut patch = serde_json::Map::new();
+            for (key, value) in after {
+                match before.get(key) {
+                    Some(previous) if previous == value => {}
+                    Some(previous) => {
+                        patch.insert(key.clone(), merge_patch(previous, value));
+                    }
+                    None => {
+                        patch.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+            for key in before.keys().filter(|k| !after.contains_key(*k)) {
+                patch.insert(key.clone(), Value::Null);
+            }
+            Value::Object(patch)
+        }
+        _ => new.clone(),
+    }
+}
+
 /// Whether two statuses differ in anything but update times.
 pub fn differs(old: &GitRepoStatus, new: &GitRepoStatus) -> bool {
     let strip = |status: &GitRepoStatus| {
@@ -151,6 +179,17 @@ pub fn differs(old: &GitRepoStatus, new: &GitRepoStatus) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn merge_patches_remove_what_is_gone() {
+        use serde_json::json;
+        let old = json!({"display": {"state": "NotReady", "message": "0/1"}, "commit": "a"});
+        let new = json!({"display": {"state": "Ready"}, "commit": "a"});
+        assert_eq!(
+            merge_patch(&old, &new),
+            json!({"display": {"state": "Ready", "message": null}})
+        );
+    }
 
     #[test]
     fn a_broken_bundle_makes_the_repo_not_ready_and_stalled() {

@@ -14,8 +14,9 @@ use kube::Api;
 pub struct FleetHub {
     /// The temporary directory; the hub's data is under `hub/`, and tests may put more.
     pub dir: tempfile::TempDir,
-    /// The hub.
-    pub running: fleet_hub::Running,
+    /// The hub (`None` while stopped by [`FleetHub::restart`]).
+    pub running: Option<fleet_hub::Running>,
+    clusters: Vec<String>,
     /// An admin client of the `local` (management) cluster.
     pub client: kube::Client,
 }
@@ -31,7 +32,7 @@ impl FleetHub {
             data: dir.path().join("hub"),
             listen: ([127, 0, 0, 1], 0).into(),
             insecure_http: false,
-            clusters,
+            clusters: clusters.clone(),
         })
         .await
         .unwrap_or_else(|e| panic!("hub starts: {e}"));
@@ -62,8 +63,38 @@ impl FleetHub {
         }
         Self {
             dir,
-            running,
+            running: Some(running),
+            clusters,
             client,
+        }
+    }
+
+    /// Stops the hub, waits `down`, and starts it again on the same port and data.
+    pub async fn restart(&mut self, down: Duration) {
+        let Some(running) = self.running.take() else {
+            return;
+        };
+        let addr = running.addr;
+        running.shutdown().await;
+        tokio::time::sleep(down).await;
+        for attempt in 0.. {
+            let options = fleet_hub::Options {
+                data: self.dir.path().join("hub"),
+                listen: addr,
+                insecure_http: false,
+                clusters: self.clusters.clone(),
+            };
+            match fleet_hub::start(options).await {
+                Ok(running) => {
+                    self.running = Some(running);
+                    return;
+                }
+                Err(error) if attempt < 50 => {
+                    tracing::debug!(%error, "hub restart, retrying");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(error) => panic!("hub restarts: {error}"),
+            }
         }
     }
 
