@@ -509,3 +509,82 @@ async fn a_hub_restart_and_a_killed_agent_are_survived() {
     .await;
     fleet.stop();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_partitioned_rollout_stops_at_a_failing_partition() {
+    let fleet = Fleet::start(&[
+        ("dev", json!({"env": "dev"})),
+        ("prod-a", json!({"env": "prod"})),
+        ("prod-b", json!({"env": "prod"})),
+    ])
+    .await;
+    let fleet_yaml = "defaultNamespace: app\nrolloutStrategy:\n  maxUnavailablePartitions: 0\n  partitions:\n  - name: canary\n    clusterName: dev\n    maxUnavailable: 0\n  - name: prod\n    clusterSelector:\n      matchLabels:\n        env: prod\n";
+    fleet
+        .repo
+        .write("app/fleet.yaml", fleet_yaml)
+        .write("app/settings.yaml", &settings("v1"));
+    fleet.repo.commit("v1");
+    fleet
+        .gitrepo(json!({"targets": [{"clusterSelector": {}}]}))
+        .await;
+    for member in ["dev", "prod-a", "prod-b"] {
+        eventually(&format!("v1 in {member}"), WAIT, || async {
+            (fleet.mode(member)? == "v1").then_some(())
+        })
+        .await;
+    }
+
+    // v2 adds a Deployment that never becomes ready on its own: the canary takes it and
+    // fails, so prod stays at v1 with v2 staged.
+    fleet
+        .repo
+        .write("app/settings.yaml", &settings("v2"))
+        .write("app/web.yaml", WEB);
+    fleet.repo.commit("v2");
+    eventually("v2 in the canary", WAIT, || async {
+        (fleet.mode("dev")? == "v2").then_some(())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    for member in ["prod-a", "prod-b"] {
+        assert_eq!(
+            fleet.mode(member).as_deref(),
+            Some("v1"),
+            "{member} held back"
+        );
+        let held = fleet
+            .deployments(member)
+            .get("demo-app")
+            .await
+            .expect("deployment")
+            .spec;
+        assert_ne!(
+            held.staged_deployment_id, held.deployment_id,
+            "{member} has v2 staged"
+        );
+    }
+
+    // The canary's Deployment becomes ready (its status set by hand: no controller runs
+    // pods here), and the rollout goes on.
+    kubectl(
+        &fleet.member("dev"),
+        &[
+            "patch",
+            "deployment",
+            "web",
+            "-n",
+            "app",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            r#"{"status":{"observedGeneration":1,"replicas":1,"readyReplicas":1,"updatedReplicas":1,"availableReplicas":1}}"#,
+        ],
+    );
+    for member in ["prod-a", "prod-b"] {
+        eventually(&format!("v2 in {member}"), WAIT, || async {
+            (fleet.mode(member)? == "v2").then_some(())
+        })
+        .await;
+    }
+    fleet.stop();
+}

@@ -7,6 +7,7 @@
 pub mod clusters;
 pub mod placement;
 pub mod reconcile;
+pub mod rollout;
 pub mod variant;
 
 use std::collections::HashMap;

@@ -16,6 +16,7 @@ use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use crate::placement::{cluster_info, is_targeted};
+use crate::rollout::{self, Candidate};
 use crate::variant::{content_object, deployment_id, BundleFiles};
 use crate::{Context, Error, FIELD_MANAGER};
 
@@ -60,7 +61,7 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
         return write_status(ctx, &bundle, &deployments, &[]).await;
     }
     let mut files = None;
-    let mut wanted = BTreeSet::new();
+    let mut plans = Vec::new();
     let mut failures = Vec::new();
     for cluster in &clusters {
         let info = cluster_info(cluster, &groups);
@@ -84,16 +85,36 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
             continue;
         }
         let target_namespace = cluster_namespace(cluster);
-        ensure_namespace(&ctx.client, &target_namespace).await?;
         store_content(ctx, &variant).await?;
-        let deployment = deployment_for(&bundle, cluster, &variant, &target_namespace);
+        let desired = deployment_for(&bundle, cluster, &variant, &target_namespace);
         let current = deployments
             .iter()
-            .find(|d| d.namespace().as_deref() == Some(target_namespace.as_str()));
-        let unchanged = current.is_some_and(|d| {
+            .find(|d| d.namespace().as_deref() == Some(target_namespace.as_str()))
+            .cloned();
+        plans.push((info, target_namespace, desired, current));
+    }
+    let candidates: Vec<Candidate> = plans
+        .iter()
+        .map(|(info, _, desired, current)| Candidate {
+            cluster: info.clone(),
+            current: current.as_ref().and_then(|d| d.spec.deployment_id.clone()),
+            wanted: desired.spec.deployment_id.clone().unwrap_or_default(),
+            available: current.as_ref().is_some_and(is_available),
+        })
+        .collect();
+    let allowed = rollout::allowed(bundle.spec.rollout_strategy.as_ref(), &candidates);
+    let mut wanted = BTreeSet::new();
+    for ((_, target_namespace, desired, current), go) in plans.into_iter().zip(&allowed) {
+        let deployment = if *go {
+            desired
+        } else {
+            staged(desired, current.as_ref())
+        };
+        let unchanged = current.as_ref().is_some_and(|d| {
             d.spec == deployment.spec && d.metadata.labels == deployment.metadata.labels
         });
         if !unchanged {
+            ensure_namespace(&ctx.client, &target_namespace).await?;
             Api::<BundleDeployment>::namespaced(ctx.client.clone(), &target_namespace)
                 .patch(
                     &name,
@@ -114,7 +135,8 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
             .await?;
     }
     let deployments = deployments_of(ctx, &namespace, &name).await?;
-    if failures.is_empty() {
+    // While a rollout holds clusters back, readiness reports must bring the bundle back here.
+    if failures.is_empty() && allowed.iter().all(|go| *go) {
         let placed = placement_fingerprint(&bundle, &clusters, &groups, &deployments);
         ctx.remember_placement(&key, placed);
     }
@@ -171,6 +193,24 @@ async fn deployments_of(
         .list(&ListParams::default().labels(&selector))
         .await?
         .items)
+}
+
+/// Applied and ready at its current deployment.
+fn is_available(deployment: &BundleDeployment) -> bool {
+    deployment.status.as_ref().is_some_and(|s| {
+        s.ready
+            && s.applied_deployment_id.is_some()
+            && s.applied_deployment_id == deployment.spec.deployment_id
+    })
+}
+
+/// `desired` held back by the rollout: the current deployment stays, the new one is staged.
+fn staged(mut desired: BundleDeployment, current: Option<&BundleDeployment>) -> BundleDeployment {
+    if let Some(current) = current {
+        desired.spec.deployment_id = current.spec.deployment_id.clone();
+        desired.spec.options = current.spec.options.clone();
+    }
+    desired
 }
 
 fn deployment_for(

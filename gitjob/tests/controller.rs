@@ -267,9 +267,11 @@ async fn commits_become_bundles_and_force_pushes_and_removals_follow() {
     })
     .await;
 
-    // kubectl shows Fleet's columns.
-    let status = env.status().await;
-    assert_eq!(status.commit.as_deref(), Some(third.as_str()));
+    // kubectl shows Fleet's columns (the status is written just after the Bundles).
+    eventually("the status at the third commit", WAIT, || async {
+        (env.status().await.commit.as_deref() == Some(third.as_str())).then_some(())
+    })
+    .await;
     let table = env.kubectl(&["get", "gitrepos", "-A"]);
     let header: Vec<&str> = table
         .lines()
