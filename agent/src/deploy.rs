@@ -387,7 +387,14 @@ async fn report(
                 .all(|(x, y)| x.type_ == y.type_ && x.status == y.status && x.message == y.message)
     };
     let applied_id = outcome.applied_id.or(old.applied_deployment_id.clone());
+    let release = release_record(
+        deployment,
+        old.release.as_deref(),
+        applied_id.as_deref(),
+        old.applied_deployment_id.as_deref(),
+    );
     if old.ready == ready
+        && old.release == release
         && old.non_modified == non_modified
         && old.modified_status == outcome.modified
         && old.applied_deployment_id == applied_id
@@ -412,6 +419,7 @@ async fn report(
     };
     let patch = json!({"status": {
         "appliedDeploymentID": applied_id,
+        "release": release,
         "ready": ready,
         "nonModified": non_modified,
         "nonReadyStatus": non_ready,
@@ -432,6 +440,39 @@ async fn report(
         )
         .await?;
     Ok(())
+}
+
+/// The release record Fleet keeps for every deployment, `namespace/name:revision` (Fleet
+/// deploys every bundle as a Helm release; here the rendered manifests are applied, and the
+/// record keeps the `helm list` view). The revision counts the deployments applied.
+fn release_record(
+    deployment: &BundleDeployment,
+    old: Option<&str>,
+    applied: Option<&str>,
+    previously_applied: Option<&str>,
+) -> Option<String> {
+    applied?;
+    let options = deployment.spec.options.clone().unwrap_or_default();
+    let name = options
+        .helm
+        .as_ref()
+        .and_then(|h| h.release_name.clone())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| deployment.name_any());
+    let namespace = options
+        .target_namespace
+        .or(options.default_namespace)
+        .unwrap_or_else(|| "default".into());
+    let revision: u64 = old
+        .and_then(|r| r.rsplit_once(':'))
+        .and_then(|(_, n)| n.parse().ok())
+        .unwrap_or(0);
+    let revision = if applied != previously_applied || revision == 0 {
+        revision + 1
+    } else {
+        revision
+    };
+    Some(format!("{namespace}/{name}:{revision}"))
 }
 
 impl Agent {

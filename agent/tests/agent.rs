@@ -249,6 +249,7 @@ async fn a_commit_reaches_the_member_cluster_and_a_removed_file_is_pruned() {
         .expect("Deployed");
     assert_eq!(deployed.status, "True");
     assert_eq!(status.resources.len(), 2);
+    assert_eq!(status.release.as_deref(), Some("app/demo-app:1"));
 
     // A file removed from Git is pruned from the cluster.
     fleet.repo.remove("app/settings.yaml");
@@ -263,6 +264,11 @@ async fn a_commit_reaches_the_member_cluster_and_a_removed_file_is_pruned() {
     assert!(fleet
         .get("dev", &["get", "deployment", "web", "-n", "app"])
         .is_some());
+    eventually("the second release", WAIT, || async {
+        let status = deployments.get("demo-app").await.ok()?.status?;
+        (status.release.as_deref() == Some("app/demo-app:2")).then_some(())
+    })
+    .await;
     fleet.stop();
 }
 

@@ -10,6 +10,7 @@ mod helm;
 mod hub;
 mod kustomize;
 mod lint;
+mod releases;
 mod test;
 
 use anyhow::Result;
@@ -47,6 +48,8 @@ enum Command {
     Gitjob(gitjob::GitjobArgs),
     /// Run the embedded Kubernetes-compatible API server (the hub).
     Hub(hub::HubArgs),
+    /// List the release record of every deployment, as `helm list` does.
+    Releases(releases::ReleasesArgs),
     /// Benchmarks against the reference tools, measured in the same run.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -65,6 +68,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Controller(args) => controller::run(args),
         Command::Gitjob(args) => gitjob::run(args),
         Command::Hub(args) => hub::run(args),
+        Command::Releases(args) => releases::run(args),
         Command::Bench(command) => bench::run(command),
     }
 }
