@@ -13,6 +13,8 @@ use kube::api::{ListParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
+use fleet_gitjob::controller::status::set_condition;
+
 use crate::reconcile::{cluster_namespace, summarise, CLUSTER_LABEL, CLUSTER_NAMESPACE_LABEL};
 use crate::{Context, Error};
 
@@ -67,26 +69,11 @@ pub async fn cluster(cluster: Arc<Cluster>, ctx: &Context) -> Result<(), Error> 
     groups(ctx, &namespace).await
 }
 
-/// The conditions with `Ready` set to `ready`/`message`, its times kept when unchanged.
+/// The conditions with `Ready` set to `ready`/`message`.
 fn ready_condition(old: &[Condition], ready: bool, message: &str) -> Vec<Condition> {
-    let status = if ready { "True" } else { "False" };
-    let message = Some(message.to_string()).filter(|m| !m.is_empty());
     let mut conditions = old.to_vec();
-    let current = conditions.iter().position(|c| c.type_ == "Ready");
-    if current.is_some_and(|i| conditions[i].status == status && conditions[i].message == message) {
-        return conditions;
-    }
-    let condition = Condition {
-        type_: "Ready".into(),
-        status: status.into(),
-        last_update_time: Some(jiff::Timestamp::now().to_string()),
-        message,
-        ..Condition::default()
-    };
-    match current {
-        Some(i) => conditions[i] = condition,
-        None => conditions.push(condition),
-    }
+    let now = jiff::Timestamp::now().to_string();
+    set_condition(&mut conditions, "Ready", ready, "", message, &now);
     conditions
 }
 

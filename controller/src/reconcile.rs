@@ -7,13 +7,15 @@ use std::sync::Arc;
 
 use fleet_api::{
     Bundle, BundleDeployment, BundleDeploymentSpec, BundleDisplay, BundleSummary, Cluster,
-    ClusterGroup, Condition, Content,
+    ClusterGroup, Content,
 };
 use fleet_renderer::bundle::REPO_NAME_LABEL;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
+
+use fleet_gitjob::controller::status::set_condition;
 
 use crate::placement::{cluster_info, is_targeted};
 use crate::rollout::{self, Candidate};
@@ -356,18 +358,9 @@ async fn write_status(
     let render_failed = conditions
         .iter()
         .any(|c| c.type_ == "Ready" && c.reason.as_deref() == Some("RenderFailed"));
-    let status = if ready { "True" } else { "False" };
-    let message = Some(message).filter(|m| !m.is_empty());
-    let same = |c: &Condition| c.status == status && c.message == message;
-    if !render_failed && !conditions.iter().any(|c| c.type_ == "Ready" && same(c)) {
-        conditions.retain(|c| c.type_ != "Ready");
-        conditions.push(Condition {
-            type_: "Ready".into(),
-            status: status.into(),
-            last_update_time: Some(jiff::Timestamp::now().to_string()),
-            message,
-            ..Condition::default()
-        });
+    if !render_failed {
+        let now = jiff::Timestamp::now().to_string();
+        set_condition(&mut conditions, "Ready", ready, "", &message, &now);
     }
     let display = BundleDisplay {
         ready_clusters: Some(format!("{}/{}", summary.ready, summary.desired_ready)),
