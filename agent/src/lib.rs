@@ -6,6 +6,7 @@
 pub mod deploy;
 pub mod drift;
 pub mod readiness;
+pub mod register;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -3,7 +3,10 @@
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::CustomResourceExt;
 
-use crate::{Bundle, BundleDeployment, Cluster, ClusterGroup, Content, GitRepo};
+use crate::{
+    Bundle, BundleDeployment, Cluster, ClusterGroup, ClusterRegistration, ClusterRegistrationToken,
+    Content, GitRepo,
+};
 
 /// Every Fleet CRD, in a stable order, paired with the file name it is written to.
 pub fn all() -> Vec<(&'static str, CustomResourceDefinition)> {
@@ -14,6 +17,11 @@ pub fn all() -> Vec<(&'static str, CustomResourceDefinition)> {
         ("clusters.yaml", Cluster::crd()),
         ("clustergroups.yaml", ClusterGroup::crd()),
         ("contents.yaml", Content::crd()),
+        (
+            "clusterregistrationtokens.yaml",
+            ClusterRegistrationToken::crd(),
+        ),
+        ("clusterregistrations.yaml", ClusterRegistration::crd()),
     ]
 }
 

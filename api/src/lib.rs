@@ -14,6 +14,7 @@ mod content;
 pub mod crds;
 mod fleetyaml;
 mod gitrepo;
+mod registration;
 pub mod strict;
 
 pub use bundle::*;
@@ -23,6 +24,7 @@ pub use common::*;
 pub use content::Content;
 pub use fleetyaml::*;
 pub use gitrepo::*;
+pub use registration::*;
 
 /// The API group of every Fleet kind.
 pub const GROUP: &str = "fleet.cattle.io";

@@ -81,7 +81,9 @@ fn checked_in_crds_equal_the_generated_ones() {
             "bundledeployments.fleet.cattle.io",
             "clusters.fleet.cattle.io",
             "clustergroups.fleet.cattle.io",
-            "contents.fleet.cattle.io"
+            "contents.fleet.cattle.io",
+            "clusterregistrationtokens.fleet.cattle.io",
+            "clusterregistrations.fleet.cattle.io"
         ]
     );
     let columns = &crds[0]["spec"]["versions"][0]["additionalPrinterColumns"];

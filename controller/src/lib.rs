@@ -7,6 +7,7 @@
 pub mod clusters;
 pub mod placement;
 pub mod reconcile;
+pub mod registration;
 pub mod rollout;
 pub mod variant;
 
@@ -15,7 +16,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use fleet_api::{Bundle, BundleDeployment, Cluster, ClusterGroup};
+use fleet_api::{
+    Bundle, BundleDeployment, Cluster, ClusterGroup, ClusterRegistration, ClusterRegistrationToken,
+};
 use fleet_gitjob::charts::ChartCache;
 use fleet_gitjob::controller::schedule::WatchBackoff;
 use futures::{FutureExt, StreamExt};
@@ -36,6 +39,9 @@ pub enum Error {
     /// The bundle's files could not be written back for rendering.
     #[error(transparent)]
     Variant(#[from] variant::VariantError),
+    /// A registration could not be completed.
+    #[error("registration: {0}")]
+    Registration(String),
 }
 
 /// What reconciles share.
@@ -44,17 +50,36 @@ pub struct Context {
     charts: ChartCache,
     work_dir: PathBuf,
     placements: Mutex<HashMap<String, u64>>,
+    hub: Option<registration::HubAddress>,
 }
 
 impl Context {
     /// A controller context keeping scratch files and the chart cache under `data_dir`.
     pub fn new(client: kube::Client, data_dir: impl Into<PathBuf>) -> Arc<Self> {
-        let data_dir = data_dir.into();
+        Self::build(client, data_dir.into(), None)
+    }
+
+    /// A context that also accepts cluster registrations, handing agents kubeconfigs for
+    /// the hub at `hub`.
+    pub fn registering(
+        client: kube::Client,
+        data_dir: impl Into<PathBuf>,
+        hub: registration::HubAddress,
+    ) -> Arc<Self> {
+        Self::build(client, data_dir.into(), Some(hub))
+    }
+
+    fn build(
+        client: kube::Client,
+        data_dir: PathBuf,
+        hub: Option<registration::HubAddress>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             client,
             charts: ChartCache::new(data_dir.join("charts")),
             work_dir: data_dir.join("work"),
             placements: Mutex::default(),
+            hub,
         })
     }
 
@@ -80,7 +105,8 @@ pub async fn run(
     let shutdown = shutdown.shared();
     futures::join!(
         run_bundles(ctx.clone(), shutdown.clone()),
-        run_clusters(ctx, shutdown)
+        run_clusters(ctx.clone(), shutdown.clone()),
+        run_registration(ctx, shutdown)
     );
 }
 
@@ -204,4 +230,38 @@ async fn run_clusters(
         )
         .for_each(|_| async {})
         .await;
+}
+
+async fn run_registration(
+    ctx: Arc<Context>,
+    shutdown: impl std::future::Future<Output = ()> + Clone + Send + Sync + 'static,
+) {
+    let tokens = Controller::new(
+        Api::<ClusterRegistrationToken>::all(ctx.client.clone()),
+        watcher::Config::default(),
+    )
+    .trigger_backoff(WatchBackoff::default())
+    .graceful_shutdown_on(shutdown.clone())
+    .run(
+        |token, ctx| async move { registration::token(token, &ctx).await },
+        retry,
+        ctx.clone(),
+    )
+    .for_each(|_| async {});
+    let registrations = Controller::new(
+        Api::<ClusterRegistration>::all(ctx.client.clone()),
+        watcher::Config::default(),
+    )
+    .trigger_backoff(WatchBackoff::default())
+    .graceful_shutdown_on(shutdown)
+    .run(
+        |request, ctx| async move {
+            registration::registration(request, &ctx).await?;
+            Ok::<_, Error>(Action::await_change())
+        },
+        retry,
+        ctx,
+    )
+    .for_each(|_| async {});
+    futures::join!(tokens, registrations);
 }

@@ -234,7 +234,7 @@ async fn install_crds(hub: &TestHub) -> common::Kubectl {
     let crds = common::workspace().join("deploy/crds");
     let crds = crds.to_str().expect("utf-8 path");
     let run = kubectl.run(&["apply", "-f", crds]).await.success();
-    assert_eq!(run.stdout.lines().count(), 6, "{}", run.stdout);
+    assert_eq!(run.stdout.lines().count(), 8, "{}", run.stdout);
     kubectl
         .run(&[
             "wait",

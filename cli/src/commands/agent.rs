@@ -7,19 +7,33 @@ use clap::Args;
 
 /// Arguments of `fleet agent`.
 #[derive(Args, Debug)]
-#[command(after_help = "Example:
+#[command(after_help = "Examples:
+  fleet agent --register token.kubeconfig --cluster-name dev --label env=dev \\
+    --kubeconfig ./hub-data/dev.kubeconfig --data ./agent-dev
   fleet agent --hub-kubeconfig ./hub-data/local.kubeconfig \\
     --kubeconfig ./hub-data/dev.kubeconfig --namespace cluster-fleet-local-dev")]
 pub struct AgentArgs {
-    /// Kubeconfig for the hub (the management cluster holding the BundleDeployments).
+    /// Register with this token kubeconfig (from `fleet token create`) on first start.
+    #[arg(long, conflicts_with_all = ["hub_kubeconfig", "namespace"], requires = "cluster_name")]
+    register: Option<PathBuf>,
+    /// The name to register the cluster as.
     #[arg(long)]
-    hub_kubeconfig: PathBuf,
+    cluster_name: Option<String>,
+    /// A label for the registered cluster (repeatable).
+    #[arg(short = 'l', long = "label", value_parser = super::parse_label)]
+    labels: Vec<(String, String)>,
+    /// Where the credential a registration gives is kept.
+    #[arg(long, default_value = "agent-data")]
+    data: PathBuf,
+    /// Kubeconfig for the hub, when not registering.
+    #[arg(long, required_unless_present = "register")]
+    hub_kubeconfig: Option<PathBuf>,
+    /// The cluster's namespace on the hub, when not registering.
+    #[arg(long, required_unless_present = "register")]
+    namespace: Option<String>,
     /// Kubeconfig for the cluster the agent deploys to.
     #[arg(long, env = "KUBECONFIG")]
     kubeconfig: PathBuf,
-    /// The cluster's namespace on the hub, where its BundleDeployments are.
-    #[arg(long)]
-    namespace: String,
     /// Seconds between looks at an applied deployment (drift, readiness).
     #[arg(long, default_value_t = 60)]
     resync_seconds: u64,
@@ -29,11 +43,27 @@ pub struct AgentArgs {
 pub fn run(args: AgentArgs) -> Result<()> {
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     runtime.block_on(async move {
-        let hub = super::kube_client(&args.hub_kubeconfig).await?;
+        let (hub_kubeconfig, namespace) = match (&args.register, &args.cluster_name) {
+            (Some(token), Some(name)) => {
+                let labels = args.labels.iter().cloned().collect();
+                let patience = std::time::Duration::from_secs(120);
+                let registered =
+                    fleet_agent::register::register(token, name, labels, &args.data, patience)
+                        .await?;
+                (registered.kubeconfig, registered.namespace)
+            }
+            _ => (
+                args.hub_kubeconfig
+                    .clone()
+                    .context("--hub-kubeconfig is needed")?,
+                args.namespace.clone().context("--namespace is needed")?,
+            ),
+        };
+        let hub = super::kube_client(&hub_kubeconfig).await?;
         let local = super::kube_client(&args.kubeconfig).await?;
         let resync = std::time::Duration::from_secs(args.resync_seconds.max(1));
-        let agent = fleet_agent::Agent::new(hub, local, &args.namespace, resync);
-        tracing::info!(namespace = %args.namespace, "agent running");
+        let agent = fleet_agent::Agent::new(hub, local, &namespace, resync);
+        tracing::info!(%namespace, "agent running");
         agent.run(super::shutdown_signal()).await;
         Ok(())
     })

@@ -24,7 +24,8 @@ pub fn run(args: ControllerArgs) -> Result<()> {
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     runtime.block_on(async move {
         let client = super::kube_client(&args.kubeconfig).await?;
-        let ctx = fleet_controller::Context::new(client, &args.data);
+        let hub = super::token::hub_address(&args.kubeconfig)?;
+        let ctx = fleet_controller::Context::registering(client, &args.data, hub);
         tracing::info!(data = %args.data.display(), "controller running");
         fleet_controller::run(ctx, super::shutdown_signal()).await;
         Ok(())

@@ -12,6 +12,7 @@ mod kustomize;
 mod lint;
 mod releases;
 mod test;
+mod token;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -48,6 +49,9 @@ enum Command {
     Gitjob(gitjob::GitjobArgs),
     /// Run the embedded Kubernetes-compatible API server (the hub).
     Hub(hub::HubArgs),
+    /// Cluster registration tokens.
+    #[command(subcommand)]
+    Token(token::TokenCommand),
     /// List the release record of every deployment, as `helm list` does.
     Releases(releases::ReleasesArgs),
     /// Benchmarks against the reference tools, measured in the same run.
@@ -69,6 +73,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Gitjob(args) => gitjob::run(args),
         Command::Hub(args) => hub::run(args),
         Command::Releases(args) => releases::run(args),
+        Command::Token(command) => token::run(command),
         Command::Bench(command) => bench::run(command),
     }
 }

@@ -1,0 +1,119 @@
+//! Joining the fleet with a registration token: the agent asks for a Cluster with a
+//! ClusterRegistration and receives its own credential, which it keeps for its next start.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use fleet_api::ClusterRegistration;
+use fleet_controller::registration::TOKEN_LABEL;
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::PostParams;
+use kube::{Api, ResourceExt};
+
+use crate::Error;
+
+/// Where a registered agent finds the hub: its kubeconfig and its cluster namespace.
+pub struct Registered {
+    /// The agent's own kubeconfig for the hub.
+    pub kubeconfig: PathBuf,
+    /// The cluster's namespace on the hub.
+    pub namespace: String,
+}
+
+fn failed(message: impl std::fmt::Display) -> Error {
+    Error::Invalid(format!("registration: {message}"))
+}
+
+async fn client_for(kubeconfig: &Path) -> Result<(kube::Client, kube::config::Kubeconfig), Error> {
+    let file = kube::config::Kubeconfig::read_from(kubeconfig).map_err(failed)?;
+    let config = kube::Config::from_custom_kubeconfig(file.clone(), &Default::default())
+        .await
+        .map_err(failed)?;
+    Ok((kube::Client::try_from(config)?, file))
+}
+
+/// Registers as `cluster_name` with `labels` using the token kubeconfig `import` (as
+/// `fleet token create` prints it), or reuses the credential a previous start stored in
+/// `data_dir`. Waits up to `patience` for the controller.
+pub async fn register(
+    import: &Path,
+    cluster_name: &str,
+    labels: BTreeMap<String, String>,
+    data_dir: &Path,
+    patience: Duration,
+) -> Result<Registered, Error> {
+    let kubeconfig = data_dir.join("hub.kubeconfig");
+    let namespace_file = data_dir.join("namespace");
+    if let (true, Ok(namespace)) = (
+        kubeconfig.is_file(),
+        std::fs::read_to_string(&namespace_file),
+    ) {
+        return Ok(Registered {
+            kubeconfig,
+            namespace: namespace.trim().to_string(),
+        });
+    }
+    let (client, file) = client_for(import).await?;
+    let context = file
+        .contexts
+        .first()
+        .and_then(|c| c.context.clone())
+        .ok_or_else(|| failed("the token kubeconfig has no context"))?;
+    let namespace = context.namespace.unwrap_or_else(|| "fleet-default".into());
+    let token = context.user.unwrap_or_default();
+    let token = token.strip_prefix("import-").unwrap_or(&token).to_string();
+    let api: Api<ClusterRegistration> = Api::namespaced(client.clone(), &namespace);
+    let mut request = ClusterRegistration::new("", Default::default());
+    request.metadata.name = None;
+    request.metadata.generate_name = Some(format!("{cluster_name}-"));
+    request.metadata.labels = Some(BTreeMap::from([(TOKEN_LABEL.to_string(), token)]));
+    request.spec.client_id = Some(cluster_name.to_string());
+    request.spec.cluster_name = Some(cluster_name.to_string());
+    request.spec.cluster_labels = labels;
+    let created = api.create(&PostParams::default(), &request).await?;
+    let started = Instant::now();
+    let secret_name = loop {
+        let current = api.get(&created.name_any()).await?;
+        if let Some(status) = current.status.filter(|s| s.granted) {
+            break status
+                .secret_name
+                .ok_or_else(|| failed("granted without a secret"))?;
+        }
+        if started.elapsed() > patience {
+            return Err(failed(
+                "not granted in time (is `fleet controller` running?)",
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let secret = Api::<Secret>::namespaced(client, &namespace)
+        .get(&secret_name)
+        .await?;
+    let data = secret.data.unwrap_or_default();
+    let text = |key: &str| {
+        data.get(key)
+            .map(|v| String::from_utf8_lossy(&v.0).into_owned())
+            .ok_or_else(|| failed(format!("secret {secret_name} has no `{key}`")))
+    };
+    std::fs::create_dir_all(data_dir).map_err(failed)?;
+    write_private(&kubeconfig, &text("kubeconfig")?)?;
+    let home = text("namespace")?;
+    std::fs::write(&namespace_file, &home).map_err(failed)?;
+    Ok(Registered {
+        kubeconfig,
+        namespace: home,
+    })
+}
+
+fn write_private(path: &Path, text: &str) -> Result<(), Error> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(failed)?;
+    std::io::Write::write_all(&mut file, text.as_bytes()).map_err(failed)
+}

@@ -1,0 +1,212 @@
+//! Registration and its limits: an agent joins with a token and gets a credential that
+//! reaches its own BundleDeployments only; an expired token is refused.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use fleet_agent::register::{register, Registered};
+use fleet_api::{BundleDeployment, ClusterRegistrationToken};
+use fleet_controller::registration::HubAddress;
+use fleet_gitjob::testing::{client_for, eventually, FleetHub};
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::{ListParams, Patch, PatchParams, PostParams};
+use kube::Api;
+use serde_json::json;
+
+const NS: &str = "fleet-local";
+const WAIT: Duration = Duration::from_secs(30);
+
+fn hub_address(kubeconfig: &Path) -> HubAddress {
+    let file = kube::config::Kubeconfig::read_from(kubeconfig).expect("kubeconfig");
+    let cluster = file.clusters[0].cluster.clone().expect("cluster");
+    HubAddress {
+        server: cluster.server.expect("server"),
+        ca_data: cluster.certificate_authority_data,
+    }
+}
+
+/// Creates a token and writes the kubeconfig an agent registers with.
+async fn token_kubeconfig(
+    hub: &FleetHub,
+    address: &HubAddress,
+    name: &str,
+    ttl: Option<&str>,
+) -> PathBuf {
+    let tokens: Api<ClusterRegistrationToken> = Api::namespaced(hub.client.clone(), NS);
+    let token: ClusterRegistrationToken = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "ClusterRegistrationToken",
+        "metadata": {"name": name, "namespace": NS}, "spec": {"ttl": ttl},
+    }))
+    .expect("token");
+    tokens
+        .create(&PostParams::default(), &token)
+        .await
+        .expect("create token");
+    let secret_name = eventually("the token's secret", WAIT, || async {
+        tokens.get(name).await.ok()?.status?.secret_name
+    })
+    .await;
+    let secret = Api::<Secret>::namespaced(hub.client.clone(), NS)
+        .get(&secret_name)
+        .await
+        .expect("token secret");
+    let value = String::from_utf8(secret.data.expect("data")["token"].0.clone()).expect("utf-8");
+    let path = hub.dir.path().join(format!("{name}.kubeconfig"));
+    std::fs::write(
+        &path,
+        address.kubeconfig(&format!("import-{name}"), &value, NS),
+    )
+    .expect("write");
+    path
+}
+
+fn code(error: kube::Error) -> u16 {
+    match error {
+        kube::Error::Api(response) => response.code,
+        other => panic!("not an API refusal: {other}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registered_agent_reaches_only_its_own_deployments() {
+    let hub = FleetHub::start(&[]).await;
+    let address = hub_address(&hub.kubeconfig("local"));
+    let ctx = fleet_controller::Context::registering(
+        hub.client.clone(),
+        hub.dir.path().join("controller"),
+        address.clone(),
+    );
+    tokio::spawn(fleet_controller::run(ctx, std::future::pending()));
+    let import = token_kubeconfig(&hub, &address, "t1", Some("1h")).await;
+    let join = |name: &'static str| {
+        let (import, dir) = (import.clone(), hub.dir.path().join(format!("agent-{name}")));
+        async move {
+            let labels = BTreeMap::from([("env".to_string(), name.to_string())]);
+            register(&import, name, labels, &dir, WAIT)
+                .await
+                .expect("registered")
+        }
+    };
+    let a: Registered = join("a").await;
+    let b: Registered = join("b").await;
+    assert_ne!(a.namespace, b.namespace);
+    let clusters: Api<fleet_api::Cluster> = Api::namespaced(hub.client.clone(), NS);
+    let made = clusters.get("a").await.expect("cluster a");
+    assert_eq!(made.metadata.labels.expect("labels")["env"], "a");
+
+    // The admin puts one deployment in each cluster's namespace.
+    for namespace in [&a.namespace, &b.namespace] {
+        let deployment: BundleDeployment = serde_json::from_value(json!({
+            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "BundleDeployment",
+            "metadata": {"name": "app", "namespace": namespace}, "spec": {"deploymentID": "s-1:x"},
+        }))
+        .expect("deployment");
+        Api::<BundleDeployment>::namespaced(hub.client.clone(), namespace)
+            .create(&PostParams::default(), &deployment)
+            .await
+            .expect("create deployment");
+    }
+    let agent_a = client_for(&a.kubeconfig).await;
+    let own: Api<BundleDeployment> = Api::namespaced(agent_a.clone(), &a.namespace);
+    let other: Api<BundleDeployment> = Api::namespaced(agent_a.clone(), &b.namespace);
+    assert_eq!(
+        own.list(&ListParams::default())
+            .await
+            .expect("own list")
+            .items
+            .len(),
+        1
+    );
+    let report = Patch::Merge(json!({"status": {"ready": true}}));
+    own.patch_status("app", &PatchParams::default(), &report)
+        .await
+        .expect("own status");
+    assert_eq!(
+        code(
+            other
+                .list(&ListParams::default())
+                .await
+                .expect_err("B's list")
+        ),
+        403
+    );
+    assert_eq!(
+        code(other.get("app").await.expect_err("B's deployment")),
+        403
+    );
+    assert_eq!(
+        code(
+            other
+                .patch_status("app", &PatchParams::default(), &report)
+                .await
+                .expect_err("B's status")
+        ),
+        403
+    );
+    assert_eq!(
+        code(
+            own.patch(
+                "app",
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {"paused": true}}))
+            )
+            .await
+            .expect_err("own spec")
+        ),
+        403,
+        "an agent writes status only"
+    );
+    for namespace in [&a.namespace, &b.namespace, &NS.to_string()] {
+        let secrets: Api<Secret> = Api::namespaced(agent_a.clone(), namespace);
+        assert_eq!(
+            code(
+                secrets
+                    .list(&ListParams::default())
+                    .await
+                    .expect_err("secrets")
+            ),
+            403,
+            "{namespace}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_token_is_refused() {
+    let hub = FleetHub::start(&[]).await;
+    let address = hub_address(&hub.kubeconfig("local"));
+    let ctx = fleet_controller::Context::registering(
+        hub.client.clone(),
+        hub.dir.path().join("controller"),
+        address.clone(),
+    );
+    tokio::spawn(fleet_controller::run(ctx, std::future::pending()));
+    let import = token_kubeconfig(&hub, &address, "short", Some("2s")).await;
+    let first = register(
+        &import,
+        "early",
+        BTreeMap::new(),
+        &hub.dir.path().join("early"),
+        WAIT,
+    )
+    .await;
+    assert!(first.is_ok(), "used before it expires");
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let late = register(
+        &import,
+        "late",
+        BTreeMap::new(),
+        &hub.dir.path().join("late"),
+        WAIT,
+    )
+    .await;
+    let message = late
+        .err()
+        .map(|e| e.to_string())
+        .expect("refused after it expired");
+    assert!(
+        message.contains("401") || message.contains("Unauthorized"),
+        "{message}"
+    );
+}

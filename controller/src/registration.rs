@@ -1,0 +1,260 @@
+//! Registration: a ClusterRegistrationToken becomes a service account that may only create
+//! ClusterRegistrations (until the token expires); a ClusterRegistration becomes a Cluster,
+//! its namespace, and a credential that can read only that namespace's BundleDeployments
+//! (and the Contents they name) and write their status, handed back in a Secret only the
+//! registering token can read.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use fleet_api::{Cluster, ClusterRegistration, ClusterRegistrationToken};
+use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use kube::runtime::controller::Action;
+use kube::{Api, ResourceExt};
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+
+use crate::reconcile::{cluster_namespace, ensure_namespace};
+use crate::{Context, Error};
+
+/// Label on a ClusterRegistration: the token it was made with.
+pub const TOKEN_LABEL: &str = "fleet.cattle.io/token";
+/// The agent's service account in its cluster namespace.
+pub const AGENT_ACCOUNT: &str = "fleet-agent";
+const TOKEN_SECRET_TYPE: &str = "kubernetes.io/service-account-token";
+
+/// Where agents reach the hub: what goes into the kubeconfigs registration hands out.
+#[derive(Clone, Debug)]
+pub struct HubAddress {
+    /// The hub's URL.
+    pub server: String,
+    /// Its CA, base64-encoded PEM (kubeconfig's `certificate-authority-data`).
+    pub ca_data: Option<String>,
+}
+
+impl HubAddress {
+    /// A kubeconfig for `token`, defaulting to `namespace`, named `user`.
+    pub fn kubeconfig(&self, user: &str, token: &str, namespace: &str) -> String {
+        let ca = self
+            .ca_data
+            .as_deref()
+            .map(|ca| format!("    certificate-authority-data: {ca}\n"))
+            .unwrap_or_default();
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: hub\n  cluster:\n    server: {}\n{ca}contexts:\n- name: {user}\n  context:\n    cluster: hub\n    user: {user}\n    namespace: {namespace}\ncurrent-context: {user}\nusers:\n- name: {user}\n  user:\n    token: {token}\n",
+            self.server
+        )
+    }
+}
+
+async fn create<K>(api: &Api<K>, value: Value) -> Result<(), Error>
+where
+    K: Clone + DeserializeOwned + serde::Serialize + std::fmt::Debug + kube::Resource,
+{
+    let object: K =
+        serde_json::from_value(value).map_err(|e| Error::Registration(e.to_string()))?;
+    match api.create(&PostParams::default(), &object).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(response)) if response.code == 409 => Ok(()),
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// The `token` of a service-account token Secret, made if missing.
+async fn account_token(
+    client: &kube::Client,
+    namespace: &str,
+    account: &str,
+) -> Result<String, Error> {
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
+    let name = format!("{account}-token");
+    create(&secrets, json!({
+        "metadata": {"name": name, "annotations": {"kubernetes.io/service-account.name": account}},
+        "type": TOKEN_SECRET_TYPE,
+    }))
+    .await?;
+    let secret = secrets.get(&name).await?;
+    let token = secret
+        .data
+        .and_then(|d| d.get("token").cloned())
+        .ok_or_else(|| Error::Registration(format!("secret {namespace}/{name} has no token")))?;
+    String::from_utf8(token.0).map_err(|e| Error::Registration(e.to_string()))
+}
+
+/// A service account bound to a Role of `rules` in `namespace`.
+async fn account_with_role(
+    client: &kube::Client,
+    namespace: &str,
+    account: &str,
+    rules: Value,
+) -> Result<(), Error> {
+    create(
+        &Api::<ServiceAccount>::namespaced(client.clone(), namespace),
+        json!({"metadata": {"name": account}}),
+    )
+    .await?;
+    create(
+        &Api::<Role>::namespaced(client.clone(), namespace),
+        json!({"metadata": {"name": account}, "rules": rules}),
+    )
+    .await?;
+    create(
+        &Api::<RoleBinding>::namespaced(client.clone(), namespace),
+        json!({
+            "metadata": {"name": account},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": account},
+            "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
+        }),
+    )
+    .await
+}
+
+/// Gives a token its import account, or revokes it once it expired.
+pub async fn token(token: Arc<ClusterRegistrationToken>, ctx: &Context) -> Result<Action, Error> {
+    let namespace = token.namespace().unwrap_or_default();
+    let account = format!("import-{}", token.name_any());
+    let status = token.status.clone().unwrap_or_default();
+    let now = jiff::Timestamp::now();
+    let expires = match status.expires.as_deref() {
+        Some(text) => text.parse::<jiff::Timestamp>().ok(),
+        None => token
+            .spec
+            .ttl
+            .as_deref()
+            .and_then(fleet_gitjob::controller::schedule::parse_go_duration)
+            .and_then(|ttl| jiff::SignedDuration::try_from(ttl).ok())
+            .map(|ttl| now + ttl),
+    };
+    if let Some(expires) = expires.filter(|e| *e <= now) {
+        let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
+        match secrets
+            .delete(&format!("{account}-token"), &DeleteParams::default())
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(response)) if response.code == 404 => {}
+            Err(error) => return Err(error.into()),
+        }
+        tracing::info!(token = %token.name_any(), %expires, "registration token expired");
+        return Ok(Action::await_change());
+    }
+    let rules = json!([
+        {"apiGroups": ["fleet.cattle.io"], "resources": ["clusterregistrations"], "verbs": ["create", "get", "list", "watch"]},
+    ]);
+    account_with_role(&ctx.client, &namespace, &account, rules).await?;
+    let secret_name = format!("{account}-token");
+    account_token(&ctx.client, &namespace, &account).await?;
+    if status.secret_name.as_deref() != Some(secret_name.as_str())
+        || status.expires.is_none() && expires.is_some()
+    {
+        let patch = json!({"status": {"secretName": secret_name, "expires": expires.map(|e| e.to_string())}});
+        Api::<ClusterRegistrationToken>::namespaced(ctx.client.clone(), &namespace)
+            .patch_status(
+                &token.name_any(),
+                &PatchParams::default(),
+                &Patch::Merge(&patch),
+            )
+            .await?;
+    }
+    Ok(match expires {
+        Some(expires) => {
+            let left = now.duration_until(expires).unsigned_abs();
+            Action::requeue(Duration::from_secs(left.as_secs() + 1))
+        }
+        None => Action::await_change(),
+    })
+}
+
+/// Accepts a registration: Cluster, namespace, the agent's account and credential.
+pub async fn registration(
+    registration: Arc<ClusterRegistration>,
+    ctx: &Context,
+) -> Result<(), Error> {
+    if registration.status.as_ref().is_some_and(|s| s.granted) {
+        return Ok(());
+    }
+    let Some(hub) = ctx.hub.clone() else {
+        return Err(Error::Registration(
+            "the controller was started without the hub's address".into(),
+        ));
+    };
+    let namespace = registration.namespace().unwrap_or_default();
+    let spec = &registration.spec;
+    let name = spec
+        .cluster_name
+        .clone()
+        .or_else(|| spec.client_id.as_ref().map(|id| format!("c-{id}")))
+        .unwrap_or_else(|| registration.name_any());
+    let clusters: Api<Cluster> = Api::namespaced(ctx.client.clone(), &namespace);
+    create(
+        &clusters,
+        json!({
+            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
+            "metadata": {"name": name, "namespace": namespace, "labels": spec.cluster_labels},
+            "spec": {"clientID": spec.client_id},
+        }),
+    )
+    .await?;
+    let cluster = clusters.get(&name).await?;
+    let home = cluster_namespace(&cluster);
+    ensure_namespace(&ctx.client, &home).await?;
+    let rules = json!([
+        {"apiGroups": ["fleet.cattle.io"], "resources": ["bundledeployments"], "verbs": ["get", "list", "watch"]},
+        {"apiGroups": ["fleet.cattle.io"], "resources": ["bundledeployments/status"], "verbs": ["get", "update", "patch"]},
+    ]);
+    account_with_role(&ctx.client, &home, AGENT_ACCOUNT, rules).await?;
+    create(
+        &Api::<ClusterRole>::all(ctx.client.clone()),
+        json!({"metadata": {"name": "fleet-agent-contents"},
+               "rules": [{"apiGroups": ["fleet.cattle.io"], "resources": ["contents"], "verbs": ["get"]}]}),
+    )
+    .await?;
+    create(
+        &Api::<ClusterRoleBinding>::all(ctx.client.clone()),
+        json!({
+            "metadata": {"name": format!("fleet-agent-contents-{home}")},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "fleet-agent-contents"},
+            "subjects": [{"kind": "ServiceAccount", "name": AGENT_ACCOUNT, "namespace": home}],
+        }),
+    )
+    .await?;
+    let token = account_token(&ctx.client, &home, AGENT_ACCOUNT).await?;
+    let secret_name = format!("c-{}", registration.name_any());
+    let kubeconfig = hub.kubeconfig(&format!("agent-{name}"), &token, &home);
+    create(
+        &Api::<Secret>::namespaced(ctx.client.clone(), &namespace),
+        json!({"metadata": {"name": secret_name}, "stringData": {"kubeconfig": kubeconfig, "namespace": home}}),
+    )
+    .await?;
+    // Only the token that registered may read the credential.
+    if let Some(token_name) = registration.labels().get(TOKEN_LABEL) {
+        let reader = format!("read-{secret_name}");
+        create(
+            &Api::<Role>::namespaced(ctx.client.clone(), &namespace),
+            json!({"metadata": {"name": reader},
+                   "rules": [{"apiGroups": [""], "resources": ["secrets"], "resourceNames": [secret_name], "verbs": ["get"]}]}),
+        )
+        .await?;
+        create(
+            &Api::<RoleBinding>::namespaced(ctx.client.clone(), &namespace),
+            json!({
+                "metadata": {"name": reader},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": reader},
+                "subjects": [{"kind": "ServiceAccount", "name": format!("import-{token_name}"), "namespace": namespace}],
+            }),
+        )
+        .await?;
+    }
+    let patch =
+        json!({"status": {"clusterName": name, "secretName": secret_name, "granted": true}});
+    Api::<ClusterRegistration>::namespaced(ctx.client.clone(), &namespace)
+        .patch_status(
+            &registration.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await?;
+    Ok(())
+}
