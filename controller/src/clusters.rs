@@ -79,12 +79,16 @@ fn ready_condition(old: &[Condition], ready: bool, message: &str) -> Vec<Conditi
 
 /// Writes the status of every ClusterGroup in `namespace` from its clusters' statuses.
 async fn groups(ctx: &Context, namespace: &str) -> Result<(), Error> {
+    let api: Api<ClusterGroup> = Api::namespaced(ctx.client.clone(), namespace);
+    let groups = api.list(&ListParams::default()).await?.items;
+    if groups.is_empty() {
+        return Ok(());
+    }
     let clusters = Api::<Cluster>::namespaced(ctx.client.clone(), namespace)
         .list(&ListParams::default())
         .await?
         .items;
-    let api: Api<ClusterGroup> = Api::namespaced(ctx.client.clone(), namespace);
-    for group in api.list(&ListParams::default()).await?.items {
+    for group in groups {
         let members: Vec<&Cluster> = clusters
             .iter()
             .filter(|c| {

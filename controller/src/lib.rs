@@ -176,7 +176,12 @@ async fn run_bundles(
                 )
             },
         )
-        .with_config(ControllerConfig::default().concurrency(16))
+        // Agents' reports arrive in bursts (one per cluster): one reconcile counts them all.
+        .with_config(
+            ControllerConfig::default()
+                .concurrency(16)
+                .debounce(Duration::from_millis(500)),
+        )
         .trigger_backoff(WatchBackoff::default())
         .graceful_shutdown_on(shutdown)
         .run(
@@ -217,7 +222,11 @@ async fn run_clusters(
                 )
             },
         )
-        .with_config(ControllerConfig::default().concurrency(8))
+        .with_config(
+            ControllerConfig::default()
+                .concurrency(8)
+                .debounce(Duration::from_millis(500)),
+        )
         .trigger_backoff(WatchBackoff::default())
         .graceful_shutdown_on(shutdown)
         .run(

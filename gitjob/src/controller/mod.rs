@@ -123,7 +123,10 @@ impl Gitjob {
     ) {
         let gitrepos: Api<GitRepo> = Api::all(self.client.clone());
         let bundles: Api<Bundle> = Api::all(self.client.clone());
-        let config = ControllerConfig::default().concurrency(self.settings.reconcile_concurrency);
+        // Bundle status changes come in bursts as agents report: one reconcile takes them all.
+        let config = ControllerConfig::default()
+            .concurrency(self.settings.reconcile_concurrency)
+            .debounce(Duration::from_millis(500));
         let writer = self.bundle_writer.lock().ok().and_then(|mut w| w.take());
         if let Some(writer) = writer {
             let watch = watcher(

@@ -37,28 +37,6 @@ pub struct GitjobBench {
     bundles: usize,
 }
 
-/// CPU time (user + system) of a process, from /proc; with `children`, that of its
-/// children it waited for instead.
-fn cpu_of(pid: &str, children: bool) -> f64 {
-    let ticks_per_second = 100.0;
-    let first = if children { 13 } else { 11 };
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            let after_name = stat.rsplit_once(") ")?.1;
-            let fields: Vec<&str> = after_name.split_whitespace().collect();
-            let user: f64 = fields.get(first)?.parse().ok()?;
-            let system: f64 = fields.get(first + 1)?.parse().ok()?;
-            Some((user + system) / ticks_per_second)
-        })
-        .unwrap_or(0.0)
-}
-
-/// CPU time (user + system) of a process, from /proc.
-fn cpu_seconds(pid: &str) -> f64 {
-    cpu_of(pid, false)
-}
-
 /// Runs the benchmark.
 pub fn run(args: GitjobBench) -> Result<()> {
     if args.polls == 0 || args.gitrepos == 0 || args.repos == 0 || args.bundles == 0 {
@@ -92,13 +70,13 @@ fn poll_cost(args: &GitjobBench, repos: &Path, daemon: &GitDaemon, scratch: &Pat
     let access = Access::public(&url);
     let wanted = Wanted::Branch("main".into());
     mirror.resolve(&access, &wanted)?;
-    let cpu = cpu_seconds("self");
+    let cpu = super::cpu_seconds("self");
     let started = Instant::now();
     for _ in 0..args.polls {
         mirror.resolve(&access, &wanted)?;
     }
     let wall = started.elapsed().as_secs_f64() * 1000.0 / args.polls as f64;
-    let cpu = (cpu_seconds("self") - cpu) * 1000.0 / args.polls as f64;
+    let cpu = (super::cpu_seconds("self") - cpu) * 1000.0 / args.polls as f64;
     println!(
         "no-change poll (ls-remote of one branch, git://): {cpu:.2} ms CPU, {wall:.2} ms wall per poll over {} polls (target < 5 ms CPU)",
         args.polls
@@ -129,18 +107,18 @@ fn clone_and_render(
     for round in 0..5 {
         let target = scratch.join(format!("git-clone-{round}"));
         let started = Instant::now();
-        let children_before = cpu_of("self", true);
+        let children_before = super::cpu_of("self", true);
         let status = Command::new("git")
             .args(["clone", "-q", "--depth", "1", &url])
             .arg(&target)
             .status()?;
         theirs.push(started.elapsed().as_secs_f64() * 1000.0);
-        git_cpu += cpu_of("self", true) - children_before;
+        git_cpu += super::cpu_of("self", true) - children_before;
         if !status.success() {
             bail!("git clone failed");
         }
         let started = Instant::now();
-        let own_before = cpu_seconds("self");
+        let own_before = super::cpu_seconds("self");
         let mirror = Mirror::open(&url, &scratch.join(format!("mirror-{round}")))?;
         let access = Access::public(&url);
         let wanted = Wanted::Branch("main".into());
@@ -157,7 +135,7 @@ fn clone_and_render(
         let charts = fleet_gitjob::charts::ChartCache::new(scratch.join("charts"));
         let bundles = fleet_gitjob::bundles::for_commit(&gitrepo, &tree, &commit, &charts)?;
         ours.push(started.elapsed().as_secs_f64() * 1000.0);
-        our_cpu += cpu_seconds("self") - own_before;
+        our_cpu += super::cpu_seconds("self") - own_before;
         if bundles.bundles.len() != args.bundles {
             bail!(
                 "rendered {} bundles, expected {}",
@@ -279,7 +257,7 @@ async fn many_gitrepos(
         args.gitrepos,
         args.repos,
         started.elapsed().as_secs_f64(),
-        cpu_seconds(&pid)
+        super::cpu_seconds(&pid)
     );
     let metrics = |port: u16| -> Result<String> {
         Ok(ureq::get(&format!("http://127.0.0.1:{port}/metrics"))
@@ -293,13 +271,13 @@ async fn many_gitrepos(
             .and_then(|v| v.parse().ok())
             .unwrap_or(0)
     };
-    let (gitjob_cpu, hub_cpu) = (cpu_seconds(&pid), cpu_seconds("self"));
+    let (gitjob_cpu, hub_cpu) = (super::cpu_seconds(&pid), super::cpu_seconds("self"));
     let polls_before = polls(&metrics(metrics_port)?);
     let window = Instant::now();
     tokio::time::sleep(Duration::from_secs(args.seconds)).await;
     let elapsed = window.elapsed().as_secs_f64();
-    let gitjob_share = (cpu_seconds(&pid) - gitjob_cpu) / elapsed * 100.0;
-    let hub_share = (cpu_seconds("self") - hub_cpu) / elapsed * 100.0;
+    let gitjob_share = (super::cpu_seconds(&pid) - gitjob_cpu) / elapsed * 100.0;
+    let hub_share = (super::cpu_seconds("self") - hub_cpu) / elapsed * 100.0;
     let remote_polls = polls(&metrics(metrics_port)?) - polls_before;
     println!(
         "steady polling for {elapsed:.0} s: fleet gitjob used {gitjob_share:.1}% of one core (target < 10%), {remote_polls} ref advertisements asked of the remote; this process (hub and bench) {hub_share:.1}%, rss of gitjob {} MiB",

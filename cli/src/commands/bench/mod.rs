@@ -1,6 +1,7 @@
 //! `fleet bench`: measurements for humans, printed with the reference or the target they
 //! are judged against. Not tests.
 
+mod fleet;
 mod gitjob;
 mod helm;
 mod hub;
@@ -28,6 +29,10 @@ pub enum BenchCommand {
     ///
     /// Example: fleet bench gitjob --seconds 300
     Gitjob(gitjob::GitjobBench),
+    /// A fleet in one process: N clusters with an agent each; commit to all Ready, CPU, memory.
+    ///
+    /// Example: fleet bench fleet --clusters 1000
+    Fleet(fleet::FleetBench),
 }
 
 /// Runs a benchmark.
@@ -37,6 +42,7 @@ pub fn run(command: BenchCommand) -> Result<()> {
         BenchCommand::Helm(args) => helm::run(args),
         BenchCommand::Hub(args) => hub::run(args),
         BenchCommand::Gitjob(args) => gitjob::run(args),
+        BenchCommand::Fleet(args) => fleet::run(args),
     }
 }
 
@@ -51,4 +57,26 @@ fn rss_kib(pid: &str) -> u64 {
                 .and_then(|v| v.parse().ok())
         })
         .unwrap_or(0)
+}
+
+/// CPU time (user + system) of a process, from /proc; with `children`, that of its
+/// children it waited for instead.
+pub(crate) fn cpu_of(pid: &str, children: bool) -> f64 {
+    let ticks_per_second = 100.0;
+    let first = if children { 13 } else { 11 };
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let after_name = stat.rsplit_once(") ")?.1;
+            let fields: Vec<&str> = after_name.split_whitespace().collect();
+            let user: f64 = fields.get(first)?.parse().ok()?;
+            let system: f64 = fields.get(first + 1)?.parse().ok()?;
+            Some((user + system) / ticks_per_second)
+        })
+        .unwrap_or(0.0)
+}
+
+/// CPU time (user + system) of a process, from /proc.
+pub(crate) fn cpu_seconds(pid: &str) -> f64 {
+    cpu_of(pid, false)
 }

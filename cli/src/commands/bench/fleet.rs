@@ -1,0 +1,189 @@
+//! `fleet bench fleet`: a whole fleet in one process: the hub with N member clusters, gitjob,
+//! the targeting controller and one agent per member; the time from a commit to every
+//! cluster Ready, and the CPU and memory it took. No reference tool runs here to compare
+//! with; the figures are printed against the targets.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use fleet_api::{BundleDeployment, Cluster, GitRepo};
+use fleet_gitjob::controller::{Gitjob, Settings};
+use fleet_gitjob::metrics::Metrics;
+use fleet_gitjob::testing::{GitDaemon, TestRepo};
+use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{ListParams, PostParams};
+use kube::Api;
+use serde_json::json;
+
+/// Arguments of `fleet bench fleet`.
+#[derive(Args, Debug)]
+pub struct FleetBench {
+    /// Member clusters, each with its own agent.
+    #[arg(long, default_value_t = 1_000)]
+    clusters: usize,
+}
+
+/// Runs the benchmark.
+pub fn run(args: FleetBench) -> Result<()> {
+    if args.clusters == 0 {
+        bail!("--clusters must be at least 1");
+    }
+    let scratch = tempfile::tempdir().context("scratch directory")?;
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    runtime.block_on(bench(&args, scratch.path()))
+}
+
+fn member(i: usize) -> String {
+    format!("m{i:04}")
+}
+
+async fn bench(args: &FleetBench, scratch: &std::path::Path) -> Result<()> {
+    let started = Instant::now();
+    let mut clusters = vec![fleet_hub::route::DEFAULT_CLUSTER.to_string()];
+    clusters.extend((0..args.clusters).map(member));
+    let data = scratch.join("hub");
+    let _running = fleet_hub::start(fleet_hub::Options {
+        data: data.clone(),
+        listen: "127.0.0.1:0".parse()?,
+        insecure_http: false,
+        clusters,
+    })
+    .await?;
+    println!(
+        "hub with {} member clusters up in {:.1} s",
+        args.clusters,
+        started.elapsed().as_secs_f64()
+    );
+    let hub = super::super::kube_client(&fleet_hub::serve::kubeconfig_path(&data, "local")).await?;
+    let crds: Api<CustomResourceDefinition> = Api::all(hub.clone());
+    for (_, crd) in fleet_api::crds::all() {
+        crds.create(&PostParams::default(), &crd).await?;
+    }
+    let namespace: Namespace =
+        serde_json::from_value(json!({"metadata": {"name": "fleet-local"}}))?;
+    Api::<Namespace>::all(hub.clone())
+        .create(&PostParams::default(), &namespace)
+        .await?;
+    let cluster_api: Api<Cluster> = Api::namespaced(hub.clone(), "fleet-local");
+    for i in 0..args.clusters {
+        let env = if i % 2 == 0 { "prod" } else { "dev" };
+        let cluster: Cluster = serde_json::from_value(json!({
+            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
+            "metadata": {"name": member(i), "namespace": "fleet-local", "labels": {"env": env}},
+            "spec": {},
+        }))?;
+        cluster_api.create(&PostParams::default(), &cluster).await?;
+    }
+    let repos = scratch.join("repos");
+    std::fs::create_dir_all(&repos)?;
+    let repo = TestRepo::in_dir(&repos, "app");
+    repo.write(
+        "app/fleet.yaml",
+        "defaultNamespace: app\ntargetCustomizations:\n- name: prod\n  clusterSelector:\n    matchLabels:\n      env: prod\n  defaultNamespace: app-prod\n",
+    )
+    .write("app/settings.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  version: \"1\"\n");
+    repo.commit("v1");
+    let daemon = GitDaemon::start(&repos);
+
+    let gitjob = Gitjob::new(
+        hub.clone(),
+        Settings::new(scratch.join("gitjob")),
+        std::sync::Arc::new(Metrics::default()),
+    );
+    tokio::spawn(gitjob.run(std::future::pending()));
+    let controller = fleet_controller::Context::new(hub.clone(), scratch.join("controller"));
+    tokio::spawn(fleet_controller::run(controller, std::future::pending()));
+    for i in 0..args.clusters {
+        let local =
+            super::super::kube_client(&fleet_hub::serve::kubeconfig_path(&data, &member(i)))
+                .await?;
+        let agent = fleet_agent::Agent::new(
+            hub.clone(),
+            local,
+            &format!("cluster-fleet-local-{}", member(i)),
+            Duration::from_secs(60),
+        );
+        tokio::spawn(agent.run(std::future::pending()));
+    }
+    println!(
+        "gitjob, controller and {} agents started; rss {} MiB",
+        args.clusters,
+        super::rss_kib("self") / 1024
+    );
+
+    let cpu = super::cpu_seconds("self");
+    let commit = Instant::now();
+    let gitrepo: GitRepo = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
+        "metadata": {"name": "demo", "namespace": "fleet-local"},
+        "spec": {"repo": daemon.url("app"), "branch": "main", "pollingInterval": "1s",
+                 "targets": [{"clusterSelector": {}}]},
+    }))?;
+    Api::<GitRepo>::namespaced(hub.clone(), "fleet-local")
+        .create(&PostParams::default(), &gitrepo)
+        .await?;
+    all_ready(&hub, args.clusters, "1").await?;
+    println!(
+        "first deployment: GitRepo created to all {} clusters Ready in {:.1} s (target < 30 s), {:.1} s CPU",
+        args.clusters,
+        commit.elapsed().as_secs_f64(),
+        super::cpu_seconds("self") - cpu
+    );
+
+    let cpu = super::cpu_seconds("self");
+    repo.write(
+        "app/settings.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  version: \"2\"\n",
+    );
+    repo.commit("v2");
+    let commit = Instant::now();
+    all_ready(&hub, args.clusters, "2").await?;
+    println!(
+        "a commit: to all {} clusters Ready at the new version in {:.1} s (target < 30 s), {:.1} s CPU; rss {} MiB for hub, gitjob, controller and agents (target < 1 GiB)",
+        args.clusters,
+        commit.elapsed().as_secs_f64(),
+        super::cpu_seconds("self") - cpu,
+        super::rss_kib("self") / 1024
+    );
+    Ok(())
+}
+
+/// Waits until every cluster's deployment is ready at a Content holding `version`.
+async fn all_ready(hub: &kube::Client, clusters: usize, version: &str) -> Result<()> {
+    let contents: Api<fleet_api::Content> = Api::all(hub.clone());
+    let deployments: Api<BundleDeployment> = Api::all(hub.clone());
+    let deadline = Instant::now() + Duration::from_secs(600);
+    let mut at_version = std::collections::HashSet::new();
+    loop {
+        for content in contents.list(&ListParams::default()).await?.items {
+            let holds = fleet_controller::variant::unpack(&content)
+                .is_ok_and(|r| r.iter().any(|o| o["data"]["version"] == version));
+            if holds {
+                at_version.insert(content.metadata.name.unwrap_or_default());
+            }
+        }
+        let ready = deployments
+            .list(&ListParams::default())
+            .await?
+            .items
+            .iter()
+            .filter(|d| {
+                let id = d.spec.deployment_id.clone().unwrap_or_default();
+                let content = id.split(':').next().unwrap_or_default().to_string();
+                at_version.contains(&content)
+                    && d.status
+                        .as_ref()
+                        .is_some_and(|s| s.ready && s.applied_deployment_id == d.spec.deployment_id)
+            })
+            .count();
+        if ready >= clusters {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!("only {ready} of {clusters} clusters ready after 10 minutes");
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
