@@ -63,6 +63,30 @@ impl Agent {
         })
     }
 
+    /// Reports the agent alive every `every` in its Cluster's `status.agent.lastSeen`
+    /// (`cluster` is `namespace/name`), until the task is dropped.
+    pub async fn heartbeat(self: Arc<Self>, cluster: String, every: Duration) {
+        let Some((namespace, name)) = cluster.split_once('/') else {
+            tracing::warn!(%cluster, "no heartbeat: the cluster is not namespace/name");
+            return;
+        };
+        let api: Api<fleet_api::Cluster> = Api::namespaced(self.hub.clone(), namespace);
+        loop {
+            let patch = serde_json::json!({"status": {"agent": {
+                "lastSeen": jiff::Timestamp::now().to_string(),
+                "namespace": self.namespace,
+            }}});
+            let params = kube::api::PatchParams::default();
+            if let Err(error) = api
+                .patch_status(name, &params, &kube::api::Patch::Merge(&patch))
+                .await
+            {
+                tracing::warn!(%error, "heartbeat failed");
+            }
+            tokio::time::sleep(every).await;
+        }
+    }
+
     /// Runs until `shutdown` resolves. The watch on the hub resumes after the hub restarts
     /// (kube-runtime re-lists and re-watches with backoff); a failed deployment retries.
     pub async fn run(

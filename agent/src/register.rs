@@ -19,6 +19,8 @@ pub struct Registered {
     pub kubeconfig: PathBuf,
     /// The cluster's namespace on the hub.
     pub namespace: String,
+    /// The Cluster object, as `namespace/name`.
+    pub cluster: String,
 }
 
 fn failed(message: impl std::fmt::Display) -> Error {
@@ -45,13 +47,16 @@ pub async fn register(
 ) -> Result<Registered, Error> {
     let kubeconfig = data_dir.join("hub.kubeconfig");
     let namespace_file = data_dir.join("namespace");
-    if let (true, Ok(namespace)) = (
+    let cluster_file = data_dir.join("cluster");
+    if let (true, Ok(namespace), Ok(cluster)) = (
         kubeconfig.is_file(),
         std::fs::read_to_string(&namespace_file),
+        std::fs::read_to_string(&cluster_file),
     ) {
         return Ok(Registered {
             kubeconfig,
             namespace: namespace.trim().to_string(),
+            cluster: cluster.trim().to_string(),
         });
     }
     let (client, file) = client_for(import).await?;
@@ -99,10 +104,13 @@ pub async fn register(
     std::fs::create_dir_all(data_dir).map_err(failed)?;
     write_private(&kubeconfig, &text("kubeconfig")?)?;
     let home = text("namespace")?;
+    let cluster = text("cluster")?;
     std::fs::write(&namespace_file, &home).map_err(failed)?;
+    std::fs::write(&cluster_file, &cluster).map_err(failed)?;
     Ok(Registered {
         kubeconfig,
         namespace: home,
+        cluster,
     })
 }
 

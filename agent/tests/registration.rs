@@ -157,6 +157,23 @@ async fn a_registered_agent_reaches_only_its_own_deployments() {
         403,
         "an agent writes status only"
     );
+    // Its heartbeat reaches its own Cluster's status only.
+    assert_eq!(a.cluster, format!("{NS}/a"));
+    let own_cluster: Api<fleet_api::Cluster> = Api::namespaced(agent_a.clone(), NS);
+    let beat = Patch::Merge(json!({"status": {"agent": {"lastSeen": "2026-01-01T00:00:00Z"}}}));
+    own_cluster
+        .patch_status("a", &PatchParams::default(), &beat)
+        .await
+        .expect("own heartbeat");
+    assert_eq!(
+        code(
+            own_cluster
+                .patch_status("b", &PatchParams::default(), &beat)
+                .await
+                .expect_err("B's heartbeat")
+        ),
+        403
+    );
     for namespace in [&a.namespace, &b.namespace, &NS.to_string()] {
         let secrets: Api<Secret> = Api::namespaced(agent_a.clone(), namespace);
         assert_eq!(

@@ -220,12 +220,31 @@ pub async fn registration(
         }),
     )
     .await?;
+    // Its heartbeat: the status of its own Cluster, and nothing else in this namespace.
+    let heartbeat = format!("fleet-agent-{name}");
+    create(
+        &Api::<Role>::namespaced(ctx.client.clone(), &namespace),
+        json!({"metadata": {"name": heartbeat},
+               "rules": [{"apiGroups": ["fleet.cattle.io"], "resources": ["clusters/status"],
+                          "resourceNames": [name], "verbs": ["get", "patch", "update"]}]}),
+    )
+    .await?;
+    create(
+        &Api::<RoleBinding>::namespaced(ctx.client.clone(), &namespace),
+        json!({
+            "metadata": {"name": heartbeat},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": heartbeat},
+            "subjects": [{"kind": "ServiceAccount", "name": AGENT_ACCOUNT, "namespace": home}],
+        }),
+    )
+    .await?;
     let token = account_token(&ctx.client, &home, AGENT_ACCOUNT).await?;
     let secret_name = format!("c-{}", registration.name_any());
     let kubeconfig = hub.kubeconfig(&format!("agent-{name}"), &token, &home);
     create(
         &Api::<Secret>::namespaced(ctx.client.clone(), &namespace),
-        json!({"metadata": {"name": secret_name}, "stringData": {"kubeconfig": kubeconfig, "namespace": home}}),
+        json!({"metadata": {"name": secret_name}, "stringData": {
+            "kubeconfig": kubeconfig, "namespace": home, "cluster": format!("{namespace}/{name}")}}),
     )
     .await?;
     // Only the token that registered may read the credential.

@@ -43,26 +43,35 @@ pub struct AgentArgs {
 pub fn run(args: AgentArgs) -> Result<()> {
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     runtime.block_on(async move {
-        let (hub_kubeconfig, namespace) = match (&args.register, &args.cluster_name) {
+        let (hub_kubeconfig, namespace, cluster) = match (&args.register, &args.cluster_name) {
             (Some(token), Some(name)) => {
                 let labels = args.labels.iter().cloned().collect();
                 let patience = std::time::Duration::from_secs(120);
                 let registered =
                     fleet_agent::register::register(token, name, labels, &args.data, patience)
                         .await?;
-                (registered.kubeconfig, registered.namespace)
+                (
+                    registered.kubeconfig,
+                    registered.namespace,
+                    Some(registered.cluster),
+                )
             }
             _ => (
                 args.hub_kubeconfig
                     .clone()
                     .context("--hub-kubeconfig is needed")?,
                 args.namespace.clone().context("--namespace is needed")?,
+                None,
             ),
         };
         let hub = super::kube_client(&hub_kubeconfig).await?;
         let local = super::kube_client(&args.kubeconfig).await?;
         let resync = std::time::Duration::from_secs(args.resync_seconds.max(1));
         let agent = fleet_agent::Agent::new(hub, local, &namespace, resync);
+        if let Some(cluster) = cluster {
+            let every = std::time::Duration::from_secs(30).min(resync);
+            tokio::spawn(agent.clone().heartbeat(cluster, every));
+        }
         tracing::info!(%namespace, "agent running");
         agent.run(super::shutdown_signal()).await;
         Ok(())
