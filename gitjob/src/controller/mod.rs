@@ -123,10 +123,11 @@ impl Gitjob {
     ) {
         let gitrepos: Api<GitRepo> = Api::all(self.client.clone());
         let bundles: Api<Bundle> = Api::all(self.client.clone());
-        // Bundle status changes come in bursts as agents report: one reconcile takes them all.
+        // Bundle status changes come in bursts as agents report: one reconcile takes them
+        // all. Short, because a webhook's mark reaches the controller the same way.
         let config = ControllerConfig::default()
             .concurrency(self.settings.reconcile_concurrency)
-            .debounce(Duration::from_millis(500));
+            .debounce(Duration::from_millis(100));
         let writer = self.bundle_writer.lock().ok().and_then(|mut w| w.take());
         if let Some(writer) = writer {
             let watch = watcher(
