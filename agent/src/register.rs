@@ -102,7 +102,8 @@ pub async fn register(
             .ok_or_else(|| failed(format!("secret {secret_name} has no `{key}`")))
     };
     std::fs::create_dir_all(data_dir).map_err(failed)?;
-    write_private(&kubeconfig, &text("kubeconfig")?)?;
+    fleet_gitjob::git::write_secret_file(&kubeconfig, text("kubeconfig")?.as_bytes())
+        .map_err(failed)?;
     let home = text("namespace")?;
     let cluster = text("cluster")?;
     std::fs::write(&namespace_file, &home).map_err(failed)?;
@@ -112,16 +113,4 @@ pub async fn register(
         namespace: home,
         cluster,
     })
-}
-
-fn write_private(path: &Path, text: &str) -> Result<(), Error> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(failed)?;
-    std::io::Write::write_all(&mut file, text.as_bytes()).map_err(failed)
 }

@@ -13,7 +13,7 @@ use kube::api::{ListParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
-use fleet_gitjob::controller::status::set_condition;
+use fleet_gitjob::controller::status::{set_condition, total};
 
 use crate::reconcile::{cluster_namespace, summarise, CLUSTER_LABEL, CLUSTER_NAMESPACE_LABEL};
 use crate::{Context, Error};
@@ -99,26 +99,19 @@ async fn groups(ctx: &Context, namespace: &str) -> Result<(), Error> {
                     .is_some_and(|s| matches_selector(s, c.labels()))
             })
             .collect();
-        let mut summary = BundleSummary::default();
-        let mut non_ready = Vec::new();
-        for member in &members {
-            let own = member
-                .status
-                .as_ref()
-                .and_then(|s| s.summary.clone())
-                .unwrap_or_default();
-            if own.ready < own.desired_ready {
-                non_ready.push(member.name_any());
-            }
-            summary.ready += own.ready;
-            summary.desired_ready += own.desired_ready;
-            summary.not_ready += own.not_ready;
-            summary.wait_applied += own.wait_applied;
-            summary.err_applied += own.err_applied;
-            summary.out_of_sync += own.out_of_sync;
-            summary.modified += own.modified;
-            summary.pending += own.pending;
-        }
+        let own: Vec<(String, BundleSummary)> = members
+            .iter()
+            .map(|m| {
+                let summary = m.status.as_ref().and_then(|s| s.summary.clone());
+                (m.name_any(), summary.unwrap_or_default())
+            })
+            .collect();
+        let summary = total(own.iter().map(|(_, s)| s));
+        let mut non_ready: Vec<String> = own
+            .iter()
+            .filter(|(_, s)| s.ready < s.desired_ready)
+            .map(|(name, _)| name.clone())
+            .collect();
         let count = members.len() as i32;
         let ready = non_ready.is_empty();
         let display = ClusterGroupDisplay {

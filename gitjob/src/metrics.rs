@@ -98,11 +98,6 @@ impl Metrics {
             .unwrap_or(0)
     }
 
-    /// Polls so far.
-    pub fn polls(&self) -> u64 {
-        self.polls.load(Ordering::Relaxed)
-    }
-
     /// Fetches so far.
     pub fn fetches(&self) -> u64 {
         self.fetches.load(Ordering::Relaxed)

@@ -367,11 +367,15 @@ async fn write_status(
         .filter(|b| b.labels().get(REPO_NAME_LABEL) == Some(&name));
     let commit = new.commit.clone().unwrap_or_default();
     let mut at_commit = 0;
-    let summary = status::summarise(owned.inspect(|b| {
-        if b.labels().get(COMMIT_LABEL) == Some(&commit) {
-            at_commit += 1;
-        }
-    }));
+    let summary = status::total(
+        owned
+            .inspect(|b| {
+                if b.labels().get(COMMIT_LABEL) == Some(&commit) {
+                    at_commit += 1;
+                }
+            })
+            .filter_map(|b| b.status.as_ref()?.summary.as_ref()),
+    );
     let mut outcome = outcome.clone();
     outcome.synced_bundles.get_or_insert(at_commit);
     status::apply_outcome(&mut new, &outcome, summary, &now.to_string());

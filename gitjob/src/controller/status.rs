@@ -1,7 +1,7 @@
 //! GitRepo status as Fleet writes it: conditions, the `display` printer columns read, and
 //! the summary of the GitRepo's Bundles.
 
-use fleet_api::{Bundle, BundleSummary, Condition, GitRepoDisplay, GitRepoStatus};
+use fleet_api::{BundleSummary, Condition, GitRepoDisplay, GitRepoStatus};
 
 /// The outcome of one reconcile, before it becomes a status.
 #[derive(Debug, Clone, Default)]
@@ -56,13 +56,10 @@ pub fn set_condition(
     }
 }
 
-/// Adds up the Bundles' deployment summaries.
-pub fn summarise<'a>(bundles: impl IntoIterator<Item = &'a Bundle>) -> BundleSummary {
+/// Adds up deployment summaries (of a GitRepo's Bundles, of a group's Clusters).
+pub fn total<'a>(summaries: impl IntoIterator<Item = &'a BundleSummary>) -> BundleSummary {
     let mut total = BundleSummary::default();
-    for summary in bundles
-        .into_iter()
-        .filter_map(|b| b.status.as_ref()?.summary.as_ref())
-    {
+    for summary in summaries {
         total.not_ready += summary.not_ready;
         total.wait_applied += summary.wait_applied;
         total.err_applied += summary.err_applied;

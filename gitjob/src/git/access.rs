@@ -139,7 +139,7 @@ fn ensure_newline(text: &str) -> Vec<u8> {
 
 /// Writes `bytes` to `dir/name` with mode 0600, unless it already holds them.
 fn write_private(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) -> Result<PathBuf, GitError> {
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    use std::os::unix::fs::PermissionsExt;
     let bytes = bytes.as_ref();
     let path = dir.join(name);
     if std::fs::read(&path).is_ok_and(|existing| existing == bytes) {
@@ -148,13 +148,19 @@ fn write_private(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) -> Result<Path
     std::fs::create_dir_all(dir).map_err(|e| GitError::local(dir, e))?;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
         .map_err(|e| GitError::local(dir, e))?;
+    write_secret_file(&path, bytes).map_err(|e| GitError::local(&path, e))?;
+    Ok(path)
+}
+
+/// Writes `bytes` to `path`, readable and writable by this user only (mode 0600): keys,
+/// tokens, kubeconfigs.
+pub fn write_secret_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
         .mode(0o600)
-        .open(&path)
-        .map_err(|e| GitError::local(&path, e))?;
-    std::io::Write::write_all(&mut file, bytes).map_err(|e| GitError::local(&path, e))?;
-    Ok(path)
+        .open(path)?;
+    std::io::Write::write_all(&mut file, bytes)
 }

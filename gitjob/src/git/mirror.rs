@@ -84,14 +84,6 @@ impl MirrorCache {
         mirrors.insert(url.to_string(), mirror.clone());
         Ok(mirror)
     }
-
-    /// How many fetches (network transfers of objects) all mirrors have made.
-    pub fn fetches(&self) -> u64 {
-        self.mirrors
-            .lock()
-            .map(|m| m.values().map(|mirror| mirror.fetches()).sum())
-            .unwrap_or(0)
-    }
 }
 
 /// A bare repository holding what was fetched from one URL.
