@@ -629,7 +629,11 @@ async fn paused_stops_syncing_and_force_sync_generation_redeploys() {
         (bundle.spec.options.force_sync_generation == Some(7)).then_some(())
     })
     .await;
-    assert_eq!(env.status().await.update_generation, Some(7));
+    // The status is written just after the Bundles.
+    eventually("updateGeneration 7 in status", WAIT, || async {
+        (env.status().await.update_generation == Some(7)).then_some(())
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
