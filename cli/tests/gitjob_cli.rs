@@ -3,58 +3,14 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use common::{kubectl, spawn};
 
 use fleet_gitjob::testing::{free_port, wait_for_port, TestRepo};
 
-/// A child process killed on drop (if the test failed before stopping it).
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn spawn(args: &[&str]) -> Running {
-    Running(
-        Command::new(env!("CARGO_BIN_EXE_fleet"))
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("fleet starts"),
-    )
-}
-
-fn kubectl(kubeconfig: &Path, args: &[&str], input: Option<&str>) -> (bool, String) {
-    use std::io::Write;
-    let mut child = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kubectl runs");
-    if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
-        stdin.write_all(text.as_bytes()).expect("stdin");
-    }
-    let output = child.wait_with_output().expect("kubectl finishes");
-    let text = String::from_utf8_lossy(&output.stdout).into_owned();
-    (output.status.success(), text)
-}
-
-fn until(what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !check() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+fn until(what: &str, check: impl FnMut() -> bool) {
+    common::until(what, Duration::from_secs(30), check);
 }
 
 #[test]
@@ -153,22 +109,6 @@ fn gitjob_syncs_a_gitrepo_serves_metrics_and_stops_on_sigterm() {
         "{metrics}"
     );
 
-    let pid = gitjob.0.id().to_string();
-    assert!(Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .expect("kill")
-        .success());
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(status) = gitjob.0.try_wait().expect("wait") {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "fleet gitjob did not stop on SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = gitjob.stop_with("TERM", Duration::from_secs(10));
     assert!(status.success(), "{status:?}");
 }

@@ -295,6 +295,60 @@ async fn store_content(
     }
 }
 
+/// Where one deployment stands, as Fleet's summary counts it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum DeploymentState {
+    /// Applied at the current version and ready.
+    Ready,
+    /// Applied at the current version, not ready yet.
+    NotReady,
+    /// Waiting for the agent to apply the current version.
+    WaitApplied,
+    /// The agent's last apply failed.
+    ErrApplied,
+    /// Paused with a newer version staged.
+    OutOfSync,
+    /// Applied, then changed outside Fleet.
+    Modified,
+}
+
+impl DeploymentState {
+    /// The state of `deployment`.
+    pub fn of(deployment: &BundleDeployment) -> Self {
+        let status = deployment.status.clone().unwrap_or_default();
+        let applied = status.applied_deployment_id == deployment.spec.deployment_id;
+        let failed = status
+            .conditions
+            .iter()
+            .any(|c| c.type_ == "Deployed" && c.status == "False");
+        if deployment.spec.paused && !applied {
+            Self::OutOfSync
+        } else if failed {
+            Self::ErrApplied
+        } else if !applied {
+            Self::WaitApplied
+        } else if !status.non_modified && !status.modified_status.is_empty() {
+            Self::Modified
+        } else if status.ready {
+            Self::Ready
+        } else {
+            Self::NotReady
+        }
+    }
+
+    /// Fleet's name of the state.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ready => "Ready",
+            Self::NotReady => "NotReady",
+            Self::WaitApplied => "WaitApplied",
+            Self::ErrApplied => "ErrApplied",
+            Self::OutOfSync => "OutOfSync",
+            Self::Modified => "Modified",
+        }
+    }
+}
+
 /// Counts of the deployments per state, as Fleet's summary counts them.
 pub fn summarise(deployments: &[BundleDeployment]) -> BundleSummary {
     let mut summary = BundleSummary {
@@ -302,19 +356,15 @@ pub fn summarise(deployments: &[BundleDeployment]) -> BundleSummary {
         ..BundleSummary::default()
     };
     for deployment in deployments {
-        let status = deployment.status.clone().unwrap_or_default();
-        let applied = status.applied_deployment_id == deployment.spec.deployment_id;
-        if deployment.spec.paused && !applied {
-            summary.out_of_sync += 1;
-        } else if !applied {
-            summary.wait_applied += 1;
-        } else if !status.non_modified && !status.modified_status.is_empty() {
-            summary.modified += 1;
-        } else if status.ready {
-            summary.ready += 1;
-        } else {
-            summary.not_ready += 1;
-        }
+        let count = match DeploymentState::of(deployment) {
+            DeploymentState::Ready => &mut summary.ready,
+            DeploymentState::NotReady => &mut summary.not_ready,
+            DeploymentState::WaitApplied => &mut summary.wait_applied,
+            DeploymentState::ErrApplied => &mut summary.err_applied,
+            DeploymentState::OutOfSync => &mut summary.out_of_sync,
+            DeploymentState::Modified => &mut summary.modified,
+        };
+        *count += 1;
     }
     summary
 }

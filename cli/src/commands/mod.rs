@@ -10,9 +10,12 @@ mod helm;
 mod hub;
 mod kustomize;
 mod lint;
+mod output;
 mod releases;
+mod status;
 mod test;
 mod token;
+mod up;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -27,6 +30,8 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Run all of fleet-rs on this machine and deploy a demo repository to two clusters.
+    Up(up::UpArgs),
     /// Kustomize operations.
     #[command(subcommand)]
     Kustomize(kustomize::KustomizeCommand),
@@ -54,6 +59,8 @@ enum Command {
     Token(token::TokenCommand),
     /// List the release record of every deployment, as `helm list` does.
     Releases(releases::ReleasesArgs),
+    /// Show GitRepos, their Bundles and each cluster's state as a tree.
+    Status(status::StatusArgs),
     /// Benchmarks against the reference tools, measured in the same run.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -62,6 +69,7 @@ enum Command {
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<()> {
     match cli.command {
+        Command::Up(args) => up::run(args),
         Command::Kustomize(command) => kustomize::run(command),
         Command::Test(args) => test::run(args),
         Command::Apply(args) => apply::run(args),
@@ -73,6 +81,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Gitjob(args) => gitjob::run(args),
         Command::Hub(args) => hub::run(args),
         Command::Releases(args) => releases::run(args),
+        Command::Status(args) => status::run(args),
         Command::Token(command) => token::run(command),
         Command::Bench(command) => bench::run(command),
     }

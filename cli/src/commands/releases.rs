@@ -7,17 +7,20 @@ use clap::Args;
 use fleet_api::BundleDeployment;
 use kube::{Api, ResourceExt};
 
+use super::output::{print_structured, Format};
+
 /// Arguments of `fleet releases`.
 #[derive(Args, Debug)]
 #[command(after_help = "Example:
-  fleet releases --kubeconfig ./hub-data/local.kubeconfig")]
+  fleet releases --kubeconfig ./hub-data/local.kubeconfig
+  fleet releases -o yaml")]
 pub struct ReleasesArgs {
     /// Kubeconfig of the hub (the cluster holding the BundleDeployments).
     #[arg(long, env = "KUBECONFIG")]
     kubeconfig: PathBuf,
-    /// Output format: a table, or json.
-    #[arg(short, long, default_value = "table", value_parser = ["table", "json"])]
-    output: String,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = Format::Text)]
+    output: Format,
 }
 
 /// One row of the listing.
@@ -44,8 +47,7 @@ pub fn run(args: ReleasesArgs) -> Result<()> {
     })?;
     let mut releases: Vec<Release> = deployments.iter().filter_map(release).collect();
     releases.sort_by(|a, b| (&a.cluster, &a.name).cmp(&(&b.cluster, &b.name)));
-    if args.output == "json" {
-        println!("{}", serde_json::to_string_pretty(&releases)?);
+    if print_structured(args.output, &releases)? {
         return Ok(());
     }
     let rows: Vec<[String; 6]> = releases

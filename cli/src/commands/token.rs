@@ -66,35 +66,45 @@ pub fn run(command: TokenCommand) -> Result<()> {
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let text = runtime.block_on(async {
         let client = super::kube_client(&args.kubeconfig).await?;
-        let tokens: Api<ClusterRegistrationToken> =
-            Api::namespaced(client.clone(), &args.namespace);
-        let mut token = ClusterRegistrationToken::new("", Default::default());
-        token.metadata.name = None;
-        token.metadata.generate_name = Some("token-".into());
-        token.spec.ttl = args.ttl.clone();
-        let created = tokens.create(&PostParams::default(), &token).await?;
-        let name = created.name_any();
-        let started = Instant::now();
-        let secret_name = loop {
-            let current = tokens.get(&name).await?;
-            if let Some(secret) = current.status.and_then(|s| s.secret_name) {
-                break secret;
-            }
-            if started.elapsed() > Duration::from_secs(30) {
-                bail!("token {name} got no credential in 30 s: is `fleet controller` running?");
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        };
-        let secret = Api::<Secret>::namespaced(client, &args.namespace)
-            .get(&secret_name)
-            .await?;
-        let value = secret
-            .data
-            .and_then(|d| d.get("token").cloned())
-            .context("the token secret holds no token")?;
-        let value = String::from_utf8(value.0)?;
-        anyhow::Ok(address.kubeconfig(&format!("import-{name}"), &value, &args.namespace))
+        issue(&client, &address, &args.namespace, args.ttl.clone()).await
     })?;
     print!("{text}");
     Ok(())
+}
+
+/// Creates a ClusterRegistrationToken in `namespace`, waits for the controller to give it a
+/// credential, and returns the kubeconfig agents register with.
+pub async fn issue(
+    client: &kube::Client,
+    address: &HubAddress,
+    namespace: &str,
+    ttl: Option<String>,
+) -> Result<String> {
+    let tokens: Api<ClusterRegistrationToken> = Api::namespaced(client.clone(), namespace);
+    let mut token = ClusterRegistrationToken::new("", Default::default());
+    token.metadata.name = None;
+    token.metadata.generate_name = Some("token-".into());
+    token.spec.ttl = ttl;
+    let created = tokens.create(&PostParams::default(), &token).await?;
+    let name = created.name_any();
+    let started = Instant::now();
+    let secret_name = loop {
+        let current = tokens.get(&name).await?;
+        if let Some(secret) = current.status.and_then(|s| s.secret_name) {
+            break secret;
+        }
+        if started.elapsed() > Duration::from_secs(30) {
+            bail!("token {name} got no credential in 30 s: is `fleet controller` running?");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let secret = Api::<Secret>::namespaced(client.clone(), namespace)
+        .get(&secret_name)
+        .await?;
+    let value = secret
+        .data
+        .and_then(|d| d.get("token").cloned())
+        .context("the token secret holds no token")?;
+    let value = String::from_utf8(value.0)?;
+    Ok(address.kubeconfig(&format!("import-{name}"), &value, namespace))
 }

@@ -46,3 +46,85 @@ pub fn names(documents: &[serde_json::Value]) -> Vec<&str> {
         .filter_map(|d| d["metadata"]["name"].as_str())
         .collect()
 }
+
+/// A child process killed on drop (if the test failed before stopping it).
+pub struct Running(pub std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Running {
+    /// Sends `signal` (`INT`, `TERM`) and waits up to `limit` for the exit status.
+    pub fn stop_with(
+        &mut self,
+        signal: &str,
+        limit: std::time::Duration,
+    ) -> std::process::ExitStatus {
+        let pid = self.0.id().to_string();
+        let sent = Command::new("kill")
+            .args([format!("-{signal}"), pid])
+            .status()
+            .expect("kill runs");
+        assert!(sent.success(), "kill -{signal} failed");
+        let deadline = std::time::Instant::now() + limit;
+        loop {
+            if let Some(status) = self.0.try_wait().expect("wait") {
+                return status;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "fleet did not stop on SIG{signal} within {limit:?}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+}
+
+/// Starts `fleet` with arguments, its output discarded.
+pub fn spawn(args: &[&str]) -> Running {
+    Running(
+        Command::new(env!("CARGO_BIN_EXE_fleet"))
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("fleet starts"),
+    )
+}
+
+/// Runs kubectl against `kubeconfig` with `input` on stdin; returns success and stdout.
+pub fn kubectl(kubeconfig: &Path, args: &[&str], input: Option<&str>) -> (bool, String) {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new("kubectl")
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("kubectl runs");
+    if let (Some(text), Some(mut stdin)) = (input, child.stdin.take()) {
+        stdin.write_all(text.as_bytes()).expect("stdin");
+    }
+    let output = child.wait_with_output().expect("kubectl finishes");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    (output.status.success(), text)
+}
+
+/// Waits up to `limit` for `check` to hold.
+pub fn until(what: &str, limit: std::time::Duration, mut check: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + limit;
+    while !check() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
