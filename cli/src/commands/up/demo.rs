@@ -112,7 +112,10 @@ mod tests {
         embedded.sort();
         assert_eq!(embedded, on_disk);
         for (path, text) in super::FILES {
-            assert_eq!(*text, std::fs::read_to_string(root.join(path)).expect("file"));
+            assert_eq!(
+                *text,
+                std::fs::read_to_string(root.join(path)).expect("file")
+            );
         }
     }
 }
