@@ -31,9 +31,12 @@ pub struct AgentArgs {
     /// The cluster's namespace on the hub, when not registering.
     #[arg(long, required_unless_present = "register")]
     namespace: Option<String>,
-    /// Kubeconfig for the cluster the agent deploys to.
+    /// Kubeconfig for the cluster the agent deploys to (default: in-cluster).
     #[arg(long, env = "KUBECONFIG")]
-    kubeconfig: PathBuf,
+    kubeconfig: Option<PathBuf>,
+    /// Serve /healthz and /readyz on this address.
+    #[arg(long)]
+    health_listen: Option<std::net::SocketAddr>,
     /// Seconds between looks at an applied deployment (drift, readiness).
     #[arg(long, default_value_t = 60)]
     resync_seconds: u64,
@@ -65,7 +68,10 @@ pub fn run(args: AgentArgs) -> Result<()> {
             ),
         };
         let hub = super::kube_client(&hub_kubeconfig).await?;
-        let local = super::kube_client(&args.kubeconfig).await?;
+        let local = super::cluster_client(args.kubeconfig.as_deref()).await?;
+        if let Some(addr) = args.health_listen {
+            super::serve_http(addr, super::health_router(), "health").await?;
+        }
         let resync = std::time::Duration::from_secs(args.resync_seconds.max(1));
         let agent = fleet_agent::Agent::new(hub, local, &namespace, resync);
         if let Some(cluster) = cluster {

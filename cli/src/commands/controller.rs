@@ -1,31 +1,78 @@
-//! `fleet controller`: the targeting controller (Bundles to BundleDeployments).
+//! `fleet controller`: the targeting controller (Bundles to BundleDeployments) and cluster
+//! registration.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use anyhow::{Context as _, Result};
+use base64::Engine as _;
 use clap::Args;
+use fleet_controller::registration::HubAddress;
 
 /// Arguments of `fleet controller`.
 #[derive(Args, Debug)]
-#[command(after_help = "Example:
+#[command(after_help = "Examples:
   fleet controller --kubeconfig ./hub-data/local.kubeconfig
-  kubectl --kubeconfig ./hub-data/local.kubeconfig get bundledeployments -A")]
+  kubectl --kubeconfig ./hub-data/local.kubeconfig get bundledeployments -A
+  # In a cluster (its service account), handing agents the cluster's public address:
+  fleet controller --api-server-url https://fleet.example.com:6443 \\
+    --api-server-ca /etc/fleet/ca.crt --health-listen 0.0.0.0:8081")]
 pub struct ControllerArgs {
-    /// Kubeconfig of the cluster holding the Bundles and Clusters.
+    /// Kubeconfig of the cluster holding the Bundles and Clusters (default: in-cluster).
     #[arg(long, env = "KUBECONFIG")]
-    kubeconfig: PathBuf,
+    kubeconfig: Option<PathBuf>,
     /// Directory for scratch files and the chart cache.
     #[arg(long, default_value = "controller-data")]
     data: PathBuf,
+    /// The API server URL registering agents are told to use (default: the kubeconfig's).
+    /// Without either, registrations are not served.
+    #[arg(long)]
+    api_server_url: Option<String>,
+    /// PEM file of the CA agents should trust for --api-server-url.
+    #[arg(long, requires = "api_server_url")]
+    api_server_ca: Option<PathBuf>,
+    /// Serve /healthz and /readyz on this address.
+    #[arg(long)]
+    health_listen: Option<SocketAddr>,
+}
+
+/// Where agents are told to find the hub: the flags, else the kubeconfig's cluster.
+fn agents_hub(args: &ControllerArgs) -> Result<Option<HubAddress>> {
+    if let Some(server) = &args.api_server_url {
+        let ca_data = match &args.api_server_ca {
+            Some(path) => {
+                let pem =
+                    std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+                Some(base64::engine::general_purpose::STANDARD.encode(pem))
+            }
+            None => None,
+        };
+        return Ok(Some(HubAddress {
+            server: server.clone(),
+            ca_data,
+        }));
+    }
+    args.kubeconfig
+        .as_deref()
+        .map(super::token::hub_address)
+        .transpose()
 }
 
 /// Runs the controller until Ctrl-C or SIGTERM.
 pub fn run(args: ControllerArgs) -> Result<()> {
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     runtime.block_on(async move {
-        let client = super::kube_client(&args.kubeconfig).await?;
-        let hub = super::token::hub_address(&args.kubeconfig)?;
-        let ctx = fleet_controller::Context::registering(client, &args.data, hub);
+        let client = super::cluster_client(args.kubeconfig.as_deref()).await?;
+        let ctx = match agents_hub(&args)? {
+            Some(hub) => fleet_controller::Context::registering(client, &args.data, hub),
+            None => {
+                tracing::warn!("no --api-server-url: cluster registrations are not served");
+                fleet_controller::Context::new(client, &args.data)
+            }
+        };
+        if let Some(addr) = args.health_listen {
+            super::serve_http(addr, super::health_router(), "health").await?;
+        }
         tracing::info!(data = %args.data.display(), "controller running");
         fleet_controller::run(ctx, super::shutdown_signal()).await;
         Ok(())

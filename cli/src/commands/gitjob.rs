@@ -18,9 +18,9 @@ use fleet_gitjob::webhook;
   fleet gitjob --kubeconfig ./hub-data/local.kubeconfig --webhook-listen 0.0.0.0:8080
   curl -s localhost:8080/metrics")]
 pub struct GitjobArgs {
-    /// Kubeconfig of the cluster holding the GitRepos and Bundles.
+    /// Kubeconfig of the cluster holding the GitRepos and Bundles (default: in-cluster).
     #[arg(long, env = "KUBECONFIG")]
-    kubeconfig: PathBuf,
+    kubeconfig: Option<PathBuf>,
     /// Directory for repository mirrors, checkouts and the chart cache.
     #[arg(long, default_value = "gitjob-data")]
     data: PathBuf,
@@ -54,7 +54,7 @@ pub struct GitjobArgs {
 pub fn run(args: GitjobArgs) -> Result<()> {
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     runtime.block_on(async move {
-        let client = super::kube_client(&args.kubeconfig).await?;
+        let client = super::cluster_client(args.kubeconfig.as_deref()).await?;
         let metrics = Arc::new(Metrics::default());
         let mut settings = Settings::new(&args.data);
         settings.git_concurrency = args.git_concurrency;
@@ -70,28 +70,14 @@ pub fn run(args: GitjobArgs) -> Result<()> {
                 &args.webhook_secret_namespace,
                 metrics.clone(),
             );
-            serve(addr, webhook::router(receiver), "webhooks").await?;
+            super::serve_http(addr, webhook::router(receiver), "webhooks").await?;
         }
         if let Some(addr) = args.metrics_listen {
-            serve(addr, webhook::metrics_router(metrics.clone()), "metrics").await?;
+            super::serve_http(addr, webhook::metrics_router(metrics.clone()), "metrics").await?;
         }
         let gitjob = Gitjob::new(client, settings, metrics);
         tracing::info!(data = %args.data.display(), "gitjob running");
         gitjob.run(super::shutdown_signal()).await;
         Ok(())
     })
-}
-
-async fn serve(addr: SocketAddr, router: axum::Router, what: &str) -> Result<()> {
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .with_context(|| format!("listening for {what} on {addr}"))?;
-    let bound = listener.local_addr()?;
-    eprintln!("fleet gitjob: {what} on http://{bound}");
-    tokio::spawn(async move {
-        if let Err(error) = axum::serve(listener, router).await {
-            tracing::error!(%error, "HTTP server stopped");
-        }
-    });
-    Ok(())
 }

@@ -105,6 +105,41 @@ async fn kube_client(kubeconfig: &std::path::Path) -> Result<kube::Client> {
     Ok(kube::Client::try_from(config)?)
 }
 
+/// A client for the cluster `kubeconfig` names or, without one, the cluster the process
+/// runs in (its service account) or `~/.kube/config`.
+async fn cluster_client(kubeconfig: Option<&std::path::Path>) -> Result<kube::Client> {
+    use anyhow::Context;
+    match kubeconfig {
+        Some(path) => kube_client(path).await,
+        None => kube::Client::try_default()
+            .await
+            .context("no --kubeconfig, no KUBECONFIG, and not running in a cluster"),
+    }
+}
+
+/// Serves `router` on `addr` in the background, saying where on standard error.
+async fn serve_http(addr: std::net::SocketAddr, router: axum::Router, what: &str) -> Result<()> {
+    use anyhow::Context;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("listening for {what} on {addr}"))?;
+    let bound = listener.local_addr()?;
+    eprintln!("fleet: {what} on http://{bound}");
+    tokio::spawn(async move {
+        if let Err(error) = axum::serve(listener, router).await {
+            tracing::error!(%error, "HTTP server stopped");
+        }
+    });
+    Ok(())
+}
+
+/// `/healthz` and `/readyz` for a process with nothing more to say than that it runs.
+fn health_router() -> axum::Router {
+    axum::Router::new()
+        .route("/healthz", axum::routing::get(|| async { "ok" }))
+        .route("/readyz", axum::routing::get(|| async { "ok" }))
+}
+
 /// Resolves on Ctrl-C or SIGTERM.
 async fn shutdown_signal() {
     let terminate = async {

@@ -17,7 +17,7 @@ use super::output::{print_structured, Format};
 pub struct ReleasesArgs {
     /// Kubeconfig of the hub (the cluster holding the BundleDeployments).
     #[arg(long, env = "KUBECONFIG")]
-    kubeconfig: PathBuf,
+    kubeconfig: Option<PathBuf>,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = Format::Text)]
     output: Format,
@@ -38,7 +38,7 @@ struct Release {
 pub fn run(args: ReleasesArgs) -> Result<()> {
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let deployments = runtime.block_on(async {
-        let client = super::kube_client(&args.kubeconfig).await?;
+        let client = super::cluster_client(args.kubeconfig.as_deref()).await?;
         let list = Api::<BundleDeployment>::all(client)
             .list(&Default::default())
             .await

@@ -27,7 +27,7 @@ use super::output::{print_structured, Format};
 pub struct StatusArgs {
     /// Kubeconfig of the hub (the cluster holding GitRepos and Bundles).
     #[arg(long, env = "KUBECONFIG")]
-    kubeconfig: PathBuf,
+    kubeconfig: Option<PathBuf>,
     /// Only this namespace (default: all).
     #[arg(short, long)]
     namespace: Option<String>,
@@ -458,7 +458,7 @@ fn paint(state: &str) -> String {
 pub fn run(args: StatusArgs) -> Result<()> {
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let snapshot = runtime.block_on(async {
-        let client = super::kube_client(&args.kubeconfig).await?;
+        let client = super::cluster_client(args.kubeconfig.as_deref()).await?;
         Snapshot::load(&client, args.namespace.as_deref()).await
     })?;
     if print_structured(args.output, &snapshot)? {

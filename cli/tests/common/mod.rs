@@ -96,6 +96,20 @@ pub fn spawn(args: &[&str]) -> Running {
     )
 }
 
+/// Starts `fleet` with arguments, its standard error going to `log`.
+pub fn spawn_logged(args: &[&str], log: &Path) -> Running {
+    let file = std::fs::File::create(log).expect("log file");
+    Running(
+        Command::new(env!("CARGO_BIN_EXE_fleet"))
+            .args(args)
+            .env("FLEET_LOG", "info")
+            .stdout(std::process::Stdio::null())
+            .stderr(file)
+            .spawn()
+            .expect("fleet starts"),
+    )
+}
+
 /// Runs kubectl against `kubeconfig` with `input` on stdin; returns success and stdout.
 pub fn kubectl(kubeconfig: &Path, args: &[&str], input: Option<&str>) -> (bool, String) {
     use std::io::Write;
