@@ -185,3 +185,51 @@ fn formatting_only_edits_keep_the_content_id() {
     assert_eq!(id(&a), id(&b));
     assert!(id(&a).starts_with("s-"));
 }
+
+#[test]
+fn bash_completion_completes_commands_and_flags() {
+    let complete = |words: &str| {
+        let script = format!(
+            "source <({fleet} completions bash)\nCOMP_WORDS=({words}); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1))\nCOMP_LINE=\"{words}\"; COMP_POINT=${{#COMP_LINE}}\n_fleet fleet \"${{COMP_WORDS[-1]}}\" \"${{COMP_WORDS[-2]}}\"\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            fleet = env!("CARGO_BIN_EXE_fleet")
+        );
+        let output = std::process::Command::new("bash")
+            .args(["-c", &script])
+            .output()
+            .expect("bash runs");
+        String::from_utf8_lossy(&output.stdout).trim().to_string()
+    };
+    assert_eq!(complete("fleet st"), "status");
+    assert_eq!(complete("fleet status --co"), "--color");
+    assert_eq!(complete("fleet up --exit"), "--exit-when-ready");
+}
+
+#[test]
+fn read_commands_print_the_same_objects_as_json_and_yaml() {
+    let examples = common::shared_real().join("fleet-examples/multi-cluster/manifests");
+    let examples = examples.display().to_string();
+    let kustomization = common::workspace().join("testdata/kustomize/38-overlay-chain");
+    let root = common::workspace().join("testdata/kustomize");
+    let (kustomization, root) = (
+        kustomization.display().to_string(),
+        root.display().to_string(),
+    );
+    let commands: [Vec<&str>; 2] = [
+        vec!["test", &examples, "-l", "env=prod"],
+        vec!["kustomize", "build", &kustomization, "--root", &root],
+    ];
+    for command in commands {
+        let text = common::documents(&common::fleet_ok(&command));
+        assert!(!text.is_empty(), "{command:?} printed objects");
+        let with = |format: &str| {
+            let mut args = command.clone();
+            args.extend(["-o", format]);
+            common::fleet_ok(&args)
+        };
+        let json: Vec<serde_json::Value> = serde_json::from_str(&with("json")).expect("JSON list");
+        let yaml: Vec<serde_json::Value> =
+            serde_yaml_ng::from_str(&with("yaml")).expect("YAML list");
+        assert_eq!(json, text, "{command:?} -o json");
+        assert_eq!(yaml, text, "{command:?} -o yaml");
+    }
+}

@@ -5,6 +5,7 @@ mod apply;
 mod bench;
 mod controller;
 mod crds;
+mod diff;
 mod gitjob;
 mod helm;
 mod hub;
@@ -22,7 +23,17 @@ use clap::{Parser, Subcommand};
 
 /// GitOps for fleets of Kubernetes clusters, compatible with Rancher Fleet.
 #[derive(Parser, Debug)]
-#[command(name = "fleet", version, about)]
+#[command(
+    name = "fleet",
+    version,
+    about,
+    after_help = "Examples:
+  fleet up                                  # everything on this machine, with a demo
+  fleet status --kubeconfig fleet-demo/hub/local.kubeconfig
+  fleet test multi-cluster/helm -l env=prod # render a bundle for a cluster
+  fleet diff . -l env=prod                  # what uncommitted changes would change
+  fleet completions bash > ~/.local/share/bash-completion/completions/fleet"
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -33,18 +44,26 @@ enum Command {
     /// Run all of fleet-rs on this machine and deploy a demo repository to two clusters.
     Up(up::UpArgs),
     /// Kustomize operations.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Example:\n  fleet kustomize build overlays/prod"
+    )]
     Kustomize(kustomize::KustomizeCommand),
     /// Render a bundle for a cluster and print its resources, as Rancher Fleet's `fleet test`.
     Test(test::TestArgs),
     /// Write the Bundle objects for directories, as Rancher Fleet's `fleet apply -o`.
     Apply(apply::ApplyArgs),
+    /// Show what uncommitted changes would change on each cluster, object by object.
+    Diff(diff::DiffArgs),
     /// Check every fleet.yaml under a directory strictly and render each customization.
     Lint(lint::LintArgs),
     /// Write (or check) the CRD manifests of the Fleet kinds.
     Crds(crds::CrdsArgs),
     /// Helm operations (`fleet helm template`).
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Example:\n  fleet helm template web ./chart -f prod.yaml"
+    )]
     Helm(helm::HelmCommand),
     /// Run a cluster's agent: apply the BundleDeployments the hub holds for it.
     Agent(agent::AgentArgs),
@@ -55,14 +74,29 @@ enum Command {
     /// Run the embedded Kubernetes-compatible API server (the hub).
     Hub(hub::HubArgs),
     /// Cluster registration tokens.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Example:\n  fleet token create --kubeconfig hub.kubeconfig --ttl 1h > token.kubeconfig"
+    )]
     Token(token::TokenCommand),
     /// List the release record of every deployment, as `helm list` does.
     Releases(releases::ReleasesArgs),
     /// Show GitRepos, their Bundles and each cluster's state as a tree.
     Status(status::StatusArgs),
+    /// Print a completion script for a shell.
+    #[command(after_help = "Examples:
+  fleet completions bash > ~/.local/share/bash-completion/completions/fleet
+  fleet completions zsh > \"${fpath[1]}/_fleet\"
+  fleet completions fish > ~/.config/fish/completions/fleet.fish")]
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
     /// Benchmarks against the reference tools, measured in the same run.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples (on a release build):\n  fleet bench kustomize testdata/kustomize\n  fleet bench fleet --clusters 1000"
+    )]
     Bench(bench::BenchCommand),
 }
 
@@ -73,6 +107,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Kustomize(command) => kustomize::run(command),
         Command::Test(args) => test::run(args),
         Command::Apply(args) => apply::run(args),
+        Command::Diff(args) => diff::run(args),
         Command::Lint(args) => lint::run(args),
         Command::Crds(args) => crds::run(args),
         Command::Helm(command) => helm::run(command),
@@ -84,6 +119,11 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Status(args) => status::run(args),
         Command::Token(command) => token::run(command),
         Command::Bench(command) => bench::run(command),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(shell, &mut Cli::command(), "fleet", &mut std::io::stdout());
+            Ok(())
+        }
     }
 }
 
@@ -153,5 +193,35 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = terminate => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// The path of every command and subcommand whose `--help` shows no example.
+    fn without_examples(command: &clap::Command, path: &str, found: &mut Vec<String>) {
+        let path = format!("{path} {}", command.get_name()).trim().to_string();
+        let help = command
+            .get_after_help()
+            .or(command.get_after_long_help())
+            .map(|h| h.to_string())
+            .unwrap_or_default();
+        if !help.contains("  fleet ") {
+            found.push(path.clone());
+        }
+        for sub in command.get_subcommands() {
+            if sub.get_name() != "help" {
+                without_examples(sub, &path, found);
+            }
+        }
+    }
+
+    #[test]
+    fn every_command_has_examples_in_its_help() {
+        let mut found = Vec::new();
+        without_examples(&super::Cli::command(), "", &mut found);
+        assert_eq!(found, Vec::<String>::new(), "commands without examples");
     }
 }

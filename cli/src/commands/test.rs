@@ -6,12 +6,16 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use fleet_renderer::bundle::{self, BundleDir, ClusterInfo};
+use fleet_renderer::bundle::{self, BundleDir, ClusterInfo, Variant};
 use fleet_renderer::{yaml, RepoRoot};
+
+use super::output::{print_structured, Format};
 
 /// Arguments of `fleet test`.
 #[derive(Args, Debug)]
-#[command(after_help = "Example:\n  fleet test multi-cluster/manifests -l env=prod")]
+#[command(after_help = "Examples:
+  fleet test multi-cluster/manifests -l env=prod
+  fleet test multi-cluster/helm -l env=dev --cluster-name dev-1 -o json")]
 pub struct TestArgs {
     /// Bundle directory (holding fleet.yaml or manifests).
     #[arg(default_value = ".")]
@@ -28,6 +32,9 @@ pub struct TestArgs {
     /// Directory paths may not leave (default: DIR).
     #[arg(long)]
     pub root: Option<PathBuf>,
+    /// Output format: the manifests as YAML documents (text), or one JSON or YAML list.
+    #[arg(short, long, value_enum, default_value_t = Format::Text)]
+    pub output: Format,
 }
 
 /// Runs `fleet test`.
@@ -39,16 +46,6 @@ pub fn run(args: TestArgs) -> Result<()> {
         fleet_yaml: bundle::fleet_yaml_in(&dir),
         dir,
     };
-    let fleet = match &bundle.fleet_yaml {
-        Some(path) => {
-            let loaded = bundle::load_fleet_yaml(&root, path, false)?;
-            for warning in &loaded.unknown {
-                tracing::warn!("{warning}");
-            }
-            loaded.spec
-        }
-        None => Default::default(),
-    };
     let cluster = ClusterInfo {
         name: args.cluster_name,
         namespace: "fleet-default".into(),
@@ -59,10 +56,7 @@ pub fn run(args: TestArgs) -> Result<()> {
             .map(|g| (g, BTreeMap::new()))
             .collect(),
     };
-    let (_, options) = bundle::options_for(&fleet, &cluster);
-    let cache = fleet_gitjob::charts::ChartCache::new(chart_cache_dir());
-    let fetched = fleet_gitjob::charts::fetch_for(&cache, &options)?;
-    let variant = bundle::render_with(&root, &bundle, &fleet, &cluster, &fetched)?;
+    let variant = render_for(&root, &bundle, &cluster)?;
     if !variant.deploy {
         eprintln!(
             "target `{}` is doNotDeploy: nothing is deployed",
@@ -70,8 +64,32 @@ pub fn run(args: TestArgs) -> Result<()> {
         );
         return Ok(());
     }
+    if print_structured(args.output, &variant.resources)? {
+        return Ok(());
+    }
     std::io::stdout().write_all(yaml::to_multi_document(&variant.resources).as_bytes())?;
     Ok(())
+}
+
+/// Renders `bundle` for `cluster` as gitjob would: its fleet.yaml (unknown fields warned
+/// about), remote charts fetched into the user's chart cache.
+pub fn render_for(root: &RepoRoot, bundle: &BundleDir, cluster: &ClusterInfo) -> Result<Variant> {
+    let fleet = match &bundle.fleet_yaml {
+        Some(path) => {
+            let loaded = bundle::load_fleet_yaml(root, path, false)?;
+            for warning in &loaded.unknown {
+                tracing::warn!("{warning}");
+            }
+            loaded.spec
+        }
+        None => Default::default(),
+    };
+    let (_, options) = bundle::options_for(&fleet, cluster);
+    let cache = fleet_gitjob::charts::ChartCache::new(chart_cache_dir());
+    let fetched = fleet_gitjob::charts::fetch_for(&cache, &options)?;
+    Ok(bundle::render_with(
+        root, bundle, &fleet, cluster, &fetched,
+    )?)
 }
 
 /// Where downloaded charts are kept: `$FLEET_CHART_CACHE`, or the user's cache directory.

@@ -14,24 +14,21 @@ use clap::Subcommand;
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
     /// Time `fleet kustomize build` against `kubectl kustomize` on every fixture.
-    ///
-    /// Example: fleet bench kustomize testdata/kustomize
+    #[command(after_help = "Example:\n  fleet bench kustomize testdata/kustomize")]
     Kustomize(kustomize::KustomizeBench),
     /// Our Helm engine against real Helm (helm-sdkpy) on the same charts.
-    ///
-    /// Example: fleet bench helm ../shared/charts/podinfo testdata/charts/*/
+    #[command(
+        after_help = "Example:\n  fleet bench helm ../shared/charts/podinfo testdata/charts/*/"
+    )]
     Helm(helm::HelmBench),
     /// Creates per second, watch fan-out latency and memory of the embedded hub.
-    ///
-    /// Example: fleet bench hub --objects 20000 --watchers 1000
+    #[command(after_help = "Example:\n  fleet bench hub --objects 20000 --watchers 1000")]
     Hub(hub::HubBench),
     /// Poll cost, 1,000 GitRepos polling for minutes, and clone + render against `git clone`.
-    ///
-    /// Example: fleet bench gitjob --seconds 300
+    #[command(after_help = "Example:\n  fleet bench gitjob --seconds 300")]
     Gitjob(gitjob::GitjobBench),
     /// A fleet in one process: N clusters with an agent each; commit to all Ready, CPU, memory.
-    ///
-    /// Example: fleet bench fleet --clusters 1000
+    #[command(after_help = "Example:\n  fleet bench fleet --clusters 1000")]
     Fleet(fleet::FleetBench),
 }
 
