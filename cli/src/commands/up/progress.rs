@@ -24,9 +24,13 @@ impl Progress {
         self.bar.set_message(what.to_string());
     }
 
-    /// Prints a finished step above the spinner.
+    /// Prints a finished step: above the spinner on a terminal, else on standard output.
     pub fn done(&self, what: &str) {
-        self.bar.suspend(|| println!("✓ {what}"));
+        if self.bar.is_hidden() {
+            println!("✓ {what}");
+        } else {
+            self.bar.println(format!("✓ {what}"));
+        }
     }
 
     /// Shows `ready` of `wanted` deployments, and what is still awaited.
