@@ -137,25 +137,14 @@ async fn populate(client: &kube::Client) {
             condition("Ready", true, "")
         ])
     };
-    deployment(client, "apps-config", "dev", "s-1:v2", true, ok()).await;
-    deployment(
-        client,
-        "apps-config",
-        "prod-eu-west-1",
-        "s-1:v2",
-        true,
-        ok(),
-    )
-    .await;
-    deployment(
-        client,
-        "apps-frontend-with-a-rather-long-name",
-        "dev",
-        "s-1:v2",
-        true,
-        ok(),
-    )
-    .await;
+    for (bundle, cluster) in [
+        ("apps-config", "dev"),
+        ("apps-config", "prod-eu-west-1"),
+        ("apps-frontend-with-a-rather-long-name", "dev"),
+        ("apps-helm", "dev"),
+    ] {
+        deployment(client, bundle, cluster, "s-1:v2", true, ok()).await;
+    }
     deployment(
         client,
         "apps-frontend-with-a-rather-long-name",
@@ -166,7 +155,6 @@ async fn populate(client: &kube::Client) {
                condition("Ready", false, "Deployment frontend-with-a-rather-long-name: 1/3 replicas ready; Service frontend: no endpoints")]),
     )
     .await;
-    deployment(client, "apps-helm", "dev", "s-1:v2", true, ok()).await;
     deployment(
         client,
         "apps-helm",

@@ -82,8 +82,8 @@ fn diff(args: &DiffArgs) -> Result<i32> {
         .dir
         .canonicalize()
         .with_context(|| format!("{} does not exist", args.dir.display()))?;
-    let top = PathBuf::from(git(&dir, &["rev-parse", "--show-toplevel"])?);
-    let commit = git(
+    let top = PathBuf::from(super::git(&dir, &["rev-parse", "--show-toplevel"])?);
+    let commit = super::git(
         &top,
         &[
             "rev-parse",
@@ -126,22 +126,6 @@ fn diff(args: &DiffArgs) -> Result<i32> {
     } else {
         0
     })
-}
-
-fn git(dir: &Path, args: &[&str]) -> Result<String> {
-    let output = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .context("running git (is it installed?)")?;
-    if !output.status.success() {
-        bail!(
-            "git {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
-    }
-    Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
 }
 
 /// The Clusters of `namespace` on the hub, with their labels and groups.

@@ -134,6 +134,26 @@ fn parse_label(text: &str) -> Result<(String, String), String> {
         .ok_or_else(|| format!("`{text}` is not key=value"))
 }
 
+/// Runs `git` in `dir`, returning its trimmed standard output, or its error output as the
+/// error.
+fn git(dir: &std::path::Path, args: &[&str]) -> Result<String> {
+    use anyhow::Context;
+    let output = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .context("running git (is it installed?)")?;
+    if !output.status.success() {
+        anyhow::bail!(
+            "git {} in {}: {}",
+            args.join(" "),
+            dir.display(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
+}
+
 /// A kube-rs client for the cluster a kubeconfig file names.
 async fn kube_client(kubeconfig: &std::path::Path) -> Result<kube::Client> {
     use anyhow::Context;

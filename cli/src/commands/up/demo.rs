@@ -2,9 +2,8 @@
 //! `fleet up` works from any directory.
 
 use std::path::Path;
-use std::process::Command;
 
-use anyhow::{bail, Context as _, Result};
+use anyhow::{Context as _, Result};
 
 /// `(path, text)` of each named file of `testdata/demo/`, built in.
 macro_rules! embedded {
@@ -36,28 +35,16 @@ const FILES: &[(&str, &str)] = embedded![
 /// The bundle directories of the demo repository.
 pub const BUNDLES: [&str; 3] = ["hello-yaml", "kustomize-overlays", "helm-chart"];
 
-/// Runs `git` in `dir` with a fixed identity, returning its trimmed output.
-pub fn git(dir: &Path, args: &[&str]) -> Result<String> {
-    let output = Command::new("git")
-        .args([
-            "-c",
-            "user.name=fleet demo",
-            "-c",
-            "user.email=demo@fleet-rs.invalid",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .context("running git (is it installed?)")?;
-    if !output.status.success() {
-        bail!(
-            "git {} in {}: {}",
-            args.join(" "),
-            dir.display(),
-            String::from_utf8_lossy(&output.stderr).trim()
-        );
-    }
-    Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
+/// Runs `git` in `dir` with the demo's identity, returning its trimmed output.
+fn git(dir: &Path, args: &[&str]) -> Result<String> {
+    let identity = [
+        "-c",
+        "user.name=fleet demo",
+        "-c",
+        "user.email=demo@fleet-rs.invalid",
+    ];
+    let all: Vec<&str> = identity.iter().chain(args).copied().collect();
+    super::super::git(dir, &all)
 }
 
 /// Creates the demo repository in `dir` (branch `main`, one commit) unless it is already a
