@@ -233,3 +233,19 @@ fn read_commands_print_the_same_objects_as_json_and_yaml() {
         assert_eq!(yaml, text, "{command:?} -o yaml");
     }
 }
+
+#[test]
+fn ci_runs_exactly_the_readme_test_command() {
+    let readme = std::fs::read_to_string(common::workspace().join("README.md")).expect("README");
+    let command = readme
+        .lines()
+        .find(|l| l.starts_with("cargo fmt --check && "))
+        .expect("the README gives the test command on a line of its own");
+    let ci = std::fs::read_to_string(common::workspace().join(".ci/run")).expect(".ci/run");
+    let last = ci
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .expect(".ci/run is not empty");
+    assert_eq!(last, command, ".ci/run ends with the README's test command");
+}

@@ -155,9 +155,13 @@ fn the_charts_install_and_their_least_privileges_suffice() {
         .as_str()
         .expect("the hub's CA");
     std::fs::write(&ca, base64_decode(ca_data).expect("base64 CA")).expect("CA file");
+    let metrics_port = free_port();
+    let metrics_listen = format!("127.0.0.1:{metrics_port}");
     let _controller = spawn_logged(
         &[
             "controller",
+            "--metrics-listen",
+            &metrics_listen,
             "--kubeconfig",
             &controller.display().to_string(),
             "--api-server-url",
@@ -272,4 +276,20 @@ fn the_charts_install_and_their_least_privileges_suffice() {
         }
         panic!("the GitRepo did not reach the member with the chart's RBAC");
     }
+    let metrics = ureq::get(&format!("http://{metrics_listen}/metrics"))
+        .call()
+        .expect("the controller serves /metrics")
+        .body_mut()
+        .read_to_string()
+        .expect("text");
+    let count = |controller: &str| -> u64 {
+        let prefix = format!("fleet_controller_reconciles_total{{controller=\"{controller}\"}} ");
+        metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {prefix} in {metrics}"))
+    };
+    assert!(count("bundle") >= 1, "{metrics}");
+    assert!(count("registration") >= 1, "{metrics}");
 }

@@ -5,6 +5,7 @@
 //! the deployments' states.
 
 pub mod clusters;
+pub mod metrics;
 pub mod placement;
 pub mod reconcile;
 pub mod registration;
@@ -51,6 +52,7 @@ pub struct Context {
     work_dir: PathBuf,
     placements: Mutex<HashMap<String, u64>>,
     hub: Option<registration::HubAddress>,
+    metrics: Arc<metrics::Metrics>,
 }
 
 impl Context {
@@ -80,7 +82,13 @@ impl Context {
             work_dir: data_dir.join("work"),
             placements: Mutex::default(),
             hub,
+            metrics: Arc::default(),
         })
+    }
+
+    /// The reconcile counters, for `/metrics`.
+    pub fn metrics(&self) -> Arc<metrics::Metrics> {
+        self.metrics.clone()
     }
 
     /// The placement fingerprint a bundle was last deployed at.
@@ -152,6 +160,7 @@ async fn run_bundles(
         Api::<Bundle>::all(ctx.client.clone()),
         watcher::Config::default(),
     );
+    let counters = ctx.clone();
     let store = controller.store();
     let for_groups = store.clone();
     controller
@@ -192,7 +201,12 @@ async fn run_bundles(
             retry,
             ctx,
         )
-        .for_each(|_| async {})
+        .for_each(|result| {
+            counters
+                .metrics
+                .reconciled(metrics::Loop::Bundles, result.is_ok());
+            async {}
+        })
         .await;
 }
 
@@ -204,6 +218,7 @@ async fn run_clusters(
         Api::<Cluster>::all(ctx.client.clone()),
         watcher::Config::default(),
     );
+    let counters = ctx.clone();
     let store = controller.store();
     controller
         .watches(
@@ -237,7 +252,12 @@ async fn run_clusters(
             retry,
             ctx,
         )
-        .for_each(|_| async {})
+        .for_each(|result| {
+            counters
+                .metrics
+                .reconciled(metrics::Loop::Clusters, result.is_ok());
+            async {}
+        })
         .await;
 }
 
@@ -245,6 +265,7 @@ async fn run_registration(
     ctx: Arc<Context>,
     shutdown: impl std::future::Future<Output = ()> + Clone + Send + Sync + 'static,
 ) {
+    let counters = ctx.clone();
     let tokens = Controller::new(
         Api::<ClusterRegistrationToken>::all(ctx.client.clone()),
         watcher::Config::default(),
@@ -256,7 +277,12 @@ async fn run_registration(
         retry,
         ctx.clone(),
     )
-    .for_each(|_| async {});
+    .for_each(|result| {
+        counters
+            .metrics
+            .reconciled(metrics::Loop::Tokens, result.is_ok());
+        async {}
+    });
     let registrations = Controller::new(
         Api::<ClusterRegistration>::all(ctx.client.clone()),
         watcher::Config::default(),
@@ -271,6 +297,11 @@ async fn run_registration(
         retry,
         ctx,
     )
-    .for_each(|_| async {});
+    .for_each(|result| {
+        counters
+            .metrics
+            .reconciled(metrics::Loop::Registrations, result.is_ok());
+        async {}
+    });
     futures::join!(tokens, registrations);
 }

@@ -16,7 +16,7 @@ use fleet_controller::registration::HubAddress;
   kubectl --kubeconfig ./hub-data/local.kubeconfig get bundledeployments -A
   # In a cluster (its service account), handing agents the cluster's public address:
   fleet controller --api-server-url https://fleet.example.com:6443 \\
-    --api-server-ca /etc/fleet/ca.crt --health-listen 0.0.0.0:8081")]
+    --api-server-ca /etc/fleet/ca.crt --metrics-listen 0.0.0.0:8081")]
 pub struct ControllerArgs {
     /// Kubeconfig of the cluster holding the Bundles and Clusters (default: in-cluster).
     #[arg(long, env = "KUBECONFIG")]
@@ -31,9 +31,9 @@ pub struct ControllerArgs {
     /// PEM file of the CA agents should trust for --api-server-url.
     #[arg(long, requires = "api_server_url")]
     api_server_ca: Option<PathBuf>,
-    /// Serve /healthz and /readyz on this address.
+    /// Serve /metrics, /healthz and /readyz on this address.
     #[arg(long)]
-    health_listen: Option<SocketAddr>,
+    metrics_listen: Option<SocketAddr>,
 }
 
 /// Where agents are told to find the hub: the flags, else the kubeconfig's cluster.
@@ -70,8 +70,13 @@ pub fn run(args: ControllerArgs) -> Result<()> {
                 fleet_controller::Context::new(client, &args.data)
             }
         };
-        if let Some(addr) = args.health_listen {
-            super::serve_http(addr, super::health_router(), "health").await?;
+        if let Some(addr) = args.metrics_listen {
+            let metrics = ctx.metrics();
+            let router = super::health_router().route(
+                "/metrics",
+                axum::routing::get(move || async move { metrics.render() }),
+            );
+            super::serve_http(addr, router, "metrics").await?;
         }
         tracing::info!(data = %args.data.display(), "controller running");
         fleet_controller::run(ctx, super::shutdown_signal()).await;
