@@ -33,26 +33,28 @@ pub enum ServeError {
     #[error(transparent)]
     Tls(#[from] tls::TlsError),
     /// A cluster could not be created.
-    #[error("creating cluster {name}: {source}")]
+    // The causes are part of the message, not `source`s: a reporter that prints the chain
+    // would print them twice.
+    #[error("creating cluster {name}: {cause}")]
     Cluster {
         /// The cluster.
         name: String,
         /// The cause.
-        source: Box<crate::status::ApiError>,
+        cause: Box<crate::status::ApiError>,
     },
     /// Binding, reading or writing failed.
-    #[error("{what}: {source}")]
+    #[error("{what}: {cause}")]
     Io {
         /// What was being done.
         what: String,
         /// The cause.
-        source: std::io::Error,
+        cause: std::io::Error,
     },
 }
 
 fn io_error(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> ServeError {
     let what = what.into();
-    move |source| ServeError::Io { what, source }
+    move |cause| ServeError::Io { what, cause }
 }
 
 /// A hub that is listening.
@@ -98,9 +100,9 @@ pub async fn start(options: Options) -> Result<Running, ServeError> {
     for name in &options.clusters {
         hub.ensure_cluster(name)
             .await
-            .map_err(|source| ServeError::Cluster {
+            .map_err(|cause| ServeError::Cluster {
                 name: name.clone(),
-                source: Box::new(source),
+                cause: Box::new(cause),
             })?;
     }
     let listener = std::net::TcpListener::bind(options.listen)

@@ -81,7 +81,13 @@ pub fn run(args: UpArgs) -> Result<()> {
     runtime.block_on(async move {
         let progress = Progress::new();
         let fleet = tokio::select! {
-            fleet = start(&args, &data, &progress) => fleet?,
+            fleet = start(&args, &data, &progress) => match fleet {
+                Ok(fleet) => fleet,
+                Err(error) => {
+                    progress.finish();
+                    return Err(error);
+                }
+            },
             _ = super::shutdown_signal() => {
                 progress.finish();
                 bail!("interrupted while starting; data kept in {}", data.display());
@@ -154,7 +160,13 @@ async fn start(args: &UpArgs, data: &Path, progress: &Progress) -> Result<Fleet>
         clusters,
     })
     .await
-    .with_context(|| format!("starting the hub on {}", args.listen))?;
+    .with_context(|| {
+        format!(
+            "starting the hub on {} (is another `fleet up` or `fleet hub` running? \
+             --listen picks another address)",
+            args.listen
+        )
+    })?;
     progress.done(&format!(
         "hub on {} with clusters local (management), dev and prod",
         hub.url
