@@ -249,3 +249,28 @@ fn ci_runs_exactly_the_readme_test_command() {
         .expect(".ci/run is not empty");
     assert_eq!(last, command, ".ci/run ends with the README's test command");
 }
+
+#[test]
+fn a_reader_that_leaves_early_is_no_error() {
+    let kustomization = common::workspace().join("testdata/kustomize/46-fifty-resource-overlay");
+    let root = common::workspace().join("testdata/kustomize");
+    let (kustomization, root) = (
+        kustomization.display().to_string(),
+        root.display().to_string(),
+    );
+    for args in [
+        vec!["completions", "bash"],
+        vec!["kustomize", "build", &kustomization, "--root", &root],
+    ] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_fleet"))
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("fleet starts");
+        drop(child.stdout.take());
+        let output = child.wait_with_output().expect("fleet ends");
+        assert!(output.status.success(), "{args:?}: {:?}", output.status);
+        assert_eq!(String::from_utf8_lossy(&output.stderr), "", "{args:?}");
+    }
+}
