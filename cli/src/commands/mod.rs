@@ -200,6 +200,36 @@ fn health_router() -> axum::Router {
         .route("/readyz", axum::routing::get(|| async { "ok" }))
 }
 
+/// Installs (or updates) Fleet's CRDs and creates the namespaces Rancher Fleet creates.
+async fn install_fleet(client: &kube::Client) -> Result<()> {
+    use anyhow::Context;
+    use k8s_openapi::api::core::v1::Namespace;
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    use kube::api::{Patch, PatchParams};
+    use kube::Api;
+    use serde_json::json;
+    let apply = PatchParams::apply("fleet-cli").force();
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for (_, crd) in fleet_api::crds::all() {
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        let mut body = serde_json::to_value(&crd)?;
+        body["apiVersion"] = json!("apiextensions.k8s.io/v1");
+        body["kind"] = json!("CustomResourceDefinition");
+        crds.patch(&name, &apply, &Patch::Apply(&body))
+            .await
+            .with_context(|| format!("installing CRD {name}"))?;
+    }
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    for name in ["fleet-local", "fleet-default", "cattle-fleet-system"] {
+        let body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+        namespaces
+            .patch(name, &apply, &Patch::Apply(&body))
+            .await
+            .with_context(|| format!("creating namespace {name}"))?;
+    }
+    Ok(())
+}
+
 /// Resolves on Ctrl-C or SIGTERM.
 async fn shutdown_signal() {
     let terminate = async {

@@ -11,8 +11,6 @@ use fleet_api::{BundleDeployment, Cluster, GitRepo};
 use fleet_gitjob::controller::{Gitjob, Settings};
 use fleet_gitjob::metrics::Metrics;
 use fleet_gitjob::testing::{GitDaemon, TestRepo};
-use k8s_openapi::api::core::v1::Namespace;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{ListParams, PostParams};
 use kube::Api;
 use serde_json::json;
@@ -57,15 +55,7 @@ async fn bench(args: &FleetBench, scratch: &std::path::Path) -> Result<()> {
         started.elapsed().as_secs_f64()
     );
     let hub = super::super::kube_client(&fleet_hub::serve::kubeconfig_path(&data, "local")).await?;
-    let crds: Api<CustomResourceDefinition> = Api::all(hub.clone());
-    for (_, crd) in fleet_api::crds::all() {
-        crds.create(&PostParams::default(), &crd).await?;
-    }
-    let namespace: Namespace =
-        serde_json::from_value(json!({"metadata": {"name": "fleet-local"}}))?;
-    Api::<Namespace>::all(hub.clone())
-        .create(&PostParams::default(), &namespace)
-        .await?;
+    super::super::install_fleet(&hub).await?;
     let cluster_api: Api<Cluster> = Api::namespaced(hub.clone(), "fleet-local");
     for i in 0..args.clusters {
         let env = if i % 2 == 0 { "prod" } else { "dev" };

@@ -11,8 +11,6 @@ use clap::Args;
 use fleet_api::{Bundle, GitRepo};
 use fleet_gitjob::git::{extract, Access, Limits, Mirror, Wanted};
 use fleet_gitjob::testing::{GitDaemon, TestRepo};
-use k8s_openapi::api::core::v1::Namespace;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{ListParams, PostParams};
 use kube::Api;
 use serde_json::json;
@@ -193,15 +191,7 @@ async fn many_gitrepos(
     let kubeconfig =
         fleet_hub::serve::kubeconfig_path(&scratch.join("hub"), fleet_hub::route::DEFAULT_CLUSTER);
     let client = super::super::kube_client(&kubeconfig).await?;
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for (_, crd) in fleet_api::crds::all() {
-        crds.create(&PostParams::default(), &crd).await?;
-    }
-    let namespace: Namespace =
-        serde_json::from_value(json!({"metadata": {"name": "fleet-local"}}))?;
-    Api::<Namespace>::all(client.clone())
-        .create(&PostParams::default(), &namespace)
-        .await?;
+    super::super::install_fleet(&client).await?;
     for r in 0..args.repos {
         let repo = TestRepo::in_dir(repos, &format!("shared-{r}"));
         repo.write("app/fleet.yaml", "defaultNamespace: shared\n")

@@ -17,8 +17,6 @@ use fleet_gitjob::controller::{Gitjob, Settings};
 use fleet_gitjob::metrics::Metrics;
 use futures::future::{BoxFuture, Shared};
 use futures::FutureExt;
-use k8s_openapi::api::core::v1::Namespace;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Patch, PatchParams};
 use kube::Api;
 use serde_json::json;
@@ -173,7 +171,7 @@ async fn start(args: &UpArgs, data: &Path, progress: &Progress) -> Result<Fleet>
     ));
     let local_kubeconfig = fleet_hub::serve::kubeconfig_path(&hub_dir, "local");
     let client = super::kube_client(&local_kubeconfig).await?;
-    install_fleet(&client).await?;
+    super::install_fleet(&client).await?;
     progress.done("Fleet's CRDs and namespaces installed");
 
     let (stop_sender, stop_receiver) = tokio::sync::oneshot::channel::<()>();
@@ -220,30 +218,6 @@ async fn start(args: &UpArgs, data: &Path, progress: &Progress) -> Result<Fleet>
     apply_gitrepo(&client, &repo).await?;
     progress.done(&format!("GitRepo {NAMESPACE}/{GITREPO} applied"));
     Ok(fleet)
-}
-
-/// Fleet's CRDs, and the namespaces Rancher Fleet creates.
-async fn install_fleet(client: &kube::Client) -> Result<()> {
-    let apply = PatchParams::apply(FIELD_MANAGER).force();
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for (_, crd) in fleet_api::crds::all() {
-        let name = crd.metadata.name.clone().unwrap_or_default();
-        let mut body = serde_json::to_value(&crd)?;
-        body["apiVersion"] = json!("apiextensions.k8s.io/v1");
-        body["kind"] = json!("CustomResourceDefinition");
-        crds.patch(&name, &apply, &Patch::Apply(&body))
-            .await
-            .with_context(|| format!("installing CRD {name}"))?;
-    }
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    for name in ["fleet-local", NAMESPACE, "cattle-fleet-system"] {
-        let body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-        namespaces
-            .patch(name, &apply, &Patch::Apply(&body))
-            .await
-            .with_context(|| format!("creating namespace {name}"))?;
-    }
-    Ok(())
 }
 
 /// Registers each member's agent with a token (once: a later start reuses the credential
