@@ -243,3 +243,64 @@ async fn the_tree_fits_80_columns_and_equals_the_golden() {
     let from_yaml: Value = serde_yaml_ng::from_str(&yaml_out).expect("yaml");
     assert_eq!(from_yaml, tree);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_prints_one_gitrepo_again_when_it_changes_and_stops_on_ctrl_c() {
+    use std::io::{BufRead, BufReader};
+    let hub = FleetHub::start(&[]).await;
+    populate(&hub.client).await;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fleet"))
+        .args(["status", "apps", "--watch", "--kubeconfig"])
+        .arg(hub.kubeconfig("local"))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("fleet runs");
+    let lines = BufReader::new(child.stdout.take().expect("stdout"));
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in lines.lines().map_while(Result::ok) {
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let next_repo_line = || loop {
+        let line = receiver
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("a tree");
+        assert!(!line.contains("infra"), "only the named GitRepo: {line}");
+        if line.starts_with("fleet-default/") {
+            return line;
+        }
+    };
+    let first = tokio::task::block_in_place(next_repo_line);
+    assert!(first.contains("commit 4b825dc"), "{first}");
+    let api: Api<DynamicObject> = Api::namespaced_with(
+        hub.client.clone(),
+        "fleet-default",
+        &ApiResource::from_gvk_with_plural(
+            &kube::api::GroupVersionKind::gvk("fleet.cattle.io", "v1alpha1", "GitRepo"),
+            "gitrepos",
+        ),
+    );
+    api.patch_status(
+        "apps",
+        &PatchParams::default(),
+        &Patch::Merge(&json!({"status": {"commit": "0123456789abcdef"}})),
+    )
+    .await
+    .expect("status");
+    let second = tokio::task::block_in_place(next_repo_line);
+    assert!(second.contains("commit 0123456"), "{second}");
+    let pid = child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .expect("kill")
+        .success());
+    let status = tokio::task::spawn_blocking(move || child.wait())
+        .await
+        .expect("task")
+        .expect("wait");
+    assert!(status.success(), "{status:?}");
+}

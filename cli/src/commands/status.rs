@@ -23,8 +23,14 @@ use super::output::{print_structured, Format};
 #[command(after_help = "Examples:
   fleet status --kubeconfig ./fleet-demo/hub/local.kubeconfig
   fleet status -n fleet-default --width 100
+  fleet status demo --watch
   fleet status -o yaml")]
 pub struct StatusArgs {
+    /// Only this GitRepo.
+    gitrepo: Option<String>,
+    /// Keep watching: redraw on a terminal, else print the tree again when it changes.
+    #[arg(short, long, conflicts_with = "output")]
+    watch: bool,
     /// Kubeconfig of the hub (the cluster holding GitRepos and Bundles).
     #[arg(long, env = "KUBECONFIG")]
     kubeconfig: Option<PathBuf>,
@@ -454,26 +460,58 @@ fn paint(state: &str) -> String {
     format!("\x1b[{code}m{state}\x1b[0m")
 }
 
-/// Prints the status tree of the hub.
+/// Prints the status tree of the hub (and again on changes, with `--watch`).
 pub fn run(args: StatusArgs) -> Result<()> {
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    let snapshot = runtime.block_on(async {
-        let client = super::cluster_client(args.kubeconfig.as_deref()).await?;
-        Snapshot::load(&client, args.namespace.as_deref()).await
-    })?;
-    if print_structured(args.output, &snapshot)? {
-        return Ok(());
-    }
+    let terminal = std::io::stdout().is_terminal();
     let color = match args.color.as_str() {
         "always" => true,
         "never" => false,
-        _ => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        _ => terminal && std::env::var_os("NO_COLOR").is_none(),
     };
     let width = args
         .width
         .or_else(|| std::env::var("COLUMNS").ok()?.parse().ok())
         .unwrap_or(80)
         .max(40);
-    print!("{}", snapshot.render(width, color));
-    Ok(())
+    runtime.block_on(async {
+        let client = super::cluster_client(args.kubeconfig.as_deref()).await?;
+        let load = || async {
+            let mut snapshot = Snapshot::load(&client, args.namespace.as_deref()).await?;
+            if let Some(name) = &args.gitrepo {
+                snapshot.repos.retain(|r| r.name.as_ref() == Some(name));
+            }
+            anyhow::Ok(snapshot)
+        };
+        let snapshot = load().await?;
+        if print_structured(args.output, &snapshot)? {
+            return Ok(());
+        }
+        let mut shown = snapshot.render(width, color);
+        print!("{shown}");
+        if !args.watch {
+            return Ok(());
+        }
+        let watching = async {
+            loop {
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                let tree = load().await?.render(width, color);
+                if tree == shown {
+                    continue;
+                }
+                if terminal {
+                    // Home and clear, then the new tree.
+                    print!("\x1b[H\x1b[2J{tree}");
+                } else {
+                    print!("\n{tree}");
+                }
+                std::io::Write::flush(&mut std::io::stdout())?;
+                shown = tree;
+            }
+        };
+        tokio::select! {
+            result = watching => result,
+            _ = super::shutdown_signal() => Ok(()),
+        }
+    })
 }
