@@ -391,13 +391,16 @@ Look around (the hub's management cluster, then a member):
   kubectl --kubeconfig {local} get gitrepos,bundles,clusters -A
   kubectl --kubeconfig {local} get bundledeployments -A
   kubectl --kubeconfig {dev} get configmaps -A -l app.kubernetes.io/name
-  fleet status --kubeconfig {local}
+  {fleet} status --kubeconfig {local} --watch
 
 Make a change and watch it roll out (the GitRepo polls every 5 s):
   sed -i 's/color: blue/color: green/' {repo}/helm-chart/fleet.yaml && git -C {repo} commit -qam 'Green'
   kubectl --kubeconfig {prod} get configmap greeter -n demo-helm -o jsonpath='{{.data.color}}'
 ",
         data = data.display(),
+        fleet = std::env::current_exe()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| "fleet".into()),
         local = local.display(),
         dev = hub.join("dev.kubeconfig").display(),
         prod = hub.join("prod.kubeconfig").display(),
