@@ -1,0 +1,84 @@
+//! The demo's agents: registered once with a token, then run with their kept credential.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context as _, Result};
+
+use super::{Fleet, StopSignal, MEMBERS, NAMESPACE};
+
+/// Registers each member's agent with a token (once: a later start reuses the credential
+/// kept in `data/agents/NAME`), then runs it with its heartbeat.
+pub(super) async fn register_agents(
+    fleet: &mut Fleet,
+    data: &Path,
+    local_kubeconfig: &Path,
+    stop: &StopSignal,
+) -> Result<()> {
+    let hub_dir = data.join("hub");
+    let token_file = data.join("token.kubeconfig");
+    let unregistered = MEMBERS
+        .iter()
+        .any(|(name, _)| !agent_dir(data, name).join("hub.kubeconfig").is_file());
+    if unregistered {
+        let address = super::super::token::hub_address(local_kubeconfig)?;
+        let token =
+            super::super::token::issue(&fleet.client, &address, NAMESPACE, Some("1h".into()))
+                .await?;
+        fleet_gitjob::git::write_secret_file(&token_file, token.as_bytes())
+            .with_context(|| format!("writing {}", token_file.display()))?;
+    }
+    for (name, env) in MEMBERS {
+        let dir = agent_dir(data, name);
+        let labels = BTreeMap::from([("env".to_string(), env.to_string())]);
+        let registered = fleet_agent::register::register(
+            &token_file,
+            name,
+            labels,
+            &dir,
+            Duration::from_secs(60),
+        )
+        .await
+        .with_context(|| format!("registering cluster {name}"))?;
+        point_at(&registered.kubeconfig, &fleet.hub.url)?;
+        let hub = super::super::kube_client(&registered.kubeconfig).await?;
+        let member =
+            super::super::kube_client(&fleet_hub::serve::kubeconfig_path(&hub_dir, name)).await?;
+        let agent = fleet_agent::Agent::new(hub, member, &registered.namespace, RESYNC);
+        fleet.heartbeats.push(tokio::spawn(
+            agent
+                .clone()
+                .heartbeat(registered.cluster, Duration::from_secs(10)),
+        ));
+        fleet.tasks.push(tokio::spawn(agent.run(stop.clone())));
+    }
+    Ok(())
+}
+
+/// How often an agent looks again at what it applied (drift, readiness).
+const RESYNC: Duration = Duration::from_secs(15);
+
+fn agent_dir(data: &Path, cluster: &str) -> PathBuf {
+    data.join("agents").join(cluster)
+}
+
+/// Points a kept agent kubeconfig at the hub's current address (the port may have changed
+/// since it registered).
+fn point_at(kubeconfig: &Path, url: &str) -> Result<()> {
+    let mut file = kube::config::Kubeconfig::read_from(kubeconfig)
+        .with_context(|| format!("reading {}", kubeconfig.display()))?;
+    let mut changed = false;
+    for cluster in file.clusters.iter_mut().filter_map(|c| c.cluster.as_mut()) {
+        if cluster.server.as_deref() != Some(url) {
+            cluster.server = Some(url.to_string());
+            changed = true;
+        }
+    }
+    if changed {
+        let text = serde_yaml_ng::to_string(&file)?;
+        fleet_gitjob::git::write_secret_file(kubeconfig, text.as_bytes())
+            .with_context(|| format!("writing {}", kubeconfig.display()))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,127 @@
+//! Waiting for the demo to be Ready, saying what to try, and following later commits.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+
+use super::super::status::{RepoNode, Snapshot};
+use super::{demo, progress::Progress, Fleet, GITREPO, MEMBERS, NAMESPACE};
+
+/// The demo GitRepo's node, if the hub has it.
+async fn demo_repo(client: &kube::Client) -> Result<Option<RepoNode>> {
+    let snapshot = Snapshot::load(client, Some(NAMESPACE)).await?;
+    Ok(snapshot
+        .repos
+        .into_iter()
+        .find(|r| r.name.as_deref() == Some(GITREPO)))
+}
+
+/// Waits until the GitRepo is synced at the repository's head and every bundle is Ready
+/// on every member, showing how far along it is.
+pub(super) async fn wait_until_ready(
+    client: &kube::Client,
+    data: &Path,
+    progress: &Progress,
+    timeout: u64,
+) -> Result<()> {
+    let started = Instant::now();
+    let wanted = demo::BUNDLES.len() * MEMBERS.len();
+    loop {
+        let head = demo::head(&data.join("repo"))?;
+        let repo = demo_repo(client).await?;
+        let synced = repo.as_ref().and_then(|r| r.commit.as_deref()) == Some(head.as_str());
+        let ready = repo
+            .as_ref()
+            .map_or(0, |r| r.bundles.iter().map(|b| b.ready).sum::<usize>());
+        let waiting = repo
+            .as_ref()
+            .map(|r| {
+                r.bundles
+                    .iter()
+                    .filter(|b| !b.is_ready())
+                    .map(|b| b.name.clone())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default();
+        let message = if !synced {
+            "waiting for gitjob to sync the repository".to_string()
+        } else {
+            format!("waiting for {waiting}")
+        };
+        progress.deployments(ready, wanted, &message);
+        if synced && repo.as_ref().is_some_and(RepoNode::is_ready) && ready >= wanted {
+            progress.done(&format!(
+                "all {} bundles Ready on dev and prod in {:.1} s",
+                demo::BUNDLES.len(),
+                started.elapsed().as_secs_f64()
+            ));
+            return Ok(());
+        }
+        if started.elapsed() > Duration::from_secs(timeout) {
+            bail!("the bundles were not all Ready within {timeout} s");
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+/// What to look at, and how to make a change roll out.
+pub(super) async fn print_ready(fleet: &Fleet, data: &Path) -> Result<()> {
+    let snapshot = Snapshot::load(&fleet.client, Some(NAMESPACE)).await?;
+    let hub = data.join("hub");
+    let local = hub.join("local.kubeconfig");
+    let repo = data.join("repo");
+    println!();
+    print!("{}", snapshot.render(80, false));
+    println!(
+        "
+fleet-rs is up. Data: {data}
+
+Look around (the hub's management cluster, then a member):
+  kubectl --kubeconfig {local} get gitrepos,bundles,clusters -A
+  kubectl --kubeconfig {local} get bundledeployments -A
+  kubectl --kubeconfig {dev} get configmaps -A -l app.kubernetes.io/name
+  {fleet} status --kubeconfig {local} --watch
+
+Make a change and watch it roll out (the GitRepo polls every 5 s):
+  sed -i 's/color: blue/color: green/' {repo}/helm-chart/fleet.yaml && git -C {repo} commit -qam 'Green'
+  kubectl --kubeconfig {prod} get configmap greeter -n demo-helm -o jsonpath='{{.data.color}}'
+",
+        data = data.display(),
+        fleet = std::env::current_exe()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| "fleet".into()),
+        local = local.display(),
+        dev = hub.join("dev.kubeconfig").display(),
+        prod = hub.join("prod.kubeconfig").display(),
+        repo = repo.display(),
+    );
+    if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        return Ok(());
+    }
+    println!(
+        "Ctrl-C stops everything; `fleet up --data {}` starts it again.",
+        data.display()
+    );
+    Ok(())
+}
+
+/// Prints a line whenever the demo GitRepo's commit or readiness changes.
+pub(super) async fn watch_changes(client: &kube::Client) {
+    let mut last = String::new();
+    loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let Ok(Some(repo)) = demo_repo(client).await else {
+            continue;
+        };
+        let ready = repo.bundles.iter().map(|b| b.ready).sum::<usize>();
+        let desired = repo.bundles.iter().map(|b| b.desired).sum::<usize>();
+        let commit: String = repo.commit.unwrap_or_default().chars().take(7).collect();
+        let line = format!("commit {commit}: {ready}/{desired} deployments ready");
+        if line != last {
+            println!("{line}");
+            last = line;
+        }
+    }
+}
