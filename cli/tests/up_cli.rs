@@ -238,6 +238,25 @@ fn the_readme_demo_deploys_each_variant_survives_a_restart_and_stops_on_ctrl_c()
         assert!(status.success(), "git {args:?}");
     };
     git(&["commit", "-qam", "Green"]);
+    let head = String::from_utf8(
+        Command::new("git")
+            .args(["rev-parse", "main"])
+            .current_dir(&repo)
+            .output()
+            .expect("git runs")
+            .stdout,
+    )
+    .expect("utf-8");
+    // Only a push sets webhookCommit: fleet up pushed the commit to gitjob's webhook.
+    until("the push of the commit", Duration::from_secs(30), || {
+        get(
+            &local,
+            "gitrepo",
+            "demo",
+            "fleet-default",
+            ".status.webhookCommit",
+        ) == head.trim()
+    });
     let prod = hub.join("prod.kubeconfig");
     until("the green commit on prod", Duration::from_secs(60), || {
         kubectl(

@@ -177,20 +177,25 @@ async fn cluster_client(kubeconfig: Option<&std::path::Path>) -> Result<kube::Cl
     }
 }
 
-/// Serves `router` on `addr` in the background, saying where on standard error.
-async fn serve_http(addr: std::net::SocketAddr, router: axum::Router, what: &str) -> Result<()> {
+/// Serves `router` on `addr` in the background, saying where in the log; returns the address
+/// bound (`addr` may ask for any port) and the serving task.
+async fn serve_http(
+    addr: std::net::SocketAddr,
+    router: axum::Router,
+    what: &str,
+) -> Result<(std::net::SocketAddr, tokio::task::JoinHandle<()>)> {
     use anyhow::Context;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("listening for {what} on {addr}"))?;
     let bound = listener.local_addr()?;
-    eprintln!("fleet: {what} on http://{bound}");
-    tokio::spawn(async move {
+    tracing::info!("{what} on http://{bound}");
+    let task = tokio::spawn(async move {
         if let Err(error) = axum::serve(listener, router).await {
             tracing::error!(%error, "HTTP server stopped");
         }
     });
-    Ok(())
+    Ok((bound, task))
 }
 
 /// `/healthz` and `/readyz` for a process with nothing more to say than that it runs.

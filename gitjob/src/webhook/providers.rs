@@ -49,6 +49,20 @@ pub enum Event {
     Other(String),
 }
 
+/// The HMAC-SHA256 of `body` under `secret`, in lower-case hex: what GitHub, Gitea, Gogs,
+/// Bitbucket and fleet-rs' generic webhooks sign with.
+pub fn hmac_sha256_hex(secret: &[u8], body: &[u8]) -> String {
+    let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(secret) else {
+        return String::new();
+    };
+    mac.update(body);
+    mac.finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
@@ -132,17 +146,7 @@ impl Provider {
     /// Whether the request is signed (or carries the token) with `secret`; compared in
     /// constant time.
     pub fn verify(self, headers: &HeaderMap, body: &[u8], secret: &[u8]) -> bool {
-        let hmac_hex = || {
-            let Ok(mut mac) = Hmac::<Sha256>::new_from_slice(secret) else {
-                return String::new();
-            };
-            mac.update(body);
-            mac.finalize()
-                .into_bytes()
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect::<String>()
-        };
+        let hmac_hex = || hmac_sha256_hex(secret, body);
         let equal = |given: &str, expected: &str| -> bool {
             given.as_bytes().ct_eq(expected.as_bytes()).into()
         };

@@ -6,6 +6,7 @@ mod agents;
 mod demo;
 mod progress;
 mod ready;
+mod webhook;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -66,6 +67,7 @@ struct Fleet {
     tasks: Vec<JoinHandle<()>>,
     heartbeats: Vec<JoinHandle<()>>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
+    hook: webhook::Hook,
 }
 
 type StopSignal = Shared<BoxFuture<'static, ()>>;
@@ -113,7 +115,7 @@ pub fn run(args: UpArgs) -> Result<()> {
         ready::print_ready(&fleet, &data).await?;
         if !args.exit_when_ready {
             tokio::select! {
-                _ = ready::watch_changes(&fleet.client) => {}
+                _ = ready::watch_changes(&fleet, &data) => {}
                 _ = super::shutdown_signal() => {}
             }
             println!("Stopping...");
@@ -141,6 +143,7 @@ impl Fleet {
                 tracing::warn!("a controller did not stop within 5 s");
             }
         }
+        self.hook.stop().await;
         // Idle connections of a client still alive would report the hub going away.
         drop(self.client);
         self.hub.shutdown().await;
@@ -181,18 +184,17 @@ async fn start(args: &UpArgs, data: &Path, progress: &Progress) -> Result<Fleet>
     }
     .boxed()
     .shared();
+    let metrics = Arc::new(Metrics::default());
+    let hook = webhook::Hook::start(&client, metrics.clone()).await?;
     let mut fleet = Fleet {
         hub,
         client: client.clone(),
         tasks: Vec::new(),
         heartbeats: Vec::new(),
         stop: Some(stop_sender),
+        hook,
     };
-    let gitjob = Gitjob::new(
-        client.clone(),
-        Settings::new(data.join("gitjob")),
-        Arc::new(Metrics::default()),
-    );
+    let gitjob = Gitjob::new(client.clone(), Settings::new(data.join("gitjob")), metrics);
     fleet.tasks.push(tokio::spawn(gitjob.run(stop.clone())));
     let address = super::token::hub_address(&local_kubeconfig)?;
     let controller =
@@ -201,7 +203,10 @@ async fn start(args: &UpArgs, data: &Path, progress: &Progress) -> Result<Fleet>
         controller,
         stop.clone(),
     )));
-    progress.done("gitjob and the targeting controller running");
+    progress.done(&format!(
+        "gitjob (push webhooks on http://{}) and the targeting controller running",
+        fleet.hook.addr
+    ));
 
     progress.working("registering the agents of dev and prod");
     agents::register_agents(&mut fleet, data, &local_kubeconfig, &stop).await?;

@@ -84,7 +84,7 @@ Look around (the hub's management cluster, then a member):
   kubectl --kubeconfig {dev} get configmaps -A -l app.kubernetes.io/name
   {fleet} status --kubeconfig {local} --watch
 
-Make a change and watch it roll out (the GitRepo polls every 5 s):
+Make a change and watch it roll out (each commit is pushed to gitjob's webhook; it also polls every 5 s):
   sed -i 's/color: blue/color: green/' {repo}/helm-chart/fleet.yaml && git -C {repo} commit -qam 'Green'
   kubectl --kubeconfig {prod} get configmap greeter -n demo-helm -o jsonpath='{{.data.color}}'
 ",
@@ -107,21 +107,37 @@ Make a change and watch it roll out (the GitRepo polls every 5 s):
     Ok(())
 }
 
-/// Prints a line whenever the demo GitRepo's commit or readiness changes.
-pub(super) async fn watch_changes(client: &kube::Client) {
+/// Pushes each new commit of the demo repository to gitjob's webhook, as a Git host would,
+/// and prints a line whenever the GitRepo's commit or readiness changes.
+pub(super) async fn watch_changes(fleet: &Fleet, data: &Path) {
+    let repo = data.join("repo");
+    let mut pushed = demo::head(&repo).unwrap_or_default();
     let mut last = String::new();
     loop {
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        let Ok(Some(repo)) = demo_repo(client).await else {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        if let Ok(head) = demo::head(&repo) {
+            if head != pushed {
+                match fleet.hook.push(&repo, &head).await {
+                    Ok(()) => println!("pushed {} to gitjob's webhook", short(&head)),
+                    Err(error) => println!("could not push {}: {error:#}", short(&head)),
+                }
+                pushed = head;
+            }
+        }
+        let Ok(Some(node)) = demo_repo(&fleet.client).await else {
             continue;
         };
-        let ready = repo.bundles.iter().map(|b| b.ready).sum::<usize>();
-        let desired = repo.bundles.iter().map(|b| b.desired).sum::<usize>();
-        let commit: String = repo.commit.unwrap_or_default().chars().take(7).collect();
+        let ready = node.bundles.iter().map(|b| b.ready).sum::<usize>();
+        let desired = node.bundles.iter().map(|b| b.desired).sum::<usize>();
+        let commit = short(&node.commit.unwrap_or_default());
         let line = format!("commit {commit}: {ready}/{desired} deployments ready");
         if line != last {
             println!("{line}");
             last = line;
         }
     }
+}
+
+fn short(commit: &str) -> String {
+    commit.chars().take(7).collect()
 }
