@@ -214,9 +214,12 @@ fn read_commands_print_the_same_objects_as_json_and_yaml() {
         kustomization.display().to_string(),
         root.display().to_string(),
     );
-    let commands: [Vec<&str>; 2] = [
+    let chart = common::workspace().join("testdata/demo/helm-chart/chart");
+    let chart = chart.display().to_string();
+    let commands: [Vec<&str>; 3] = [
         vec!["test", &examples, "-l", "env=prod"],
         vec!["kustomize", "build", &kustomization, "--root", &root],
+        vec!["helm", "template", "web", &chart],
     ];
     for command in commands {
         let text = common::documents(&common::fleet_ok(&command));
@@ -273,4 +276,20 @@ fn a_reader_that_leaves_early_is_no_error() {
         assert!(output.status.success(), "{args:?}: {:?}", output.status);
         assert_eq!(String::from_utf8_lossy(&output.stderr), "", "{args:?}");
     }
+}
+
+#[test]
+fn lint_reports_as_json_with_the_same_problems() {
+    let dir = bad("bad-fleet-yaml");
+    let output = common::fleet(&["lint", &dir, "-o", "json"]);
+    assert_eq!(output.status.code(), Some(1), "problems fail the run");
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON report");
+    assert_eq!(report["bundles"], 1);
+    let problems = report["problems"].as_array().expect("problems");
+    assert_eq!(problems.len(), 1);
+    let problem = problems[0].as_str().unwrap_or_default();
+    assert!(
+        problem.starts_with("app/fleet.yaml:7: field `targetCustomizations[0].helm.valuez`"),
+        "{problem}"
+    );
 }

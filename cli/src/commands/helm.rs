@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
+
+use super::output::{print_structured, Format};
 use fleet_renderer::helm::{chart, engine, values};
 
 /// Helm operations.
@@ -46,6 +48,10 @@ pub struct TemplateArgs {
     /// Do not check values against values.schema.json.
     #[arg(long)]
     skip_schema_validation: bool,
+    /// Output format: the manifests as `helm template` prints them (text), or one JSON or
+    /// YAML list of the objects.
+    #[arg(short, long, value_enum, default_value_t = Format::Text)]
+    output: Format,
 }
 
 /// Runs a Helm command.
@@ -85,7 +91,12 @@ fn template(args: TemplateArgs) -> Result<()> {
         ..engine::Options::default()
     };
     options.api_versions.extend(args.api_versions);
-    let rendered = engine::render(&chart, &user, &options)?;
-    print!("{}", rendered.to_template_output());
+    let rendered = engine::render(&chart, &user, &options)?.to_template_output();
+    if args.output != Format::Text {
+        let objects = fleet_renderer::yaml::parse_documents(&rendered, &chart_path)?;
+        print_structured(args.output, &objects)?;
+        return Ok(());
+    }
+    print!("{rendered}");
     Ok(())
 }

@@ -7,13 +7,25 @@ use clap::Args;
 use fleet_renderer::bundle::{self, ClusterInfo};
 use fleet_renderer::RepoRoot;
 
+use super::output::{print_structured, Format};
+
 /// Arguments of `fleet lint`.
 #[derive(Args, Debug)]
-#[command(after_help = "Example:\n  fleet lint .")]
+#[command(after_help = "Examples:\n  fleet lint .\n  fleet lint apps/ -o json")]
 pub struct LintArgs {
     /// Repository directory to check.
     #[arg(default_value = ".")]
     pub dir: PathBuf,
+    /// Output format: a summary and the problems (text), or a JSON or YAML report.
+    #[arg(short, long, value_enum, default_value_t = Format::Text)]
+    pub output: Format,
+}
+
+/// What `fleet lint -o json|yaml` prints.
+#[derive(serde::Serialize)]
+struct Report<'a> {
+    bundles: usize,
+    problems: &'a [String],
 }
 
 /// Runs `fleet lint`.
@@ -40,6 +52,16 @@ pub fn run(args: LintArgs) -> Result<()> {
                 }
             }
         }
+    }
+    let report = Report {
+        bundles: bundles.len(),
+        problems: &problems,
+    };
+    if print_structured(args.output, &report)? {
+        if problems.is_empty() {
+            return Ok(());
+        }
+        bail!("{} problem(s) found", problems.len());
     }
     if problems.is_empty() {
         println!("{} bundles checked, no problems", bundles.len());
