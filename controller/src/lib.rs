@@ -149,7 +149,13 @@ fn retry<K: kube::Resource<DynamicType = ()>>(
     _: Arc<Context>,
 ) -> Action {
     tracing::warn!(object = %object.name_any(), %error, "reconcile failed");
-    Action::requeue(Duration::from_secs(5))
+    // The API server failing is usually a restart, over in a moment; anything else will
+    // not mend itself as fast.
+    let wait = match error {
+        Error::Kube(_) => Duration::from_secs(1),
+        _ => Duration::from_secs(5),
+    };
+    Action::requeue(wait)
 }
 
 async fn run_bundles(

@@ -135,7 +135,7 @@ impl Gitjob {
                 watcher::Config::default().labels(REPO_NAME_LABEL),
             );
             let mirror = reflector::reflector(writer, watch)
-                .default_backoff()
+                .backoff(schedule::WatchBackoff::default())
                 .touched_objects();
             tokio::spawn(mirror.for_each(|_| async {}));
         }
@@ -200,7 +200,7 @@ fn error_policy(gitrepo: Arc<GitRepo>, error: &ReconcileError, ctx: Arc<Gitjob>)
     );
     let failures = ctx.failures(&key, true);
     // The API server failed (restarting, say): come back soon, not at the poll period.
-    let wait = schedule::backoff(failures, schedule::API_RETRY);
+    let wait = schedule::api_backoff(failures);
     tracing::warn!(gitrepo = %key, %error, retry_in = ?wait, "reconcile failed");
     Action::requeue(wait)
 }

@@ -8,12 +8,15 @@ use std::time::Duration;
 pub const DEFAULT_POLL: Duration = Duration::from_secs(15);
 /// The poll period once a webhook has reached a GitRepo that sets none (as in Fleet).
 pub const WEBHOOK_POLL: Duration = Duration::from_secs(3600);
-/// The longest wait before retrying after the API server failed.
-pub const API_RETRY: Duration = Duration::from_secs(4);
+/// The longest wait before retrying after the API server failed; the first is
+/// [`API_FIRST_RETRY`], doubling.
+pub const API_RETRY: Duration = Duration::from_secs(1);
+/// The first retry after the API server failed: it is usually back soon (a restart).
+pub const API_FIRST_RETRY: Duration = Duration::from_millis(250);
 /// The first retry after a failure; it doubles up to the poll period.
 pub const FIRST_RETRY: Duration = Duration::from_secs(2);
 
-/// The backoff of the controllers' watches: 250 ms doubling to 2 s, back to 250 ms once a
+/// The backoff of the controllers' watches: 100 ms doubling to 1 s, back to 100 ms once a
 /// watch works. kube-runtime's default grows to 30 s and is shared by every watch of a
 /// controller, so a hub restart of two seconds could hold a controller back for half a
 /// minute; a watch is cheap to retry.
@@ -23,8 +26,8 @@ pub struct WatchBackoff {
 }
 
 impl WatchBackoff {
-    const FIRST: Duration = Duration::from_millis(250);
-    const MAX: Duration = Duration::from_secs(2);
+    const FIRST: Duration = Duration::from_millis(100);
+    const MAX: Duration = Duration::from_secs(1);
 }
 
 impl Default for WatchBackoff {
@@ -106,10 +109,18 @@ pub fn jittered(period: Duration) -> Duration {
 /// The wait before retry number `failures` (1 for the first): doubling from
 /// [`FIRST_RETRY`], never longer than `period`.
 pub fn backoff(failures: u32, period: Duration) -> Duration {
+    doubling(FIRST_RETRY, failures, period)
+}
+
+/// The wait before retry number `failures` after API errors: doubling from
+/// [`API_FIRST_RETRY`] to [`API_RETRY`].
+pub fn api_backoff(failures: u32) -> Duration {
+    doubling(API_FIRST_RETRY, failures, API_RETRY)
+}
+
+fn doubling(first: Duration, failures: u32, period: Duration) -> Duration {
     let factor = 2u32.saturating_pow(failures.saturating_sub(1).min(16));
-    FIRST_RETRY
-        .saturating_mul(factor)
-        .min(period.max(FIRST_RETRY))
+    first.saturating_mul(factor).min(period.max(first))
 }
 
 #[cfg(test)]
@@ -139,9 +150,17 @@ mod tests {
         use kube::runtime::utils::Backoff;
         let mut backoff = WatchBackoff::default();
         let waits: Vec<u128> = backoff.by_ref().take(6).map(|d| d.as_millis()).collect();
-        assert_eq!(waits, [250, 500, 1000, 2000, 2000, 2000]);
+        assert_eq!(waits, [100, 200, 400, 800, 1000, 1000]);
         backoff.reset();
-        assert_eq!(backoff.next(), Some(Duration::from_millis(250)));
+        assert_eq!(backoff.next(), Some(Duration::from_millis(100)));
+    }
+
+    #[test]
+    fn api_errors_are_retried_soon() {
+        assert_eq!(api_backoff(1), Duration::from_millis(250));
+        assert_eq!(api_backoff(2), Duration::from_millis(500));
+        assert_eq!(api_backoff(3), Duration::from_secs(1));
+        assert_eq!(api_backoff(30), API_RETRY);
     }
 
     #[test]
