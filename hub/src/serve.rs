@@ -42,6 +42,12 @@ pub enum ServeError {
         /// The cause.
         cause: Box<crate::status::ApiError>,
     },
+    /// Another hub is running on the same data directory.
+    #[error("another hub is using {}", data.display())]
+    Busy {
+        /// The data directory.
+        data: PathBuf,
+    },
     /// Binding, reading or writing failed.
     #[error("{what}: {cause}")]
     Io {
@@ -69,6 +75,7 @@ pub struct Running {
     pub kubeconfigs: Vec<(String, PathBuf)>,
     handle: axum_server::Handle<SocketAddr>,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
+    _lock: std::fs::File,
 }
 
 impl Running {
@@ -96,6 +103,7 @@ pub fn kubeconfig_path(data: &Path, cluster: &str) -> PathBuf {
 pub async fn start(options: Options) -> Result<Running, ServeError> {
     std::fs::create_dir_all(&options.data)
         .map_err(io_error(format!("creating {}", options.data.display())))?;
+    let lock = lock_data(&options.data)?;
     let hub = Hub::open(&options.data.join("hub.db"))?;
     for name in &options.clusters {
         hub.ensure_cluster(name)
@@ -152,7 +160,30 @@ pub async fn start(options: Options) -> Result<Running, ServeError> {
         kubeconfigs,
         handle,
         task,
+        _lock: lock,
     })
+}
+
+/// Takes the data directory for this hub alone: two hubs on one database would each keep
+/// their own view of it and overwrite each other's writes. The lock goes with the process.
+fn lock_data(data: &Path) -> Result<std::fs::File, ServeError> {
+    let path = data.join("hub.lock");
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(io_error(format!("opening {}", path.display())))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(ServeError::Busy {
+            data: data.to_path_buf(),
+        }),
+        Err(std::fs::TryLockError::Error(cause)) => Err(ServeError::Io {
+            what: format!("locking {}", path.display()),
+            cause,
+        }),
+    }
 }
 
 fn write_private(path: &Path, text: &str) -> Result<(), ServeError> {
