@@ -213,14 +213,18 @@ fn the_readme_demo_deploys_each_variant_survives_a_restart_and_stops_on_ctrl_c()
             }
         }
     });
+    // Up, and following the repository: its first "commit ...: n/6 deployments ready" line
+    // comes once it knows what it has synced, so a commit made now is one to push.
     let mut seen = Vec::new();
+    let mut is_up = false;
     loop {
         let line = receiver
             .recv_timeout(Duration::from_secs(120))
             .unwrap_or_else(|_| panic!("fleet up did not say it is up:\n{}", seen.join("\n")));
-        let up_now = line.starts_with("fleet-rs is up");
+        is_up |= line.starts_with("fleet-rs is up");
+        let following = is_up && line.starts_with("commit ");
         seen.push(line);
-        if up_now {
+        if following {
             break;
         }
     }

@@ -111,7 +111,13 @@ Make a change and watch it roll out (each commit is pushed to gitjob's webhook; 
 /// and prints a line whenever the GitRepo's commit or readiness changes.
 pub(super) async fn watch_changes(fleet: &Fleet, data: &Path) {
     let repo = data.join("repo");
-    let mut pushed = demo::head(&repo).unwrap_or_default();
+    // What the GitRepo has synced, not the head now: a commit made since is to be pushed.
+    let mut pushed = demo_repo(&fleet.client)
+        .await
+        .ok()
+        .flatten()
+        .and_then(|node| node.commit)
+        .unwrap_or_default();
     let mut last = String::new();
     loop {
         tokio::time::sleep(Duration::from_millis(500)).await;
