@@ -158,6 +158,18 @@ fn retry<K: kube::Resource<DynamicType = ()>>(
     Action::requeue(wait)
 }
 
+/// Counts each finished reconcile of `what`, well or not, for `/metrics`.
+fn counted<T, E>(
+    metrics: &Arc<metrics::Metrics>,
+    what: metrics::Loop,
+) -> impl FnMut(Result<T, E>) -> futures::future::Ready<()> {
+    let metrics = metrics.clone();
+    move |result| {
+        metrics.reconciled(what, result.is_ok());
+        futures::future::ready(())
+    }
+}
+
 async fn run_bundles(
     ctx: Arc<Context>,
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
@@ -166,7 +178,7 @@ async fn run_bundles(
         Api::<Bundle>::all(ctx.client.clone()),
         watcher::Config::default(),
     );
-    let counters = ctx.clone();
+    let counters = ctx.metrics();
     let store = controller.store();
     let for_groups = store.clone();
     controller
@@ -207,12 +219,7 @@ async fn run_bundles(
             retry,
             ctx,
         )
-        .for_each(|result| {
-            counters
-                .metrics
-                .reconciled(metrics::Loop::Bundles, result.is_ok());
-            async {}
-        })
+        .for_each(counted(&counters, metrics::Loop::Bundles))
         .await;
 }
 
@@ -224,7 +231,7 @@ async fn run_clusters(
         Api::<Cluster>::all(ctx.client.clone()),
         watcher::Config::default(),
     );
-    let counters = ctx.clone();
+    let counters = ctx.metrics();
     let store = controller.store();
     controller
         .watches(
@@ -258,12 +265,7 @@ async fn run_clusters(
             retry,
             ctx,
         )
-        .for_each(|result| {
-            counters
-                .metrics
-                .reconciled(metrics::Loop::Clusters, result.is_ok());
-            async {}
-        })
+        .for_each(counted(&counters, metrics::Loop::Clusters))
         .await;
 }
 
@@ -271,7 +273,7 @@ async fn run_registration(
     ctx: Arc<Context>,
     shutdown: impl std::future::Future<Output = ()> + Clone + Send + Sync + 'static,
 ) {
-    let counters = ctx.clone();
+    let counters = ctx.metrics();
     let tokens = Controller::new(
         Api::<ClusterRegistrationToken>::all(ctx.client.clone()),
         watcher::Config::default(),
@@ -283,12 +285,7 @@ async fn run_registration(
         retry,
         ctx.clone(),
     )
-    .for_each(|result| {
-        counters
-            .metrics
-            .reconciled(metrics::Loop::Tokens, result.is_ok());
-        async {}
-    });
+    .for_each(counted(&counters, metrics::Loop::Tokens));
     let registrations = Controller::new(
         Api::<ClusterRegistration>::all(ctx.client.clone()),
         watcher::Config::default(),
@@ -303,11 +300,6 @@ async fn run_registration(
         retry,
         ctx,
     )
-    .for_each(|result| {
-        counters
-            .metrics
-            .reconciled(metrics::Loop::Registrations, result.is_ok());
-        async {}
-    });
+    .for_each(counted(&counters, metrics::Loop::Registrations));
     futures::join!(tokens, registrations);
 }
