@@ -2,13 +2,13 @@
 //! reaches its own BundleDeployments only; an expired token is refused.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use fleet_agent::register::{register, Registered};
-use fleet_api::{BundleDeployment, ClusterRegistrationToken};
-use fleet_controller::registration::HubAddress;
-use fleet_gitjob::testing::{client_for, eventually, FleetHub};
+use fleet_api::BundleDeployment;
+use fleet_controller::registration::{issue_token, HubAddress};
+use fleet_gitjob::testing::{client_for, FleetHub};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use kube::Api;
@@ -17,48 +17,23 @@ use serde_json::json;
 const NS: &str = "fleet-local";
 const WAIT: Duration = Duration::from_secs(30);
 
-fn hub_address(kubeconfig: &Path) -> HubAddress {
-    let file = kube::config::Kubeconfig::read_from(kubeconfig).expect("kubeconfig");
-    let cluster = file.clusters[0].cluster.clone().expect("cluster");
-    HubAddress {
-        server: cluster.server.expect("server"),
-        ca_data: cluster.certificate_authority_data,
-    }
-}
-
-/// Creates a token and writes the kubeconfig an agent registers with.
-async fn token_kubeconfig(
-    hub: &FleetHub,
-    address: &HubAddress,
-    name: &str,
-    ttl: Option<&str>,
-) -> PathBuf {
-    let tokens: Api<ClusterRegistrationToken> = Api::namespaced(hub.client.clone(), NS);
-    let token: ClusterRegistrationToken = serde_json::from_value(json!({
-        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "ClusterRegistrationToken",
-        "metadata": {"name": name, "namespace": NS}, "spec": {"ttl": ttl},
-    }))
-    .expect("token");
-    tokens
-        .create(&PostParams::default(), &token)
+/// A hub whose controller serves registrations, with the kubeconfig of a new token whose
+/// credential lasts `ttl`.
+async fn registering_hub(ttl: &str) -> (FleetHub, PathBuf) {
+    let hub = FleetHub::start(&[]).await;
+    let address = HubAddress::from_kubeconfig(&hub.kubeconfig("local")).expect("address");
+    let ctx = fleet_controller::Context::registering(
+        hub.client.clone(),
+        hub.dir.path().join("controller"),
+        address.clone(),
+    );
+    tokio::spawn(fleet_controller::run(ctx, std::future::pending()));
+    let token = issue_token(&hub.client, &address, NS, Some(ttl.into()))
         .await
-        .expect("create token");
-    let secret_name = eventually("the token's secret", WAIT, || async {
-        tokens.get(name).await.ok()?.status?.secret_name
-    })
-    .await;
-    let secret = Api::<Secret>::namespaced(hub.client.clone(), NS)
-        .get(&secret_name)
-        .await
-        .expect("token secret");
-    let value = String::from_utf8(secret.data.expect("data")["token"].0.clone()).expect("utf-8");
-    let path = hub.dir.path().join(format!("{name}.kubeconfig"));
-    std::fs::write(
-        &path,
-        address.kubeconfig(&format!("import-{name}"), &value, NS),
-    )
-    .expect("write");
-    path
+        .expect("a token");
+    let path = hub.dir.path().join(format!("token-{ttl}.kubeconfig"));
+    std::fs::write(&path, token).expect("write");
+    (hub, path)
 }
 
 fn code(error: kube::Error) -> u16 {
@@ -70,15 +45,7 @@ fn code(error: kube::Error) -> u16 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_registered_agent_reaches_only_its_own_deployments() {
-    let hub = FleetHub::start(&[]).await;
-    let address = hub_address(&hub.kubeconfig("local"));
-    let ctx = fleet_controller::Context::registering(
-        hub.client.clone(),
-        hub.dir.path().join("controller"),
-        address.clone(),
-    );
-    tokio::spawn(fleet_controller::run(ctx, std::future::pending()));
-    let import = token_kubeconfig(&hub, &address, "t1", Some("1h")).await;
+    let (hub, import) = registering_hub("1h").await;
     let join = |name: &'static str| {
         let (import, dir) = (import.clone(), hub.dir.path().join(format!("agent-{name}")));
         async move {
@@ -191,15 +158,7 @@ async fn a_registered_agent_reaches_only_its_own_deployments() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_token_is_refused() {
-    let hub = FleetHub::start(&[]).await;
-    let address = hub_address(&hub.kubeconfig("local"));
-    let ctx = fleet_controller::Context::registering(
-        hub.client.clone(),
-        hub.dir.path().join("controller"),
-        address.clone(),
-    );
-    tokio::spawn(fleet_controller::run(ctx, std::future::pending()));
-    let import = token_kubeconfig(&hub, &address, "short", Some("2s")).await;
+    let (hub, import) = registering_hub("2s").await;
     let first = register(
         &import,
         "early",

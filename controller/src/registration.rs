@@ -35,6 +35,29 @@ pub struct HubAddress {
 }
 
 impl HubAddress {
+    /// The address a kubeconfig's current context names (its cluster's server and CA).
+    pub fn from_kubeconfig(path: &std::path::Path) -> Result<Self, Error> {
+        let failed = |what: String| Error::Registration(format!("{}: {what}", path.display()));
+        let file = kube::config::Kubeconfig::read_from(path).map_err(|e| failed(e.to_string()))?;
+        let wanted = file
+            .contexts
+            .iter()
+            .find(|c| Some(&c.name) == file.current_context.as_ref())
+            .and_then(|c| c.context.as_ref().map(|x| x.cluster.clone()));
+        let cluster = file
+            .clusters
+            .iter()
+            .find(|c| wanted.as_ref().is_none_or(|w| *w == c.name))
+            .and_then(|c| c.cluster.clone())
+            .ok_or_else(|| failed("the kubeconfig names no cluster".into()))?;
+        Ok(Self {
+            server: cluster
+                .server
+                .ok_or_else(|| failed("the kubeconfig's cluster has no server".into()))?,
+            ca_data: cluster.certificate_authority_data,
+        })
+    }
+
     /// A kubeconfig for `token`, defaulting to `namespace`, named `user`.
     pub fn kubeconfig(&self, user: &str, token: &str, namespace: &str) -> String {
         let ca = self
@@ -47,6 +70,48 @@ impl HubAddress {
             self.server
         )
     }
+}
+
+/// Creates a ClusterRegistrationToken in `namespace` (valid for `ttl`, a Go duration, if
+/// given), waits up to 30 s for the controller to give it a credential, and returns the
+/// kubeconfig agents register with.
+pub async fn issue_token(
+    client: &kube::Client,
+    address: &HubAddress,
+    namespace: &str,
+    ttl: Option<String>,
+) -> Result<String, Error> {
+    let tokens: Api<ClusterRegistrationToken> = Api::namespaced(client.clone(), namespace);
+    let mut token = ClusterRegistrationToken::new("", Default::default());
+    token.metadata.name = None;
+    token.metadata.generate_name = Some("token-".into());
+    token.spec.ttl = ttl;
+    let name = tokens
+        .create(&PostParams::default(), &token)
+        .await?
+        .name_any();
+    let started = std::time::Instant::now();
+    let secret_name = loop {
+        if let Some(secret) = tokens.get(&name).await?.status.and_then(|s| s.secret_name) {
+            break secret;
+        }
+        if started.elapsed() > Duration::from_secs(30) {
+            return Err(Error::Registration(format!(
+                "token {name} got no credential in 30 s: is `fleet controller` running?"
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let secret = Api::<Secret>::namespaced(client.clone(), namespace)
+        .get(&secret_name)
+        .await?;
+    let value = secret
+        .data
+        .and_then(|d| d.get("token").cloned())
+        .ok_or_else(|| Error::Registration(format!("secret {secret_name} holds no token")))?;
+    let value = String::from_utf8(value.0)
+        .map_err(|_| Error::Registration(format!("secret {secret_name}: token is not UTF-8")))?;
+    Ok(address.kubeconfig(&format!("import-{name}"), &value, namespace))
 }
 
 async fn create<K>(api: &Api<K>, value: Value) -> Result<(), Error>

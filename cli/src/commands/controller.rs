@@ -52,10 +52,11 @@ fn agents_hub(args: &ControllerArgs) -> Result<Option<HubAddress>> {
             ca_data,
         }));
     }
-    args.kubeconfig
+    Ok(args
+        .kubeconfig
         .as_deref()
-        .map(super::token::hub_address)
-        .transpose()
+        .map(HubAddress::from_kubeconfig)
+        .transpose()?)
 }
 
 /// Runs the controller until Ctrl-C or SIGTERM.

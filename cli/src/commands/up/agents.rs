@@ -22,10 +22,15 @@ pub(super) async fn register_agents(
         .iter()
         .any(|(name, _)| !agent_dir(data, name).join("hub.kubeconfig").is_file());
     if unregistered {
-        let address = super::super::token::hub_address(local_kubeconfig)?;
-        let token =
-            super::super::token::issue(&fleet.client, &address, NAMESPACE, Some("1h".into()))
-                .await?;
+        let address =
+            fleet_controller::registration::HubAddress::from_kubeconfig(local_kubeconfig)?;
+        let token = fleet_controller::registration::issue_token(
+            &fleet.client,
+            &address,
+            NAMESPACE,
+            Some("1h".into()),
+        )
+        .await?;
         fleet_gitjob::git::write_secret_file(&token_file, token.as_bytes())
             .with_context(|| format!("writing {}", token_file.display()))?;
     }

@@ -196,7 +196,7 @@ async fn start(args: &UpArgs, data: &Path, progress: &Progress) -> Result<Fleet>
     };
     let gitjob = Gitjob::new(client.clone(), Settings::new(data.join("gitjob")), metrics);
     fleet.tasks.push(tokio::spawn(gitjob.run(stop.clone())));
-    let address = super::token::hub_address(&local_kubeconfig)?;
+    let address = fleet_controller::registration::HubAddress::from_kubeconfig(&local_kubeconfig)?;
     let controller =
         fleet_controller::Context::registering(client.clone(), data.join("controller"), address);
     fleet.tasks.push(tokio::spawn(fleet_controller::run(
