@@ -6,10 +6,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use fleet_api::{BundleDeployment, Cluster, GitRepo};
+use fleet_api::{BundleDeployment, GitRepo};
 use fleet_gitjob::controller::{Gitjob, Settings};
 use fleet_gitjob::metrics::Metrics;
-use fleet_gitjob::testing::{client_for, eventually, FleetHub, GitDaemon, TestRepo};
+use fleet_gitjob::testing::{
+    client_for, create_cluster, eventually, FleetHub, GitDaemon, TestRepo,
+};
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::Api;
 use serde_json::{json, Value};
@@ -30,16 +32,8 @@ impl Fleet {
     async fn start(members: &[(&str, Value)]) -> Self {
         let names: Vec<&str> = members.iter().map(|(n, _)| *n).collect();
         let hub = FleetHub::start(&names).await;
-        let clusters = Api::<Cluster>::namespaced(hub.client.clone(), NS);
         for (name, labels) in members {
-            let cluster: Cluster = serde_json::from_value(json!({
-                "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
-                "metadata": {"name": name, "namespace": NS, "labels": labels},
-                "spec": {},
-            }))
-            .expect("cluster");
-            clusters
-                .create(&PostParams::default(), &cluster)
+            create_cluster(&hub.client, NS, name, labels.clone())
                 .await
                 .expect("cluster");
         }

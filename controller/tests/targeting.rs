@@ -6,7 +6,7 @@ use std::time::Duration;
 use fleet_api::{BundleDeployment, Cluster, Content, GitRepo};
 use fleet_gitjob::controller::{Gitjob, Settings};
 use fleet_gitjob::metrics::Metrics;
-use fleet_gitjob::testing::{eventually, FleetHub, GitDaemon, TestRepo};
+use fleet_gitjob::testing::{create_cluster, eventually, FleetHub, GitDaemon, TestRepo};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
@@ -58,14 +58,7 @@ async fn each_cluster_gets_its_variant_stored_once() {
         ("prod-a", json!({"env": "prod", "region": "a"})),
         ("prod-b", json!({"env": "prod", "region": "b"})),
     ] {
-        let cluster: Cluster = serde_json::from_value(json!({
-            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
-            "metadata": {"name": name, "namespace": NS, "labels": labels},
-            "spec": {},
-        }))
-        .expect("cluster");
-        clusters
-            .create(&PostParams::default(), &cluster)
+        create_cluster(&client, NS, name, labels)
             .await
             .expect("cluster");
     }

@@ -104,6 +104,25 @@ impl FleetHub {
     }
 }
 
+/// Creates the Cluster `namespace/name` with `labels` (a JSON object), as an admin adds a
+/// cluster by hand rather than through registration.
+pub async fn create_cluster(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+    labels: serde_json::Value,
+) -> Result<fleet_api::Cluster, kube::Error> {
+    let cluster: fleet_api::Cluster = serde_json::from_value(serde_json::json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {},
+    }))
+    .map_err(kube::Error::SerdeError)?;
+    Api::namespaced(client.clone(), namespace)
+        .create(&PostParams::default(), &cluster)
+        .await
+}
+
 /// A kube-rs client for the cluster a kubeconfig file names.
 pub async fn client_for(kubeconfig: &Path) -> kube::Client {
     let config = kube::config::Kubeconfig::read_from(kubeconfig)

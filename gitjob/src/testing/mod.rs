@@ -9,7 +9,7 @@ mod repos;
 mod sshd;
 
 pub use charts::ChartServer;
-pub use fleet_hub::{client_for, eventually, incompressible, FleetHub};
+pub use fleet_hub::{client_for, create_cluster, eventually, incompressible, FleetHub};
 pub use git_http::GitHttpServer;
 pub use repos::{free_port, git, wait_for_port, GitDaemon, TestRepo};
 pub use sshd::SshServer;

@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use fleet_api::{BundleDeployment, Cluster, GitRepo};
+use fleet_api::{BundleDeployment, GitRepo};
 use fleet_gitjob::controller::{Gitjob, Settings};
 use fleet_gitjob::metrics::Metrics;
-use fleet_gitjob::testing::{GitDaemon, TestRepo};
+use fleet_gitjob::testing::{create_cluster, GitDaemon, TestRepo};
 use kube::api::{ListParams, PostParams};
 use kube::Api;
 use serde_json::json;
@@ -56,15 +56,9 @@ async fn bench(args: &FleetBench, scratch: &std::path::Path) -> Result<()> {
     );
     let hub = super::super::kube_client(&fleet_hub::serve::kubeconfig_path(&data, "local")).await?;
     super::super::install_fleet(&hub).await?;
-    let cluster_api: Api<Cluster> = Api::namespaced(hub.clone(), "fleet-local");
     for i in 0..args.clusters {
         let env = if i % 2 == 0 { "prod" } else { "dev" };
-        let cluster: Cluster = serde_json::from_value(json!({
-            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
-            "metadata": {"name": member(i), "namespace": "fleet-local", "labels": {"env": env}},
-            "spec": {},
-        }))?;
-        cluster_api.create(&PostParams::default(), &cluster).await?;
+        create_cluster(&hub, "fleet-local", &member(i), json!({"env": env})).await?;
     }
     let repos = scratch.join("repos");
     std::fs::create_dir_all(&repos)?;
