@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context as _, Result};
 use clap::Args;
 use fleet_api::{Cluster, ClusterGroup};
-use fleet_renderer::bundle::{self, ClusterInfo};
+use fleet_renderer::bundle::{self, BundleDir, ClusterInfo};
 use fleet_renderer::RepoRoot;
 use kube::Api;
 use serde::Serialize;
@@ -111,9 +111,12 @@ fn diff(args: &DiffArgs) -> Result<i32> {
     };
     let short: String = commit.chars().take(7).collect();
     let mut changes = Vec::new();
+    let (base, working) = (
+        Tree::discover(&base_tree, &path),
+        Tree::discover(&top, &path),
+    );
     for cluster in &clusters {
-        let before = render_all(&base_tree, &path, cluster);
-        let after = render_all(&top, &path, cluster);
+        let (before, after) = (base.render(cluster), working.render(cluster));
         changes.extend(compare(&cluster.name, before, after, &short));
     }
     if !print_structured(args.output, &changes)? {
@@ -157,36 +160,49 @@ fn hub_clusters(kubeconfig: &Path, namespace: &str) -> Result<Vec<ClusterInfo>> 
 /// `Kind namespace/name`, or why it could not be rendered.
 type Rendered = BTreeMap<String, Result<BTreeMap<String, Value>, String>>;
 
-fn render_all(root: &Path, path: &str, cluster: &ClusterInfo) -> Rendered {
-    let mut out = Rendered::new();
-    let repo = match RepoRoot::new(root) {
-        Ok(repo) => repo,
-        Err(error) => {
-            out.insert(path.to_string(), Err(error.to_string()));
-            return out;
-        }
-    };
-    let bundles = match bundle::discover(&repo, &[path.to_string()]) {
-        Ok(bundles) => bundles,
-        Err(error) => {
-            out.insert(path.to_string(), Err(error.to_string()));
-            return out;
-        }
-    };
-    for dir in bundles {
-        let rendered = super::test::render_for(&repo, &dir, cluster)
-            .map(|variant| {
-                let resources = if variant.deploy {
-                    variant.resources
-                } else {
-                    Vec::new()
-                };
-                resources.into_iter().map(|r| (object_key(&r), r)).collect()
+/// One tree's bundles under the compared path, found once and rendered per cluster; or
+/// why they could not be found.
+struct Tree {
+    path: String,
+    found: Result<(RepoRoot, Vec<BundleDir>), String>,
+}
+
+impl Tree {
+    fn discover(root: &Path, path: &str) -> Self {
+        let found = RepoRoot::new(root)
+            .and_then(|repo| {
+                let bundles = bundle::discover(&repo, &[path.to_string()])?;
+                Ok((repo, bundles))
             })
-            .map_err(|e| format!("{e:#}"));
-        out.insert(dir.rel.clone(), rendered);
+            .map_err(|error| error.to_string());
+        Self {
+            path: path.to_string(),
+            found,
+        }
     }
-    out
+
+    fn render(&self, cluster: &ClusterInfo) -> Rendered {
+        let (repo, bundles) = match &self.found {
+            Ok(found) => found,
+            Err(error) => return Rendered::from([(self.path.clone(), Err(error.clone()))]),
+        };
+        bundles
+            .iter()
+            .map(|dir| {
+                let rendered = super::test::render_for(repo, dir, cluster)
+                    .map(|variant| {
+                        let resources = if variant.deploy {
+                            variant.resources
+                        } else {
+                            Vec::new()
+                        };
+                        resources.into_iter().map(|r| (object_key(&r), r)).collect()
+                    })
+                    .map_err(|e| format!("{e:#}"));
+                (dir.rel.clone(), rendered)
+            })
+            .collect()
+    }
 }
 
 fn object_key(object: &Value) -> String {
