@@ -89,6 +89,15 @@ impl Env {
             .expect("create GitRepo")
     }
 
+    /// Creates a Secret from `body` (metadata, type, stringData) in `namespace`.
+    async fn secret(&self, namespace: &str, body: serde_json::Value) {
+        let secret: Secret = serde_json::from_value(body).expect("secret");
+        Api::<Secret>::namespaced(self.client.clone(), namespace)
+            .create(&PostParams::default(), &secret)
+            .await
+            .expect("secret");
+    }
+
     fn gitrepos(&self) -> Api<GitRepo> {
         Api::namespaced(self.client.clone(), NS)
     }
@@ -312,16 +321,14 @@ async fn commits_become_bundles_and_force_pushes_and_removals_follow() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_signed_webhook_syncs_at_once_and_forgeries_and_replays_do_not() {
     let env = Env::start().await;
-    let secrets: Api<Secret> = Api::namespaced(env.client.clone(), "cattle-fleet-system");
-    let secret: Secret = serde_json::from_value(json!({
-        "metadata": {"name": "gitjob-webhook"},
-        "stringData": {"github": "hook-secret"},
-    }))
-    .expect("secret");
-    secrets
-        .create(&PostParams::default(), &secret)
-        .await
-        .expect("secret");
+    env.secret(
+        "cattle-fleet-system",
+        json!({
+            "metadata": {"name": "gitjob-webhook"},
+            "stringData": {"github": "hook-secret"},
+        }),
+    )
+    .await;
     let repo = env.repo("hooked");
     repo.write("app/cm.yaml", &configmap("a", "1"));
     let first = repo.commit("first");
@@ -524,17 +531,15 @@ async fn private_https_repositories_use_the_secret_and_ca_bundle() {
         Some(&env.hub.dir.path().join("tls")),
         Some(("fleet", "s3cret")),
     );
-    let secrets: Api<Secret> = Api::namespaced(env.client.clone(), NS);
-    let secret: Secret = serde_json::from_value(json!({
-        "metadata": {"name": "git-auth"},
-        "type": "kubernetes.io/basic-auth",
-        "stringData": {"username": "fleet", "password": "wrong"},
-    }))
-    .expect("secret");
-    secrets
-        .create(&PostParams::default(), &secret)
-        .await
-        .expect("secret");
+    env.secret(
+        NS,
+        json!({
+            "metadata": {"name": "git-auth"},
+            "type": "kubernetes.io/basic-auth",
+            "stringData": {"username": "fleet", "password": "wrong"},
+        }),
+    )
+    .await;
     let ca = server.ca_pem.clone().expect("CA");
     env.gitrepo(json!({
         "repo": format!("{}/private", server.url),
@@ -558,7 +563,7 @@ async fn private_https_repositories_use_the_secret_and_ca_bundle() {
     assert!(env.bundle_commits().await.is_empty());
 
     // The right password: synced on the next retry.
-    secrets
+    Api::<Secret>::namespaced(env.client.clone(), NS)
         .patch(
             "git-auth",
             &PatchParams::default(),
@@ -639,16 +644,14 @@ async fn paused_stops_syncing_and_force_sync_generation_redeploys() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gitlab_push_with_its_token_syncs_a_gitrepo_with_its_own_webhook_secret() {
     let env = Env::start().await;
-    let secrets: Api<Secret> = Api::namespaced(env.client.clone(), NS);
-    let secret: Secret = serde_json::from_value(json!({
-        "metadata": {"name": "hooks"},
-        "stringData": {"gitlab": "gl-token"},
-    }))
-    .expect("secret");
-    secrets
-        .create(&PostParams::default(), &secret)
-        .await
-        .expect("secret");
+    env.secret(
+        NS,
+        json!({
+            "metadata": {"name": "hooks"},
+            "stringData": {"gitlab": "gl-token"},
+        }),
+    )
+    .await;
     let repo = env.repo("gl");
     repo.write("app/cm.yaml", &configmap("a", "1"));
     let first = repo.commit("first");
