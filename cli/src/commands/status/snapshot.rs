@@ -110,22 +110,19 @@ impl Snapshot {
     /// Reads GitRepos, Bundles and BundleDeployments from the hub.
     pub async fn load(client: &kube::Client, namespace: Option<&str>) -> Result<Self> {
         let params = ListParams::default();
-        let (repos, bundles) = match namespace {
+        let (repos, bundles): (Api<GitRepo>, Api<Bundle>) = match namespace {
             Some(ns) => (
-                Api::<GitRepo>::namespaced(client.clone(), ns)
-                    .list(&params)
-                    .await,
-                Api::<Bundle>::namespaced(client.clone(), ns)
-                    .list(&params)
-                    .await,
+                Api::namespaced(client.clone(), ns),
+                Api::namespaced(client.clone(), ns),
             ),
-            None => (
-                Api::<GitRepo>::all(client.clone()).list(&params).await,
-                Api::<Bundle>::all(client.clone()).list(&params).await,
-            ),
+            None => (Api::all(client.clone()), Api::all(client.clone())),
         };
-        let repos = repos.context("listing GitRepos")?.items;
-        let bundles = bundles.context("listing Bundles")?.items;
+        let repos = repos.list(&params).await.context("listing GitRepos")?.items;
+        let bundles = bundles
+            .list(&params)
+            .await
+            .context("listing Bundles")?
+            .items;
         let deployments = Api::<BundleDeployment>::all(client.clone())
             .list(&params)
             .await
