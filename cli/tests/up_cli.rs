@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::{kubectl, spawn, until, Running};
-use fleet_gitjob::testing::{free_port, wait_for_port};
+use fleet_gitjob::testing::{free_port, git, wait_for_port};
 
 /// The demo command the README gives, after the binary's path.
 const README_DEMO: &str = "cargo run --release --bin fleet -- up";
@@ -232,25 +232,8 @@ fn the_readme_demo_deploys_each_variant_survives_a_restart_and_stops_on_ctrl_c()
     let fleet_yaml = repo.join("helm-chart/fleet.yaml");
     let text = std::fs::read_to_string(&fleet_yaml).expect("fleet.yaml");
     std::fs::write(&fleet_yaml, text.replace("color: blue", "color: green")).expect("edit");
-    let git = |args: &[&str]| {
-        let status = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
-            .args(args)
-            .current_dir(&repo)
-            .status()
-            .expect("git runs");
-        assert!(status.success(), "git {args:?}");
-    };
-    git(&["commit", "-qam", "Green"]);
-    let head = String::from_utf8(
-        Command::new("git")
-            .args(["rev-parse", "main"])
-            .current_dir(&repo)
-            .output()
-            .expect("git runs")
-            .stdout,
-    )
-    .expect("utf-8");
+    git(&repo, &["commit", "-qam", "Green"]);
+    let head = git(&repo, &["rev-parse", "main"]);
     // Only a push sets webhookCommit: fleet up pushed the commit to gitjob's webhook.
     until("the push of the commit", Duration::from_secs(30), || {
         get(
@@ -259,7 +242,7 @@ fn the_readme_demo_deploys_each_variant_survives_a_restart_and_stops_on_ctrl_c()
             "demo",
             "fleet-default",
             ".status.webhookCommit",
-        ) == head.trim()
+        ) == head
     });
     let prod = hub.join("prod.kubeconfig");
     until("the green commit on prod", Duration::from_secs(60), || {
