@@ -12,14 +12,10 @@ use kube::{Api, ResourceExt};
 use serde_json::{json, Value};
 
 use crate::{Agent, Error};
-use fleet_controller::reconcile::BUNDLE_NAME_LABEL;
+use fleet_api::labels::{BUNDLE_NAME_LABEL, DEPLOYMENT_LABEL, DEPLOYMENT_NAMESPACE_LABEL};
 
 /// The field manager of the agent's writes.
 pub const FIELD_MANAGER: &str = "fleet-agent";
-/// Label on every applied object: the BundleDeployment's name.
-pub const DEPLOYMENT_LABEL: &str = "fleet.cattle.io/bundle-deployment";
-/// Label on every applied object: the BundleDeployment's namespace on the hub.
-pub const DEPLOYMENT_NAMESPACE_LABEL: &str = "fleet.cattle.io/bundle-deployment-namespace";
 
 /// One object of a deployment, ready to apply: its API and the object as it should be.
 struct Desired {
@@ -111,7 +107,7 @@ async fn dependencies_waiting(
             .filter(|d| match (&dependency.name, &dependency.selector) {
                 (Some(name), _) => d.labels().get(BUNDLE_NAME_LABEL) == Some(name),
                 (None, Some(selector)) => {
-                    fleet_renderer::bundle::matches_selector(selector, d.labels())
+                    fleet_objects::selector::matches_selector(selector, d.labels())
                 }
                 (None, None) => false,
             })
@@ -148,7 +144,7 @@ async fn prepare(
     let content = Api::<Content>::all(agent.hub.clone())
         .get(content_id)
         .await?;
-    let resources = fleet_controller::variant::unpack(&content)?;
+    let resources = content.unpack()?;
     let default_namespace = options
         .target_namespace
         .clone()
@@ -164,7 +160,7 @@ async fn prepare(
             object.metadata.namespace = Some(default_namespace.clone());
         }
         if let Some(namespace) = object.metadata.namespace.as_deref().filter(|_| namespaced) {
-            fleet_controller::reconcile::ensure_namespace(&agent.local, namespace).await?;
+            fleet_objects::client::ensure_namespace(&agent.local, namespace).await?;
         }
         let labels = object.metadata.labels.get_or_insert_with(Default::default);
         labels.insert(DEPLOYMENT_LABEL.into(), deployment.name_any());

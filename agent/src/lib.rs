@@ -1,8 +1,12 @@
-//! The agent (`fleet agent`): runs beside (or in) one downstream cluster, dials out to the
-//! hub, watches the BundleDeployments in its cluster's namespace there, applies each one's
-//! Content to its own cluster and reports back. The hub never holds the downstream
-//! cluster's credentials.
+//! The agent (`fleet-agent`, or `fleet agent`): runs beside (or in) one downstream cluster,
+//! dials out to the hub, watches the BundleDeployments in its cluster's namespace there,
+//! applies each one's Content to its own cluster and reports back. The hub never holds the
+//! downstream cluster's credentials.
+//!
+//! It depends on the Fleet types and the shared object plumbing only: no Git, no Helm or
+//! Kustomize engine, no controller.
 
+pub mod command;
 pub mod deploy;
 pub mod drift;
 pub mod readiness;
@@ -26,7 +30,7 @@ pub enum Error {
     Kube(#[from] kube::Error),
     /// The Content could not be read.
     #[error(transparent)]
-    Content(#[from] fleet_controller::variant::VariantError),
+    Content(#[from] fleet_api::ContentError),
     /// A resource is not something the cluster can take.
     #[error("{0}")]
     Invalid(String),
@@ -96,7 +100,7 @@ impl Agent {
         let deployments: Api<BundleDeployment> = Api::namespaced(self.hub.clone(), &self.namespace);
         Controller::new(deployments, watcher::Config::default())
             .with_config(ControllerConfig::default().concurrency(4))
-            .trigger_backoff(fleet_gitjob::controller::schedule::WatchBackoff::default())
+            .trigger_backoff(fleet_objects::backoff::WatchBackoff::default())
             .graceful_shutdown_on(shutdown)
             .run(
                 |deployment, agent| async move {

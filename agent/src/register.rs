@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use fleet_api::labels::TOKEN_LABEL;
 use fleet_api::ClusterRegistration;
-use fleet_controller::registration::TOKEN_LABEL;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::PostParams;
 use kube::{Api, ResourceExt};
@@ -102,7 +102,7 @@ pub async fn register(
             .ok_or_else(|| failed(format!("secret {secret_name} has no `{key}`")))
     };
     std::fs::create_dir_all(data_dir).map_err(failed)?;
-    fleet_gitjob::git::write_secret_file(&kubeconfig, text("kubeconfig")?.as_bytes())
+    fleet_objects::secret_file::write(&kubeconfig, text("kubeconfig")?.as_bytes())
         .map_err(failed)?;
     let home = text("namespace")?;
     let cluster = text("cluster")?;

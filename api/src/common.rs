@@ -104,6 +104,25 @@ pub struct BundleSummary {
     pub non_ready_resources: Vec<serde_json::Value>,
 }
 
+/// Adds up deployment summaries (of a GitRepo's Bundles, of a group's Clusters); the
+/// details of non-ready deployments are not carried over.
+impl<'a> std::iter::Sum<&'a BundleSummary> for BundleSummary {
+    fn sum<I: Iterator<Item = &'a BundleSummary>>(summaries: I) -> Self {
+        let mut total = BundleSummary::default();
+        for summary in summaries {
+            total.not_ready += summary.not_ready;
+            total.wait_applied += summary.wait_applied;
+            total.err_applied += summary.err_applied;
+            total.out_of_sync += summary.out_of_sync;
+            total.modified += summary.modified;
+            total.ready += summary.ready;
+            total.pending += summary.pending;
+            total.desired_ready += summary.desired_ready;
+        }
+        total
+    }
+}
+
 /// Counts of resources per state, as shown on GitRepos and Clusters.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -1,7 +1,8 @@
 //! Rust types for Rancher Fleet's `fleet.cattle.io/v1alpha1` API and the `fleet.yaml` schema.
 //!
 //! Field names follow Fleet's spelling so that objects and files written for Rancher Fleet
-//! deserialize unchanged. This crate holds types only: no I/O, no controllers.
+//! deserialize unchanged. This crate holds types, the labels Fleet's objects carry, and the
+//! Content wire format: no I/O, no controllers.
 
 // kube's `printcolumn(type_ = "string", ...)` repeats the same key once per column by design.
 #![allow(clippy::duplicated_attributes)]
@@ -14,6 +15,7 @@ mod content;
 pub mod crds;
 mod fleetyaml;
 mod gitrepo;
+pub mod labels;
 mod registration;
 pub mod strict;
 
@@ -21,7 +23,7 @@ pub use bundle::*;
 pub use bundledeployment::*;
 pub use cluster::*;
 pub use common::*;
-pub use content::Content;
+pub use content::{Content, ContentError};
 pub use fleetyaml::*;
 pub use gitrepo::*;
 pub use registration::*;

@@ -43,13 +43,7 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("FLEET_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    fleet_objects::service::init_logging();
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if reader_left(&e) => ExitCode::SUCCESS,

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::{kubectl, spawn, spawn_logged, until, workspace};
-use fleet_gitjob::testing::{free_port, wait_for_port, TestRepo};
+use fleet_testkit::{free_port, wait_for_port, TestRepo};
 
 const NAMESPACE: &str = "cattle-fleet-system";
 

@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use common::{kubectl, spawn, until, workspace};
-use fleet_gitjob::testing::{free_port, wait_for_port, TestRepo};
+use fleet_testkit::{free_port, wait_for_port, TestRepo};
 use serde_json::Value;
 
 fn diff(dir: &std::path::Path, args: &[&str]) -> Output {

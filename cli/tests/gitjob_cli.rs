@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use common::{kubectl, spawn};
 
-use fleet_gitjob::testing::{free_port, wait_for_port, TestRepo};
+use fleet_testkit::{free_port, wait_for_port, TestRepo};
 
 fn until(what: &str, check: impl FnMut() -> bool) {
     common::until(what, Duration::from_secs(30), check);

@@ -65,8 +65,7 @@ fn fleet_test_fetches_a_chart_from_a_helm_repository() {
     let archive =
         std::fs::read(root.join("testdata/charts/v1-requirements/charts/metrics-0.2.0.tgz"))
             .expect("archive");
-    let server =
-        fleet_gitjob::testing::ChartServer::start("metrics", "0.2.0", archive).expect("server");
+    let server = fleet_testkit::ChartServer::start("metrics", "0.2.0", archive).expect("server");
     let repo = tempfile::tempdir().expect("repo");
     let fleet_yaml = format!(
         "namespace: monitoring\nhelm:\n  repo: {}\n  chart: metrics\n  version: \"~0.2\"\n  releaseName: edge\n  values:\n    interval: 15s\n",

@@ -1,7 +1,7 @@
 //! `fleet releases` lists the release records agents keep on BundleDeployments.
 
 use fleet_api::BundleDeployment;
-use fleet_gitjob::testing::FleetHub;
+use fleet_testkit::FleetHub;
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::Api;
 use serde_json::json;

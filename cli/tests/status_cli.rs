@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use fleet_gitjob::testing::FleetHub;
+use fleet_testkit::FleetHub;
 use kube::api::{ApiResource, DynamicObject, Patch, PatchParams, PostParams};
 use kube::Api;
 use serde_json::{json, Value};
@@ -74,9 +74,9 @@ async fn deployment(
 }
 
 async fn populate(client: &kube::Client) {
-    let mut namespaces = vec!["fleet-default".to_string()];
-    namespaces
-        .extend(["dev", "prod-eu-west-1", "staging"].map(|c| format!("cluster-fleet-default-{c}")));
+    // fleet-default is there: the hub fixture installs Fleet's namespaces.
+    let namespaces =
+        ["dev", "prod-eu-west-1", "staging"].map(|c| format!("cluster-fleet-default-{c}"));
     for namespace in namespaces {
         let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
         let body: k8s_openapi::api::core::v1::Namespace =

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::{kubectl, spawn, until, Running};
-use fleet_gitjob::testing::{free_port, git, wait_for_port};
+use fleet_testkit::{free_port, git, wait_for_port};
 
 /// The demo command the README gives, after the binary's path.
 const README_DEMO: &str = "cargo run --release --bin fleet -- up";

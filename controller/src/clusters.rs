@@ -8,15 +8,16 @@ use fleet_api::{
     BundleDeployment, BundleSummary, Cluster, ClusterDisplay, ClusterGroup, ClusterGroupDisplay,
     Condition,
 };
-use fleet_renderer::bundle::matches_selector;
+use fleet_objects::selector::matches_selector;
 use kube::api::{ListParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
-use fleet_gitjob::controller::status::{set_condition, total};
+use fleet_objects::conditions::set_condition;
 
-use crate::reconcile::{cluster_namespace, summarise, CLUSTER_LABEL, CLUSTER_NAMESPACE_LABEL};
+use crate::reconcile::{cluster_namespace, summarise};
 use crate::{Context, Error};
+use fleet_api::labels::{CLUSTER_LABEL, CLUSTER_NAMESPACE_LABEL};
 
 /// Writes `cluster`'s status, then that of the groups of its namespace.
 pub async fn cluster(cluster: Arc<Cluster>, ctx: &Context) -> Result<(), Error> {
@@ -106,7 +107,7 @@ async fn groups(ctx: &Context, namespace: &str) -> Result<(), Error> {
                 (m.name_any(), summary.unwrap_or_default())
             })
             .collect();
-        let summary = total(own.iter().map(|(_, s)| s));
+        let summary: BundleSummary = own.iter().map(|(_, s)| s).sum();
         let mut non_ready: Vec<String> = own
             .iter()
             .filter(|(_, s)| s.ready < s.desired_ready)

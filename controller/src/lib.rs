@@ -17,11 +17,12 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use fleet_api::labels;
 use fleet_api::{
     Bundle, BundleDeployment, Cluster, ClusterGroup, ClusterRegistration, ClusterRegistrationToken,
 };
-use fleet_gitjob::charts::ChartCache;
-use fleet_gitjob::controller::schedule::WatchBackoff;
+use fleet_charts::ChartCache;
+use fleet_objects::backoff::WatchBackoff;
 use futures::{FutureExt, StreamExt};
 use kube::runtime::controller::{Action, Config as ControllerConfig};
 use kube::runtime::reflector::ObjectRef;
@@ -194,12 +195,12 @@ async fn run_bundles(
         )
         .watches(
             Api::<BundleDeployment>::all(ctx.client.clone()),
-            watcher::Config::default().labels(reconcile::BUNDLE_NAME_LABEL),
+            watcher::Config::default().labels(labels::BUNDLE_NAME_LABEL),
             |deployment| {
                 label_ref(
                     &deployment,
-                    reconcile::BUNDLE_NAME_LABEL,
-                    reconcile::BUNDLE_NAMESPACE_LABEL,
+                    labels::BUNDLE_NAME_LABEL,
+                    labels::BUNDLE_NAMESPACE_LABEL,
                 )
             },
         )
@@ -241,12 +242,12 @@ async fn run_clusters(
         )
         .watches(
             Api::<BundleDeployment>::all(ctx.client.clone()),
-            watcher::Config::default().labels(reconcile::CLUSTER_LABEL),
+            watcher::Config::default().labels(labels::CLUSTER_LABEL),
             |deployment| {
                 label_ref(
                     &deployment,
-                    reconcile::CLUSTER_LABEL,
-                    reconcile::CLUSTER_NAMESPACE_LABEL,
+                    labels::CLUSTER_LABEL,
+                    labels::CLUSTER_NAMESPACE_LABEL,
                 )
             },
         )

@@ -2,7 +2,8 @@
 //! group labels, and its target restrictions (the GitRepo's targets) must allow them too.
 
 use fleet_api::{Bundle, BundleTarget, Cluster, ClusterGroup, FleetYaml};
-use fleet_renderer::bundle::{matches_selector, ClusterInfo};
+use fleet_objects::selector::matches_selector;
+use fleet_renderer::bundle::ClusterInfo;
 use kube::ResourceExt;
 
 /// What the renderer needs to know of `cluster`: its name, labels, and the groups (of

@@ -5,31 +5,25 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use fleet_api::labels::{
+    BUNDLE_NAMESPACE_LABEL, BUNDLE_NAME_LABEL, CLUSTER_LABEL, CLUSTER_NAMESPACE_LABEL,
+    REPO_NAME_LABEL,
+};
 use fleet_api::{
     Bundle, BundleDeployment, BundleDeploymentSpec, BundleDisplay, BundleSummary, Cluster,
     ClusterGroup, Content,
 };
-use fleet_renderer::bundle::REPO_NAME_LABEL;
-use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
-use fleet_gitjob::controller::status::set_condition;
+use fleet_objects::client::ensure_namespace;
+use fleet_objects::conditions::set_condition;
 
 use crate::placement::{cluster_info, is_targeted};
 use crate::rollout::{self, Candidate};
-use crate::variant::{content_object, deployment_id, BundleFiles};
+use crate::variant::{deployment_id, BundleFiles, VariantError};
 use crate::{Context, Error, FIELD_MANAGER};
-
-/// Label: the Bundle a BundleDeployment deploys.
-pub const BUNDLE_NAME_LABEL: &str = "fleet.cattle.io/bundle-name";
-/// Label: the namespace of that Bundle.
-pub const BUNDLE_NAMESPACE_LABEL: &str = "fleet.cattle.io/bundle-namespace";
-/// Label: the Cluster a BundleDeployment is for.
-pub const CLUSTER_LABEL: &str = "fleet.cattle.io/cluster";
-/// Label: the namespace of that Cluster.
-pub const CLUSTER_NAMESPACE_LABEL: &str = "fleet.cattle.io/cluster-namespace";
 
 /// The namespace holding a cluster's BundleDeployments (`status.namespace` once set).
 pub fn cluster_namespace(cluster: &Cluster) -> String {
@@ -255,26 +249,6 @@ fn deployment_for(
     deployment
 }
 
-/// Creates namespace `name` unless it exists.
-pub async fn ensure_namespace(client: &kube::Client, name: &str) -> Result<(), kube::Error> {
-    let api: Api<Namespace> = Api::all(client.clone());
-    if api.get_opt(name).await?.is_some() {
-        return Ok(());
-    }
-    let namespace = Namespace {
-        metadata: kube::api::ObjectMeta {
-            name: Some(name.to_string()),
-            ..Default::default()
-        },
-        ..Namespace::default()
-    };
-    match api.create(&PostParams::default(), &namespace).await {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(response)) if response.code == 409 => Ok(()),
-        Err(error) => Err(error),
-    }
-}
-
 /// Creates the variant's Content unless it exists: one object per distinct variant,
 /// however many clusters deploy it.
 async fn store_content(
@@ -286,7 +260,10 @@ async fn store_content(
         return Ok(());
     }
     match api
-        .create(&PostParams::default(), &content_object(variant)?)
+        .create(
+            &PostParams::default(),
+            &Content::pack(&variant.id, &variant.resources).map_err(VariantError::from)?,
+        )
         .await
     {
         Ok(_) => Ok(()),

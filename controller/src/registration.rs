@@ -7,7 +7,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use fleet_api::labels::TOKEN_LABEL;
 use fleet_api::{Cluster, ClusterRegistration, ClusterRegistrationToken};
+use fleet_objects::client::ensure_namespace;
 use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
@@ -16,11 +18,9 @@ use kube::{Api, ResourceExt};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
-use crate::reconcile::{cluster_namespace, ensure_namespace};
+use crate::reconcile::cluster_namespace;
 use crate::{Context, Error};
 
-/// Label on a ClusterRegistration: the token it was made with.
-pub const TOKEN_LABEL: &str = "fleet.cattle.io/token";
 /// The agent's service account in its cluster namespace.
 pub const AGENT_ACCOUNT: &str = "fleet-agent";
 const TOKEN_SECRET_TYPE: &str = "kubernetes.io/service-account-token";
@@ -188,7 +188,7 @@ pub async fn token(token: Arc<ClusterRegistrationToken>, ctx: &Context) -> Resul
             .spec
             .ttl
             .as_deref()
-            .and_then(fleet_gitjob::controller::schedule::parse_go_duration)
+            .and_then(fleet_objects::duration::parse_go_duration)
             .and_then(|ttl| jiff::SignedDuration::try_from(ttl).ok())
             .map(|ttl| now + ttl),
     };

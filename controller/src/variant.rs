@@ -1,13 +1,12 @@
 //! A Bundle's files written back into a directory, rendered for one cluster, and the
-//! result packed as a Content object named by its content id.
+//! result named by its content id and deployment id.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
 use base64::Engine;
-use fleet_api::{Bundle, Content, FleetYaml};
-use fleet_gitjob::charts::{self, ChartCache};
+use fleet_api::{Bundle, FleetYaml};
+use fleet_charts::ChartCache;
 use fleet_renderer::bundle::{self, BundleDir, ClusterInfo, Variant};
 use fleet_renderer::RepoRoot;
 use sha2::{Digest, Sha256};
@@ -34,7 +33,10 @@ pub enum VariantError {
     Render(#[from] fleet_renderer::RenderError),
     /// A remote chart could not be fetched.
     #[error(transparent)]
-    Chart(#[from] charts::FetchForError),
+    Chart(#[from] fleet_charts::FetchForError),
+    /// The Content could not be packed.
+    #[error(transparent)]
+    Content(#[from] fleet_api::ContentError),
 }
 
 /// A Bundle's files on disk, ready to render for any number of clusters.
@@ -109,7 +111,7 @@ impl BundleFiles {
             return Ok(variant.clone());
         }
         let (_, options) = bundle::options_for(&self.fleet, cluster);
-        let fetched = charts::fetch_for(charts, &options)?;
+        let fetched = fleet_charts::fetch_for(charts, &options)?;
         let variant = bundle::render_with(&self.root, &self.dir, &self.fleet, cluster, &fetched)?;
         self.rendered.insert(key, variant.clone());
         Ok(variant)
@@ -150,37 +152,6 @@ fn decode(name: &str, resource: &fleet_api::BundleResource) -> Result<Vec<u8>, V
         }
         other => Err(broken(format!("unknown encoding `{other}`"))),
     }
-}
-
-/// The Content object holding `variant`'s resources under its content id.
-pub fn content_object(variant: &Variant) -> Result<Content, VariantError> {
-    let json = serde_json::to_vec(&variant.resources).map_err(std::io::Error::other)?;
-    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gzip.write_all(&json)?;
-    let packed = gzip.finish()?;
-    Ok(Content {
-        metadata: kube::api::ObjectMeta {
-            name: Some(variant.id.clone()),
-            ..Default::default()
-        },
-        content: base64::engine::general_purpose::STANDARD.encode(packed),
-        sha256sum: variant.id.trim_start_matches("s-").to_string(),
-    })
-}
-
-/// The resources a Content object holds.
-pub fn unpack(content: &Content) -> Result<Vec<serde_json::Value>, VariantError> {
-    let broken = |message: String| VariantError::Encoding {
-        name: content.metadata.name.clone().unwrap_or_default(),
-        message,
-    };
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(&content.content)
-        .map_err(|e| broken(e.to_string()))?;
-    let mut json = Vec::new();
-    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut json)
-        .map_err(|e| broken(e.to_string()))?;
-    serde_json::from_slice(&json).map_err(|e| broken(e.to_string()))
 }
 
 /// `<content id>:<sha256 of the options>`: what a BundleDeployment deploys; a change of

@@ -5,14 +5,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use fleet_api::labels::COMMIT_LABEL;
 use fleet_api::{Bundle, BundleTarget, BundleTargetRestriction, FleetYaml, GitRepo, GitTarget};
 use fleet_renderer::bundle::{self, BundleDir, ClusterInfo};
 use fleet_renderer::{RenderError, RepoRoot};
 
-use crate::charts::{self, ChartCache};
-
-/// Label holding the commit a Bundle was made from.
-pub const COMMIT_LABEL: &str = "fleet.cattle.io/commit";
+use fleet_charts::ChartCache;
 
 /// The Bundles of one commit.
 #[derive(Debug, Default)]
@@ -164,7 +162,7 @@ fn check_renders(
 ) -> Result<(), String> {
     for cluster in ClusterInfo::checks_for(fleet) {
         let (_, options) = bundle::options_for(fleet, &cluster);
-        let fetched = charts::fetch_for(charts, &options).map_err(|e| e.to_string())?;
+        let fetched = fleet_charts::fetch_for(charts, &options).map_err(|e| e.to_string())?;
         bundle::render_with(root, dir, fleet, &cluster, &fetched).map_err(|e| e.to_string())?;
     }
     Ok(())

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use fleet_api::{Bundle, GitRepo};
 use fleet_gitjob::controller::{Gitjob, Settings};
 use fleet_gitjob::metrics::{Metrics, WebhookResult};
-use fleet_gitjob::testing::{eventually, incompressible, FleetHub, GitDaemon, TestRepo};
 use fleet_gitjob::webhook;
+use fleet_testkit::{eventually, incompressible, FleetHub, GitDaemon, TestRepo};
 use hmac::{Hmac, Mac};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
@@ -41,7 +41,7 @@ impl Env {
         let client = hub.client.clone();
         let kubeconfig = hub.kubeconfig("local");
         let metrics = Arc::new(Metrics::default());
-        let mut settings = Settings::new(hub.dir.path().join("gitjob"));
+        let mut settings = Settings::new(hub.dir().join("gitjob"));
         settings.poll_cache = Duration::from_millis(200);
         tune(&mut settings);
         let gitjob = Gitjob::new(client.clone(), settings, metrics.clone());
@@ -56,7 +56,7 @@ impl Env {
             .expect("webhook port");
         let webhook = format!("http://{}", listener.local_addr().expect("addr"));
         tokio::spawn(async move { axum::serve(listener, webhook::router(receiver)).await });
-        let repos = hub.dir.path().join("repos");
+        let repos = hub.dir().join("repos");
         std::fs::create_dir_all(&repos).expect("repos dir");
         let daemon = GitDaemon::start(&repos);
         Self {
@@ -142,7 +142,7 @@ impl Env {
             .arg("--kubeconfig")
             .arg(&self.kubeconfig)
             .arg("--cache-dir")
-            .arg(self.hub.dir.path().join("kubectl-cache"))
+            .arg(self.hub.dir().join("kubectl-cache"))
             .args(args)
             .output()
             .expect("kubectl runs");
@@ -522,13 +522,13 @@ async fn a_deleted_branch_or_unreachable_host_is_an_error_and_deletes_nothing() 
 async fn private_https_repositories_use_the_secret_and_ca_bundle() {
     use base64::Engine;
     let env = Env::start().await;
-    let served = env.hub.dir.path().join("https");
+    let served = env.hub.dir().join("https");
     let repo = TestRepo::in_dir(&served, "private");
     repo.write("app/cm.yaml", &configmap("a", "1"));
     let head = repo.commit("first");
-    let server = fleet_gitjob::testing::GitHttpServer::start(
+    let server = fleet_testkit::GitHttpServer::start(
         &served,
-        Some(&env.hub.dir.path().join("tls")),
+        Some(&env.hub.dir().join("tls")),
         Some(("fleet", "s3cret")),
     );
     env.secret(

@@ -2,7 +2,7 @@
 //! over HTTP and HTTPS with basic auth; checkouts that refuse what could escape them.
 
 use fleet_gitjob::git::{extract, Access, Credentials, GitError, Limits, Mirror, Wanted};
-use fleet_gitjob::testing::{git, GitDaemon, GitHttpServer, TestRepo};
+use fleet_testkit::{git, GitDaemon, GitHttpServer, TestRepo};
 
 fn sample() -> TestRepo {
     let repo = TestRepo::new();
@@ -266,7 +266,7 @@ fn limits_stop_large_trees_and_transfers() {
         repo.write(&format!("many/f{i}.yaml"), &format!("i: {i}\n"));
     }
     // Incompressible bytes, so the pack is as large as the file.
-    let noise = fleet_gitjob::testing::incompressible(400_000, 0x9e37_79b9_7f4a_7c15);
+    let noise = fleet_testkit::incompressible(400_000, 0x9e37_79b9_7f4a_7c15);
     repo.write("big/noise.txt", &noise);
     let head = repo.commit("large");
     let access = Access::public(repo.url());
@@ -310,7 +310,7 @@ fn limits_stop_large_trees_and_transfers() {
 #[test]
 fn ssh_with_a_key_and_known_hosts() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let server = fleet_gitjob::testing::SshServer::start(&dir.path().join("sshd"));
+    let server = fleet_testkit::SshServer::start(&dir.path().join("sshd"));
     let (_repo, head) = served_sample(dir.path());
     let url = server.url(&dir.path().join("app.git"));
     let (_work, mirror) = mirror(&url);

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use fleet_renderer::smp;
+use fleet_objects::smp;
 use serde_json::{json, Map, Value};
 
 /// One path of path elements, e.g. `["f:spec", "f:replicas"]`.

@@ -256,7 +256,7 @@ fn merge(target: &mut Value, applied: &Value, lists: Lists, field: &str) {
 }
 
 fn merge_list(target: &mut Vec<Value>, applied: &[Value], lists: Lists, field: &str) {
-    use fleet_renderer::smp;
+    use fleet_objects::smp;
     if smp::is_set_list(field) {
         for item in applied {
             if !target.contains(item) {

@@ -354,7 +354,7 @@ fn finish(
         .version(&call.version)
         .and_then(|v| v.schema.as_ref())
     {
-        let checked = fleet_renderer::schema::prepare(&mut object, schema);
+        let checked = fleet_objects::schema::prepare(&mut object, schema);
         if call.param("fieldValidation") == Some("Strict") && !checked.pruned.is_empty() {
             let unknown: Vec<String> = checked
                 .pruned
@@ -648,11 +648,11 @@ pub async fn patch(hub: &Hub, call: &Call, kind: PatchKind, body: &[u8]) -> ApiR
             }
             PatchKind::Strategic => {
                 let mut doc = (**existing).clone();
-                fleet_renderer::smp::merge(
+                fleet_objects::smp::merge(
                     &mut doc,
                     &patch,
-                    fleet_renderer::smp::ListMerge::BuiltIn,
-                    fleet_renderer::smp::ItemOrder::Append,
+                    fleet_objects::smp::ListMerge::BuiltIn,
+                    fleet_objects::smp::ItemOrder::Append,
                 );
                 doc
             }

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use fleet_renderer::selector::LabelRequirements;
+use fleet_objects::selector::LabelRequirements;
 
 use crate::status::{ApiError, ApiResult};
 

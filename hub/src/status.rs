@@ -5,7 +5,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
 /// One field-level cause of an `Invalid` or `Conflict` status.
-pub use fleet_renderer::schema::Cause;
+pub use fleet_objects::schema::Cause;
 
 /// An API error, rendered as a `meta.k8s.io/v1` `Status` object.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

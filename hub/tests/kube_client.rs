@@ -6,7 +6,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use common::TestHub;
+use fleet_testkit::TestHub;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{
@@ -183,7 +183,7 @@ async fn a_reflector_follows_changes_across_hub_restarts() {
     }
     wait_for(&store, &["one", "two"].map(String::from).into()).await;
 
-    hub.restart().await;
+    hub.restart(std::time::Duration::ZERO).await;
     api.create(&PostParams::default(), &config_map("three", "b"))
         .await
         .expect("created after restart");
@@ -235,7 +235,7 @@ async fn delete_collection_and_a_too_old_watch() {
         .is_empty());
 
     // History starts afresh with each start of the hub, so the old version is gone.
-    hub.restart().await;
+    hub.restart(std::time::Duration::ZERO).await;
     let api: Api<ConfigMap> = Api::namespaced(hub.client("local").await, "default");
     let mut stream = api
         .watch(&WatchParams::default(), &first_rv)

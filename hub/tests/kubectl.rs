@@ -2,7 +2,8 @@
 
 mod common;
 
-use common::{rows, TestHub};
+use common::rows;
+use fleet_testkit::TestHub;
 use serde_json::json;
 
 const APP: &str = "apiVersion: v1
@@ -229,7 +230,7 @@ async fn json_merge_and_strategic_patches() {
     );
 }
 
-async fn install_crds(hub: &TestHub) -> common::Kubectl {
+async fn install_crds(hub: &TestHub) -> fleet_testkit::Kubectl {
     let kubectl = hub.kubectl("local");
     let crds = common::workspace().join("deploy/crds");
     let crds = crds.to_str().expect("utf-8 path");

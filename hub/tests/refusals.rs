@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::TestHub;
+use fleet_testkit::TestHub;
 use serde_json::{json, Value};
 
 async fn send(
@@ -143,7 +143,7 @@ async fn tokens_work_only_for_their_own_cluster() {
     let text = std::fs::read_to_string(hub.kubeconfig("dev")).expect("kubeconfig");
     let crossed = hub.dir.path().join("crossed.kubeconfig");
     std::fs::write(&crossed, text.replace("/clusters/dev", "/clusters/local")).expect("written");
-    let client = common::client_for(&crossed).await;
+    let client = fleet_testkit::client_for(&crossed).await;
     let (code, reason, _) = send(
         &client,
         "GET",
@@ -160,7 +160,7 @@ async fn tokens_work_only_for_their_own_cluster() {
         .find(|l| l.trim_start().starts_with("token:"))
         .expect("token");
     std::fs::write(&forged, text.replace(token_line, "    token: not-a-token")).expect("written");
-    let error = common::Kubectl::from_kubeconfig(&forged, hub.dir.path())
+    let error = fleet_testkit::Kubectl::from_kubeconfig(&forged, hub.dir.path())
         .run(&["get", "ns"])
         .await
         .failure();
@@ -280,7 +280,7 @@ async fn an_agent_token_reads_its_bundle_deployments_and_writes_their_status_onl
         text.replace(admin_line, &format!("    token: {token}")),
     )
     .expect("written");
-    let agent = common::Kubectl::from_kubeconfig(&agent_config, hub.dir.path());
+    let agent = fleet_testkit::Kubectl::from_kubeconfig(&agent_config, hub.dir.path());
 
     let own = agent
         .run(&["get", "bundledeployments", "-n", "cluster-a", "-o", "name"])

@@ -10,9 +10,6 @@ pub mod helm;
 pub mod kustomize;
 pub mod resource;
 pub mod root;
-pub mod schema;
-pub mod selector;
-pub mod smp;
 pub mod yaml;
 
 pub use error::{RenderError, Result};

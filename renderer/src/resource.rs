@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use fleet_objects::split_api_version;
 use serde_json::{Map, Value};
 
 /// Group, version, kind, namespace and name of an object.
@@ -42,14 +43,6 @@ impl fmt::Display for ResId {
             write!(f, " in namespace {}", self.namespace)?;
         }
         Ok(())
-    }
-}
-
-/// Splits `group/version` (or a bare core `version`).
-pub fn split_api_version(api_version: &str) -> (&str, &str) {
-    match api_version.split_once('/') {
-        Some((group, version)) => (group, version),
-        None => ("", api_version),
     }
 }
 

@@ -61,7 +61,7 @@ fn agents_hub(args: &ControllerArgs) -> Result<Option<HubAddress>> {
 
 /// Runs the controller until Ctrl-C or SIGTERM.
 pub fn run(args: ControllerArgs) -> Result<()> {
-    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let runtime = super::runtime()?;
     runtime.block_on(async move {
         let client = super::cluster_client(args.kubeconfig.as_deref()).await?;
         let ctx = match agents_hub(&args)? {

@@ -33,7 +33,7 @@ pub struct DiffArgs {
     #[arg(long, default_value = "HEAD")]
     base: String,
     /// A label of the cluster to render for (repeatable).
-    #[arg(short = 'l', long = "label", value_parser = super::parse_label)]
+    #[arg(short = 'l', long = "label", value_parser = fleet_objects::selector::parse_label)]
     labels: Vec<(String, String)>,
     /// The name of that cluster.
     #[arg(long, default_value = "local")]
@@ -133,7 +133,7 @@ fn diff(args: &DiffArgs) -> Result<i32> {
 
 /// The Clusters of `namespace` on the hub, with their labels and groups.
 fn hub_clusters(kubeconfig: &Path, namespace: &str) -> Result<Vec<ClusterInfo>> {
-    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let runtime = super::runtime()?;
     runtime.block_on(async {
         let client = super::kube_client(kubeconfig).await?;
         let clusters = Api::<Cluster>::namespaced(client.clone(), namespace)

@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 use fleet_gitjob::controller::{Gitjob, Settings};
 use fleet_gitjob::git::Limits;
@@ -52,7 +52,7 @@ pub struct GitjobArgs {
 
 /// Runs gitjob until Ctrl-C or SIGTERM.
 pub fn run(args: GitjobArgs) -> Result<()> {
-    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let runtime = super::runtime()?;
     runtime.block_on(async move {
         let client = super::cluster_client(args.kubeconfig.as_deref()).await?;
         let metrics = Arc::new(Metrics::default());

@@ -29,7 +29,7 @@ pub struct HubArgs {
 
 /// Runs the hub until Ctrl-C or SIGTERM.
 pub fn run(args: HubArgs) -> Result<()> {
-    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let runtime = super::runtime()?;
     runtime.block_on(async move {
         let mut clusters = vec![fleet_hub::route::DEFAULT_CLUSTER.to_string()];
         clusters.extend(

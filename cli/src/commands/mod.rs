@@ -1,6 +1,5 @@
 //! The subcommands of `fleet`.
 
-mod agent;
 mod apply;
 mod bench;
 mod controller;
@@ -66,7 +65,7 @@ enum Command {
     )]
     Helm(helm::HelmCommand),
     /// Run a cluster's agent: apply the BundleDeployments the hub holds for it.
-    Agent(agent::AgentArgs),
+    Agent(fleet_agent::command::AgentArgs),
     /// Run the targeting controller: BundleDeployments for the clusters each Bundle targets.
     Controller(controller::ControllerArgs),
     /// Run the GitRepo controller: poll repositories, receive webhooks, write Bundles.
@@ -92,12 +91,12 @@ enum Command {
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Benchmarks against the reference tools, measured in the same run.
+    /// Benchmarks against the reference tools, measured in the same run (the `fleet-bench`
+    /// binary built beside this one).
     #[command(
-        subcommand,
-        after_help = "Examples (on a release build):\n  fleet bench kustomize testdata/kustomize\n  fleet bench fleet --clusters 1000"
+        after_help = "Examples (on a release build, cargo build --release --bins):\n  fleet bench --help\n  fleet bench kustomize testdata/kustomize\n  fleet bench fleet --clusters 1000"
     )]
-    Bench(bench::BenchCommand),
+    Bench(bench::BenchArgs),
 }
 
 /// Runs the parsed command line.
@@ -111,14 +110,15 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Lint(args) => lint::run(args),
         Command::Crds(args) => crds::run(args),
         Command::Helm(command) => helm::run(command),
-        Command::Agent(args) => agent::run(args),
+        Command::Agent(args) => runtime()?
+            .block_on(async { Ok(fleet_agent::command::run(args, shutdown_signal()).await?) }),
         Command::Controller(args) => controller::run(args),
         Command::Gitjob(args) => gitjob::run(args),
         Command::Hub(args) => hub::run(args),
         Command::Releases(args) => releases::run(args),
         Command::Status(args) => status::run(args),
         Command::Token(command) => token::run(command),
-        Command::Bench(command) => bench::run(command),
+        Command::Bench(args) => bench::run(args),
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(shell, &mut Cli::command(), "fleet", &mut std::io::stdout());
@@ -127,11 +127,13 @@ pub fn run(cli: Cli) -> Result<()> {
     }
 }
 
-/// Parses `key=value` command-line labels.
-fn parse_label(text: &str) -> Result<(String, String), String> {
-    text.split_once('=')
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .ok_or_else(|| format!("`{text}` is not key=value"))
+use fleet_objects::client::{for_cluster as cluster_client, from_kubeconfig as kube_client};
+use fleet_objects::service::{health_router, serve_http, shutdown_signal};
+
+/// A multi-threaded async runtime for a command.
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    use anyhow::Context;
+    tokio::runtime::Runtime::new().context("starting the async runtime")
 }
 
 /// Runs `git` in `dir`, returning its trimmed standard output, or its error output as the
@@ -152,103 +154,6 @@ fn git(dir: &std::path::Path, args: &[&str]) -> Result<String> {
         );
     }
     Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
-}
-
-/// A kube-rs client for the cluster a kubeconfig file names.
-async fn kube_client(kubeconfig: &std::path::Path) -> Result<kube::Client> {
-    use anyhow::Context;
-    let file = kube::config::Kubeconfig::read_from(kubeconfig)
-        .with_context(|| format!("reading {}", kubeconfig.display()))?;
-    let config = kube::Config::from_custom_kubeconfig(file, &Default::default())
-        .await
-        .with_context(|| format!("loading {}", kubeconfig.display()))?;
-    Ok(kube::Client::try_from(config)?)
-}
-
-/// A client for the cluster `kubeconfig` names or, without one, the cluster the process
-/// runs in (its service account) or `~/.kube/config`.
-async fn cluster_client(kubeconfig: Option<&std::path::Path>) -> Result<kube::Client> {
-    use anyhow::Context;
-    match kubeconfig {
-        Some(path) => kube_client(path).await,
-        None => kube::Client::try_default()
-            .await
-            .context("no --kubeconfig, no KUBECONFIG, and not running in a cluster"),
-    }
-}
-
-/// Serves `router` on `addr` in the background, saying where in the log; returns the address
-/// bound (`addr` may ask for any port) and the serving task.
-async fn serve_http(
-    addr: std::net::SocketAddr,
-    router: axum::Router,
-    what: &str,
-) -> Result<(std::net::SocketAddr, tokio::task::JoinHandle<()>)> {
-    use anyhow::Context;
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .with_context(|| format!("listening for {what} on {addr}"))?;
-    let bound = listener.local_addr()?;
-    tracing::info!("{what} on http://{bound}");
-    let task = tokio::spawn(async move {
-        if let Err(error) = axum::serve(listener, router).await {
-            tracing::error!(%error, "HTTP server stopped");
-        }
-    });
-    Ok((bound, task))
-}
-
-/// `/healthz` and `/readyz` for a process with nothing more to say than that it runs.
-fn health_router() -> axum::Router {
-    axum::Router::new()
-        .route("/healthz", axum::routing::get(|| async { "ok" }))
-        .route("/readyz", axum::routing::get(|| async { "ok" }))
-}
-
-/// Installs (or updates) Fleet's CRDs and creates the namespaces Rancher Fleet creates.
-async fn install_fleet(client: &kube::Client) -> Result<()> {
-    use anyhow::Context;
-    use k8s_openapi::api::core::v1::Namespace;
-    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-    use kube::api::{Patch, PatchParams};
-    use kube::Api;
-    use serde_json::json;
-    let apply = PatchParams::apply("fleet-cli").force();
-    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for (_, crd) in fleet_api::crds::all() {
-        let name = crd.metadata.name.clone().unwrap_or_default();
-        let mut body = serde_json::to_value(&crd)?;
-        body["apiVersion"] = json!("apiextensions.k8s.io/v1");
-        body["kind"] = json!("CustomResourceDefinition");
-        crds.patch(&name, &apply, &Patch::Apply(&body))
-            .await
-            .with_context(|| format!("installing CRD {name}"))?;
-    }
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    for name in ["fleet-local", "fleet-default", "cattle-fleet-system"] {
-        let body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
-        namespaces
-            .patch(name, &apply, &Patch::Apply(&body))
-            .await
-            .with_context(|| format!("creating namespace {name}"))?;
-    }
-    Ok(())
-}
-
-/// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = terminate => {}
-    }
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ struct Release {
 
 /// Lists the release of every BundleDeployment.
 pub fn run(args: ReleasesArgs) -> Result<()> {
-    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let runtime = super::runtime()?;
     let deployments = runtime.block_on(async {
         let client = super::cluster_client(args.kubeconfig.as_deref()).await?;
         let list = Api::<BundleDeployment>::all(client)

@@ -21,7 +21,7 @@ pub struct TestArgs {
     #[arg(default_value = ".")]
     pub dir: PathBuf,
     /// Cluster label, repeatable.
-    #[arg(short = 'l', long = "label", value_parser = super::parse_label)]
+    #[arg(short = 'l', long = "label", value_parser = fleet_objects::selector::parse_label)]
     pub labels: Vec<(String, String)>,
     /// Cluster name.
     #[arg(long, default_value = "local")]
@@ -85,8 +85,8 @@ pub fn render_for(root: &RepoRoot, bundle: &BundleDir, cluster: &ClusterInfo) ->
         None => Default::default(),
     };
     let (_, options) = bundle::options_for(&fleet, cluster);
-    let cache = fleet_gitjob::charts::ChartCache::new(chart_cache_dir());
-    let fetched = fleet_gitjob::charts::fetch_for(&cache, &options)?;
+    let cache = fleet_charts::ChartCache::new(chart_cache_dir());
+    let fetched = fleet_charts::fetch_for(&cache, &options)?;
     Ok(bundle::render_with(
         root, bundle, &fleet, cluster, &fetched,
     )?)

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clap::{Args, Subcommand};
 use fleet_controller::registration::{issue_token, HubAddress};
 
@@ -35,7 +35,7 @@ pub struct CreateArgs {
 pub fn run(command: TokenCommand) -> Result<()> {
     let TokenCommand::Create(args) = command;
     let address = HubAddress::from_kubeconfig(&args.kubeconfig)?;
-    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let runtime = super::runtime()?;
     let text = runtime.block_on(async {
         let client = super::kube_client(&args.kubeconfig).await?;
         anyhow::Ok(issue_token(&client, &address, &args.namespace, args.ttl.clone()).await?)

@@ -13,8 +13,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use fleet_api::labels::{COMMIT_LABEL, REPO_NAME_LABEL};
 use fleet_api::{Bundle, GitRepo, GitRepoStatus};
-use fleet_renderer::bundle::REPO_NAME_LABEL;
 use futures::StreamExt;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::{Action, Config as ControllerConfig};
@@ -22,10 +22,10 @@ use kube::runtime::{reflector, watcher, Controller, WatchStreamExt};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
-use crate::bundles::COMMIT_LABEL;
-use crate::charts::ChartCache;
 use crate::git::{Limits, MirrorCache, Wanted};
 use crate::metrics::Metrics;
+use fleet_charts::ChartCache;
+use fleet_objects::backoff::WatchBackoff;
 pub use sync::FIELD_MANAGER;
 
 /// How the controller runs.
@@ -135,14 +135,14 @@ impl Gitjob {
                 watcher::Config::default().labels(REPO_NAME_LABEL),
             );
             let mirror = reflector::reflector(writer, watch)
-                .backoff(schedule::WatchBackoff::default())
+                .backoff(WatchBackoff::default())
                 .touched_objects();
             tokio::spawn(mirror.for_each(|_| async {}));
         }
         Controller::new(gitrepos, watcher::Config::default())
             .owns(bundles, watcher::Config::default().labels(REPO_NAME_LABEL))
             .with_config(config)
-            .trigger_backoff(schedule::WatchBackoff::default())
+            .trigger_backoff(WatchBackoff::default())
             .graceful_shutdown_on(shutdown)
             .run(reconcile, error_policy, self)
             .for_each(|result| async move {
@@ -367,15 +367,14 @@ async fn write_status(
         .filter(|b| b.labels().get(REPO_NAME_LABEL) == Some(&name));
     let commit = new.commit.clone().unwrap_or_default();
     let mut at_commit = 0;
-    let summary = status::total(
-        owned
-            .inspect(|b| {
-                if b.labels().get(COMMIT_LABEL) == Some(&commit) {
-                    at_commit += 1;
-                }
-            })
-            .filter_map(|b| b.status.as_ref()?.summary.as_ref()),
-    );
+    let summary = owned
+        .inspect(|b| {
+            if b.labels().get(COMMIT_LABEL) == Some(&commit) {
+                at_commit += 1;
+            }
+        })
+        .filter_map(|b| b.status.as_ref()?.summary.as_ref())
+        .sum();
     let mut outcome = outcome.clone();
     outcome.synced_bundles.get_or_insert(at_commit);
     status::apply_outcome(&mut new, &outcome, summary, &now.to_string());

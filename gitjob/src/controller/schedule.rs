@@ -1,8 +1,9 @@
-//! When to poll next: Go durations as GitRepos write them, Fleet's defaults, jitter and
-//! backoff after failures.
+//! When to poll next: Fleet's defaults, jitter and backoff after failures.
 
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
+
+use fleet_objects::duration::parse_go_duration;
 
 /// Fleet's poll period when a GitRepo sets none.
 pub const DEFAULT_POLL: Duration = Duration::from_secs(15);
@@ -15,77 +16,6 @@ pub const API_RETRY: Duration = Duration::from_secs(1);
 pub const API_FIRST_RETRY: Duration = Duration::from_millis(250);
 /// The first retry after a failure; it doubles up to the poll period.
 pub const FIRST_RETRY: Duration = Duration::from_secs(2);
-
-/// The backoff of the controllers' watches: 100 ms doubling to 1 s, back to 100 ms once a
-/// watch works. kube-runtime's default grows to 30 s and is shared by every watch of a
-/// controller, so a hub restart of two seconds could hold a controller back for half a
-/// minute; a watch is cheap to retry.
-#[derive(Debug, Clone)]
-pub struct WatchBackoff {
-    next: Duration,
-}
-
-impl WatchBackoff {
-    const FIRST: Duration = Duration::from_millis(100);
-    const MAX: Duration = Duration::from_secs(1);
-}
-
-impl Default for WatchBackoff {
-    fn default() -> Self {
-        Self { next: Self::FIRST }
-    }
-}
-
-impl Iterator for WatchBackoff {
-    type Item = Duration;
-
-    fn next(&mut self) -> Option<Duration> {
-        let now = self.next;
-        self.next = (self.next * 2).min(Self::MAX);
-        Some(now)
-    }
-}
-
-impl kube::runtime::utils::Backoff for WatchBackoff {
-    fn reset(&mut self) {
-        self.next = Self::FIRST;
-    }
-}
-
-/// Parses a Go duration (`15s`, `1m30s`, `1h`, `500ms`, `1.5h`).
-pub fn parse_go_duration(text: &str) -> Option<Duration> {
-    let text = text.trim();
-    if text == "0" {
-        return Some(Duration::ZERO);
-    }
-    let mut total = 0f64;
-    let mut rest = text;
-    if rest.is_empty() {
-        return None;
-    }
-    while !rest.is_empty() {
-        let number_end = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        let number: f64 = rest[..number_end].parse().ok()?;
-        rest = &rest[number_end..];
-        let unit_end = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let seconds = match &rest[..unit_end] {
-            "ns" => 1e-9,
-            "us" | "µs" => 1e-6,
-            "ms" => 1e-3,
-            "s" => 1.0,
-            "m" => 60.0,
-            "h" => 3600.0,
-            _ => return None,
-        };
-        total += number * seconds;
-        rest = &rest[unit_end..];
-    }
-    Some(Duration::from_secs_f64(total))
-}
 
 /// The poll period of a GitRepo: its own, else an hour once webhooks reach it, else 15 s.
 pub fn poll_period(polling_interval: Option<&str>, webhook_seen: bool) -> Duration {
@@ -128,31 +58,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_go_durations() {
-        assert_eq!(parse_go_duration("15s"), Some(Duration::from_secs(15)));
-        assert_eq!(parse_go_duration("1m30s"), Some(Duration::from_secs(90)));
-        assert_eq!(parse_go_duration("1h"), Some(Duration::from_secs(3600)));
-        assert_eq!(parse_go_duration("500ms"), Some(Duration::from_millis(500)));
-        assert_eq!(parse_go_duration("1.5h"), Some(Duration::from_secs(5400)));
-        assert_eq!(parse_go_duration("15"), None);
-        assert_eq!(parse_go_duration("soon"), None);
-    }
-
-    #[test]
     fn webhooks_slow_polling_unless_set() {
         assert_eq!(poll_period(None, false), DEFAULT_POLL);
         assert_eq!(poll_period(None, true), WEBHOOK_POLL);
         assert_eq!(poll_period(Some("30s"), true), Duration::from_secs(30));
-    }
-
-    #[test]
-    fn watch_backoff_is_short_and_resets() {
-        use kube::runtime::utils::Backoff;
-        let mut backoff = WatchBackoff::default();
-        let waits: Vec<u128> = backoff.by_ref().take(6).map(|d| d.as_millis()).collect();
-        assert_eq!(waits, [100, 200, 400, 800, 1000, 1000]);
-        backoff.reset();
-        assert_eq!(backoff.next(), Some(Duration::from_millis(100)));
     }
 
     #[test]

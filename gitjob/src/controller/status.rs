@@ -1,7 +1,8 @@
 //! GitRepo status as Fleet writes it: conditions, the `display` printer columns read, and
 //! the summary of the GitRepo's Bundles.
 
-use fleet_api::{BundleSummary, Condition, GitRepoDisplay, GitRepoStatus};
+use fleet_api::{BundleSummary, GitRepoDisplay, GitRepoStatus};
+use fleet_objects::conditions::set_condition;
 
 /// The outcome of one reconcile, before it becomes a status.
 #[derive(Debug, Clone, Default)]
@@ -14,62 +15,6 @@ pub struct Outcome {
     pub synced_bundles: Option<usize>,
     /// Syncing is paused.
     pub paused: bool,
-}
-
-/// Sets condition `type_` in `conditions`, keeping its transition time when its status
-/// does not change, and leaving it untouched when nothing about it changes.
-pub fn set_condition(
-    conditions: &mut Vec<Condition>,
-    type_: &str,
-    ok: bool,
-    reason: &str,
-    message: &str,
-    now: &str,
-) {
-    let status = if ok { "True" } else { "False" };
-    let previous = conditions.iter().position(|c| c.type_ == type_);
-    let reason_text = Some(reason.to_string()).filter(|r| !r.is_empty());
-    let message_text = Some(message.to_string()).filter(|m| !m.is_empty());
-    let unchanged = previous.is_some_and(|i| {
-        let old = &conditions[i];
-        old.status == status && old.reason == reason_text && old.message == message_text
-    });
-    if unchanged {
-        // Nothing to say: an unchanged condition writes nothing (and wakes no watcher).
-        return;
-    }
-    let transition = match previous.map(|i| &conditions[i]) {
-        Some(old) if old.status == status => old.last_transition_time.clone(),
-        _ => Some(now.to_string()),
-    };
-    let condition = Condition {
-        type_: type_.to_string(),
-        status: status.to_string(),
-        last_update_time: Some(now.to_string()),
-        last_transition_time: transition,
-        reason: reason_text,
-        message: message_text,
-    };
-    match previous {
-        Some(i) => conditions[i] = condition,
-        None => conditions.push(condition),
-    }
-}
-
-/// Adds up deployment summaries (of a GitRepo's Bundles, of a group's Clusters).
-pub fn total<'a>(summaries: impl IntoIterator<Item = &'a BundleSummary>) -> BundleSummary {
-    let mut total = BundleSummary::default();
-    for summary in summaries {
-        total.not_ready += summary.not_ready;
-        total.wait_applied += summary.wait_applied;
-        total.err_applied += summary.err_applied;
-        total.out_of_sync += summary.out_of_sync;
-        total.modified += summary.modified;
-        total.ready += summary.ready;
-        total.pending += summary.pending;
-        total.desired_ready += summary.desired_ready;
-    }
-    total
 }
 
 /// Writes `outcome` and the Bundles' summary into `status`.

@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Instant;
 
+use fleet_api::labels::REPO_NAME_LABEL;
 use fleet_api::{Bundle, GitRepo};
-use fleet_renderer::bundle::REPO_NAME_LABEL;
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
@@ -172,7 +172,7 @@ async fn mark_render_failure(api: &Api<Bundle>, name: &str, message: &str) -> ku
     };
     let now = jiff::Timestamp::now().to_string();
     let mut conditions = bundle.status.map(|s| s.conditions).unwrap_or_default();
-    super::status::set_condition(
+    fleet_objects::conditions::set_condition(
         &mut conditions,
         "Ready",
         false,

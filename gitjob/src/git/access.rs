@@ -148,19 +148,6 @@ fn write_private(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) -> Result<Path
     std::fs::create_dir_all(dir).map_err(|e| GitError::local(dir, e))?;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
         .map_err(|e| GitError::local(dir, e))?;
-    write_secret_file(&path, bytes).map_err(|e| GitError::local(&path, e))?;
+    fleet_objects::secret_file::write(&path, bytes).map_err(|e| GitError::local(&path, e))?;
     Ok(path)
-}
-
-/// Writes `bytes` to `path`, readable and writable by this user only (mode 0600): keys,
-/// tokens, kubeconfigs.
-pub fn write_secret_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)?;
-    std::io::Write::write_all(&mut file, bytes)
 }

@@ -7,7 +7,7 @@ mod checkout;
 mod extract;
 mod mirror;
 
-pub use access::{write_secret_file, Access, Credentials, SshKey};
+pub use access::{Access, Credentials, SshKey};
 pub use checkout::{checkout, resolve_url, MAX_SUBMODULE_DEPTH};
 pub use extract::{extract, Extracted, Gitlink, Limits};
 pub use mirror::{Mirror, MirrorCache, Wanted};

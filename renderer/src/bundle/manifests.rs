@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use crate::error::{RenderError, Result};
 use crate::root::RepoRoot;
-use crate::smp::{self, ItemOrder, ListMerge};
 use crate::yaml;
+use fleet_objects::smp::{self, ItemOrder, ListMerge};
 
 /// Whether a path names a manifest file (`.yaml`, `.yml` or `.json`, not fleet.yaml).
 pub fn is_manifest_name(path: &Path) -> bool {

@@ -15,6 +15,6 @@ pub use discovery::{bundle_name, discover, fleet_yaml_in, BundleDir};
 pub use fleetyaml::{load_fleet_yaml, LoadedFleetYaml};
 pub use helm::{FetchedCharts, RemoteChartRef};
 pub use manifests::bundle_files;
-pub use object::{bundle_object, label_value, BUNDLE_PATH_LABEL, REPO_NAME_LABEL};
+pub use object::{bundle_object, label_value};
 pub use render::{options_for, render, render_with, Variant};
-pub use target::{matches_selector, ClusterInfo};
+pub use target::ClusterInfo;

@@ -2,17 +2,13 @@
 //! directory's files as resources, and the fleet.yaml's options, targets and labels.
 
 use base64::Engine;
+use fleet_api::labels::{BUNDLE_PATH_LABEL, REPO_NAME_LABEL};
 use fleet_api::{Bundle, BundleResource, BundleSpec, FleetYaml};
 
 use super::discovery::{bundle_name, BundleDir};
 use super::manifests::bundle_files;
 use crate::error::Result;
 use crate::root::RepoRoot;
-
-/// Label naming the GitRepo (or `fleet apply` name) a Bundle comes from.
-pub const REPO_NAME_LABEL: &str = "fleet.cattle.io/repo-name";
-/// Label naming the bundle's directory in the repository.
-pub const BUNDLE_PATH_LABEL: &str = "fleet.cattle.io/bundle-path";
 
 /// The Bundle for `dir`, described by `fleet`, named after `repo_name` and placed in
 /// `namespace`. Label values that Kubernetes would refuse (paths with `/`) are made safe.

@@ -2,7 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use fleet_api::{BundleTarget, LabelSelector};
+use fleet_api::BundleTarget;
+use fleet_objects::selector::matches_selector;
 
 /// What the renderer knows of a cluster it renders for.
 #[derive(Debug, Clone, Default)]
@@ -15,25 +16,6 @@ pub struct ClusterInfo {
     pub labels: BTreeMap<String, String>,
     /// Groups the cluster belongs to, with the groups' labels.
     pub groups: Vec<(String, BTreeMap<String, String>)>,
-}
-
-/// Whether `labels` satisfy a selector. An empty selector matches everything.
-pub fn matches_selector(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
-    let labels_match = selector
-        .match_labels
-        .iter()
-        .all(|(k, v)| labels.get(k) == Some(v));
-    let expressions_match = selector.match_expressions.iter().all(|e| {
-        let value = labels.get(&e.key);
-        match e.operator.as_str() {
-            "In" => value.is_some_and(|v| e.values.contains(v)),
-            "NotIn" => value.is_none_or(|v| !e.values.contains(v)),
-            "Exists" => value.is_some(),
-            "DoesNotExist" => value.is_none(),
-            _ => false,
-        }
-    });
-    labels_match && expressions_match
 }
 
 impl ClusterInfo {
@@ -111,45 +93,13 @@ impl ClusterInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fleet_api::LabelSelectorRequirement;
+    use fleet_api::LabelSelector;
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
-    }
-
-    #[test]
-    fn selectors_with_expressions() {
-        let selector = LabelSelector {
-            match_labels: labels(&[("env", "prod")]),
-            match_expressions: vec![
-                LabelSelectorRequirement {
-                    key: "region".into(),
-                    operator: "In".into(),
-                    values: vec!["a".into(), "b".into()],
-                },
-                LabelSelectorRequirement {
-                    key: "legacy".into(),
-                    operator: "DoesNotExist".into(),
-                    values: vec![],
-                },
-            ],
-        };
-        assert!(matches_selector(
-            &selector,
-            &labels(&[("env", "prod"), ("region", "a")])
-        ));
-        assert!(!matches_selector(
-            &selector,
-            &labels(&[("env", "prod"), ("region", "c")])
-        ));
-        assert!(!matches_selector(
-            &selector,
-            &labels(&[("env", "prod"), ("region", "a"), ("legacy", "1")])
-        ));
-        assert!(matches_selector(&LabelSelector::default(), &labels(&[])));
     }
 
     #[test]

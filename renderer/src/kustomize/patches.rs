@@ -8,11 +8,12 @@ use serde_json::Value;
 use super::resmap::ResMap;
 use super::types::{PatchEntry, Selector};
 use crate::error::{RenderError, Result};
-use crate::resource::{split_api_version, str_at, ResId};
+use crate::resource::{str_at, ResId};
 use crate::root::RepoRoot;
-use crate::selector::LabelRequirements;
-use crate::smp::{self, ItemOrder, ListMerge};
 use crate::yaml;
+use fleet_objects::selector::LabelRequirements;
+use fleet_objects::smp::{self, ItemOrder, ListMerge};
+use fleet_objects::split_api_version;
 
 /// A parsed patch.
 pub enum Patch {

@@ -12,9 +12,9 @@ use super::patches::{self, PatchSource};
 use super::resmap::ResMap;
 use super::types::{PatchEntry, Selector};
 use crate::error::{RenderError, Result};
-use crate::resource::split_api_version;
 use crate::root::RepoRoot;
 use crate::yaml;
+use fleet_objects::split_api_version;
 
 /// A field spec as written in a transformer configuration.
 #[derive(Deserialize, Debug, Clone, Default)]

@@ -7,7 +7,7 @@ mod tree;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clap::Args;
 
 use super::output::{print_structured, Format};
@@ -45,7 +45,7 @@ pub struct StatusArgs {
 
 /// Prints the status tree of the hub (and again on changes, with `--watch`).
 pub fn run(args: StatusArgs) -> Result<()> {
-    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let runtime = super::runtime()?;
     let terminal = std::io::stdout().is_terminal();
     let color = match args.color.as_str() {
         "always" => true,

@@ -4,11 +4,11 @@
 use std::collections::BTreeMap;
 
 use anyhow::{Context as _, Result};
-use fleet_api::{Bundle, BundleDeployment, Condition, GitRepo};
-use fleet_controller::reconcile::{
-    DeploymentState, BUNDLE_NAMESPACE_LABEL, BUNDLE_NAME_LABEL, CLUSTER_LABEL,
+use fleet_api::labels::{
+    BUNDLE_NAMESPACE_LABEL, BUNDLE_NAME_LABEL, CLUSTER_LABEL, REPO_NAME_LABEL,
 };
-use fleet_renderer::bundle::REPO_NAME_LABEL;
+use fleet_api::{Bundle, BundleDeployment, Condition, GitRepo};
+use fleet_controller::reconcile::DeploymentState;
 use kube::api::ListParams;
 use kube::{Api, ResourceExt};
 use serde::Serialize;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 
-use super::{Fleet, StopSignal, MEMBERS, NAMESPACE};
+use super::{Fleet, MEMBERS, NAMESPACE};
 
 /// Registers each member's agent with a token (once: a later start reuses the credential
 /// kept in `data/agents/NAME`), then runs it with its heartbeat.
@@ -14,9 +14,7 @@ pub(super) async fn register_agents(
     fleet: &mut Fleet,
     data: &Path,
     local_kubeconfig: &Path,
-    stop: &StopSignal,
 ) -> Result<()> {
-    let hub_dir = data.join("hub");
     let token_file = data.join("token.kubeconfig");
     let unregistered = MEMBERS
         .iter()
@@ -25,13 +23,13 @@ pub(super) async fn register_agents(
         let address =
             fleet_controller::registration::HubAddress::from_kubeconfig(local_kubeconfig)?;
         let token = fleet_controller::registration::issue_token(
-            &fleet.client,
+            &fleet.hub.client,
             &address,
             NAMESPACE,
             Some("1h".into()),
         )
         .await?;
-        fleet_gitjob::git::write_secret_file(&token_file, token.as_bytes())
+        fleet_objects::secret_file::write(&token_file, token.as_bytes())
             .with_context(|| format!("writing {}", token_file.display()))?;
     }
     for (name, env) in MEMBERS {
@@ -46,17 +44,12 @@ pub(super) async fn register_agents(
         )
         .await
         .with_context(|| format!("registering cluster {name}"))?;
-        point_at(&registered.kubeconfig, &fleet.hub.url)?;
-        let hub = super::super::kube_client(&registered.kubeconfig).await?;
-        let member =
-            super::super::kube_client(&fleet_hub::serve::kubeconfig_path(&hub_dir, name)).await?;
+        point_at(&registered.kubeconfig, &fleet.hub.running.url)?;
+        let hub = fleet_objects::client::from_kubeconfig(&registered.kubeconfig).await?;
+        let member = fleet.hub.client_of(name).await?;
         let agent = fleet_agent::Agent::new(hub, member, &registered.namespace, RESYNC);
-        fleet.heartbeats.push(tokio::spawn(
-            agent
-                .clone()
-                .heartbeat(registered.cluster, Duration::from_secs(10)),
-        ));
-        fleet.tasks.push(tokio::spawn(agent.run(stop.clone())));
+        let heartbeat = (registered.cluster, Duration::from_secs(10));
+        fleet.running.run_agent(name, agent, Some(heartbeat)).await;
     }
     Ok(())
 }
@@ -82,7 +75,7 @@ fn point_at(kubeconfig: &Path, url: &str) -> Result<()> {
     }
     if changed {
         let text = serde_yaml_ng::to_string(&file)?;
-        fleet_gitjob::git::write_secret_file(kubeconfig, text.as_bytes())
+        fleet_objects::secret_file::write(kubeconfig, text.as_bytes())
             .with_context(|| format!("writing {}", kubeconfig.display()))?;
     }
     Ok(())

@@ -11,18 +11,15 @@ mod webhook;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::{bail, Context as _, Result};
 use clap::Args;
 use fleet_gitjob::controller::{Gitjob, Settings};
 use fleet_gitjob::metrics::Metrics;
-use futures::future::{BoxFuture, Shared};
-use futures::FutureExt;
+use fleet_local::LocalHub;
 use kube::api::{Patch, PatchParams};
 use kube::Api;
 use serde_json::json;
-use tokio::task::JoinHandle;
 
 use super::status::Snapshot;
 use progress::Progress;
@@ -62,15 +59,10 @@ pub struct UpArgs {
 
 /// Everything `fleet up` started, to stop in order.
 struct Fleet {
-    hub: fleet_hub::Running,
-    client: kube::Client,
-    tasks: Vec<JoinHandle<()>>,
-    heartbeats: Vec<JoinHandle<()>>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    hub: LocalHub,
+    running: fleet_local::Fleet,
     hook: webhook::Hook,
 }
-
-type StopSignal = Shared<BoxFuture<'static, ()>>;
 
 /// Runs the demo until Ctrl-C (or until ready, with `--exit-when-ready`).
 pub fn run(args: UpArgs) -> Result<()> {
@@ -78,7 +70,7 @@ pub fn run(args: UpArgs) -> Result<()> {
         .with_context(|| format!("creating {}", args.data.display()))?;
     let data = std::fs::canonicalize(&args.data)
         .with_context(|| format!("resolving {}", args.data.display()))?;
-    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let runtime = super::runtime()?;
     runtime.block_on(async move {
         let progress = Progress::new();
         let fleet = tokio::select! {
@@ -95,7 +87,7 @@ pub fn run(args: UpArgs) -> Result<()> {
             }
         };
         let outcome = tokio::select! {
-            ready = ready::wait_until_ready(&fleet.client, &data, &progress, args.timeout) => ready,
+            ready = ready::wait_until_ready(&fleet.hub.client, &data, &progress, args.timeout) => ready,
             _ = super::shutdown_signal() => {
                 progress.finish();
                 println!("Interrupted.");
@@ -106,7 +98,7 @@ pub fn run(args: UpArgs) -> Result<()> {
         };
         progress.finish();
         if let Err(error) = outcome {
-            if let Ok(snapshot) = Snapshot::load(&fleet.client, Some(NAMESPACE)).await {
+            if let Ok(snapshot) = Snapshot::load(&fleet.hub.client, Some(NAMESPACE)).await {
                 print!("{}", snapshot.render(80, false));
             }
             fleet.stop().await;
@@ -127,89 +119,57 @@ pub fn run(args: UpArgs) -> Result<()> {
 }
 
 impl Fleet {
-    /// Stops the agents, controllers and hub, giving each a few seconds.
-    async fn stop(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        for heartbeat in &self.heartbeats {
-            heartbeat.abort();
-        }
-        for task in self.tasks {
-            if tokio::time::timeout(Duration::from_secs(5), task)
-                .await
-                .is_err()
-            {
-                tracing::warn!("a controller did not stop within 5 s");
-            }
-        }
+    /// Stops the agents, the controllers, the webhook receiver and the hub, giving each a
+    /// few seconds.
+    async fn stop(self) {
+        self.running.stop().await;
         self.hook.stop().await;
-        // Idle connections of a client still alive would report the hub going away.
-        drop(self.client);
         self.hub.shutdown().await;
     }
 }
 
 async fn start(args: &UpArgs, data: &Path, progress: &Progress) -> Result<Fleet> {
-    let hub_dir = data.join("hub");
-    let mut clusters = vec![fleet_hub::route::DEFAULT_CLUSTER.to_string()];
-    clusters.extend(MEMBERS.iter().map(|(name, _)| name.to_string()));
     progress.working("starting the hub");
-    let hub = fleet_hub::start(fleet_hub::Options {
-        data: hub_dir.clone(),
-        listen: args.listen,
-        insecure_http: false,
-        clusters,
-    })
-    .await
-    .with_context(|| {
-        format!(
-            "starting the hub on {} (is another `fleet up` or `fleet hub` running? \
-             --listen picks another address)",
-            args.listen
-        )
-    })?;
+    let members: Vec<String> = MEMBERS.iter().map(|(name, _)| name.to_string()).collect();
+    let hub = LocalHub::start(&data.join("hub"), args.listen, &members, "fleet-cli")
+        .await
+        .with_context(|| {
+            format!(
+                "starting the hub on {} (is another `fleet up` or `fleet hub` running? \
+                 --listen picks another address)",
+                args.listen
+            )
+        })?;
     progress.done(&format!(
         "hub on {} with clusters local (management), dev and prod",
-        hub.url
+        hub.running.url
     ));
-    let local_kubeconfig = fleet_hub::serve::kubeconfig_path(&hub_dir, "local");
-    let client = super::kube_client(&local_kubeconfig).await?;
-    super::install_fleet(&client).await?;
     progress.done("Fleet's CRDs and namespaces installed");
 
-    let (stop_sender, stop_receiver) = tokio::sync::oneshot::channel::<()>();
-    let stop: StopSignal = async move {
-        let _ = stop_receiver.await;
-    }
-    .boxed()
-    .shared();
+    let client = hub.client.clone();
     let metrics = Arc::new(Metrics::default());
     let hook = webhook::Hook::start(&client, metrics.clone()).await?;
-    let mut fleet = Fleet {
-        hub,
-        client: client.clone(),
-        tasks: Vec::new(),
-        heartbeats: Vec::new(),
-        stop: Some(stop_sender),
-        hook,
-    };
-    let gitjob = Gitjob::new(client.clone(), Settings::new(data.join("gitjob")), metrics);
-    fleet.tasks.push(tokio::spawn(gitjob.run(stop.clone())));
+    let mut running = fleet_local::Fleet::new();
+    running.run_gitjob(Gitjob::new(
+        client.clone(),
+        Settings::new(data.join("gitjob")),
+        metrics,
+    ));
+    let local_kubeconfig = hub.kubeconfig(fleet_local::MANAGEMENT_CLUSTER);
     let address = fleet_controller::registration::HubAddress::from_kubeconfig(&local_kubeconfig)?;
-    let controller =
-        fleet_controller::Context::registering(client.clone(), data.join("controller"), address);
-    fleet.tasks.push(tokio::spawn(fleet_controller::run(
-        controller,
-        stop.clone(),
-    )));
+    running.run_controller(fleet_controller::Context::registering(
+        client.clone(),
+        data.join("controller"),
+        address,
+    ));
+    let mut fleet = Fleet { hub, running, hook };
     progress.done(&format!(
         "gitjob (push webhooks on http://{}) and the targeting controller running",
         fleet.hook.addr
     ));
 
     progress.working("registering the agents of dev and prod");
-    agents::register_agents(&mut fleet, data, &local_kubeconfig, &stop).await?;
+    agents::register_agents(&mut fleet, data, &local_kubeconfig).await?;
     progress.done("agents of dev (env=dev) and prod (env=prod) registered and running");
 
     let repo = data.join("repo");

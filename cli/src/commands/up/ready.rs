@@ -68,7 +68,7 @@ pub(super) async fn wait_until_ready(
 
 /// What to look at, and how to make a change roll out.
 pub(super) async fn print_ready(fleet: &Fleet, data: &Path) -> Result<()> {
-    let snapshot = Snapshot::load(&fleet.client, Some(NAMESPACE)).await?;
+    let snapshot = Snapshot::load(&fleet.hub.client, Some(NAMESPACE)).await?;
     let hub = data.join("hub");
     let local = hub.join("local.kubeconfig");
     let repo = data.join("repo");
@@ -112,7 +112,7 @@ Make a change and watch it roll out (each commit is pushed to gitjob's webhook; 
 pub(super) async fn watch_changes(fleet: &Fleet, data: &Path) {
     let repo = data.join("repo");
     // What the GitRepo has synced, not the head now: a commit made since is to be pushed.
-    let mut pushed = demo_repo(&fleet.client)
+    let mut pushed = demo_repo(&fleet.hub.client)
         .await
         .ok()
         .flatten()
@@ -130,7 +130,7 @@ pub(super) async fn watch_changes(fleet: &Fleet, data: &Path) {
                 pushed = head;
             }
         }
-        let Ok(Some(node)) = demo_repo(&fleet.client).await else {
+        let Ok(Some(node)) = demo_repo(&fleet.hub.client).await else {
             continue;
         };
         let ready = node.bundles.iter().map(|b| b.ready).sum::<usize>();

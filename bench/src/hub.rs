@@ -82,7 +82,7 @@ async fn bench(args: &HubBench, data: &std::path::Path) -> Result<()> {
     // Creates.
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), "load");
     let sample = serde_json::to_vec(&config_map("load-000000", 860, ("n", "0".into()))?)?.len();
-    let before = super::rss_kib("self");
+    let before = crate::measure::rss_kib("self");
     let next = Arc::new(AtomicUsize::new(0));
     let started = Instant::now();
     let mut writers = Vec::new();
@@ -104,7 +104,7 @@ async fn bench(args: &HubBench, data: &std::path::Path) -> Result<()> {
     }
     let elapsed = started.elapsed();
     let rate = args.objects as f64 / elapsed.as_secs_f64();
-    let grown = super::rss_kib("self").saturating_sub(before);
+    let grown = crate::measure::rss_kib("self").saturating_sub(before);
     println!(
         "creates: {} objects of {} bytes with {} writers in {:.2} s = {:.0} creates/s (target >= 5,000)",
         args.objects, sample, args.concurrency, elapsed.as_secs_f64(), rate

@@ -4,9 +4,7 @@
 use std::time::Duration;
 
 use fleet_api::{BundleDeployment, Cluster, Content, GitRepo};
-use fleet_gitjob::controller::{Gitjob, Settings};
-use fleet_gitjob::metrics::Metrics;
-use fleet_gitjob::testing::{create_cluster, eventually, FleetHub, GitDaemon, TestRepo};
+use fleet_testkit::{create_cluster, eventually, FleetHub, GitDaemon, TestRepo};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
@@ -26,7 +24,7 @@ async fn deployed(client: &kube::Client) -> Vec<(String, String, String)> {
         let Ok(content) = contents.get(&content_id).await else {
             continue;
         };
-        let resources = fleet_controller::variant::unpack(&content).expect("content unpacks");
+        let resources = content.unpack().expect("content unpacks");
         let default = deployment
             .spec
             .options
@@ -51,7 +49,7 @@ async fn deployed(client: &kube::Client) -> Vec<(String, String, String)> {
 async fn each_cluster_gets_its_variant_stored_once() {
     let hub = FleetHub::start(&[]).await;
     let client = hub.client.clone();
-    let dir = &hub.dir;
+    let dir = hub.dir();
     let clusters: Api<Cluster> = Api::namespaced(client.clone(), NS);
     for (name, labels) in [
         ("dev", json!({"env": "dev"})),
@@ -63,7 +61,7 @@ async fn each_cluster_gets_its_variant_stored_once() {
             .expect("cluster");
     }
 
-    let repos = dir.path().join("repos");
+    let repos = dir.join("repos");
     let repo = TestRepo::in_dir(&repos, "app");
     repo.write(
         "web/fleet.yaml",
@@ -73,22 +71,8 @@ async fn each_cluster_gets_its_variant_stored_once() {
     repo.commit("first");
     let daemon = GitDaemon::start(&repos);
 
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let (stop_controller, controller_stopped) = tokio::sync::oneshot::channel::<()>();
-    let gitjob = Gitjob::new(
-        client.clone(),
-        Settings::new(dir.path().join("gitjob")),
-        std::sync::Arc::new(Metrics::default()),
-    );
-    tokio::spawn(gitjob.run(async move {
-        let _ = stopped.await;
-    }));
-    tokio::spawn(fleet_controller::run(
-        fleet_controller::Context::new(client.clone(), dir.path().join("controller")),
-        async move {
-            let _ = controller_stopped.await;
-        },
-    ));
+    let mut fleet = fleet_local::Fleet::new();
+    fleet.run_controllers(&client, dir);
     let gitrepo: GitRepo = serde_json::from_value(json!({
         "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
         "metadata": {"name": "demo", "namespace": NS},
@@ -205,5 +189,5 @@ async fn each_cluster_gets_its_variant_stored_once() {
     })
     .await;
     assert_eq!(placed.len(), 2);
-    let _ = (stop.send(()), stop_controller.send(()));
+    fleet.stop().await;
 }

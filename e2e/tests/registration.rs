@@ -8,7 +8,7 @@ use std::time::Duration;
 use fleet_agent::register::{register, Registered};
 use fleet_api::BundleDeployment;
 use fleet_controller::registration::{issue_token, HubAddress};
-use fleet_gitjob::testing::{client_for, FleetHub};
+use fleet_testkit::{client_for, FleetHub};
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use kube::Api;
@@ -24,14 +24,14 @@ async fn registering_hub(ttl: &str) -> (FleetHub, PathBuf) {
     let address = HubAddress::from_kubeconfig(&hub.kubeconfig("local")).expect("address");
     let ctx = fleet_controller::Context::registering(
         hub.client.clone(),
-        hub.dir.path().join("controller"),
+        hub.dir().join("controller"),
         address.clone(),
     );
     tokio::spawn(fleet_controller::run(ctx, std::future::pending()));
     let token = issue_token(&hub.client, &address, NS, Some(ttl.into()))
         .await
         .expect("a token");
-    let path = hub.dir.path().join(format!("token-{ttl}.kubeconfig"));
+    let path = hub.dir().join(format!("token-{ttl}.kubeconfig"));
     std::fs::write(&path, token).expect("write");
     (hub, path)
 }
@@ -47,7 +47,7 @@ fn code(error: kube::Error) -> u16 {
 async fn a_registered_agent_reaches_only_its_own_deployments() {
     let (hub, import) = registering_hub("1h").await;
     let join = |name: &'static str| {
-        let (import, dir) = (import.clone(), hub.dir.path().join(format!("agent-{name}")));
+        let (import, dir) = (import.clone(), hub.dir().join(format!("agent-{name}")));
         async move {
             let labels = BTreeMap::from([("env".to_string(), name.to_string())]);
             register(&import, name, labels, &dir, WAIT)
@@ -163,7 +163,7 @@ async fn an_expired_token_is_refused() {
         &import,
         "early",
         BTreeMap::new(),
-        &hub.dir.path().join("early"),
+        &hub.dir().join("early"),
         WAIT,
     )
     .await;
@@ -173,7 +173,7 @@ async fn an_expired_token_is_refused() {
         &import,
         "late",
         BTreeMap::new(),
-        &hub.dir.path().join("late"),
+        &hub.dir().join("late"),
         WAIT,
     )
     .await;

@@ -10,7 +10,8 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use fleet_api::{Bundle, GitRepo};
 use fleet_gitjob::git::{extract, Access, Limits, Mirror, Wanted};
-use fleet_gitjob::testing::{GitDaemon, TestRepo};
+use fleet_local::LocalHub;
+use fleet_testkit::{GitDaemon, TestRepo};
 use kube::api::{ListParams, PostParams};
 use kube::Api;
 use serde_json::json;
@@ -68,13 +69,13 @@ fn poll_cost(args: &GitjobBench, repos: &Path, daemon: &GitDaemon, scratch: &Pat
     let access = Access::public(&url);
     let wanted = Wanted::Branch("main".into());
     mirror.resolve(&access, &wanted)?;
-    let cpu = super::cpu_seconds("self");
+    let cpu = crate::measure::cpu_seconds("self");
     let started = Instant::now();
     for _ in 0..args.polls {
         mirror.resolve(&access, &wanted)?;
     }
     let wall = started.elapsed().as_secs_f64() * 1000.0 / args.polls as f64;
-    let cpu = (super::cpu_seconds("self") - cpu) * 1000.0 / args.polls as f64;
+    let cpu = (crate::measure::cpu_seconds("self") - cpu) * 1000.0 / args.polls as f64;
     println!(
         "no-change poll (ls-remote of one branch, git://): {cpu:.2} ms CPU, {wall:.2} ms wall per poll over {} polls (target < 5 ms CPU)",
         args.polls
@@ -105,18 +106,18 @@ fn clone_and_render(
     for round in 0..5 {
         let target = scratch.join(format!("git-clone-{round}"));
         let started = Instant::now();
-        let children_before = super::cpu_of("self", true);
+        let children_before = crate::measure::cpu_of("self", true);
         let status = Command::new("git")
             .args(["clone", "-q", "--depth", "1", &url])
             .arg(&target)
             .status()?;
         theirs.push(started.elapsed().as_secs_f64() * 1000.0);
-        git_cpu += super::cpu_of("self", true) - children_before;
+        git_cpu += crate::measure::cpu_of("self", true) - children_before;
         if !status.success() {
             bail!("git clone failed");
         }
         let started = Instant::now();
-        let own_before = super::cpu_seconds("self");
+        let own_before = crate::measure::cpu_seconds("self");
         let mirror = Mirror::open(&url, &scratch.join(format!("mirror-{round}")))?;
         let access = Access::public(&url);
         let wanted = Wanted::Branch("main".into());
@@ -130,10 +131,10 @@ fn clone_and_render(
             "metadata": {"name": "bench", "namespace": "fleet-local"},
             "spec": {"repo": url},
         }))?;
-        let charts = fleet_gitjob::charts::ChartCache::new(scratch.join("charts"));
+        let charts = fleet_charts::ChartCache::new(scratch.join("charts"));
         let bundles = fleet_gitjob::bundles::for_commit(&gitrepo, &tree, &commit, &charts)?;
         ours.push(started.elapsed().as_secs_f64() * 1000.0);
-        our_cpu += super::cpu_seconds("self") - own_before;
+        our_cpu += crate::measure::cpu_seconds("self") - own_before;
         if bundles.bundles.len() != args.bundles {
             bail!(
                 "rendered {} bundles, expected {}",
@@ -181,17 +182,15 @@ async fn many_gitrepos(
     daemon: &GitDaemon,
     scratch: &Path,
 ) -> Result<()> {
-    let running = fleet_hub::start(fleet_hub::Options {
-        data: scratch.join("hub"),
-        listen: "127.0.0.1:0".parse()?,
-        insecure_http: false,
-        clusters: vec![fleet_hub::route::DEFAULT_CLUSTER.into()],
-    })
+    let hub = LocalHub::start(
+        &scratch.join("hub"),
+        "127.0.0.1:0".parse()?,
+        &[],
+        "fleet-bench",
+    )
     .await?;
-    let kubeconfig =
-        fleet_hub::serve::kubeconfig_path(&scratch.join("hub"), fleet_hub::route::DEFAULT_CLUSTER);
-    let client = super::super::kube_client(&kubeconfig).await?;
-    super::super::install_fleet(&client).await?;
+    let kubeconfig = hub.kubeconfig(fleet_local::MANAGEMENT_CLUSTER);
+    let client = hub.client.clone();
     for r in 0..args.repos {
         let repo = TestRepo::in_dir(repos, &format!("shared-{r}"));
         repo.write("app/fleet.yaml", "defaultNamespace: shared\n")
@@ -212,7 +211,7 @@ async fn many_gitrepos(
     let metrics_port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port();
-    let child = Command::new(std::env::current_exe()?)
+    let child = Command::new(crate::fleet_binary()?)
         .arg("gitjob")
         .arg("--kubeconfig")
         .arg(&kubeconfig)
@@ -247,7 +246,7 @@ async fn many_gitrepos(
         args.gitrepos,
         args.repos,
         started.elapsed().as_secs_f64(),
-        super::cpu_seconds(&pid)
+        crate::measure::cpu_seconds(&pid)
     );
     let metrics = |port: u16| -> Result<String> {
         Ok(ureq::get(&format!("http://127.0.0.1:{port}/metrics"))
@@ -261,19 +260,23 @@ async fn many_gitrepos(
             .and_then(|v| v.parse().ok())
             .unwrap_or(0)
     };
-    let (gitjob_cpu, hub_cpu) = (super::cpu_seconds(&pid), super::cpu_seconds("self"));
+    let (gitjob_cpu, hub_cpu) = (
+        crate::measure::cpu_seconds(&pid),
+        crate::measure::cpu_seconds("self"),
+    );
     let polls_before = polls(&metrics(metrics_port)?);
     let window = Instant::now();
     tokio::time::sleep(Duration::from_secs(args.seconds)).await;
     let elapsed = window.elapsed().as_secs_f64();
-    let gitjob_share = (super::cpu_seconds(&pid) - gitjob_cpu) / elapsed * 100.0;
-    let hub_share = (super::cpu_seconds("self") - hub_cpu) / elapsed * 100.0;
+    let gitjob_share = (crate::measure::cpu_seconds(&pid) - gitjob_cpu) / elapsed * 100.0;
+    let hub_share = (crate::measure::cpu_seconds("self") - hub_cpu) / elapsed * 100.0;
     let remote_polls = polls(&metrics(metrics_port)?) - polls_before;
     println!(
         "steady polling for {elapsed:.0} s: fleet gitjob used {gitjob_share:.1}% of one core (target < 10%), {remote_polls} ref advertisements asked of the remote; this process (hub and bench) {hub_share:.1}%, rss of gitjob {} MiB",
-        super::rss_kib(&pid) / 1024
+        crate::measure::rss_kib(&pid) / 1024
     );
     drop(child);
-    running.shutdown().await;
+    drop(client);
+    hub.shutdown().await;
     Ok(())
 }

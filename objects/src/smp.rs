@@ -28,7 +28,7 @@ pub enum ListMerge {
 impl ListMerge {
     /// Built-in merge keys apply to the core API groups only.
     pub fn for_api_version(api_version: &str) -> Self {
-        let group = crate::resource::split_api_version(api_version).0;
+        let group = crate::split_api_version(api_version).0;
         let builtin = group.is_empty()
             || !group.contains('.')
             || group.ends_with(".k8s.io") && !group.ends_with(".x-k8s.io");

@@ -1,7 +1,6 @@
-//! OpenAPI v3 / JSON schemas, the subset Kubernetes and Helm charts use: pruning of unknown
-//! fields and defaulting (structural schemas of custom resources), and validation of the
-//! common keywords (type, required, enum, pattern, bounds). The hub checks custom resources
-//! with it, and the Helm engine checks values against `values.schema.json`.
+//! OpenAPI v3 schemas, the subset Kubernetes uses: pruning of unknown fields and defaulting
+//! (structural schemas of custom resources), and validation of the common keywords (type,
+//! required, enum, pattern, bounds). The hub checks custom resources with it.
 
 use serde_json::Value;
 

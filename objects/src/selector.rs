@@ -1,7 +1,30 @@
-//! Kubernetes label selector strings (`a=b,c!=d,e in (f,g),!h`), as kustomize patch
-//! targets and list requests write them.
+//! Kubernetes label selectors: the structured form Fleet's objects hold (`matchLabels`,
+//! `matchExpressions`) and the string form (`a=b,c!=d,e in (f,g),!h`) that kustomize patch
+//! targets and list requests write.
 
+use std::collections::BTreeMap;
+
+use fleet_api::LabelSelector;
 use serde_json::Value;
+
+/// Whether `labels` satisfy a selector. An empty selector matches everything.
+pub fn matches_selector(selector: &LabelSelector, labels: &BTreeMap<String, String>) -> bool {
+    let labels_match = selector
+        .match_labels
+        .iter()
+        .all(|(k, v)| labels.get(k) == Some(v));
+    let expressions_match = selector.match_expressions.iter().all(|e| {
+        let value = labels.get(&e.key);
+        match e.operator.as_str() {
+            "In" => value.is_some_and(|v| e.values.contains(v)),
+            "NotIn" => value.is_none_or(|v| !e.values.contains(v)),
+            "Exists" => value.is_some(),
+            "DoesNotExist" => value.is_none(),
+            _ => false,
+        }
+    });
+    labels_match && expressions_match
+}
 
 /// A parsed Kubernetes label selector string (`a=b,c!=d,e in (f,g),!h`).
 pub struct LabelRequirements {
@@ -101,10 +124,64 @@ fn split_set(part: &str, operator: &str) -> Option<(String, Vec<String>)> {
     ))
 }
 
+/// Parses a `key=value` label, as command lines take them (`-l env=prod`).
+pub fn parse_label(text: &str) -> Result<(String, String), String> {
+    text.split_once('=')
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .ok_or_else(|| format!("`{text}` is not key=value"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fleet_api::LabelSelectorRequirement;
     use serde_json::json;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn selectors_with_expressions() {
+        let selector = LabelSelector {
+            match_labels: labels(&[("env", "prod")]),
+            match_expressions: vec![
+                LabelSelectorRequirement {
+                    key: "region".into(),
+                    operator: "In".into(),
+                    values: vec!["a".into(), "b".into()],
+                },
+                LabelSelectorRequirement {
+                    key: "legacy".into(),
+                    operator: "DoesNotExist".into(),
+                    values: vec![],
+                },
+            ],
+        };
+        assert!(matches_selector(
+            &selector,
+            &labels(&[("env", "prod"), ("region", "a")])
+        ));
+        assert!(!matches_selector(
+            &selector,
+            &labels(&[("env", "prod"), ("region", "c")])
+        ));
+        assert!(!matches_selector(
+            &selector,
+            &labels(&[("env", "prod"), ("region", "a"), ("legacy", "1")])
+        ));
+        assert!(matches_selector(&LabelSelector::default(), &labels(&[])));
+    }
+
+    #[test]
+    fn command_line_labels() {
+        assert_eq!(parse_label("env=prod"), Ok(("env".into(), "prod".into())));
+        assert_eq!(parse_label("a=b=c"), Ok(("a".into(), "b=c".into())));
+        assert!(parse_label("env").is_err());
+    }
 
     #[test]
     fn label_selector_strings() {

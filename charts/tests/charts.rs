@@ -1,7 +1,7 @@
 //! Remote charts from a Helm repository and an OCI registry on loopback, cached by digest.
 
-use fleet_gitjob::charts::{ChartCache, ChartError, RemoteChart};
-use fleet_gitjob::testing::ChartServer;
+use fleet_charts::{ChartCache, ChartError, RemoteChart};
+use fleet_testkit::ChartServer;
 
 fn archive() -> Vec<u8> {
     let path = concat!(

@@ -8,9 +8,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use fleet_api::{BundleDeployment, GitRepo};
-use fleet_gitjob::controller::{Gitjob, Settings};
-use fleet_gitjob::metrics::Metrics;
-use fleet_gitjob::testing::{create_cluster, GitDaemon, TestRepo};
+use fleet_local::{Fleet, LocalHub};
+use fleet_testkit::{create_cluster, GitDaemon, TestRepo};
 use kube::api::{ListParams, PostParams};
 use kube::Api;
 use serde_json::json;
@@ -39,26 +38,23 @@ fn member(i: usize) -> String {
 
 async fn bench(args: &FleetBench, scratch: &std::path::Path) -> Result<()> {
     let started = Instant::now();
-    let mut clusters = vec![fleet_hub::route::DEFAULT_CLUSTER.to_string()];
-    clusters.extend((0..args.clusters).map(member));
-    let data = scratch.join("hub");
-    let _running = fleet_hub::start(fleet_hub::Options {
-        data: data.clone(),
-        listen: "127.0.0.1:0".parse()?,
-        insecure_http: false,
-        clusters,
-    })
+    let members: Vec<String> = (0..args.clusters).map(member).collect();
+    let local = LocalHub::start(
+        &scratch.join("hub"),
+        "127.0.0.1:0".parse()?,
+        &members,
+        "fleet-bench",
+    )
     .await?;
     println!(
         "hub with {} member clusters up in {:.1} s",
         args.clusters,
         started.elapsed().as_secs_f64()
     );
-    let hub = super::super::kube_client(&fleet_hub::serve::kubeconfig_path(&data, "local")).await?;
-    super::super::install_fleet(&hub).await?;
-    for i in 0..args.clusters {
+    let hub = local.client.clone();
+    for (i, name) in members.iter().enumerate() {
         let env = if i % 2 == 0 { "prod" } else { "dev" };
-        create_cluster(&hub, "fleet-local", &member(i), json!({"env": env})).await?;
+        create_cluster(&hub, "fleet-local", name, json!({"env": env})).await?;
     }
     let repos = scratch.join("repos");
     std::fs::create_dir_all(&repos)?;
@@ -71,33 +67,24 @@ async fn bench(args: &FleetBench, scratch: &std::path::Path) -> Result<()> {
     repo.commit("v1");
     let daemon = GitDaemon::start(&repos);
 
-    let gitjob = Gitjob::new(
-        hub.clone(),
-        Settings::new(scratch.join("gitjob")),
-        std::sync::Arc::new(Metrics::default()),
-    );
-    tokio::spawn(gitjob.run(std::future::pending()));
-    let controller = fleet_controller::Context::new(hub.clone(), scratch.join("controller"));
-    tokio::spawn(fleet_controller::run(controller, std::future::pending()));
-    for i in 0..args.clusters {
-        let local =
-            super::super::kube_client(&fleet_hub::serve::kubeconfig_path(&data, &member(i)))
-                .await?;
+    let mut fleet = Fleet::new();
+    fleet.run_controllers(&hub, scratch);
+    for name in &members {
         let agent = fleet_agent::Agent::new(
             hub.clone(),
-            local,
-            &format!("cluster-fleet-local-{}", member(i)),
+            local.client_of(name).await?,
+            &format!("cluster-fleet-local-{name}"),
             Duration::from_secs(60),
         );
-        tokio::spawn(agent.run(std::future::pending()));
+        fleet.run_agent(name, agent, None).await;
     }
     println!(
         "gitjob, controller and {} agents started; rss {} MiB",
         args.clusters,
-        super::rss_kib("self") / 1024
+        crate::measure::rss_kib("self") / 1024
     );
 
-    let cpu = super::cpu_seconds("self");
+    let cpu = crate::measure::cpu_seconds("self");
     let commit = Instant::now();
     let gitrepo: GitRepo = serde_json::from_value(json!({
         "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
@@ -113,10 +100,10 @@ async fn bench(args: &FleetBench, scratch: &std::path::Path) -> Result<()> {
         "first deployment: GitRepo created to all {} clusters Ready in {:.1} s (target < 30 s), {:.1} s CPU",
         args.clusters,
         commit.elapsed().as_secs_f64(),
-        super::cpu_seconds("self") - cpu
+        crate::measure::cpu_seconds("self") - cpu
     );
 
-    let cpu = super::cpu_seconds("self");
+    let cpu = crate::measure::cpu_seconds("self");
     repo.write(
         "app/settings.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  version: \"2\"\n",
@@ -128,9 +115,11 @@ async fn bench(args: &FleetBench, scratch: &std::path::Path) -> Result<()> {
         "a commit: to all {} clusters Ready at the new version in {:.1} s (target < 30 s), {:.1} s CPU; rss {} MiB for hub, gitjob, controller and agents (target < 1 GiB)",
         args.clusters,
         commit.elapsed().as_secs_f64(),
-        super::cpu_seconds("self") - cpu,
-        super::rss_kib("self") / 1024
+        crate::measure::cpu_seconds("self") - cpu,
+        crate::measure::rss_kib("self") / 1024
     );
+    fleet.stop().await;
+    local.shutdown().await;
     Ok(())
 }
 
@@ -142,7 +131,8 @@ async fn all_ready(hub: &kube::Client, clusters: usize, version: &str) -> Result
     let mut at_version = std::collections::HashSet::new();
     loop {
         for content in contents.list(&ListParams::default()).await?.items {
-            let holds = fleet_controller::variant::unpack(&content)
+            let holds = content
+                .unpack()
                 .is_ok_and(|r| r.iter().any(|o| o["data"]["version"] == version));
             if holds {
                 at_version.insert(content.metadata.name.unwrap_or_default());

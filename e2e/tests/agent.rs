@@ -2,15 +2,11 @@
 //! `git daemon`, gitjob, the targeting controller and one agent per member in one process;
 //! what landed in each member is read with the real kubectl.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use fleet_api::{BundleDeployment, GitRepo};
-use fleet_gitjob::controller::{Gitjob, Settings};
-use fleet_gitjob::metrics::Metrics;
-use fleet_gitjob::testing::{
-    client_for, create_cluster, eventually, FleetHub, GitDaemon, TestRepo,
+use fleet_testkit::{
+    client_for, create_cluster, eventually, FleetHub, GitDaemon, Kubectl, TestRepo,
 };
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::Api;
@@ -24,8 +20,7 @@ struct Fleet {
     hub: FleetHub,
     repo: TestRepo,
     daemon: GitDaemon,
-    stops: Vec<tokio::sync::oneshot::Sender<()>>,
-    agents: std::collections::HashMap<String, tokio::task::JoinHandle<()>>,
+    running: fleet_local::Fleet,
 }
 
 impl Fleet {
@@ -37,32 +32,16 @@ impl Fleet {
                 .await
                 .expect("cluster");
         }
-        let repos = hub.dir.path().join("repos");
+        let repos = hub.dir().join("repos");
         let repo = TestRepo::in_dir(&repos, "app");
         let daemon = GitDaemon::start(&repos);
-        let mut stops = Vec::new();
-        let mut stop_signal = || {
-            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-            stops.push(stop);
-            async move {
-                let _ = stopped.await;
-            }
-        };
-        let gitjob = Gitjob::new(
-            hub.client.clone(),
-            Settings::new(hub.dir.path().join("gitjob")),
-            std::sync::Arc::new(Metrics::default()),
-        );
-        tokio::spawn(gitjob.run(stop_signal()));
-        let controller =
-            fleet_controller::Context::new(hub.client.clone(), hub.dir.path().join("controller"));
-        tokio::spawn(fleet_controller::run(controller, stop_signal()));
+        let mut running = fleet_local::Fleet::new();
+        running.run_controllers(&hub.client, hub.dir());
         let mut fleet = Self {
             hub,
             repo,
             daemon,
-            stops,
-            agents: Default::default(),
+            running,
         };
         for name in names {
             fleet.start_agent(name).await;
@@ -72,18 +51,13 @@ impl Fleet {
 
     /// Starts (or starts again, killing the running one wherever it is) a member's agent.
     async fn start_agent(&mut self, name: &str) {
-        if let Some(running) = self.agents.remove(name) {
-            running.abort();
-            let _ = running.await;
-        }
         let agent = fleet_agent::Agent::new(
             self.hub.client.clone(),
             client_for(&self.hub.kubeconfig(name)).await,
             &format!("cluster-fleet-local-{name}"),
             Duration::from_secs(1),
         );
-        let handle = tokio::spawn(agent.run(std::future::pending()));
-        self.agents.insert(name.to_string(), handle);
+        self.running.run_agent(name, agent, None).await;
     }
 
     async fn gitrepo(&self, spec: Value) {
@@ -103,17 +77,17 @@ impl Fleet {
             .expect("GitRepo");
     }
 
-    fn member(&self, name: &str) -> PathBuf {
-        self.hub.kubeconfig(name)
+    /// kubectl against a member cluster.
+    fn kubectl(&self, member: &str) -> Kubectl {
+        self.hub.hub.kubectl(member)
     }
 
     /// `kubectl get ... -o json` against a member, or `None` if it failed.
     fn get(&self, member: &str, args: &[&str]) -> Option<Value> {
-        kubectl_json(
-            &self.member(member),
-            &self.hub.dir.path().join("kubectl"),
-            args,
-        )
+        let mut args = args.to_vec();
+        args.extend(["-o", "json"]);
+        let run = self.kubectl(member).run_blocking(&args);
+        run.ok.then(|| run.json())
     }
 
     fn deployments(&self, member: &str) -> Api<BundleDeployment> {
@@ -123,13 +97,8 @@ impl Fleet {
         )
     }
 
-    fn stop(self) {
-        for stop in self.stops {
-            let _ = stop.send(());
-        }
-        for agent in self.agents.values() {
-            agent.abort();
-        }
+    async fn stop(self) {
+        self.running.stop().await;
     }
 
     /// The `mode` of the ConfigMap `settings` in a member's namespace `app`.
@@ -137,32 +106,6 @@ impl Fleet {
         let found = self.get(member, &["get", "configmap", "settings", "-n", "app"])?;
         found["data"]["mode"].as_str().map(String::from)
     }
-}
-
-fn kubectl_json(kubeconfig: &Path, cache: &Path, args: &[&str]) -> Option<Value> {
-    let output = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .arg("--cache-dir")
-        .arg(cache)
-        .args(args)
-        .args(["-o", "json"])
-        .output()
-        .expect("kubectl runs");
-    output
-        .status
-        .success()
-        .then(|| serde_json::from_slice(&output.stdout).expect("JSON"))
-}
-
-fn kubectl(kubeconfig: &Path, args: &[&str]) {
-    let status = Command::new("kubectl")
-        .arg("--kubeconfig")
-        .arg(kubeconfig)
-        .args(args)
-        .status()
-        .expect("kubectl runs");
-    assert!(status.success(), "kubectl {args:?}");
 }
 
 const WEB: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: web\n        image: nginx:1.27\n";
@@ -263,7 +206,7 @@ async fn a_commit_reaches_the_member_cluster_and_a_removed_file_is_pruned() {
         (status.release.as_deref() == Some("app/demo-app:2")).then_some(())
     })
     .await;
-    fleet.stop();
+    fleet.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -318,9 +261,9 @@ async fn each_cluster_gets_its_variant_and_a_hand_edit_is_reported_then_correcte
     }
 
     // A hand edit in dev is reported as Modified, naming the field.
-    kubectl(
-        &fleet.member("dev"),
-        &[
+    fleet
+        .kubectl("dev")
+        .run_blocking(&[
             "patch",
             "configmap",
             "settings",
@@ -328,8 +271,8 @@ async fn each_cluster_gets_its_variant_and_a_hand_edit_is_reported_then_correcte
             "app",
             "-p",
             r#"{"data":{"mode":"hacked"}}"#,
-        ],
-    );
+        ])
+        .success();
     let dev = fleet.deployments("dev");
     let modified = eventually("the drift reported", WAIT, || async {
         let status = dev.get("demo-app").await.ok()?.status?;
@@ -372,9 +315,9 @@ async fn each_cluster_gets_its_variant_and_a_hand_edit_is_reported_then_correcte
         .expect("deployment")
         .spec
         .deployment_id;
-    kubectl(
-        &fleet.member("dev"),
-        &[
+    fleet
+        .kubectl("dev")
+        .run_blocking(&[
             "patch",
             "configmap",
             "settings",
@@ -382,8 +325,8 @@ async fn each_cluster_gets_its_variant_and_a_hand_edit_is_reported_then_correcte
             "app",
             "-p",
             r#"{"data":{"mode":"again"}}"#,
-        ],
-    );
+        ])
+        .success();
     eventually("the second edit undone", WAIT, || async {
         let found = fleet.get("dev", &["get", "configmap", "settings", "-n", "app"])?;
         (found["data"]["mode"] == "shared").then_some(())
@@ -397,7 +340,7 @@ async fn each_cluster_gets_its_variant_and_a_hand_edit_is_reported_then_correcte
             .deployment_id,
         before
     );
-    fleet.stop();
+    fleet.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -438,9 +381,9 @@ async fn depends_on_holds_a_bundle_until_its_dependency_is_ready_on_that_cluster
     );
 
     // The Job completes (no controller runs it here: its status is set by hand).
-    kubectl(
-        &fleet.member("dev"),
-        &[
+    fleet
+        .kubectl("dev")
+        .run_blocking(&[
             "patch",
             "job",
             "migrate",
@@ -450,13 +393,13 @@ async fn depends_on_holds_a_bundle_until_its_dependency_is_ready_on_that_cluster
             "--type=merge",
             "-p",
             r#"{"status":{"succeeded":1,"conditions":[{"type":"Complete","status":"True"}]}}"#,
-        ],
-    );
+        ])
+        .success();
     eventually("app applied after db is ready", WAIT, || async {
         fleet.get("dev", &["get", "configmap", "settings", "-n", "app"])
     })
     .await;
-    fleet.stop();
+    fleet.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -507,7 +450,7 @@ async fn a_hub_restart_and_a_killed_agent_are_survived() {
         (fleet.mode("dev")? == "three").then_some(())
     })
     .await;
-    fleet.stop();
+    fleet.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -566,9 +509,7 @@ async fn a_partitioned_rollout_stops_at_a_failing_partition() {
 
     // The canary's Deployment becomes ready (its status set by hand: no controller runs
     // pods here), and the rollout goes on.
-    kubectl(
-        &fleet.member("dev"),
-        &[
+    fleet.kubectl("dev").run_blocking(&[
             "patch",
             "deployment",
             "web",
@@ -578,13 +519,12 @@ async fn a_partitioned_rollout_stops_at_a_failing_partition() {
             "--type=merge",
             "-p",
             r#"{"status":{"observedGeneration":1,"replicas":1,"readyReplicas":1,"updatedReplicas":1,"availableReplicas":1}}"#,
-        ],
-    );
+        ]).success();
     for member in ["prod-a", "prod-b"] {
         eventually(&format!("v2 in {member}"), WAIT, || async {
             (fleet.mode(member)? == "v2").then_some(())
         })
         .await;
     }
-    fleet.stop();
+    fleet.stop().await;
 }

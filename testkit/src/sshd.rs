@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-use super::repos::{free_port, wait_for_port};
+use crate::repos::{free_port, wait_for_port};
 
 /// A running sshd; stopped on drop.
 pub struct SshServer {

@@ -1,18 +1,30 @@
-//! `fleet bench`: measurements for humans, printed with the reference or the target they
-//! are judged against. Not tests.
+//! `fleet-bench` (also run as `fleet bench`): measurements for humans, printed with the
+//! reference or the target they are judged against. Not tests, and not part of the `fleet`
+//! binary: its fixtures (Git repositories, `git daemon`) come from the test support crate.
 
 mod fleet;
 mod gitjob;
 mod helm;
 mod hub;
 mod kustomize;
+mod measure;
+
+use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::Subcommand;
+use clap::{Parser, Subcommand};
+
+/// Benchmarks of fleet-rs against the reference tools, measured in the same run.
+#[derive(Parser, Debug)]
+#[command(name = "fleet bench", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: BenchCommand,
+}
 
 /// Benchmarks.
 #[derive(Subcommand, Debug)]
-pub enum BenchCommand {
+enum BenchCommand {
     /// Time `fleet kustomize build` against `kubectl kustomize` on every fixture.
     #[command(after_help = "Example:\n  fleet bench kustomize testdata/kustomize")]
     Kustomize(kustomize::KustomizeBench),
@@ -33,7 +45,7 @@ pub enum BenchCommand {
 }
 
 /// Runs a benchmark.
-pub fn run(command: BenchCommand) -> Result<()> {
+fn run(command: BenchCommand) -> Result<()> {
     match command {
         BenchCommand::Kustomize(args) => kustomize::run(args),
         BenchCommand::Helm(args) => helm::run(args),
@@ -43,37 +55,28 @@ pub fn run(command: BenchCommand) -> Result<()> {
     }
 }
 
-/// Resident memory of a process (`self` or a pid), in KiB, from /proc.
-fn rss_kib(pid: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
+/// The `fleet` binary beside this one, for benchmarks that run a part as its own process.
+fn fleet_binary() -> Result<std::path::PathBuf> {
+    use anyhow::Context;
+    let me = std::env::current_exe().context("finding this binary")?;
+    let fleet = me.with_file_name("fleet");
+    if !fleet.is_file() {
+        anyhow::bail!(
+            "{} is missing: build it too (cargo build --release --bins)",
+            fleet.display()
+        );
+    }
+    Ok(fleet)
 }
 
-/// CPU time (user + system) of a process, from /proc; with `children`, that of its
-/// children it waited for instead.
-pub(crate) fn cpu_of(pid: &str, children: bool) -> f64 {
-    let ticks_per_second = 100.0;
-    let first = if children { 13 } else { 11 };
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            let after_name = stat.rsplit_once(") ")?.1;
-            let fields: Vec<&str> = after_name.split_whitespace().collect();
-            let user: f64 = fields.get(first)?.parse().ok()?;
-            let system: f64 = fields.get(first + 1)?.parse().ok()?;
-            Some((user + system) / ticks_per_second)
-        })
-        .unwrap_or(0.0)
-}
-
-/// CPU time (user + system) of a process, from /proc.
-pub(crate) fn cpu_seconds(pid: &str) -> f64 {
-    cpu_of(pid, false)
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    fleet_objects::service::init_logging();
+    match run(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
 }

@@ -1,0 +1,33 @@
+//! `fleet-agent`: the agent alone, as a member cluster runs it (the same as `fleet agent`).
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+/// Applies one cluster's BundleDeployments, pulled from the fleet-rs hub.
+#[derive(Parser, Debug)]
+#[command(name = "fleet-agent", version)]
+struct Cli {
+    #[command(flatten)]
+    args: fleet_agent::command::AgentArgs,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    fleet_objects::service::init_logging();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: starting the async runtime: {error}");
+            return ExitCode::from(1);
+        }
+    };
+    let shutdown = fleet_objects::service::shutdown_signal();
+    match runtime.block_on(fleet_agent::command::run(cli.args, shutdown)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::from(1)
+        }
+    }
+}

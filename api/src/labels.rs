@@ -1,0 +1,22 @@
+//! The labels Fleet puts on its objects, as Rancher Fleet spells them.
+
+/// On a Bundle: the GitRepo (or `fleet apply` name) it comes from.
+pub const REPO_NAME_LABEL: &str = "fleet.cattle.io/repo-name";
+/// On a Bundle: its directory in the repository.
+pub const BUNDLE_PATH_LABEL: &str = "fleet.cattle.io/bundle-path";
+/// On a Bundle: the commit it was rendered from.
+pub const COMMIT_LABEL: &str = "fleet.cattle.io/commit";
+/// On a BundleDeployment: the Bundle it deploys.
+pub const BUNDLE_NAME_LABEL: &str = "fleet.cattle.io/bundle-name";
+/// On a BundleDeployment: the namespace of that Bundle.
+pub const BUNDLE_NAMESPACE_LABEL: &str = "fleet.cattle.io/bundle-namespace";
+/// On a BundleDeployment: the Cluster it is for.
+pub const CLUSTER_LABEL: &str = "fleet.cattle.io/cluster";
+/// On a BundleDeployment: the namespace of that Cluster.
+pub const CLUSTER_NAMESPACE_LABEL: &str = "fleet.cattle.io/cluster-namespace";
+/// On a deployed object: the BundleDeployment that applied it.
+pub const DEPLOYMENT_LABEL: &str = "fleet.cattle.io/bundle-deployment";
+/// On a deployed object: the namespace of that BundleDeployment on the hub.
+pub const DEPLOYMENT_NAMESPACE_LABEL: &str = "fleet.cattle.io/bundle-deployment-namespace";
+/// On a ClusterRegistration: the token it was made with.
+pub const TOKEN_LABEL: &str = "fleet.cattle.io/token";

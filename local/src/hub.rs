@@ -1,0 +1,83 @@
+//! The hub of a local fleet: its management cluster `local` with Fleet installed, and
+//! member clusters.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use fleet_objects::client::ClientError;
+
+/// The logical cluster holding Fleet's objects, as Rancher names its management cluster.
+pub const MANAGEMENT_CLUSTER: &str = fleet_hub::route::DEFAULT_CLUSTER;
+
+/// Why a local hub could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The hub itself did not start (port taken, data locked or unreadable).
+    #[error(transparent)]
+    Hub(#[from] fleet_hub::serve::ServeError),
+    /// No client could be made from the hub's kubeconfig.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// Fleet's CRDs and namespaces could not be installed.
+    #[error("installing Fleet's CRDs and namespaces: {0}")]
+    Install(#[from] kube::Error),
+}
+
+/// A running hub whose management cluster has Fleet's CRDs and namespaces.
+pub struct LocalHub {
+    /// The hub.
+    pub running: fleet_hub::Running,
+    /// An admin client of the management cluster.
+    pub client: kube::Client,
+    data: PathBuf,
+}
+
+impl LocalHub {
+    /// Starts a hub keeping its data in `data`, listening on `listen`, serving the
+    /// management cluster and `members`, and installs Fleet (by server-side apply as
+    /// `field_manager`, so that a hub started again on the same data is updated).
+    pub async fn start(
+        data: &Path,
+        listen: SocketAddr,
+        members: &[String],
+        field_manager: &str,
+    ) -> Result<Self, StartError> {
+        let mut clusters = vec![MANAGEMENT_CLUSTER.to_string()];
+        clusters.extend(members.iter().cloned());
+        let running = fleet_hub::start(fleet_hub::Options {
+            data: data.to_path_buf(),
+            listen,
+            insecure_http: false,
+            clusters,
+        })
+        .await?;
+        let hub = Self {
+            running,
+            client: fleet_objects::client::from_kubeconfig(&fleet_hub::serve::kubeconfig_path(
+                data,
+                MANAGEMENT_CLUSTER,
+            ))
+            .await?,
+            data: data.to_path_buf(),
+        };
+        fleet_objects::client::install_fleet(&hub.client, field_manager).await?;
+        Ok(hub)
+    }
+
+    /// The admin kubeconfig of a logical cluster.
+    pub fn kubeconfig(&self, cluster: &str) -> PathBuf {
+        fleet_hub::serve::kubeconfig_path(&self.data, cluster)
+    }
+
+    /// An admin client of a logical cluster.
+    pub async fn client_of(&self, cluster: &str) -> Result<kube::Client, ClientError> {
+        fleet_objects::client::from_kubeconfig(&self.kubeconfig(cluster)).await
+    }
+
+    /// Stops the hub once every client of it has been dropped.
+    pub async fn shutdown(self) {
+        // Idle connections of a client still alive would report the hub going away.
+        drop(self.client);
+        self.running.shutdown().await;
+    }
+}

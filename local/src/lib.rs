@@ -1,0 +1,10 @@
+//! A whole fleet in one process, as `fleet up`, `fleet bench fleet` and the end-to-end
+//! tests run it: a hub with a management cluster and member clusters ([`LocalHub`]), and
+//! gitjob, the targeting controller and one agent per member as tasks that stop together
+//! ([`Fleet`]). The parts are the same as in production; only the process is shared.
+
+mod fleet;
+mod hub;
+
+pub use fleet::{Fleet, StopSignal};
+pub use hub::{LocalHub, StartError, MANAGEMENT_CLUSTER};

@@ -1,0 +1,29 @@
+//! Kubernetes object plumbing that the hub, the renderer and the controllers share:
+//! strategic merge patch with the merge keys of built-in kinds, label selectors,
+//! structural-schema pruning and defaulting, status conditions, Go durations, and (with the
+//! `client` feature) what a kube-rs client needs: clients from kubeconfig files, namespaces
+//! made on demand, Fleet's CRDs installed, and the watch backoff; with `service`, what a
+//! long-running process needs: the stop signal and `/healthz`.
+//!
+//! Nothing here renders, fetches or deploys: it sits below every crate that does.
+
+#[cfg(feature = "client")]
+pub mod backoff;
+#[cfg(feature = "client")]
+pub mod client;
+pub mod conditions;
+pub mod duration;
+pub mod schema;
+pub mod secret_file;
+pub mod selector;
+#[cfg(feature = "service")]
+pub mod service;
+pub mod smp;
+
+/// Splits `group/version` (or a bare core `version`) into its group and version.
+pub fn split_api_version(api_version: &str) -> (&str, &str) {
+    match api_version.split_once('/') {
+        Some((group, version)) => (group, version),
+        None => ("", api_version),
+    }
+}

@@ -1,0 +1,22 @@
+//! Test support, and only that: a dev-dependency of the crates whose tests need servers,
+//! never a dependency of a release binary. Hubs in temporary directories (bare, or with
+//! Fleet installed), kubectl against them, Git repositories in temp directories,
+//! `git daemon`, `git http-backend` behind a small HTTP(S) server with basic auth, `sshd`,
+//! and a Helm chart server.
+//!
+//! It depends on the hub and nothing that deploys, so the tests of gitjob, the controller
+//! and the agent can all use it without linking each other.
+
+mod charts;
+mod fleet_hub;
+mod git_http;
+mod hub;
+mod repos;
+mod sshd;
+
+pub use charts::ChartServer;
+pub use fleet_hub::{create_cluster, eventually, incompressible, FleetHub};
+pub use git_http::GitHttpServer;
+pub use hub::{client_for, Kubectl, Run, TestHub};
+pub use repos::{free_port, git, wait_for_port, GitDaemon, TestRepo};
+pub use sshd::SshServer;
