@@ -34,7 +34,7 @@ fn render_case(chart_path: &str, release: &str, namespace: &str, values_files: &
     };
     engine::render(&loaded, &user, &options)
         .unwrap_or_else(|e| panic!("{chart_path}: {e}"))
-        .to_template_output()
+        .to_template_output(false)
 }
 
 #[test]

@@ -1,12 +1,15 @@
-//! `fleet helm template`: render a chart as `helm template` does.
+//! `fleet helm template`: render a chart as `helm template` does, with its flags, its
+//! output and its error messages.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
+use serde_json::{Map, Value as Json};
 
 use super::output::{print_structured, Format};
-use fleet_renderer::helm::{chart, engine, values};
+use super::Reported;
+use fleet_renderer::helm::{chart, engine, goyaml, strvals, values};
 
 /// Helm operations.
 #[derive(Subcommand, Debug)]
@@ -14,7 +17,8 @@ pub enum HelmCommand {
     /// Render a chart's manifests, as `helm template` prints them.
     #[command(after_help = "Examples:
   fleet helm template ../shared/charts/podinfo
-  fleet helm template web ../shared/charts/podinfo --values prod.yaml --set replicaCount=3 -n apps")]
+  fleet helm template web ../shared/charts/podinfo --values prod.yaml --set replicaCount=3 -n apps
+  fleet helm template web ./chart --show-only templates/deployment.yaml --skip-tests")]
     Template(TemplateArgs),
 }
 
@@ -24,27 +28,45 @@ pub struct TemplateArgs {
     /// `[NAME] CHART`: an optional release name, then the chart directory or .tgz.
     #[arg(required = true, num_args = 1..=2)]
     args: Vec<String>,
-    /// A values file (repeatable; later files win).
-    #[arg(long = "values", short = 'f')]
+    /// Values files (repeatable, or comma-separated; later files win).
+    #[arg(long = "values", short = 'f', value_delimiter = ',')]
     values: Vec<PathBuf>,
-    /// `key=value` values (repeatable; win over files).
+    /// `key=value` values, typed (repeatable; `a.b=c,d[0]=e`, `list={x,y}`).
     #[arg(long = "set")]
     set: Vec<String>,
+    /// `key=value` values, always strings.
+    #[arg(long = "set-string")]
+    set_string: Vec<String>,
+    /// `key=path`: the value is the file's contents.
+    #[arg(long = "set-file")]
+    set_file: Vec<String>,
+    /// `key=JSON` values.
+    #[arg(long = "set-json")]
+    set_json: Vec<String>,
+    /// `key=value` with the whole value one literal string.
+    #[arg(long = "set-literal")]
+    set_literal: Vec<String>,
     /// The release name (default `release-name`, as Helm's).
     #[arg(long)]
     release_name: Option<String>,
     /// The release namespace.
     #[arg(long, short = 'n', default_value = "default")]
     namespace: String,
-    /// The Kubernetes version the templates see.
-    #[arg(long, default_value = "v1.32.0")]
+    /// The Kubernetes version the templates see (`.Capabilities.KubeVersion`).
+    #[arg(long, default_value = "v1.37.0")]
     kube_version: String,
-    /// Extra API versions for `.Capabilities.APIVersions.Has` (repeatable).
-    #[arg(long = "api-versions", short = 'a')]
+    /// Extra API versions for `.Capabilities.APIVersions.Has` (repeatable or comma-separated).
+    #[arg(long = "api-versions", short = 'a', value_delimiter = ',')]
     api_versions: Vec<String>,
     /// Print the chart's CRDs too.
     #[arg(long)]
     include_crds: bool,
+    /// Leave out test hooks.
+    #[arg(long)]
+    skip_tests: bool,
+    /// Print only the manifests of these templates (paths in the chart, globs allowed).
+    #[arg(long = "show-only", short = 's')]
+    show_only: Vec<String>,
     /// Do not check values against values.schema.json.
     #[arg(long)]
     skip_schema_validation: bool,
@@ -61,37 +83,46 @@ pub fn run(command: HelmCommand) -> Result<()> {
     }
 }
 
+/// Prints an error as Helm does (`Error: ...`, and for a failed render the `--debug`
+/// hint) and ends the command with failure.
+fn helm_error(message: impl std::fmt::Display, rendering: bool) -> anyhow::Error {
+    eprintln!("Error: {message}");
+    if rendering {
+        eprintln!("\nUse --debug flag to render out invalid YAML");
+    }
+    Reported.into()
+}
+
 fn template(args: TemplateArgs) -> Result<()> {
     let (name, chart_path) = match args.args.as_slice() {
         [chart] => (args.release_name.clone(), chart.clone()),
         [name, chart] => (Some(name.clone()), chart.clone()),
         _ => bail!("expected [NAME] CHART"),
     };
-    let chart = chart::load(std::path::Path::new(&chart_path))?;
-    let mut user = serde_json::json!({});
-    for file in &args.values {
-        let text =
-            std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-        let parsed: serde_json::Value =
-            fleet_renderer::yaml::parse_one(&text, &file.display().to_string())?;
-        if !parsed.is_null() {
-            values::merge_user(&mut user, &parsed);
-        }
-    }
-    for set in &args.set {
-        let parsed = values::parse_set(set).map_err(|e| anyhow::anyhow!("--set {set}: {e}"))?;
-        values::merge_user(&mut user, &parsed);
-    }
+    let chart = chart::load(Path::new(&chart_path)).map_err(|e| helm_error(e, false))?;
+    let user = user_values(&args).map_err(|e| helm_error(e, false))?;
     let mut options = engine::Options {
         release_name: name.unwrap_or_else(|| "release-name".into()),
-        namespace: args.namespace,
-        kube_version: args.kube_version,
+        namespace: args.namespace.clone(),
+        kube_version: args.kube_version.clone(),
         include_crds: args.include_crds,
         skip_schema_validation: args.skip_schema_validation,
         ..engine::Options::default()
     };
-    options.api_versions.extend(args.api_versions);
-    let rendered = engine::render(&chart, &user, &options)?.to_template_output();
+    options
+        .api_versions
+        .extend(args.api_versions.iter().cloned());
+    let prepared =
+        engine::prepare(&chart, &user, &options).map_err(|e| helm_error(e.message, false))?;
+    let rendered = prepared
+        .render()
+        .map_err(|e| helm_error(e.message, true))?
+        .to_template_output(args.skip_tests);
+    let rendered = if args.show_only.is_empty() {
+        rendered
+    } else {
+        show_only(&rendered, &args.show_only).map_err(|e| helm_error(e, false))?
+    };
     if args.output != Format::Text {
         let objects = fleet_renderer::yaml::parse_documents(&rendered, &chart_path)?;
         print_structured(args.output, &objects)?;
@@ -99,4 +130,89 @@ fn template(args: TemplateArgs) -> Result<()> {
     }
     print!("{rendered}");
     Ok(())
+}
+
+/// The user values as Helm merges them: values files in order, then `--set-json`, `--set`,
+/// `--set-string`, `--set-file` and `--set-literal`.
+fn user_values(args: &TemplateArgs) -> Result<Json, String> {
+    let mut user = Json::Object(Map::new());
+    for file in &args.values {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| format!("open {}: {}", file.display(), io_reason(&e)))?;
+        let parsed = goyaml::parse_documents(&text)
+            .map_err(|e| format!("failed to parse {}: {e}", file.display()))?
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        if !parsed.is_null() {
+            values::merge_user(&mut user, &parsed);
+        }
+    }
+    let Json::Object(map) = &mut user else {
+        return Ok(user);
+    };
+    let passes: [(&[String], &str, strvals::Kind); 3] = [
+        (&args.set_json, "--set-json", strvals::Kind::Json),
+        (&args.set, "--set", strvals::Kind::Typed),
+        (&args.set_string, "--set-string", strvals::Kind::String),
+    ];
+    for (items, flag, kind) in passes {
+        for item in items {
+            strvals::parse_into(item, map, kind)
+                .map_err(|e| format!("failed parsing {flag} data: {e}"))?;
+        }
+    }
+    let read = |path: &str| {
+        std::fs::read_to_string(path).map_err(|e| format!("open {path}: {}", io_reason(&e)))
+    };
+    for item in &args.set_file {
+        strvals::parse_file_into(item, map, &read)
+            .map_err(|e| format!("failed parsing --set-file data: {e}"))?;
+    }
+    for item in &args.set_literal {
+        strvals::parse_literal_into(item, map)
+            .map_err(|e| format!("failed parsing --set-literal data: {e}"))?;
+    }
+    Ok(user)
+}
+
+/// Go's wording of the common I/O errors.
+fn io_reason(error: &std::io::Error) -> String {
+    match error.kind() {
+        std::io::ErrorKind::NotFound => "no such file or directory".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => error.to_string(),
+    }
+}
+
+/// `--show-only`: the manifests whose `# Source:` path (without the chart name) matches
+/// one of the patterns, in the order of the patterns.
+fn show_only(rendered: &str, patterns: &[String]) -> Result<String, String> {
+    let documents = fleet_renderer::helm::manifests::split(rendered);
+    let mut out = String::new();
+    for pattern in patterns {
+        let matcher = globset::GlobBuilder::new(pattern)
+            .literal_separator(true)
+            .build()
+            .map_err(|e| e.to_string())?
+            .compile_matcher();
+        let mut found = false;
+        for document in &documents {
+            let Some(path) = document
+                .lines()
+                .find_map(|l| l.strip_prefix("# Source: "))
+                .and_then(|source| source.split_once('/').map(|(_, p)| p))
+            else {
+                continue;
+            };
+            if matcher.is_match(path) {
+                out.push_str(&format!("---\n{document}\n"));
+                found = true;
+            }
+        }
+        if !found {
+            return Err(format!("could not find template {pattern} in chart"));
+        }
+    }
+    Ok(out)
 }

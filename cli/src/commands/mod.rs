@@ -130,6 +130,12 @@ pub fn run(cli: Cli) -> Result<()> {
 use fleet_objects::client::{for_cluster as cluster_client, from_kubeconfig as kube_client};
 use fleet_objects::service::{health_router, serve_http, shutdown_signal};
 
+/// An error the command has already shown the user in its own words (as `helm` prints
+/// its errors): the process ends with failure and prints nothing more.
+#[derive(Debug, thiserror::Error)]
+#[error("reported")]
+pub struct Reported;
+
 /// A multi-threaded async runtime for a command.
 fn runtime() -> Result<tokio::runtime::Runtime> {
     use anyhow::Context;

@@ -118,7 +118,7 @@ impl ClusterTemplating {
             Value::String(text) if text.contains("${") => {
                 let mut set = Templates::default();
                 let source = to_go_delimiters(text);
-                set.add("values", &source)
+                set.add("values", &source, &self.funcs)
                     .map_err(|e| RenderError::in_field(fleet_file, "helm.values", e.to_string()))?;
                 let rendered = Exec::new(&set, &self.funcs)
                     .execute("values", &self.data)
@@ -210,7 +210,14 @@ pub fn render(
     };
     let rendered = engine::render(&loaded, &user, &engine_options)?;
     let mut resources = Vec::new();
-    for manifest in rendered.crds.iter().chain(&rendered.manifests) {
+    for crd in &rendered.crds {
+        resources.extend(
+            crate::yaml::parse_documents(&crd.text, &crd.path)?
+                .into_iter()
+                .filter(|d| !d.is_null()),
+        );
+    }
+    for manifest in &rendered.manifests {
         let document: Value = crate::yaml::parse_one(&manifest.content, &manifest.source)?;
         if !document.is_null() {
             resources.push(document);

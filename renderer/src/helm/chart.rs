@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value as Json;
 
+use super::goyaml::{parse_documents_as, Shape};
 use crate::error::{RenderError, Result};
 
 /// Files beyond this size are refused (Helm's own limit for a chart archive is similar).
@@ -37,6 +38,9 @@ pub struct Dependency {
     /// Values to import from the subchart into the parent.
     #[serde(default, rename = "import-values")]
     pub import_values: Vec<Json>,
+    /// Whether tags and conditions left it enabled (set while values are computed).
+    #[serde(default)]
+    pub enabled: bool,
 }
 
 impl Dependency {
@@ -87,8 +91,10 @@ fn chart_error(path: &str, message: impl Into<String>) -> RenderError {
 pub fn load(path: &Path) -> Result<Chart> {
     if path.is_dir() {
         let mut entries = Vec::new();
-        read_dir(path, path, &mut entries, &mut 0)?;
-        from_entries(&path.display().to_string(), entries)
+        let mut total = 0;
+        read_dir(path, path, &mut entries, &mut total)?;
+        let mut budget = MAX_CHART_BYTES.saturating_sub(total);
+        from_entries(&path.display().to_string(), entries, &mut budget)
     } else {
         let bytes = std::fs::read(path)
             .map_err(|e| chart_error(&path.display().to_string(), e.to_string()))?;
@@ -139,15 +145,21 @@ fn read_dir(
 
 /// Loads a chart from a gzipped tar archive whose entries sit under one top directory.
 pub fn from_archive(shown: &str, bytes: &[u8]) -> Result<Chart> {
+    let mut budget = MAX_CHART_BYTES;
+    from_archive_within(shown, bytes, &mut budget)
+}
+
+/// Unpacks a chart archive whose files, with those of the archives inside it, may hold
+/// at most `budget` bytes (what remains is left in it): a small archive that unpacks to
+/// gigabytes, or nests such archives, is refused rather than unpacked.
+fn from_archive_within(shown: &str, bytes: &[u8], budget: &mut u64) -> Result<Chart> {
     let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(bytes));
     let mut entries = Vec::new();
-    let mut total = 0u64;
     let entries_iter = archive
         .entries()
         .map_err(|e| chart_error(shown, format!("not a chart archive: {e}")))?;
     for entry in entries_iter {
-        let mut entry =
-            entry.map_err(|e| chart_error(shown, format!("reading the archive: {e}")))?;
+        let entry = entry.map_err(|e| chart_error(shown, format!("reading the archive: {e}")))?;
         if !entry.header().entry_type().is_file() {
             continue;
         }
@@ -162,24 +174,24 @@ pub fn from_archive(shown: &str, bytes: &[u8]) -> Result<Chart> {
                 format!("archive entry {path} leaves the chart"),
             ));
         }
-        total += entry.size();
-        if total > MAX_CHART_BYTES {
-            return Err(chart_error(
+        *budget = budget.checked_sub(entry.size()).ok_or_else(|| {
+            chart_error(
                 shown,
-                format!("the chart is larger than {MAX_CHART_BYTES} bytes"),
-            ));
-        }
+                format!("the chart unpacks to more than {MAX_CHART_BYTES} bytes"),
+            )
+        })?;
         let Some((_, inside)) = path.split_once('/') else {
             continue;
         };
         let mut data = Vec::new();
         entry
+            .take(MAX_CHART_BYTES)
             .read_to_end(&mut data)
             .map_err(|e| chart_error(shown, e.to_string()))?;
         entries.push((inside.to_string(), data));
     }
     entries.sort_by(|a, b| a.0.cmp(&b.0));
-    from_entries(shown, entries)
+    from_entries(shown, entries, budget)
 }
 
 fn text(shown: &str, path: &str, bytes: &[u8]) -> Result<String> {
@@ -187,9 +199,55 @@ fn text(shown: &str, path: &str, bytes: &[u8]) -> Result<String> {
         .map_err(|_| chart_error(&format!("{shown}/{path}"), "the file is not UTF-8"))
 }
 
-fn yaml(shown: &str, path: &str, bytes: &[u8]) -> Result<Json> {
+/// The shape of a dependency entry in Chart.yaml or requirements.yaml.
+const DEPENDENCY: Shape = Shape::Struct(&[
+    ("name", Shape::Str),
+    ("version", Shape::Str),
+    ("repository", Shape::Str),
+    ("condition", Shape::Str),
+    ("tags", Shape::Each(&Shape::Str)),
+    ("alias", Shape::Str),
+]);
+
+/// The shape of Chart.yaml: Helm's `chart.Metadata`, whose string fields take scalars as
+/// strings.
+const METADATA: Shape = Shape::Struct(&[
+    ("name", Shape::Str),
+    ("home", Shape::Str),
+    ("sources", Shape::Each(&Shape::Str)),
+    ("version", Shape::Str),
+    ("description", Shape::Str),
+    ("keywords", Shape::Each(&Shape::Str)),
+    (
+        "maintainers",
+        Shape::Each(&Shape::Struct(&[
+            ("name", Shape::Str),
+            ("email", Shape::Str),
+            ("url", Shape::Str),
+        ])),
+    ),
+    ("icon", Shape::Str),
+    ("apiVersion", Shape::Str),
+    ("condition", Shape::Str),
+    ("tags", Shape::Str),
+    ("appVersion", Shape::Str),
+    ("annotations", Shape::Each(&Shape::Str)),
+    ("kubeVersion", Shape::Str),
+    ("dependencies", Shape::Each(&DEPENDENCY)),
+    ("type", Shape::Str),
+]);
+
+/// A YAML file of the chart as Helm reads it (`sigs.k8s.io/yaml` into `shape`); an empty
+/// file is an empty map.
+fn yaml(shown: &str, path: &str, bytes: &[u8], shape: Shape) -> Result<Json> {
     let text = text(shown, path, bytes)?;
-    let value: Json = crate::yaml::parse_one(&text, &format!("{shown}/{path}"))?;
+    let value = parse_documents_as(&text, shape)
+        .map_err(|e| {
+            chart_error(&format!("{shown}/{path}"), e.to_string()).with_line(Some(e.line))
+        })?
+        .into_iter()
+        .next()
+        .unwrap_or(Json::Null);
     Ok(if value.is_null() {
         Json::Object(Default::default())
     } else {
@@ -198,7 +256,7 @@ fn yaml(shown: &str, path: &str, bytes: &[u8]) -> Result<Json> {
 }
 
 /// Builds a chart from its files (paths relative to the chart directory).
-fn from_entries(shown: &str, entries: Vec<(String, Vec<u8>)>) -> Result<Chart> {
+fn from_entries(shown: &str, entries: Vec<(String, Vec<u8>)>, budget: &mut u64) -> Result<Chart> {
     let ignore = entries
         .iter()
         .find(|(p, _)| p == ".helmignore")
@@ -223,8 +281,8 @@ fn from_entries(shown: &str, entries: Vec<(String, Vec<u8>)>) -> Result<Chart> {
             continue;
         }
         match path.as_str() {
-            "Chart.yaml" => metadata = Some(yaml(shown, &path, &bytes)?),
-            "values.yaml" => values = yaml(shown, &path, &bytes)?,
+            "Chart.yaml" => metadata = Some(yaml(shown, &path, &bytes, METADATA)?),
+            "values.yaml" => values = yaml(shown, &path, &bytes, Shape::Any)?,
             "values.schema.json" => {
                 let text = text(shown, &path, &bytes)?;
                 schema = Some(serde_json::from_str(&text).map_err(|e| {
@@ -232,15 +290,28 @@ fn from_entries(shown: &str, entries: Vec<(String, Vec<u8>)>) -> Result<Chart> {
                 })?);
             }
             "requirements.yaml" => {
-                let text = text(shown, &path, &bytes)?;
-                let parsed: Requirements =
-                    crate::yaml::parse_one(&text, &format!("{shown}/{path}"))?;
+                let parsed = yaml(
+                    shown,
+                    &path,
+                    &bytes,
+                    Shape::Struct(&[("dependencies", Shape::Each(&DEPENDENCY))]),
+                )?;
+                let parsed: Requirements = serde_json::from_value(parsed).map_err(|e| {
+                    chart_error(
+                        &format!("{shown}/{path}"),
+                        format!("field `dependencies`: {e}"),
+                    )
+                })?;
                 requirements = parsed.dependencies;
             }
             p if p.starts_with("templates/") => {
                 templates.push((path.clone(), text(shown, &path, &bytes)?))
             }
-            p if p.starts_with("crds/") => crds.push((path.clone(), text(shown, &path, &bytes)?)),
+            p if p.starts_with("crds/") => {
+                // Helm keeps the chart's CRDs among its files too (`.Files.Get "crds/x"`).
+                crds.push((path.clone(), text(shown, &path, &bytes)?));
+                files.push((path, bytes));
+            }
             p if p.starts_with("charts/") => {
                 let inner = &p["charts/".len()..];
                 match inner.split_once('/') {
@@ -249,7 +320,8 @@ fn from_entries(shown: &str, entries: Vec<(String, Vec<u8>)>) -> Result<Chart> {
                         .or_default()
                         .push((rest.to_string(), bytes)),
                     None if inner.ends_with(".tgz") || inner.ends_with(".tar.gz") => {
-                        subcharts.push(from_archive(&format!("{shown}/{path}"), &bytes)?);
+                        let shown = format!("{shown}/{path}");
+                        subcharts.push(from_archive_within(&shown, &bytes, budget)?);
                     }
                     None => files.push((path, bytes)),
                 }
@@ -259,7 +331,8 @@ fn from_entries(shown: &str, entries: Vec<(String, Vec<u8>)>) -> Result<Chart> {
     }
     for (dir, entries) in subchart_entries {
         if entries.iter().any(|(p, _)| p == "Chart.yaml") {
-            subcharts.push(from_entries(&format!("{shown}/charts/{dir}"), entries)?);
+            let shown = format!("{shown}/charts/{dir}");
+            subcharts.push(from_entries(&shown, entries, budget)?);
         }
     }
     let metadata = metadata.ok_or_else(|| chart_error(shown, "Chart.yaml file is missing"))?;

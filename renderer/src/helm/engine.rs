@@ -8,9 +8,11 @@ use std::rc::Rc;
 use serde_json::Value as Json;
 
 use super::chart::Chart;
-use super::objects::{ApiVersions, Files};
-use super::template::{Exec, ExecError, Func, ParseError, Templates, Value};
-use super::{sprig, template, values};
+use super::manifests::{self, Hook, Manifest};
+use super::objects::{ApiVersions, HelmVersion, KubeVersion};
+use super::template::exec::Cause;
+use super::template::{Exec, ExecError, Func, ParseError, Templates, Value, World};
+use super::{scope, sprig, template, values};
 use crate::error::{RenderError, Result};
 
 /// What the release and the cluster look like to the templates.
@@ -20,7 +22,7 @@ pub struct Options {
     pub release_name: String,
     /// `.Release.Namespace`.
     pub namespace: String,
-    /// `.Capabilities.KubeVersion.Version`, e.g. `v1.32.0`.
+    /// `.Capabilities.KubeVersion.Version`, e.g. `v1.37.0` (Helm 4.3.1's default).
     pub kube_version: String,
     /// `.Capabilities.APIVersions`.
     pub api_versions: Vec<String>,
@@ -28,6 +30,11 @@ pub struct Options {
     pub include_crds: bool,
     /// Do not check values against `values.schema.json`.
     pub skip_schema_validation: bool,
+    /// Draw random values (passwords, keys, certificates) from this seed rather than the
+    /// operating system, so that a render repeats itself (tests).
+    pub seed: Option<u64>,
+    /// The time `now` reads, rather than the clock's.
+    pub now: Option<jiff::Timestamp>,
 }
 
 impl Default for Options {
@@ -35,52 +42,57 @@ impl Default for Options {
         Self {
             release_name: "release-name".into(),
             namespace: "default".into(),
-            kube_version: "v1.32.0".into(),
+            kube_version: "v1.37.0".into(),
             api_versions: super::objects::default_api_versions(),
             include_crds: false,
             skip_schema_validation: false,
+            seed: None,
+            now: None,
         }
     }
 }
 
-/// One rendered document and the template it came from.
+/// A file of a chart's `crds/` directory.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Manifest {
-    /// `chart/templates/x.yaml`.
-    pub source: String,
-    /// The document's text as rendered.
-    pub content: String,
-    /// Its kind, for ordering.
-    pub kind: String,
+pub struct CrdFile {
+    /// `chart/crds/x.yaml`.
+    pub path: String,
+    /// Its text as written.
+    pub text: String,
 }
 
-/// A rendered chart.
+/// A rendered chart: Helm's release before install.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Rendered {
-    /// CRDs from `crds/`, when asked for.
-    pub crds: Vec<Manifest>,
+    /// CRD files of the chart and its dependencies, when asked for.
+    pub crds: Vec<CrdFile>,
     /// Resources, in install order.
     pub manifests: Vec<Manifest>,
-    /// Hook resources (`helm.sh/hook`), after the others.
-    pub hooks: Vec<Manifest>,
+    /// Hook resources (`helm.sh/hook`), in install order.
+    pub hooks: Vec<Hook>,
 }
 
 impl Rendered {
-    /// The text `helm template` prints: CRDs, then the release manifest (trimmed, as Helm
-    /// stores it), then the hooks.
-    pub fn to_template_output(&self) -> String {
-        let entry = |m: &Manifest| format!("---\n# Source: {}\n{}\n", m.source, m.content);
-        let mut out: String = self.crds.iter().map(entry).collect();
-        let manifest: String = self.manifests.iter().map(entry).collect();
-        let manifest = manifest.trim();
-        if !manifest.is_empty() {
-            out.push_str(manifest);
-            out.push('\n');
-        }
-        out.extend(self.hooks.iter().map(entry));
+    /// The text `helm template` prints: the release manifest (CRD files whole, then each
+    /// resource), trimmed as Helm stores it, then the hooks (test hooks too, unless
+    /// `skip_tests`).
+    pub fn to_template_output(&self, skip_tests: bool) -> String {
+        let entry = |source: &str, text: &str| format!("---\n# Source: {source}\n{text}\n");
+        let mut manifest: String = self.crds.iter().map(|c| entry(&c.path, &c.text)).collect();
+        manifest.extend(self.manifests.iter().map(|m| entry(&m.source, &m.content)));
+        let mut out = format!("{}\n", manifest.trim());
+        out.extend(
+            self.hooks
+                .iter()
+                .filter(|h| !(skip_tests && h.events.iter().any(|e| e.starts_with("test"))))
+                .map(|h| entry(&h.manifest.source, &h.manifest.content)),
+        );
         out
     }
 }
+
+/// The name `tpl` gives the text it executes, as Helm's root template is named.
+const TPL_TEMPLATE: &str = "gotpl";
 
 /// Every function a chart template can call.
 pub fn functions() -> HashMap<&'static str, Func> {
@@ -89,26 +101,51 @@ pub fn functions() -> HashMap<&'static str, Func> {
     funcs.insert("include", |exec, args| match args.as_slice() {
         [Value::Str(name), data] => {
             if !exec.has_template(name) {
-                return Err(format!(
-                    "template: no template {name:?} associated with template"
-                ));
+                exec.failure = Some(Cause::NoTemplate(name.to_string()));
+                return Err(format!("no template {name:?}"));
             }
-            exec.execute(name, data)
-                .map(Value::from)
-                .map_err(|e| e.to_string())
+            exec.execute(name, data).map(Value::from).map_err(|e| {
+                let message = e.to_string();
+                exec.failure = Some(Cause::Include(e));
+                message
+            })
         }
-        _ => Err("include takes a template name and its data".into()),
+        [other, _] => Err(format!(
+            "wrong type for value; expected string; got {}",
+            other.type_name()
+        )),
+        _ => Err(format!(
+            "wrong number of args for include: want 2 got {}",
+            args.len()
+        )),
     });
     funcs.insert("tpl", |exec, args| match args.as_slice() {
-        [text, data] => {
-            let source = sprig::strval(text);
-            let name = format!("{}:tpl", exec.current_template());
-            exec.added.add(&name, &source).map_err(|e| e.to_string())?;
-            exec.execute(&name, data)
-                .map(Value::from)
-                .map_err(|e| e.to_string())
+        [Value::Str(text), data] => {
+            // Helm parses the text as the root template of a copy of the chart's templates.
+            let funcs = exec.functions();
+            if let Err(e) = exec.added.add(TPL_TEMPLATE, text, funcs) {
+                return Err(format!("cannot parse template {text:?}: {e}"));
+            }
+            match exec.execute(TPL_TEMPLATE, data) {
+                Ok(output) => Ok(Value::from(output.replace("<no value>", ""))),
+                Err(e) => {
+                    exec.failure = Some(Cause::Tpl {
+                        user: e.user_message().map(String::from),
+                    });
+                    Err(format!(
+                        "error during tpl function execution for {text:?}: {e}"
+                    ))
+                }
+            }
         }
-        _ => Err("tpl takes a template string and its data".into()),
+        [other, _] => Err(format!(
+            "wrong type for value; expected string; got {}",
+            other.type_name()
+        )),
+        _ => Err(format!(
+            "wrong number of args for tpl: want 2 got {}",
+            args.len()
+        )),
     });
     funcs.insert("lookup", |_, args| {
         if args.len() != 4 {
@@ -123,185 +160,111 @@ pub fn functions() -> HashMap<&'static str, Func> {
     funcs
 }
 
-/// Helm's names for Chart.yaml fields in `.Chart`.
-fn chart_object(metadata: &Json) -> Value {
-    fn go_name(key: &str) -> String {
-        match key {
-            "apiVersion" => "APIVersion".into(),
-            "url" => "URL".into(),
-            other => {
-                let mut chars = other.chars();
-                chars
-                    .next()
-                    .map(|c| c.to_uppercase().chain(chars).collect())
-                    .unwrap_or_default()
-            }
-        }
+/// Helm's `CRDObjects`: the chart's own CRD files, then each dependency's, depth first.
+fn crd_files(node: &values::Resolved<'_>, prefix: &str, out: &mut Vec<CrdFile>) {
+    for (path, text) in &node.chart.crds {
+        out.push(CrdFile {
+            path: format!("{prefix}/{path}"),
+            text: text.clone(),
+        });
     }
-    fn convert(value: &Json) -> Value {
-        match value {
-            Json::Object(map) => Value::from(
-                map.iter()
-                    .map(|(k, v)| (go_name(k), convert(v)))
-                    .collect::<BTreeMap<_, _>>(),
-            ),
-            Json::Array(items) => Value::from(items.iter().map(convert).collect::<Vec<_>>()),
-            other => Value::from_json(other),
-        }
-    }
-    let chart = convert(metadata);
-    if let Value::Map(map) = &chart {
-        // Annotations keep their keys as written.
-        if let Some(annotations) = metadata.get("annotations") {
-            map.borrow_mut()
-                .insert("Annotations".into(), Value::from_json(annotations));
-        }
-    }
-    chart
-}
-
-struct Scope<'c> {
-    chart: &'c Chart,
-    /// The name it is installed under (a dependency's alias, or its own name).
-    name: String,
-    /// `chart` or `parent/charts/sub`.
-    prefix: String,
-    values: Json,
-}
-
-/// The charts to render: the chart and each enabled dependency (a chart used under two
-/// aliases renders twice), each with its values.
-fn scopes<'c>(
-    chart: &'c Chart,
-    name: String,
-    prefix: String,
-    values: Json,
-    out: &mut Vec<Scope<'c>>,
-) {
-    for dependency in &chart.dependencies {
-        let Some(sub) = chart.subcharts.iter().find(|s| s.name == dependency.name) else {
-            continue;
-        };
-        if !values::enabled(dependency, &values) {
-            continue;
-        }
-        let alias = dependency.effective_name().to_string();
-        let sub_values = values.get(&alias).cloned().unwrap_or(Json::Null);
-        scopes(
-            sub,
-            alias.clone(),
-            format!("{prefix}/charts/{alias}"),
-            sub_values,
+    for dependency in &node.dependencies {
+        crd_files(
+            dependency,
+            &format!("{prefix}/charts/{}", dependency.name),
             out,
         );
     }
-    for sub in &chart.subcharts {
-        if chart.dependencies.iter().any(|d| d.name == sub.name) {
-            continue;
-        }
-        let sub_values = values.get(&sub.name).cloned().unwrap_or(Json::Null);
-        scopes(
-            sub,
-            sub.name.clone(),
-            format!("{prefix}/charts/{}", sub.name),
-            sub_values,
-            out,
-        );
-    }
-    out.push(Scope {
-        chart,
-        name,
-        prefix,
-        values,
-    });
 }
 
-/// Helm's wording of a syntax error: `parse error at (FILE:LINE): MESSAGE`.
+/// Helm's `ValidateAgainstSchema`: each chart's schema against its section of the values,
+/// as `name:` and the violations, the chart before its dependencies.
+fn schema_report(node: &values::Resolved<'_>, values: &Json) -> String {
+    let mut report = String::new();
+    if let Some(schema) = &node.chart.schema {
+        let found = super::schema::violations(values, schema);
+        if !found.is_empty() {
+            report.push_str(&format!("{}:\n{}\n", node.name, found.join("\n")));
+        }
+    }
+    for dependency in &node.dependencies {
+        let section = values.get(&dependency.name).cloned().unwrap_or(Json::Null);
+        report.push_str(&schema_report(dependency, &section));
+    }
+    report
+}
+
+/// Helm's wording of a syntax error: `parse error at (FILE:LINE): MESSAGE`, the message
+/// being the last `: `-separated part of Go's.
 fn parse_error(error: ParseError) -> RenderError {
-    let message = format!(
-        "parse error at ({}:{}): {}",
-        error.name, error.line, error.message
-    );
-    RenderError::in_file(error.name.clone(), message).with_line(Some(error.line))
+    let message = error
+        .message
+        .rsplit(": ")
+        .next()
+        .unwrap_or(&error.message)
+        .to_string();
+    RenderError::in_file(
+        error.name.clone(),
+        format!("parse error at ({}:{}): {message}", error.name, error.line),
+    )
+    .with_line(Some(error.line))
 }
 
-fn exec_error(error: Box<ExecError>) -> RenderError {
-    let file = error.file.clone();
-    let line = error.pos.line;
-    let message = match &error.user_message {
-        // Helm shows `required` and `fail` messages verbatim, with the place.
-        Some(user) => format!(
-            "execution error at ({}:{}:{}): {user}",
-            error.file, error.pos.line, error.pos.col
-        ),
-        None => error.to_string(),
-    };
-    RenderError::in_file(file, message).with_line(Some(line))
-}
-
-/// The kind of a document and whether it is a hook. Read from the text: `kind:` at the
-/// start of a line is the top-level kind (block scalars are indented), and a hook carries
-/// a `helm.sh/hook` annotation; parsing the whole document for two fields costs more than
-/// rendering it.
-fn head(document: &str) -> (String, bool) {
-    let mut kind = String::new();
-    let mut hook = false;
-    for line in document.lines() {
-        if let Some(rest) = line.strip_prefix("kind:") {
-            if kind.is_empty() {
-                kind = rest.trim().trim_matches(['"', '\'']).to_string();
-            }
-        } else if line.trim_start().starts_with("helm.sh/hook:")
-            || line.trim_start().starts_with("\"helm.sh/hook\":")
-        {
-            hook = true;
-        }
-    }
-    (kind, hook)
-}
-
-/// Splits rendered text into documents as Helm 4 does: at lines that hold only `---`;
-/// each document loses its leading whitespace and keeps the rest; blank ones are dropped.
-fn split_documents(text: &str) -> Vec<String> {
-    let mut documents = Vec::new();
-    let mut current = String::new();
-    for line in text.split_inclusive('\n') {
-        if line.trim_end() == "---" {
-            documents.push(std::mem::take(&mut current));
-        } else {
-            current.push_str(line);
-        }
-    }
-    documents.push(current);
-    documents
-        .into_iter()
-        .map(|d| d.trim_start().to_string())
-        .filter(|d| !d.is_empty())
-        .collect()
+fn exec_error(error: &ExecError) -> RenderError {
+    RenderError::in_file(error.file.clone(), error.helm_message()).with_line(Some(error.pos.line))
 }
 
 /// Renders a chart with user values (already merged from files, `values` and `--set`).
 pub fn render(chart: &Chart, user_values: &Json, options: &Options) -> Result<Rendered> {
-    let values = values::compute(chart, user_values);
-    let mut all = Vec::new();
-    scopes(
-        chart,
-        chart.name.clone(),
-        chart.name.clone(),
-        values,
-        &mut all,
-    );
+    prepare(chart, user_values, options)?.render()
+}
 
+/// A chart whose values are computed and checked, ready to render: what Helm has before it
+/// makes a release. Failing here is failing on the values; failing in
+/// [`Prepared::render`] is failing on the templates (Helm then suggests `--debug`).
+pub struct Prepared<'c> {
+    chart: &'c Chart,
+    root: values::Resolved<'c>,
+    values: Json,
+    shared: scope::Shared,
+    include_crds: bool,
+    /// The randomness and clock every template of the render shares.
+    world: Rc<World>,
+}
+
+/// Helm's `CheckDependencies`: every dependency Chart.yaml names is in `charts/`.
+fn check_dependencies(chart: &Chart) -> Result<()> {
+    let missing: Vec<&str> = chart
+        .dependencies
+        .iter()
+        .filter(|required| !chart.subcharts.iter().any(|sub| sub.name == required.name))
+        .map(|required| required.name.as_str())
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(RenderError::in_file(
+        format!("{}/Chart.yaml", chart.name),
+        format!(
+            "an error occurred while checking for chart dependencies. You may need to run \
+             'helm dependency build' to fetch missing dependencies: found in Chart.yaml, but \
+             missing in charts/ directory: {}",
+            missing.join(", ")
+        ),
+    ))
+}
+
+/// Computes `chart`'s values from `user_values` and checks them against its schemas.
+pub fn prepare<'c>(
+    chart: &'c Chart,
+    user_values: &Json,
+    options: &Options,
+) -> Result<Prepared<'c>> {
+    check_dependencies(chart)?;
+    let (root, values) = values::resolve(chart, user_values)
+        .map_err(|e| RenderError::in_file(chart.name.clone(), e.to_string()))?;
     if !options.skip_schema_validation {
-        let mut report = String::new();
-        for scope in all.iter().rev() {
-            if let Some(schema) = &scope.chart.schema {
-                let found = super::schema::violations(&scope.values, schema);
-                if !found.is_empty() {
-                    report.push_str(&format!("{}:\n{}\n", scope.name, found.join("\n")));
-                }
-            }
-        }
+        let report = schema_report(&root, &values);
         if !report.is_empty() {
             return Err(RenderError::in_file(
                 format!("{}/values.schema.json", chart.name),
@@ -309,83 +272,111 @@ pub fn render(chart: &Chart, user_values: &Json, options: &Options) -> Result<Re
             ));
         }
     }
-    let mut templates = Templates::default();
-    for scope in &all {
-        for (path, source) in &scope.chart.templates {
-            templates
-                .add(&format!("{}/{path}", scope.prefix), source)
-                .map_err(parse_error)?;
-        }
-    }
-    let funcs = functions();
-    let api_versions = Value::Object(Rc::new(ApiVersions {
-        versions: options.api_versions.clone(),
-    }));
-    let version = options.kube_version.trim_start_matches('v').to_string();
-    let mut parts = version.split('.');
-    let (major, minor) = (
-        parts.next().unwrap_or("1").to_string(),
-        parts.next().unwrap_or("0").to_string(),
-    );
-    let kube_version = Value::from(BTreeMap::from([
-        ("Version".to_string(), Value::from(format!("v{version}"))),
-        ("GitVersion".to_string(), Value::from(format!("v{version}"))),
-        ("Major".to_string(), Value::from(major)),
-        ("Minor".to_string(), Value::from(minor)),
-    ]));
-    let capabilities = Value::from(BTreeMap::from([
-        ("KubeVersion".to_string(), kube_version),
-        ("APIVersions".to_string(), api_versions),
-        (
-            "HelmVersion".to_string(),
-            Value::from(BTreeMap::from([(
-                "Version".to_string(),
-                Value::from("v3.16.0"),
-            )])),
-        ),
-    ]));
-    let release = Value::from(BTreeMap::from([
-        (
-            "Name".to_string(),
-            Value::from(options.release_name.as_str()),
-        ),
-        (
-            "Namespace".to_string(),
-            Value::from(options.namespace.as_str()),
-        ),
-        ("IsInstall".to_string(), Value::Bool(true)),
-        ("IsUpgrade".to_string(), Value::Bool(false)),
-        ("Revision".to_string(), Value::Int(1)),
-        ("Service".to_string(), Value::from("Helm")),
-    ]));
+    let kube_version = KubeVersion::parse(&options.kube_version)
+        .map_err(|e| RenderError::in_file(chart.name.clone(), e))?;
+    let shared = scope::Shared {
+        release: Value::from(BTreeMap::from([
+            (
+                "Name".to_string(),
+                Value::from(options.release_name.as_str()),
+            ),
+            (
+                "Namespace".to_string(),
+                Value::from(options.namespace.as_str()),
+            ),
+            ("IsInstall".to_string(), Value::Bool(true)),
+            ("IsUpgrade".to_string(), Value::Bool(false)),
+            ("Revision".to_string(), Value::Int(1)),
+            ("Service".to_string(), Value::from("Helm")),
+        ])),
+        capabilities: Value::from(BTreeMap::from([
+            (
+                "KubeVersion".to_string(),
+                Value::Object(Rc::new(kube_version)),
+            ),
+            (
+                "APIVersions".to_string(),
+                Value::Object(Rc::new(ApiVersions {
+                    versions: options.api_versions.clone(),
+                })),
+            ),
+            (
+                "HelmVersion".to_string(),
+                Value::Object(Rc::new(HelmVersion)),
+            ),
+        ])),
+    };
+    Ok(Prepared {
+        chart,
+        root,
+        values,
+        shared,
+        include_crds: options.include_crds,
+        world: Rc::new(match options.seed {
+            Some(seed) => World::seeded(seed, options.now),
+            None => World::from_entropy().stopped_at(options.now),
+        }),
+    })
+}
 
-    let mut rendered = Rendered::default();
-    let mut pieces: Vec<(String, String)> = Vec::new();
-    for scope in &all {
-        let files = Value::Object(Rc::new(Files {
-            files: Rc::new(scope.chart.files.clone()),
-        }));
-        let scope_values = Value::from_json_floats(&scope.values);
-        let chart_value = chart_object(&scope.chart.metadata);
-        if let Value::Map(map) = &chart_value {
-            map.borrow_mut()
-                .insert("Name".into(), Value::from(scope.name.as_str()));
-        }
-        let mut paths: Vec<&String> = scope.chart.templates.iter().map(|(p, _)| p).collect();
-        paths.sort();
-        for path in paths {
-            let base = path.rsplit('/').next().unwrap_or(path);
-            if base.starts_with('_') || base == "NOTES.txt" {
-                continue;
+impl Prepared<'_> {
+    /// Renders every template of the chart and its enabled dependencies.
+    pub fn render(&self) -> Result<Rendered> {
+        let (chart, root) = (self.chart, &self.root);
+        let mut all = Vec::new();
+        scope::build(
+            root,
+            Value::from_json_floats(&self.values),
+            root.name.clone(),
+            true,
+            &self.shared,
+            &mut all,
+        );
+
+        // Helm parses the templates deepest path first (then in reverse order of name), so that
+        // a parent's `define` replaces a subchart's of the same name.
+        let mut sources: Vec<(String, &String, bool)> = Vec::new();
+        for scope in &all {
+            let library = scope
+                .chart
+                .metadata
+                .get("type")
+                .and_then(Json::as_str)
+                .is_some_and(|t| t.eq_ignore_ascii_case("library"));
+            for (path, source) in &scope.chart.templates {
+                let base = path.rsplit('/').next().unwrap_or(path);
+                if library && !base.starts_with('_') {
+                    continue;
+                }
+                sources.push((format!("{}/{path}", scope.prefix), source, library));
             }
-            let name = format!("{}/{path}", scope.prefix);
-            let data = Value::from(BTreeMap::from([
-                ("Values".to_string(), scope_values.clone()),
-                ("Release".to_string(), release.clone()),
-                ("Chart".to_string(), chart_value.clone()),
-                ("Capabilities".to_string(), capabilities.clone()),
-                ("Files".to_string(), files.clone()),
-                (
+        }
+        sources.sort_by(|a, b| {
+            let depth = |p: &str| p.matches('/').count();
+            (depth(&b.0), &b.0).cmp(&(depth(&a.0), &a.0))
+        });
+        let funcs = functions();
+        let mut templates = Templates::default();
+        for (name, source, _) in &sources {
+            templates.add(name, source, &funcs).map_err(parse_error)?;
+        }
+
+        let mut rendered = Rendered::default();
+        let mut pieces: Vec<(String, String)> = Vec::new();
+        for scope in &all {
+            let mut paths: Vec<&String> = scope.chart.templates.iter().map(|(p, _)| p).collect();
+            paths.sort();
+            for path in paths {
+                let base = path.rsplit('/').next().unwrap_or(path);
+                if base.starts_with('_') || base == "NOTES.txt" {
+                    continue;
+                }
+                let name = format!("{}/{path}", scope.prefix);
+                if !templates.has(&name) {
+                    continue;
+                }
+                let mut data = scope.data.clone();
+                data.insert(
                     "Template".to_string(),
                     Value::from(BTreeMap::from([
                         ("Name".to_string(), Value::from(name.as_str())),
@@ -394,42 +385,22 @@ pub fn render(chart: &Chart, user_values: &Json, options: &Options) -> Result<Re
                             Value::from(format!("{}/templates", scope.prefix)),
                         ),
                     ])),
-                ),
-            ]));
-            let mut exec = Exec::new(&templates, &funcs);
-            let text = exec.execute(&name, &data).map_err(exec_error)?;
-            pieces.push((name, text.replace("<no value>", "")));
-        }
-        if options.include_crds {
-            for (path, content) in &scope.chart.crds {
-                for document in split_documents(content) {
-                    rendered.crds.push(Manifest {
-                        source: format!("{}/{path}", scope.prefix),
-                        kind: head(&document).0,
-                        content: document,
-                    });
-                }
+                );
+                let mut exec = Exec::new(&templates, &funcs).with_world(self.world.clone());
+                let text = exec
+                    .execute(&name, &Value::from(data))
+                    .map_err(|e| exec_error(&e))?;
+                pieces.push((name, text.replace("<no value>", "")));
             }
         }
-    }
-    pieces.sort_by(|a, b| a.0.cmp(&b.0));
-    for (source, text) in pieces {
-        for document in split_documents(&text) {
-            let (kind, hook) = head(&document);
-            let manifest = Manifest {
-                source: source.clone(),
-                kind,
-                content: document,
-            };
-            if hook {
-                rendered.hooks.push(manifest);
-            } else {
-                rendered.manifests.push(manifest);
-            }
+        if self.include_crds {
+            crd_files(root, &root.name, &mut rendered.crds);
         }
+        pieces.sort_by(|a, b| a.0.cmp(&b.0));
+        let sorted =
+            manifests::sort(&pieces).map_err(|e| RenderError::in_file(chart.name.clone(), e))?;
+        rendered.manifests = sorted.manifests;
+        rendered.hooks = sorted.hooks;
+        Ok(rendered)
     }
-    rendered
-        .manifests
-        .sort_by_key(|m| crate::bundle::content::install_rank(&m.kind));
-    Ok(rendered)
 }

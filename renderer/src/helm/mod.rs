@@ -3,8 +3,15 @@
 
 pub mod chart;
 pub mod engine;
+pub mod gojson;
+pub mod goregex;
+pub mod gotoml;
+pub mod goyaml;
+pub mod manifests;
 pub mod objects;
 pub mod schema;
+pub mod scope;
 pub mod sprig;
+pub mod strvals;
 pub mod template;
 pub mod values;

@@ -86,7 +86,8 @@ fn check(value: &Value, schema: &Value, at: &str, out: &mut Vec<(String, String)
             fail(format!("length must be <= {max}, but got {length}"));
         }
         if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
-            if regex::Regex::new(pattern).is_ok_and(|re| !re.is_match(text)) {
+            let translated = super::goregex::translate(pattern);
+            if translated.is_ok_and(|p| regex::Regex::new(&p).is_ok_and(|re| !re.is_match(text))) {
                 fail(format!("'{text}' does not match pattern '{pattern}'"));
             }
         }

@@ -1,10 +1,12 @@
-//! Values as Helm computes them: chart defaults < values files < values < `--set`, then
-//! each enabled subchart gets its section of the parent's values over its own defaults,
-//! with the parent's `global` merged in.
+//! Values as Helm computes them: user values (files, then `--set`) over the chart's
+//! defaults, each enabled dependency's section over its own defaults with the parent's
+//! `global` passed down, and values imported from dependencies beneath the parent's. A
+//! port of Helm's `ProcessDependenciesWithMerge` and `CoalesceValues`, so that nulls,
+//! aliases, tags, conditions and import-values behave as in Helm.
 
 use serde_json::{Map, Value as Json};
 
-use super::chart::Chart;
+use super::chart::{Chart, Dependency};
 
 /// Merges `overlay` over `base` (maps deeply, everything else replaced), as Helm merges
 /// values files and `--set` into one set of user values.
@@ -26,269 +28,375 @@ pub fn merge_user(base: &mut Json, overlay: &Json) {
     }
 }
 
-/// Coalesces user values over a chart's defaults: keys the user sets win, maps merge, and
-/// a user `null` deletes the default.
-pub fn coalesce(user: &Json, defaults: &Json) -> Json {
-    let (Json::Object(user), Json::Object(defaults)) = (user, defaults) else {
-        return if user.is_null() {
-            defaults.clone()
-        } else {
-            user.clone()
-        };
-    };
-    let mut out: Map<String, Json> = defaults.clone();
-    for (key, value) in user {
-        match (value, defaults.get(key)) {
-            (Json::Null, _) => {
-                out.remove(key);
-            }
-            (Json::Object(_), Some(default @ Json::Object(_))) => {
-                out.insert(key.clone(), coalesce(value, default));
-            }
-            _ => {
-                out.insert(key.clone(), value.clone());
-            }
-        }
-    }
-    Json::Object(out)
+/// A chart as it renders: its dependencies enabled or disabled by the values, aliases
+/// applied, and its default values after those imported from its dependencies.
+#[derive(Debug, Clone)]
+pub struct Resolved<'c> {
+    /// The chart.
+    pub chart: &'c Chart,
+    /// The name it renders under: its alias, or its own name.
+    pub name: String,
+    /// Its default values.
+    pub values: Map<String, Json>,
+    /// Its dependencies, enabled ones only once resolved, in Helm's order.
+    pub dependencies: Vec<Resolved<'c>>,
+    /// Chart.yaml's dependency entries still enabled, their alias as their name.
+    pub requirements: Vec<Dependency>,
 }
 
-/// Whether a dependency is enabled: its first resolvable `condition` path, else its tags
-/// (any tag true enables it, all false disables it), else enabled.
-pub fn enabled(dependency: &super::chart::Dependency, parent_values: &Json) -> bool {
-    for path in dependency
-        .condition
-        .split(',')
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-    {
-        let found = path.split('.').try_fold(parent_values, |v, key| v.get(key));
-        if let Some(Json::Bool(on)) = found {
-            return *on;
+impl<'c> Resolved<'c> {
+    /// A chart as loaded: every chart under `charts/` a dependency, nothing decided yet.
+    fn loaded(chart: &'c Chart, name: &str) -> Self {
+        Self {
+            chart,
+            name: name.to_string(),
+            values: chart.values.as_object().cloned().unwrap_or_default(),
+            dependencies: chart
+                .subcharts
+                .iter()
+                .map(|sub| Resolved::loaded(sub, &sub.name))
+                .collect(),
+            requirements: chart.dependencies.clone(),
         }
     }
-    if dependency.tags.is_empty() {
-        return true;
+}
+
+/// Why the values could not be computed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValuesError {
+    /// A subchart's section of the values is not a map.
+    #[error("type mismatch on {name}: %!t({value})")]
+    NotATable {
+        /// The subchart.
+        name: String,
+        /// What its section holds, as Go prints it.
+        value: String,
+    },
+}
+
+/// Resolves `chart`'s dependencies for `user` values and computes the values every
+/// template sees, as Helm's install does: `ProcessDependenciesWithMerge`, then
+/// `CoalesceValues`.
+pub fn resolve<'c>(chart: &'c Chart, user: &Json) -> Result<(Resolved<'c>, Json), ValuesError> {
+    let user = user.as_object().cloned().unwrap_or_default();
+    let mut root = Resolved::loaded(chart, &chart.name);
+    process_enabled(&mut root, &user, "")?;
+    process_imports(&mut root)?;
+    let mut values = user;
+    coalesce(&root, &mut values, false)?;
+    Ok((root, Json::Object(values)))
+}
+
+/// `processDependencyEnabled`: Chart.yaml's dependencies matched to the charts in
+/// `charts/` (aliased copies made), then disabled by tags and conditions.
+fn process_enabled(
+    node: &mut Resolved<'_>,
+    values: &Map<String, Json>,
+    path: &str,
+) -> Result<(), ValuesError> {
+    if node.requirements.is_empty() {
+        return Ok(());
     }
-    let tags = parent_values.get("tags");
-    let states: Vec<bool> = dependency
-        .tags
+    let loaded = std::mem::take(&mut node.dependencies);
+    let compatible = |req: &Dependency, chart: &Chart| {
+        req.name == chart.name && compatible_range(&req.version, &chart_version(chart))
+    };
+    let mut dependencies: Vec<Resolved<'_>> = loaded
         .iter()
-        .filter_map(|t| tags.and_then(|tags| tags.get(t)).and_then(Json::as_bool))
+        .filter(|sub| {
+            !node
+                .requirements
+                .iter()
+                .any(|req| compatible(req, sub.chart))
+        })
+        .cloned()
         .collect();
-    states.is_empty() || states.iter().any(|on| *on)
-}
-
-/// The final values of a chart and, recursively, of its enabled subcharts (stored under
-/// each subchart's name, as `.Values.<sub>` in the parent).
-pub fn compute(chart: &Chart, user: &Json) -> Json {
-    let mut values = coalesce(user, &chart.values);
-    let global = values
-        .get("global")
-        .cloned()
-        .unwrap_or_else(|| Json::Object(Map::new()));
-    for dependency in &chart.dependencies {
-        let name = dependency.effective_name().to_string();
-        let Some(sub) = chart.subcharts.iter().find(|s| s.name == dependency.name) else {
-            continue;
-        };
-        if !enabled(dependency, &values) {
-            continue;
-        }
-        let computed = compute(sub, &section_for(&values, &name, &global));
-        import_values(&mut values, &computed, &dependency.import_values);
-        if let Json::Object(map) = &mut values {
-            map.insert(name, computed);
-        }
-    }
-    // Subcharts in charts/ without a dependency entry are always enabled.
-    for sub in &chart.subcharts {
-        if chart.dependencies.iter().any(|d| d.name == sub.name) {
-            continue;
-        }
-        let computed = compute(sub, &section_for(&values, &sub.name, &global));
-        if let Json::Object(map) = &mut values {
-            map.insert(sub.name.clone(), computed);
-        }
-    }
-    if let Json::Object(map) = &mut values {
-        map.entry("global")
-            .or_insert_with(|| Json::Object(Map::new()));
-    }
-    drop_nulls(&mut values);
-    values
-}
-
-/// A subchart's section of the parent's values, with the parent's `global` merged over the
-/// section's own.
-fn section_for(values: &Json, name: &str, global: &Json) -> Json {
-    let mut section = values
-        .get(name)
-        .cloned()
-        .unwrap_or_else(|| Json::Object(Map::new()));
-    if let Json::Object(map) = &mut section {
-        let mut sub_global = map
-            .get("global")
-            .cloned()
-            .unwrap_or_else(|| Json::Object(Map::new()));
-        merge_user(&mut sub_global, global);
-        map.insert("global".into(), sub_global);
-    }
-    section
-}
-
-/// `import-values`: values a subchart exports, copied into the parent. A string `x` takes
-/// the child's `exports.x` map into the parent's top level; `{child, parent}` copies one
-/// path to another. Values the parent sets itself win.
-fn import_values(parent: &mut Json, child: &Json, imports: &[Json]) {
-    let at = |root: &Json, path: &str| -> Option<Json> {
-        path.split('.')
-            .filter(|p| !p.is_empty())
-            .try_fold(root, |v, key| v.get(key))
-            .cloned()
-    };
-    for import in imports {
-        let (source, target) = match import {
-            Json::String(name) => (format!("exports.{name}"), String::new()),
-            Json::Object(map) => (
-                map.get("child")
-                    .and_then(Json::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-                map.get("parent")
-                    .and_then(Json::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-            ),
-            _ => continue,
-        };
-        let Some(imported) = at(child, &source) else {
-            continue;
-        };
-        let mut slot = &mut *parent;
-        for key in target.split('.').filter(|p| !p.is_empty()) {
-            let Json::Object(map) = slot else {
-                break;
-            };
-            slot = map
-                .entry(key.to_string())
-                .or_insert_with(|| Json::Object(Map::new()));
-        }
-        *slot = coalesce(slot, &imported);
-    }
-}
-
-/// Helm removes keys whose value is null, from the defaults as from user values.
-fn drop_nulls(value: &mut Json) {
-    if let Json::Object(map) = value {
-        map.retain(|_, v| !v.is_null());
-        map.values_mut().for_each(drop_nulls);
-    }
-}
-
-/// Parses `--set a.b=c,d[0]=e` into values: integers and booleans typed, as Helm's strvals.
-pub fn parse_set(text: &str) -> Result<Json, String> {
-    let mut out = Json::Object(Map::new());
-    for assignment in split_unescaped(text, ',') {
-        let (path, raw) = assignment
-            .split_once('=')
-            .ok_or_else(|| format!("key \"{assignment}\" has no value"))?;
-        let value = typed(raw);
-        set_path(&mut out, path, value)?;
-    }
-    Ok(out)
-}
-
-fn split_unescaped(text: &str, separator: char) -> Vec<String> {
-    let mut parts = Vec::new();
-    let mut current = String::new();
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                if let Some(next) = chars.next() {
-                    current.push(next);
-                }
+    for req in &mut node.requirements {
+        if let Some(found) = loaded.iter().find(|sub| compatible(req, sub.chart)) {
+            let mut copy = found.clone();
+            if !req.alias.is_empty() {
+                copy.name = req.alias.clone();
             }
-            c if c == separator => parts.push(std::mem::take(&mut current)),
-            c => current.push(c),
+            dependencies.push(copy);
         }
-    }
-    if !current.is_empty() || !parts.is_empty() {
-        parts.push(current);
-    }
-    parts
-}
-
-fn typed(raw: &str) -> Json {
-    match raw {
-        "true" => Json::Bool(true),
-        "false" => Json::Bool(false),
-        "null" => Json::Null,
-        _ => match raw.parse::<i64>() {
-            Ok(i) if !(raw.len() > 1 && raw.starts_with('0')) => Json::from(i),
-            _ => Json::String(raw.to_string()),
-        },
-    }
-}
-
-fn set_path(target: &mut Json, path: &str, value: Json) -> Result<(), String> {
-    let mut current = target;
-    let keys: Vec<&str> = path.split('.').collect();
-    for (i, key) in keys.iter().enumerate() {
-        let last = i + 1 == keys.len();
-        let (name, index) = match key.split_once('[') {
-            Some((name, rest)) => {
-                let index: usize = rest
-                    .trim_end_matches(']')
-                    .parse()
-                    .map_err(|_| format!("invalid index in {path}"))?;
-                (name, Some(index))
-            }
-            None => (*key, None),
-        };
-        let map = current
-            .as_object_mut()
-            .ok_or_else(|| format!("{path}: not a map"))?;
-        match index {
-            None if last => {
-                map.insert(name.to_string(), value);
-                return Ok(());
-            }
-            None => {
-                let entry = map
-                    .entry(name.to_string())
-                    .or_insert_with(|| Json::Object(Map::new()));
-                if !entry.is_object() {
-                    *entry = Json::Object(Map::new());
-                }
-                current = entry;
-            }
-            Some(index) => {
-                let entry = map
-                    .entry(name.to_string())
-                    .or_insert_with(|| Json::Array(Vec::new()));
-                let list = entry
-                    .as_array_mut()
-                    .ok_or_else(|| format!("{path}: not a list"))?;
-                if index > 10_000 {
-                    return Err(format!("{path}: index {index} is too large"));
-                }
-                while list.len() <= index {
-                    list.push(Json::Null);
-                }
-                if last {
-                    list[index] = value;
-                    return Ok(());
-                }
-                if !list[index].is_object() {
-                    list[index] = Json::Object(Map::new());
-                }
-                current = &mut list[index];
-            }
+        if !req.alias.is_empty() {
+            req.name = req.alias.clone();
         }
+        req.enabled = true;
+    }
+    node.dependencies = dependencies;
+    let mut computed = values.clone();
+    coalesce(node, &mut computed, false)?;
+    apply_tags(&mut node.requirements, &computed);
+    apply_conditions(&mut node.requirements, &computed, path);
+    let disabled: Vec<String> = node
+        .requirements
+        .iter()
+        .filter(|r| !r.enabled)
+        .map(|r| r.name.clone())
+        .collect();
+    node.dependencies.retain(|d| !disabled.contains(&d.name));
+    node.requirements.retain(|r| !disabled.contains(&r.name));
+    for dependency in &mut node.dependencies {
+        let sub_path = format!("{path}{}.", dependency.name);
+        process_enabled(dependency, &computed, &sub_path)?;
     }
     Ok(())
+}
+
+fn chart_version(chart: &Chart) -> String {
+    chart
+        .metadata
+        .get("version")
+        .and_then(Json::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Helm's `IsCompatibleRange`: the version satisfies the constraint (an empty or invalid
+/// constraint satisfies nothing).
+fn compatible_range(constraint: &str, version: &str) -> bool {
+    let Ok(parsed) = super::sprig::semver::Version::parse(version) else {
+        return false;
+    };
+    !constraint.trim().is_empty()
+        && super::sprig::semver::satisfies(&parsed, constraint).unwrap_or(false)
+}
+
+/// `processDependencyTags`: a dependency with a true tag is enabled, with only false tags
+/// disabled.
+fn apply_tags(requirements: &mut [Dependency], values: &Map<String, Json>) {
+    let Some(Json::Object(tags)) = values.get("tags") else {
+        return;
+    };
+    for requirement in requirements {
+        let states: Vec<bool> = requirement
+            .tags
+            .iter()
+            .filter_map(|t| tags.get(t).and_then(Json::as_bool))
+            .collect();
+        let (any_true, any_false) = (states.contains(&true), states.contains(&false));
+        requirement.enabled = any_true || !any_false;
+    }
+}
+
+/// `processDependencyConditions`: the first condition path that holds a boolean decides.
+fn apply_conditions(requirements: &mut [Dependency], values: &Map<String, Json>, path: &str) {
+    for requirement in requirements {
+        for condition in requirement.condition.trim().split(',') {
+            if condition.is_empty() {
+                continue;
+            }
+            if let Some(Json::Bool(on)) = path_value(values, &format!("{path}{condition}")) {
+                requirement.enabled = on;
+                break;
+            }
+        }
+    }
+}
+
+/// Helm's `Values.PathValue`: the non-table value at a dotted path.
+fn path_value(values: &Map<String, Json>, path: &str) -> Option<Json> {
+    let (parents, key) = match path.rsplit_once('.') {
+        Some((parents, key)) => (Some(parents), key),
+        None => (None, path),
+    };
+    let table = match parents {
+        Some(parents) => table(values, parents)?,
+        None => values,
+    };
+    table.get(key).filter(|v| !v.is_object()).cloned()
+}
+
+/// Helm's `Values.Table`: the map at a dotted path.
+fn table<'v>(values: &'v Map<String, Json>, path: &str) -> Option<&'v Map<String, Json>> {
+    path.split('.')
+        .try_fold(values, |map, key| map.get(key)?.as_object())
+}
+
+/// `processDependencyImportValues` with merge: each chart's values become its coalesced
+/// values (subcharts' sections included) with what its dependencies export beneath them.
+fn process_imports(node: &mut Resolved<'_>) -> Result<(), ValuesError> {
+    for dependency in &mut node.dependencies {
+        process_imports(dependency)?;
+    }
+    if node.requirements.is_empty() {
+        return Ok(());
+    }
+    let mut computed = Map::new();
+    coalesce(node, &mut computed, true)?;
+    let mut imported = Map::new();
+    for requirement in &node.requirements {
+        for import in &requirement.import_values {
+            let (child, parent) = match import {
+                Json::String(name) => (format!("exports.{name}"), ".".to_string()),
+                Json::Object(map) => (
+                    map.get("child")
+                        .and_then(Json::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                    map.get("parent")
+                        .and_then(Json::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                ),
+                _ => continue,
+            };
+            let Some(found) = table(&computed, &format!("{}.{child}", requirement.name)) else {
+                continue;
+            };
+            let placed = path_to_map(&parent, found.clone());
+            coalesce_tables(&mut imported, placed, true);
+        }
+    }
+    coalesce_tables(&mut computed, imported, true);
+    node.values = computed;
+    Ok(())
+}
+
+/// Helm's `pathToMap`: `a.b` and a map become `{a: {b: map}}`; `.` is the map itself.
+fn path_to_map(path: &str, data: Map<String, Json>) -> Map<String, Json> {
+    if path == "." {
+        return data;
+    }
+    path.split('.').rev().fold(data, |inner, key| {
+        let mut outer = Map::new();
+        outer.insert(key.to_string(), Json::Object(inner));
+        outer
+    })
+}
+
+/// Helm's `coalesce`: a chart's defaults under `dest`, then each dependency's under its
+/// section, with the globals passed down. With `merge`, nulls are kept instead of deleting.
+fn coalesce(
+    node: &Resolved<'_>,
+    dest: &mut Map<String, Json>,
+    merge: bool,
+) -> Result<(), ValuesError> {
+    coalesce_values(node, dest, merge);
+    for dependency in &node.dependencies {
+        let section = dest
+            .entry(dependency.name.clone())
+            .or_insert_with(|| Json::Object(Map::new()));
+        let Json::Object(section) = section else {
+            return Err(ValuesError::NotATable {
+                name: dependency.name.clone(),
+                value: super::template::Value::from_json(section).to_go_string(),
+            });
+        };
+        let mut section = std::mem::take(section);
+        coalesce_globals(&mut section, dest);
+        coalesce(dependency, &mut section, merge)?;
+        dest.insert(dependency.name.clone(), Json::Object(section));
+    }
+    Ok(())
+}
+
+/// Helm's `coalesceValues`: the chart's defaults fill what `dest` lacks; a null in `dest`
+/// deletes the key (unless merging); maps merge, a dependency's section always merging.
+fn coalesce_values(node: &Resolved<'_>, dest: &mut Map<String, Json>, merge: bool) {
+    for (key, default) in &node.values {
+        match dest.get_mut(key) {
+            Some(Json::Null) if !merge => {
+                dest.remove(key);
+            }
+            Some(Json::Object(table)) => {
+                if let Json::Object(default) = default {
+                    let merge = merge || node.dependencies.iter().any(|d| &d.name == key);
+                    coalesce_tables(table, default.clone(), merge);
+                }
+            }
+            Some(_) => {}
+            None => {
+                if let Some(default) = copied(default, merge) {
+                    dest.insert(key.clone(), default);
+                }
+            }
+        }
+    }
+}
+
+/// A default as it is copied into values that lack it: when coalescing (not merging)
+/// Helm 4 copies no nulls, in maps at any depth (a list keeps its nulls).
+fn copied(value: &Json, merge: bool) -> Option<Json> {
+    if merge {
+        return Some(value.clone());
+    }
+    match value {
+        Json::Null => None,
+        Json::Object(map) => Some(Json::Object(
+            map.iter()
+                .filter_map(|(k, v)| Some((k.clone(), copied(v, false)?)))
+                .collect(),
+        )),
+        other => Some(other.clone()),
+    }
+}
+
+/// Helm's `coalesceGlobals`: the parent's `global` merged into the section's own.
+fn coalesce_globals(section: &mut Map<String, Json>, parent: &Map<String, Json>) {
+    let mut globals = match section.get("global") {
+        None => Map::new(),
+        Some(Json::Object(globals)) => globals.clone(),
+        Some(_) => return,
+    };
+    let parent_globals = match parent.get("global") {
+        None => Map::new(),
+        Some(Json::Object(globals)) => globals.clone(),
+        Some(_) => return,
+    };
+    for (key, value) in parent_globals {
+        match (&value, globals.get_mut(&key)) {
+            (Json::Object(table), None) => {
+                globals.insert(key, Json::Object(table.clone()));
+            }
+            (Json::Object(table), Some(Json::Object(existing))) => {
+                let mut merged = table.clone();
+                coalesce_tables(&mut merged, existing.clone(), true);
+                globals.insert(key, Json::Object(merged));
+            }
+            (Json::Object(_), Some(_)) => {}
+            (_, Some(Json::Object(_))) => {}
+            (_, _) => {
+                globals.insert(key, value);
+            }
+        }
+    }
+    section.insert("global".into(), Json::Object(globals));
+}
+
+/// Helm's `coalesceTablesFullKey`: `src` under `dst`, `dst` winning. When coalescing, a
+/// null in `dst` deletes a key `src` gives a value (the user removing a default), and
+/// nulls of `src` are not copied; when merging, nulls are kept.
+fn coalesce_tables(dst: &mut Map<String, Json>, mut src: Map<String, Json>, merge: bool) {
+    let src_non_null: std::collections::HashSet<String> = src
+        .iter()
+        .filter(|(_, v)| !v.is_null())
+        .map(|(k, _)| k.clone())
+        .collect();
+    for (key, value) in dst.iter() {
+        if value.is_null() {
+            src.insert(key.clone(), Json::Null);
+        }
+    }
+    for (key, value) in src {
+        match dst.get_mut(&key) {
+            Some(Json::Null) if !merge && src_non_null.contains(&key) => {
+                dst.remove(&key);
+            }
+            None => {
+                if let Some(value) = copied(&value, merge) {
+                    dst.insert(key, value);
+                }
+            }
+            Some(Json::Object(existing)) => {
+                if let Json::Object(table) = value {
+                    coalesce_tables(existing, table, merge);
+                }
+            }
+            Some(_) => {}
+        }
+    }
 }
 
 #[cfg(test)]
@@ -297,21 +405,31 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn user_values_win_and_null_deletes() {
-        let defaults =
-            json!({"image": {"repo": "nginx", "tag": "1"}, "replicas": 1, "extra": {"a": 1}});
-        let user = json!({"image": {"tag": "2"}, "extra": null});
+    fn null_deletes_unless_merging() {
+        // coalesceTablesFullKey's documented behaviour: dst wins, a null in dst deletes.
+        let mut dst = json!({"image": {"tag": "2"}, "extra": null})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let src = json!({"image": {"repo": "nginx", "tag": "1"}, "replicas": 1, "extra": {"a": 1}});
+        coalesce_tables(
+            &mut dst,
+            src.as_object().cloned().unwrap_or_default(),
+            false,
+        );
         assert_eq!(
-            coalesce(&user, &defaults),
+            Json::Object(dst),
             json!({"image": {"repo": "nginx", "tag": "2"}, "replicas": 1})
         );
-    }
-
-    #[test]
-    fn set_strings_are_typed_as_helm_types_them() {
-        assert_eq!(
-            parse_set("a.b=1,c=true,d=x\\,y,e[1]=z,f=007").expect("parses"),
-            json!({"a": {"b": 1}, "c": true, "d": "x,y", "e": [null, "z"], "f": "007"})
+        let mut kept = json!({"extra": null})
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        coalesce_tables(
+            &mut kept,
+            src.as_object().cloned().unwrap_or_default(),
+            true,
         );
+        assert_eq!(kept.get("extra"), Some(&Json::Null));
     }
 }

@@ -8,18 +8,30 @@ use super::arity;
 use super::convert::strval;
 use crate::helm::template::{Func, Value};
 
-fn map_arg<'v>(
-    name: &str,
-    value: &'v Value,
-) -> Result<&'v crate::helm::template::value::Map, String> {
+/// A `map[string]interface{}` parameter. Go's template passes nil as a nil map, which reads
+/// as empty (and cannot be written: see [`writable_map_arg`]).
+fn map_arg(value: &Value) -> Result<crate::helm::template::value::Map, String> {
     match value {
-        Value::Map(m) => Ok(m),
-        other => Err(format!("{name} expects a dict, got {}", other.type_name())),
+        Value::Map(m) => Ok(m.clone()),
+        Value::Nil => Ok(std::rc::Rc::default()),
+        other => Err(format!(
+            "wrong type for value; expected map[string]interface {{}}; got {}",
+            other.type_name()
+        )),
     }
 }
 
-/// Merges `source` into `target`: with `overwrite`, source values win; otherwise only
-/// missing keys are filled. Nested dicts merge recursively (mergo's behaviour).
+/// A map parameter that is written to: a nil map panics in Go.
+fn writable_map_arg(value: &Value) -> Result<crate::helm::template::value::Map, String> {
+    match value {
+        Value::Nil => Err("assignment to entry in nil map".into()),
+        other => map_arg(other),
+    }
+}
+
+/// Merges `source` into `target` as mergo does for sprig: a dict into a non-empty dict
+/// merges key by key; otherwise a value fills a missing or empty key, or with `overwrite`
+/// replaces what is there (nil included, which plain merging never copies).
 pub fn merge_into(target: &Value, source: &Value, overwrite: bool) {
     let (Value::Map(target), Value::Map(source)) = (target, source) else {
         return;
@@ -30,13 +42,16 @@ pub fn merge_into(target: &Value, source: &Value, overwrite: bool) {
     let source = source.borrow();
     for (key, value) in source.iter() {
         let existing = target.borrow().get(key).cloned();
-        match existing {
-            Some(current @ Value::Map(_)) if matches!(value, Value::Map(_)) => {
+        match (value, existing) {
+            (Value::Nil, _) => {
+                if overwrite {
+                    target.borrow_mut().insert(key.clone(), Value::Nil);
+                }
+            }
+            (Value::Map(_), Some(current @ Value::Map(_))) if current.truthy() => {
                 merge_into(&current, value, overwrite)
             }
-            Some(current) if !overwrite && !super::logic::empty(&current) => {}
-            Some(_)
-                if overwrite && super::logic::empty(value) && !matches!(value, Value::Map(_)) => {}
+            (_, Some(current)) if !overwrite && !super::logic::empty(&current) => {}
             _ => {
                 target.borrow_mut().insert(key.clone(), value.deep_copy());
             }
@@ -48,52 +63,46 @@ pub(super) fn register(funcs: &mut HashMap<&'static str, Func>) {
     funcs.insert("dict", |_, a| {
         let mut map = BTreeMap::new();
         for pair in a.chunks(2) {
-            map.insert(strval(&pair[0]), pair.get(1).cloned().unwrap_or_default());
+            let value = pair.get(1).cloned().unwrap_or_else(|| Value::from(""));
+            map.insert(strval(&pair[0]), value);
         }
         Ok(Value::from(map))
     });
     funcs.insert("get", |_, a| {
         arity("get", &a, 2)?;
-        let map = map_arg("get", &a[0])?;
+        let map = map_arg(&a[0])?;
         let found = map.borrow().get(&strval(&a[1])).cloned();
         Ok(found.unwrap_or_else(|| Value::from("")))
     });
     funcs.insert("set", |_, a| {
         arity("set", &a, 3)?;
-        map_arg("set", &a[0])?
+        writable_map_arg(&a[0])?
             .borrow_mut()
             .insert(strval(&a[1]), a[2].clone());
         Ok(a[0].clone())
     });
     funcs.insert("unset", |_, a| {
         arity("unset", &a, 2)?;
-        map_arg("unset", &a[0])?.borrow_mut().remove(&strval(&a[1]));
+        writable_map_arg(&a[0])?.borrow_mut().remove(&strval(&a[1]));
         Ok(a[0].clone())
     });
     funcs.insert("hasKey", |_, a| {
         arity("hasKey", &a, 2)?;
         Ok(Value::Bool(
-            map_arg("hasKey", &a[0])?
-                .borrow()
-                .contains_key(&strval(&a[1])),
+            map_arg(&a[0])?.borrow().contains_key(&strval(&a[1])),
         ))
     });
     funcs.insert("keys", |_, a| {
         let mut keys = Vec::new();
         for d in &a {
-            keys.extend(
-                map_arg("keys", d)?
-                    .borrow()
-                    .keys()
-                    .map(|k| Value::from(k.as_str())),
-            );
+            keys.extend(map_arg(d)?.borrow().keys().map(|k| Value::from(k.as_str())));
         }
         Ok(Value::from(keys))
     });
     funcs.insert("values", |_, a| {
         arity("values", &a, 1)?;
         Ok(Value::from(
-            map_arg("values", &a[0])?
+            map_arg(&a[0])?
                 .borrow()
                 .values()
                 .cloned()
@@ -105,7 +114,7 @@ pub(super) fn register(funcs: &mut HashMap<&'static str, Func>) {
         let key = strval(key);
         let mut out = Vec::new();
         for d in dicts {
-            if let Some(v) = map_arg("pluck", d)?.borrow().get(&key) {
+            if let Some(v) = map_arg(d)?.borrow().get(&key) {
                 out.push(v.clone());
             }
         }
@@ -150,7 +159,7 @@ pub(super) fn register(funcs: &mut HashMap<&'static str, Func>) {
 
 fn merge(args: Vec<Value>, overwrite: bool) -> Result<Value, String> {
     let (target, sources) = args.split_first().ok_or("merge needs a destination")?;
-    map_arg("merge", target)?;
+    map_arg(target)?;
     for source in sources {
         merge_into(target, source, overwrite);
     }
@@ -162,7 +171,8 @@ fn select(args: &[Value], name: &str, keep: bool) -> Result<Value, String> {
         .split_first()
         .ok_or_else(|| format!("wrong number of args for {name}"))?;
     let keys: Vec<String> = keys.iter().map(strval).collect();
-    let map = map_arg(name, dict)?.borrow();
+    let map = map_arg(dict)?;
+    let map = map.borrow();
     let chosen: BTreeMap<String, Value> = map
         .iter()
         .filter(|(k, _)| keys.contains(k) == keep)

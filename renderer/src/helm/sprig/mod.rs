@@ -1,11 +1,21 @@
-//! The sprig functions real charts use, with sprig's argument order (the piped value
-//! last) and its conversions. Non-deterministic ones (`uuidv4`, `randAlphaNum`, `now`)
-//! really are random or current, as in Helm.
+//! Every function of sprig v3 that Helm 4 keeps, and Helm's own serialisers, with
+//! sprig's argument order (the piped value last), its conversions and its error texts.
+//! Random and time functions draw on the render's
+//! [`World`](crate::helm::template::World): really random and current, unless a test
+//! seeds it.
 
+mod case;
 mod convert;
+mod crypto;
 mod dicts;
+mod durations;
+mod encoding;
 mod lists;
 mod logic;
+mod math;
+mod paths;
+mod random;
+mod regex;
 pub mod semver;
 mod strings;
 mod time;
@@ -14,18 +24,30 @@ use std::collections::HashMap;
 
 use super::template::{Func, Value};
 
-pub use convert::{strval, to_float, to_int, to_yaml};
+pub use convert::{strval, to_float, to_int};
 
 /// Every sprig function this engine has, by name.
 pub fn functions() -> HashMap<&'static str, Func> {
     let mut funcs = HashMap::new();
-    strings::register(&mut funcs);
-    lists::register(&mut funcs);
-    dicts::register(&mut funcs);
-    logic::register(&mut funcs);
-    convert::register(&mut funcs);
-    semver::register(&mut funcs);
-    time::register(&mut funcs);
+    let registers: [fn(&mut HashMap<&'static str, Func>); 14] = [
+        strings::register,
+        lists::register,
+        dicts::register,
+        logic::register,
+        math::register,
+        regex::register,
+        convert::register,
+        encoding::register,
+        paths::register,
+        random::register,
+        crypto::register,
+        semver::register,
+        time::register,
+        durations::register,
+    ];
+    for register in registers {
+        register(&mut funcs);
+    }
     funcs
 }
 
@@ -41,7 +63,8 @@ fn arity(name: &str, args: &[Value], want: usize) -> Result<(), String> {
     }
 }
 
-/// An `int` parameter: Go's template passes only integers to it.
+/// An `int` parameter: Go's template passes only an `int` to it (an `int64` from
+/// sprig's arithmetic, or a float64 from values, is refused).
 fn int_arg(value: &Value) -> Result<i64, String> {
     match value {
         Value::Int(i) => Ok(*i),
@@ -61,15 +84,6 @@ fn str_arg(value: &Value) -> Result<String, String> {
             "wrong type for value; expected string; got {}",
             other.type_name()
         )),
-    }
-}
-
-/// The items of a list argument; nil is an empty list.
-fn items(name: &str, value: &Value) -> Result<Vec<Value>, String> {
-    match value {
-        Value::List(items) => Ok(items.to_vec()),
-        Value::Nil => Ok(Vec::new()),
-        other => Err(format!("Cannot {name} on type {}", other.type_name())),
     }
 }
 

@@ -65,9 +65,44 @@ impl Version {
         })
     }
 
+    /// Parses a version as Masterminds' `NewVersion` does: an optional `v`, one to three
+    /// numbers, then an optional prerelease and metadata; wildcards are for constraints.
+    pub fn parse_version(text: &str) -> Result<Self, String> {
+        const INVALID: &str = "invalid semantic version";
+        let body = text.strip_prefix(['v', 'V']).unwrap_or(text);
+        let (rest, metadata) = body.split_once('+').unwrap_or((body, ""));
+        let (core, prerelease) = rest.split_once('-').unwrap_or((rest, ""));
+        let identifiers_ok = |part: &str| {
+            part.split('.').all(|id| {
+                !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+            })
+        };
+        let numbers_ok = core
+            .split('.')
+            .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        if !numbers_ok
+            || core.split('.').count() > 3
+            || (rest.contains('-') && !identifiers_ok(prerelease))
+            || (body.contains('+') && !identifiers_ok(metadata))
+        {
+            return Err(INVALID.into());
+        }
+        Self::parse(text).map_err(|_| INVALID.to_string())
+    }
+
     /// Whether the version has a prerelease part (`1.2.0-rc.1`).
     pub fn is_prerelease(&self) -> bool {
         !self.prerelease.is_empty()
+    }
+
+    /// The major version.
+    pub fn major(&self) -> u64 {
+        self.major
+    }
+
+    /// The minor version.
+    pub fn minor(&self) -> u64 {
+        self.minor
     }
 
     fn core(&self) -> (u64, u64, u64) {
@@ -222,36 +257,63 @@ pub fn satisfies(version: &Version, expression: &str) -> Result<bool, String> {
     Ok(false)
 }
 
+/// Masterminds/semver's `String`: `1.2.3-pre+meta`.
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)?;
+        if !self.prerelease.is_empty() {
+            write!(f, "-{}", self.prerelease)?;
+        }
+        if !self.metadata.is_empty() {
+            write!(f, "+{}", self.metadata)?;
+        }
+        Ok(())
+    }
+}
+
 impl Object for Version {
     fn type_name(&self) -> &'static str {
         "*semver.Version"
     }
 
-    fn call(&self, name: &str, _args: &[Value]) -> Result<Value, String> {
+    fn call(&self, name: &str, args: &[Value]) -> Result<Value, String> {
         let int = |n: u64| Value::Int(i64::try_from(n).unwrap_or(i64::MAX));
+        if let [other] = args {
+            let other = Version::parse_version(&strval(other))?;
+            let ordering = compare(self, &other);
+            return match name {
+                "Compare" => Ok(Value::Int(ordering as i64)),
+                "LessThan" => Ok(Value::Bool(ordering == Ordering::Less)),
+                "GreaterThan" => Ok(Value::Bool(ordering == Ordering::Greater)),
+                "Equal" => Ok(Value::Bool(ordering == Ordering::Equal)),
+                other => Err(format!(
+                    "can't evaluate field {other} in type *semver.Version"
+                )),
+            };
+        }
+        let bumped = |part: u8| {
+            let mut next = if part == 2 && self.is_prerelease() {
+                let mut same = self.clone();
+                same.prerelease.clear();
+                same
+            } else {
+                bump(self, part)
+            };
+            next.metadata.clear();
+            next.original = next.to_string();
+            Value::Object(std::rc::Rc::new(next))
+        };
         Ok(match name {
+            "IncMajor" => bumped(0),
+            "IncMinor" => bumped(1),
+            "IncPatch" => bumped(2),
             "Major" => int(self.major),
             "Minor" => int(self.minor),
             "Patch" => int(self.patch),
             "Prerelease" => Value::from(self.prerelease.as_str()),
             "Metadata" => Value::from(self.metadata.as_str()),
             "Original" => Value::from(self.original.as_str()),
-            "String" => Value::from(format!(
-                "{}.{}.{}{}{}",
-                self.major,
-                self.minor,
-                self.patch,
-                if self.prerelease.is_empty() {
-                    String::new()
-                } else {
-                    format!("-{}", self.prerelease)
-                },
-                if self.metadata.is_empty() {
-                    String::new()
-                } else {
-                    format!("+{}", self.metadata)
-                }
-            )),
+            "String" => Value::from(self.to_string()),
             other => {
                 return Err(format!(
                     "can't evaluate field {other} in type *semver.Version"
@@ -259,18 +321,26 @@ impl Object for Version {
             }
         })
     }
+
+    fn to_json(&self) -> serde_json::Value {
+        serde_json::Value::String(self.to_string())
+    }
+
+    fn go_string(&self) -> String {
+        self.to_string()
+    }
 }
 
 pub(super) fn register(funcs: &mut HashMap<&'static str, Func>) {
     funcs.insert("semver", |_, a| {
         arity("semver", &a, 1)?;
-        Ok(Value::Object(std::rc::Rc::new(Version::parse(&strval(
-            &a[0],
-        ))?)))
+        Ok(Value::Object(std::rc::Rc::new(Version::parse_version(
+            &strval(&a[0]),
+        )?)))
     });
     funcs.insert("semverCompare", |_, a| {
         arity("semverCompare", &a, 2)?;
-        let version = Version::parse(&strval(&a[1]))?;
+        let version = Version::parse_version(&strval(&a[1]))?;
         satisfies(&version, &strval(&a[0])).map(Value::Bool)
     });
 }

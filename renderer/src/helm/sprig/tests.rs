@@ -5,10 +5,10 @@ use serde_json::json;
 use crate::helm::template::{builtins, Exec, Templates, Value};
 
 fn render(source: &str, data: serde_json::Value) -> Result<String, String> {
-    let mut set = Templates::default();
-    set.add("t", source).map_err(|e| e.to_string())?;
     let mut funcs = builtins::functions();
     funcs.extend(super::functions());
+    let mut set = Templates::default();
+    set.add("t", source, &funcs).map_err(|e| e.to_string())?;
     let mut exec = Exec::new(&set, &funcs);
     exec.execute("t", &Value::from_json_floats(&data))
         .map_err(|e| e.to_string())

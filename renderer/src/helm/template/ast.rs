@@ -68,10 +68,22 @@ pub struct Pipeline {
 pub struct Command {
     /// Where it starts.
     pub pos: Pos,
-    /// The source text.
+    /// Its text as Go prints the node (`include "x" .`), for error messages.
     pub text: std::rc::Rc<str>,
     /// The operands; the first names what is called.
-    pub args: Vec<Operand>,
+    pub args: Vec<Arg>,
+}
+
+/// An operand where it stands: Go's node position (for `.a.b` that of `.b`, as Go's
+/// parser records a field chain) and its text as Go prints the node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Arg {
+    /// Where Go says the node is.
+    pub pos: Pos,
+    /// The node as Go prints it.
+    pub text: std::rc::Rc<str>,
+    /// What it is.
+    pub operand: Operand,
 }
 
 /// An operand.

@@ -29,6 +29,10 @@ pub fn functions() -> HashMap<&'static str, Func> {
         [Value::Str(s)] => Ok(Value::Int(s.len() as i64)),
         [Value::List(l)] => Ok(Value::Int(l.len() as i64)),
         [Value::Map(m)] => Ok(Value::Int(m.borrow().len() as i64)),
+        [Value::Bytes(b)] => Ok(Value::Int(b.len() as i64)),
+        [Value::Object(o)] if o.len().is_some() => {
+            Ok(Value::Int(o.len().unwrap_or_default() as i64))
+        }
         [other] => Err(format!("len of type {}", other.type_name())),
         _ => Err(format!(
             "wrong number of args for len: want 1 got {}",
@@ -60,7 +64,7 @@ pub fn functions() -> HashMap<&'static str, Func> {
 fn basic_kind(value: &Value) -> Option<u8> {
     match value {
         Value::Bool(_) => Some(0),
-        Value::Int(_) => Some(1),
+        Value::Int(_) | Value::Int64(_) => Some(1),
         Value::Float(_) => Some(2),
         Value::Str(_) => Some(3),
         _ => None,
@@ -100,7 +104,7 @@ fn compare(args: &[Value], name: &str, test: fn(Ordering) -> bool) -> Result<Val
         ));
     };
     let ordering = match (a, b) {
-        (Value::Int(x), Value::Int(y)) => x.cmp(y),
+        (Value::Int(x) | Value::Int64(x), Value::Int(y) | Value::Int64(y)) => x.cmp(y),
         (Value::Float(x), Value::Float(y)) => {
             x.partial_cmp(y).ok_or("invalid comparison of NaN")?
         }
@@ -117,7 +121,7 @@ fn compare(args: &[Value], name: &str, test: fn(Ordering) -> bool) -> Result<Val
 
 fn int_index(value: &Value) -> Result<i64, String> {
     match value {
-        Value::Int(i) => Ok(*i),
+        Value::Int(i) | Value::Int64(i) => Ok(*i),
         Value::Float(f) if f.fract() == 0.0 => Ok(*f as i64),
         other => Err(format!(
             "cannot index slice/array with type {}",
@@ -229,10 +233,7 @@ pub fn js_escape(text: &str) -> String {
             '>' => out.push_str("\\u003E"),
             '&' => out.push_str("\\u0026"),
             '=' => out.push_str("\\u003D"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
             c => out.push(c),
         }
     }

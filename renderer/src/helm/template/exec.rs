@@ -1,11 +1,14 @@
-//! The executor: walks parsed templates with a dot, variables and functions.
+//! The executor: walks parsed templates with a dot, variables and functions, and reports
+//! failures as Go's `text/template` does (position and node of the failure, and what a
+//! failing `include`, `tpl`, `fail` or `required` wrapped).
 
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use super::ast::{Branch, Command, Node, Operand, Pipeline, Pos};
+use super::ast::{Arg, Branch, Command, Node, Operand, Pipeline, Pos};
 use super::parse::{self, ParseError};
 use super::value::Value;
+use super::world::World;
 
 /// The deepest `template`/`include` nesting allowed; deeper is reported as recursion.
 pub const MAX_DEPTH: usize = 1000;
@@ -22,6 +25,9 @@ pub const MAX_RANGE: i64 = 10_000_000;
 /// and its evaluated arguments.
 pub type Func = fn(&mut Exec, Vec<Value>) -> Result<Value, String>;
 
+/// The functions Go's template handles itself: they need no entry in a function map.
+const CONTROL_FUNCTIONS: [&str; 3] = ["and", "or", "call"];
+
 /// Named templates, parsed.
 #[derive(Debug, Clone, Default)]
 pub struct Templates {
@@ -37,9 +43,16 @@ struct Defined {
 
 impl Templates {
     /// Parses `source` as the template `name`, adding the templates it defines. A later
-    /// definition of a name replaces an earlier one.
-    pub fn add(&mut self, name: &str, source: &str) -> Result<(), ParseError> {
-        let parsed = parse::parse(name, source)?;
+    /// definition of a name replaces an earlier one. Calls of functions `funcs` does not
+    /// hold are syntax errors, as in Go.
+    pub fn add(
+        &mut self,
+        name: &str,
+        source: &str,
+        funcs: &HashMap<&'static str, Func>,
+    ) -> Result<(), ParseError> {
+        let known = |f: &str| funcs.contains_key(f) || CONTROL_FUNCTIONS.contains(&f);
+        let parsed = parse::parse(name, source, &known)?;
         let file: Rc<str> = Rc::from(name);
         for (defined, body) in parsed.defines {
             let body = Rc::new(body);
@@ -66,8 +79,28 @@ impl Templates {
     }
 }
 
+/// What an execution error came from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cause {
+    /// The engine's own complaint: a nil pointer, a wrong type, a wrong argument count.
+    Engine,
+    /// A function returned an error.
+    Function,
+    /// `fail` or `required`: a message Helm shows as it is.
+    User(String),
+    /// `include` of a template that failed.
+    Include(Box<ExecError>),
+    /// `include` of a template that does not exist.
+    NoTemplate(String),
+    /// `tpl` whose text could not be parsed or run (the message holds it).
+    Tpl {
+        /// Set when the failure inside was `fail` or `required`.
+        user: Option<String>,
+    },
+}
+
 /// An execution error, printed as Go prints it:
-/// `template: NAME:LINE:COL: executing "NAME" at <CONTEXT>: MESSAGE`.
+/// `template: FILE:LINE:COL: executing "NAME" at <NODE>: MESSAGE`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("template: {file}:{}:{}: executing \"{template}\" at <{context}>: {message}", pos.line, pos.col)]
 pub struct ExecError {
@@ -77,12 +110,63 @@ pub struct ExecError {
     pub template: String,
     /// Where.
     pub pos: Pos,
-    /// The source text of the failing action.
+    /// The node that failed, as Go prints it.
     pub context: String,
-    /// What went wrong.
+    /// What went wrong (for a failed call, `error calling NAME: ...`).
     pub message: String,
-    /// Set for `fail` and `required`, whose messages Helm shows verbatim.
-    pub user_message: Option<String>,
+    /// What it came from.
+    pub cause: Cause,
+}
+
+impl ExecError {
+    /// The message of `fail` or `required` somewhere in the chain, if any.
+    pub fn user_message(&self) -> Option<&str> {
+        match &self.cause {
+            Cause::User(message) => Some(message),
+            Cause::Tpl { user } => user.as_deref(),
+            Cause::Include(inner) => inner.user_message(),
+            _ => None,
+        }
+    }
+
+    /// The error as Helm 4 prints it: `execution error at (FILE:LINE:COL): MESSAGE` for
+    /// `fail` and `required`; else each template of an `include` chain on lines of its
+    /// own, when the innermost failure is the engine's; else Go's own text.
+    pub fn helm_message(&self) -> String {
+        if let Some(user) = self.user_message() {
+            return format!(
+                "execution error at ({}:{}:{}): {user}",
+                self.file, self.pos.line, self.pos.col
+            );
+        }
+        let mut out = String::new();
+        let mut current = self;
+        loop {
+            let head = match &current.cause {
+                Cause::Engine => current.message.clone(),
+                Cause::Include(_) | Cause::NoTemplate(_) => "error calling include:".into(),
+                _ => return self.to_string(),
+            };
+            out.push_str(&format!(
+                "{}:{}:{}\n  executing \"{}\" at <{}>:\n    {head}\n",
+                current.file, current.pos.line, current.pos.col, current.template, current.context
+            ));
+            match &current.cause {
+                Cause::Include(inner) => current = inner,
+                Cause::NoTemplate(name) => {
+                    out.push_str(&no_template(name));
+                    break;
+                }
+                _ => break,
+            }
+        }
+        out.trim().to_string()
+    }
+}
+
+/// Go's error for a template that does not exist, as `include` meets it.
+fn no_template(name: &str) -> String {
+    format!("template: no template {name:?} associated with template \"gotpl\"")
 }
 
 enum Flow {
@@ -102,10 +186,11 @@ pub struct Exec<'a> {
     out_size: usize,
     /// Extra templates added at run time (`tpl`), looked up before `templates`.
     pub added: Templates,
-    /// Data for functions that need more than their arguments (Helm's engine state).
-    pub extension: Option<Rc<dyn std::any::Any>>,
-    /// Set by `fail` and `required`: the message to surface verbatim.
-    pub user_message: Option<String>,
+    /// The randomness and clock of the render.
+    pub world: Rc<World>,
+    /// Set by a function that fails for a reason the error should carry (`include`,
+    /// `tpl`, `fail`, `required`); taken when its error is reported.
+    pub failure: Option<Cause>,
 }
 
 type ExecResult<T> = std::result::Result<T, Box<ExecError>>;
@@ -122,18 +207,24 @@ impl<'a> Exec<'a> {
             file: Rc::from(""),
             out_size: 0,
             added: Templates::default(),
-            extension: None,
-            user_message: None,
+            world: Rc::new(World::from_entropy()),
+            failure: None,
         }
+    }
+
+    /// The same execution drawing on `world` (one per render, shared by its templates).
+    pub fn with_world(mut self, world: Rc<World>) -> Self {
+        self.world = world;
+        self
     }
 
     fn lookup(&self, name: &str) -> Option<Defined> {
         self.added.get(name).or_else(|| self.templates.get(name))
     }
 
-    /// The name of the template executing now.
-    pub fn current_template(&self) -> &str {
-        &self.template
+    /// The function map of this execution (for `tpl`, which parses more templates).
+    pub fn functions(&self) -> &'a HashMap<&'static str, Func> {
+        self.funcs
     }
 
     /// Whether a template exists (for `include` and `template`).
@@ -149,12 +240,12 @@ impl<'a> Exec<'a> {
                 template: name.to_string(),
                 pos: Pos::default(),
                 context: name.to_string(),
-                message: format!("no template {name:?} associated with template"),
-                user_message: None,
+                message: no_template(name),
+                cause: Cause::NoTemplate(name.to_string()),
             })
         })?;
         if self.depth >= MAX_DEPTH {
-            return Err(self.error(
+            return Err(self.engine_error(
                 Pos::default(),
                 name,
                 format!("exceeded maximum template depth ({MAX_DEPTH})"),
@@ -177,21 +268,30 @@ impl<'a> Exec<'a> {
         result.map(|_| out)
     }
 
-    fn error(&self, pos: Pos, context: &str, message: String) -> Box<ExecError> {
+    fn error(&self, pos: Pos, context: &str, message: String, cause: Cause) -> Box<ExecError> {
         Box::new(ExecError {
             file: self.file.to_string(),
             template: self.template.clone(),
             pos,
             context: context.to_string(),
             message,
-            user_message: self.user_message.clone(),
+            cause,
         })
+    }
+
+    /// The engine's own complaint about the node at `pos` (`context`).
+    fn engine_error(&self, pos: Pos, context: &str, message: String) -> Box<ExecError> {
+        self.error(pos, context, message, Cause::Engine)
     }
 
     fn emit(&mut self, out: &mut String, text: &str, pos: Pos) -> ExecResult<()> {
         self.out_size += text.len();
         if self.out_size > MAX_OUTPUT {
-            return Err(self.error(pos, "output", format!("output exceeds {MAX_OUTPUT} bytes")));
+            return Err(self.engine_error(
+                pos,
+                "output",
+                format!("output exceeds {MAX_OUTPUT} bytes"),
+            ));
         }
         out.push_str(text);
         Ok(())
@@ -241,7 +341,7 @@ impl<'a> Exec<'a> {
                         None => Value::Nil,
                     };
                     if !self.has_template(name) {
-                        return Err(self.error(
+                        return Err(self.engine_error(
                             *pos,
                             &format!("template {name:?}"),
                             format!("no such template {name:?}"),
@@ -260,28 +360,39 @@ impl<'a> Exec<'a> {
     fn range(&mut self, branch: &Branch, dot: &Value, out: &mut String) -> ExecResult<()> {
         let mark = self.vars.len();
         let value = self.pipeline(&branch.pipe, dot, false)?;
+        let index = |i: usize| Value::Int(i64::try_from(i).unwrap_or(i64::MAX));
         let items: Vec<(Value, Value)> = match &value {
             Value::List(items) => items
                 .iter()
                 .enumerate()
-                .map(|(i, v)| (Value::Int(i64::try_from(i).unwrap_or(i64::MAX)), v.clone()))
+                .map(|(i, v)| (index(i), v.clone()))
                 .collect(),
             Value::Map(map) => map
                 .borrow()
                 .iter()
                 .map(|(k, v)| (Value::from(k.as_str()), v.clone()))
                 .collect(),
-            Value::Int(n) if *n > MAX_RANGE => {
-                return Err(self.error(
+            Value::Int(n) | Value::Int64(n) if *n > MAX_RANGE => {
+                return Err(self.engine_error(
                     branch.pipe.pos,
                     &branch.pipe.text,
                     format!("range over {n} is more than the limit of {MAX_RANGE} iterations"),
                 ))
             }
-            Value::Int(n) => (0..*n).map(|i| (Value::Int(i), Value::Int(i))).collect(),
+            Value::Int(n) | Value::Int64(n) => {
+                (0..*n).map(|i| (Value::Int(i), Value::Int(i))).collect()
+            }
             Value::Nil => Vec::new(),
+            Value::Bytes(bytes) => bytes
+                .iter()
+                .enumerate()
+                .map(|(i, b)| (index(i), Value::Int(i64::from(*b))))
+                .collect(),
+            Value::Object(object) if object.entries().is_some() => {
+                object.entries().unwrap_or_default()
+            }
             other => {
-                return Err(self.error(
+                return Err(self.engine_error(
                     branch.pipe.pos,
                     &branch.pipe.text,
                     format!("range can't iterate over {}", other.to_go_string()),
@@ -326,7 +437,7 @@ impl<'a> Exec<'a> {
                     match self.vars.iter_mut().rev().find(|(n, _)| n == name) {
                         Some(slot) => slot.1 = value.clone(),
                         None => {
-                            return Err(self.error(
+                            return Err(self.engine_error(
                                 pipe.pos,
                                 &pipe.text,
                                 format!("undefined variable: ${name}"),
@@ -341,18 +452,14 @@ impl<'a> Exec<'a> {
         Ok(value)
     }
 
-    fn variable(&self, name: &str, command: &Command) -> ExecResult<Value> {
+    fn variable(&self, name: &str, arg: &Arg) -> ExecResult<Value> {
         self.vars
             .iter()
             .rev()
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.clone())
             .ok_or_else(|| {
-                self.error(
-                    command.pos,
-                    &command.text,
-                    format!("undefined variable: ${name}"),
-                )
+                self.engine_error(arg.pos, &arg.text, format!("undefined variable: ${name}"))
             })
     }
 
@@ -365,81 +472,110 @@ impl<'a> Exec<'a> {
         let (first, rest) = command
             .args
             .split_first()
-            .ok_or_else(|| self.error(command.pos, &command.text, "empty command".into()))?;
-        match first {
+            .ok_or_else(|| self.engine_error(command.pos, &command.text, "empty command".into()))?;
+        match &first.operand {
             Operand::Function(name) if name == "and" || name == "or" => {
-                self.logical(name, rest, command, dot, last)
+                self.logical(name, first, rest, dot, last)
             }
             Operand::Function(name) => {
-                let mut args = Vec::with_capacity(rest.len() + 1);
-                for arg in rest {
-                    args.push(self.operand(arg, command, dot)?);
-                }
-                args.extend(last);
-                self.call(name, args, command)
+                let args = self.arguments(rest, dot, last)?;
+                self.call(name, first, rest, args, command)
             }
             Operand::Field(fields) => {
-                let args = self.arguments(rest, command, dot, last)?;
-                self.fields(dot.clone(), fields, args, command)
+                let args = self.arguments(rest, dot, last)?;
+                self.fields(dot.clone(), fields, args, first)
             }
             Operand::Variable(name, fields) => {
-                let base = self.variable(name, command)?;
-                let args = self.arguments(rest, command, dot, last)?;
-                self.fields(base, fields, args, command)
+                let base = self.variable(name, first)?;
+                let args = self.arguments(rest, dot, last)?;
+                self.fields(base, fields, args, first)
             }
             Operand::Chain(pipe, fields) => {
                 let base = self.pipeline(pipe, dot, false)?;
-                let args = self.arguments(rest, command, dot, last)?;
-                self.fields(base, fields, args, command)
+                let args = self.arguments(rest, dot, last)?;
+                self.fields(base, fields, args, first)
             }
             Operand::Nil => {
-                Err(self.error(command.pos, &command.text, "nil is not a command".into()))
+                Err(self.engine_error(first.pos, &first.text, "nil is not a command".into()))
             }
-            constant => {
+            _ => {
                 if !rest.is_empty() || last.is_some() {
-                    return Err(self.error(
-                        command.pos,
-                        &command.text,
+                    return Err(self.engine_error(
+                        first.pos,
+                        &first.text,
                         "can't give argument to non-function".into(),
                     ));
                 }
-                self.operand(constant, command, dot)
+                self.operand(first, dot)
             }
         }
     }
 
-    /// Calls a function by name; its failure is reported as Go reports it.
-    fn call(&mut self, name: &str, args: Vec<Value>, command: &Command) -> ExecResult<Value> {
-        let func = *self.funcs.get(name).ok_or_else(|| {
+    /// Calls a function; its failure is reported as Go reports it. Go checks the argument
+    /// count and types itself, at the function's name or its last argument; an error the
+    /// function returns is reported at the command.
+    fn call(
+        &mut self,
+        name: &str,
+        function: &Arg,
+        rest: &[Arg],
+        args: Vec<Value>,
+        command: &Command,
+    ) -> ExecResult<Value> {
+        let Some(func) = self.funcs.get(name).copied() else {
+            return Err(self.engine_error(
+                function.pos,
+                &function.text,
+                format!("{name:?} is not a defined function"),
+            ));
+        };
+        self.failure = None;
+        let types: Vec<&'static str> = args.iter().take(rest.len()).map(Value::type_name).collect();
+        func(self, args).map_err(|message| {
+            let cause = self.failure.take();
+            if message.starts_with("wrong number of args") {
+                return self.engine_error(function.pos, &function.text, message);
+            }
+            if let Some((expected, got)) = refused_type(&message) {
+                // Go checks each argument where it stands, in order; the piped value last.
+                let blamed = rest.iter().zip(&types).find(|(_, t)| **t == got);
+                if let Some((arg, _)) = blamed {
+                    let message = literal_refusal(arg, expected)
+                        .unwrap_or_else(|| value_refusal(arg, expected, got));
+                    let at = innermost(arg);
+                    return self.engine_error(at.pos, &at.text, message);
+                }
+                let at = rest.last().map_or(function, innermost);
+                let message = match got {
+                    "<nil>" => format!("invalid value; expected {expected}"),
+                    _ => message,
+                };
+                return self.engine_error(at.pos, &at.text, message);
+            }
+            let cause = cause.unwrap_or(Cause::Function);
+            let detail = match &cause {
+                Cause::Include(inner) => inner.to_string(),
+                Cause::NoTemplate(template) => no_template(template),
+                _ => message,
+            };
             self.error(
                 command.pos,
                 &command.text,
-                format!("function {name:?} not defined"),
+                format!("error calling {name}: {detail}"),
+                cause,
             )
-        })?;
-        func(self, args).map_err(|message| {
-            // Go checks argument types before the call, and says so without "error calling".
-            let typed = message.starts_with("wrong type for value")
-                || message.starts_with("invalid value;");
-            let message = if typed {
-                message
-            } else {
-                format!("error calling {name}: {message}")
-            };
-            self.error(command.pos, &command.text, message)
         })
     }
 
     fn arguments(
         &mut self,
-        rest: &[Operand],
-        command: &Command,
+        rest: &[Arg],
         dot: &Value,
         last: Option<Value>,
     ) -> ExecResult<Vec<Value>> {
         let mut args = Vec::with_capacity(rest.len() + 1);
         for arg in rest {
-            args.push(self.operand(arg, command, dot)?);
+            args.push(self.operand(arg, dot)?);
         }
         args.extend(last);
         Ok(args)
@@ -449,21 +585,21 @@ impl<'a> Exec<'a> {
     fn logical(
         &mut self,
         name: &str,
-        rest: &[Operand],
-        command: &Command,
+        function: &Arg,
+        rest: &[Arg],
         dot: &Value,
         last: Option<Value>,
     ) -> ExecResult<Value> {
         if rest.is_empty() && last.is_none() {
-            return Err(self.error(
-                command.pos,
-                &command.text,
+            return Err(self.engine_error(
+                function.pos,
+                &function.text,
                 format!("wrong number of args for {name}: want at least 1 got 0"),
             ));
         }
         let mut value = Value::Nil;
         for arg in rest {
-            value = self.operand(arg, command, dot)?;
+            value = self.operand(arg, dot)?;
             if value.truthy() == (name == "or") {
                 return Ok(value);
             }
@@ -474,27 +610,34 @@ impl<'a> Exec<'a> {
         Ok(value)
     }
 
-    fn operand(&mut self, operand: &Operand, command: &Command, dot: &Value) -> ExecResult<Value> {
-        Ok(match operand {
+    fn operand(&mut self, arg: &Arg, dot: &Value) -> ExecResult<Value> {
+        Ok(match &arg.operand {
             Operand::Dot => dot.clone(),
             Operand::Nil => Value::Nil,
             Operand::Bool(b) => Value::Bool(*b),
             Operand::Int(i) => Value::Int(*i),
             Operand::Float(f) => Value::Float(*f),
             Operand::Str(s) => Value::from(s.as_str()),
-            Operand::Field(fields) => self.fields(dot.clone(), fields, Vec::new(), command)?,
+            Operand::Field(fields) => self.fields(dot.clone(), fields, Vec::new(), arg)?,
             Operand::Variable(name, fields) => {
-                let base = self.variable(name, command)?;
-                self.fields(base, fields, Vec::new(), command)?
+                let base = self.variable(name, arg)?;
+                self.fields(base, fields, Vec::new(), arg)?
             }
             Operand::Chain(pipe, fields) => {
                 let base = self.pipeline(pipe, dot, false)?;
-                self.fields(base, fields, Vec::new(), command)?
+                self.fields(base, fields, Vec::new(), arg)?
             }
             Operand::Function(name) if name == "and" || name == "or" => {
-                self.logical(name, &[], command, dot, None)?
+                self.logical(name, arg, &[], dot, None)?
             }
-            Operand::Function(name) => self.call(name, Vec::new(), command)?,
+            Operand::Function(name) => {
+                let command = Command {
+                    pos: arg.pos,
+                    text: arg.text.clone(),
+                    args: vec![arg.clone()],
+                };
+                self.call(name, arg, &[], Vec::new(), &command)?
+            }
         })
     }
 
@@ -504,7 +647,7 @@ impl<'a> Exec<'a> {
         base: Value,
         fields: &[String],
         args: Vec<Value>,
-        command: &Command,
+        at: &Arg,
     ) -> ExecResult<Value> {
         let mut value = base;
         for (i, name) in fields.iter().enumerate() {
@@ -513,9 +656,9 @@ impl<'a> Exec<'a> {
             value = match &value {
                 Value::Map(map) => {
                     if !call_args.is_empty() {
-                        return Err(self.error(
-                            command.pos,
-                            &command.text,
+                        return Err(self.engine_error(
+                            at.pos,
+                            &at.text,
                             format!("{name} is not a method but has arguments"),
                         ));
                     }
@@ -524,34 +667,98 @@ impl<'a> Exec<'a> {
                 }
                 Value::Object(object) => object.call(name, call_args).map_err(|m| {
                     self.error(
-                        command.pos,
-                        &command.text,
+                        at.pos,
+                        &at.text,
                         format!("error calling {name}: {m}"),
+                        Cause::Function,
                     )
                 })?,
+                // A chain that starts from nothing (an unset variable or dot, a pipeline
+                // that gave nil) stays nothing, as Go's missing value does; only a nil
+                // met inside the chain (`.a.missing.b`) is an error.
+                Value::Nil if i == 0 => Value::Nil,
                 Value::Nil => {
-                    return Err(self.error(
-                        command.pos,
-                        &command.text,
+                    return Err(self.engine_error(
+                        at.pos,
+                        &at.text,
                         format!("nil pointer evaluating interface {{}}.{name}"),
                     ))
                 }
                 other => {
-                    return Err(self.error(
-                        command.pos,
-                        &command.text,
+                    return Err(self.engine_error(
+                        at.pos,
+                        &at.text,
                         format!("can't evaluate field {name} in type {}", other.type_name()),
                     ))
                 }
             };
         }
         if fields.is_empty() && !args.is_empty() {
-            return Err(self.error(
-                command.pos,
-                &command.text,
+            return Err(self.engine_error(
+                at.pos,
+                &at.text,
                 "can't give argument to non-function".into(),
             ));
         }
         Ok(value)
+    }
+}
+
+/// The expected and the given type of a function's refusal of an argument
+/// (`wrong type for value; expected string; got int`, `invalid value; expected string`).
+fn refused_type(message: &str) -> Option<(&str, &str)> {
+    if let Some(rest) = message.strip_prefix("wrong type for value; expected ") {
+        return rest.split_once("; got ");
+    }
+    message
+        .strip_prefix("invalid value; expected ")
+        .map(|expected| (expected, "<nil>"))
+}
+
+/// Go's wording for a refused value: a missing key read straight from a field is a nil
+/// `interface {}` (Go names its type), while nil passed through a variable or a pipeline
+/// has no type at all.
+fn value_refusal(arg: &Arg, expected: &str, got: &str) -> String {
+    let read_from_field = match &arg.operand {
+        Operand::Field(_) => true,
+        Operand::Variable(_, fields) | Operand::Chain(_, fields) => !fields.is_empty(),
+        _ => false,
+    };
+    match (got, read_from_field) {
+        ("<nil>", true) => format!("wrong type for value; expected {expected}; got interface {{}}"),
+        ("<nil>", false) => format!("invalid value; expected {expected}"),
+        (got, _) => format!("wrong type for value; expected {expected}; got {got}"),
+    }
+}
+
+/// The node Go was at when it checked an argument: for a parenthesized pipeline, the
+/// last operand it evaluated inside.
+fn innermost(arg: &Arg) -> &Arg {
+    match &arg.operand {
+        Operand::Chain(pipeline, fields) if fields.is_empty() => pipeline
+            .commands
+            .last()
+            .and_then(|command| command.args.last())
+            .map_or(arg, innermost),
+        _ => arg,
+    }
+}
+
+/// Go's wording when the refused argument is a constant: Go converts constants to the
+/// parameter's type and words the failure by the constant (`expected string; found 12`).
+fn literal_refusal(arg: &Arg, expected: &str) -> Option<String> {
+    let kind = match expected {
+        "string" => "string",
+        "bool" => "bool",
+        "float64" | "float32" => "float",
+        t if t.starts_with("int") || t.starts_with("uint") => "integer",
+        _ => return None,
+    };
+    match arg.operand {
+        Operand::Nil => Some(format!("cannot assign nil to {expected}")),
+        Operand::Int(_) | Operand::Float(_) | Operand::Str(_) | Operand::Bool(_) => {
+            Some(format!("expected {kind}; found {}", arg.text))
+        }
+        _ => None,
     }
 }

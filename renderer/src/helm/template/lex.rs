@@ -8,8 +8,8 @@ use super::ast::Pos;
 pub enum Item {
     /// Text, already trimmed by neighbouring markers.
     Text(String),
-    /// An action's tokens, where it starts, and its source text.
-    Action(Vec<Token>, Pos, std::rc::Rc<str>),
+    /// An action's tokens and where it starts.
+    Action(Vec<Token>, Pos),
 }
 
 /// A token inside an action.
@@ -34,8 +34,8 @@ pub enum Tok {
     Var(String),
     /// A bare word: a function or keyword.
     Ident(String),
-    /// A quoted or raw string, unescaped.
-    Str(String),
+    /// A quoted or raw string: its value, and its text as written (with the quotes).
+    Str(String, String),
     /// A number as written.
     Number(String),
     /// A character constant, as its code point.
@@ -136,7 +136,7 @@ pub fn items(source: &str) -> Result<Vec<Item>, LexError> {
             }
         } else {
             let tokens = tokenize(source, inner_start, inner_end, &lines)?;
-            items.push(Item::Action(tokens, pos, std::rc::Rc::from(trimmed)));
+            items.push(Item::Action(tokens, pos));
         }
         trim_next = trim_right;
         rest_start = close + 2;
@@ -190,6 +190,11 @@ fn find_close(source: &str, from: usize) -> Option<(usize, bool)> {
         i += 1;
     }
     None
+}
+
+/// A character as Go's `%#U` prints it: `U+0022 '"'`.
+fn go_rune(c: char) -> String {
+    format!("U+{:04X} '{c}'", u32::from(c))
 }
 
 fn word_char(c: char) -> bool {
@@ -283,7 +288,8 @@ fn tokenize(source: &str, start: usize, end: usize, lines: &Lines) -> Result<Vec
                         Some((_, c)) => value.push(c),
                     }
                 }
-                Tok::Str(value)
+                let end = chars.peek().map_or(text.len(), |(j, _)| *j);
+                Tok::Str(value, text[i..end].to_string())
             }
             '`' => {
                 chars.next();
@@ -295,7 +301,8 @@ fn tokenize(source: &str, start: usize, end: usize, lines: &Lines) -> Result<Vec
                         Some((_, c)) => value.push(c),
                     }
                 }
-                Tok::Str(value)
+                let end = chars.peek().map_or(text.len(), |(j, _)| *j);
+                Tok::Str(value, text[i..end].to_string())
             }
             '\'' => {
                 chars.next();
@@ -314,9 +321,10 @@ fn tokenize(source: &str, start: usize, end: usize, lines: &Lines) -> Result<Vec
                 number.push(c);
                 chars.next();
                 while let Some(&(_, n)) = chars.peek() {
+                    let hex = number.contains("0x") || number.contains("0X");
                     let exponent_sign = (n == '-' || n == '+')
-                        && number.ends_with(['e', 'E'])
-                        && !number.contains("0x");
+                        && ((!hex && number.ends_with(['e', 'E']))
+                            || (hex && number.ends_with(['p', 'P'])));
                     if n.is_ascii_alphanumeric() || n == '.' || n == '_' || exponent_sign {
                         number.push(n);
                         chars.next();
@@ -330,6 +338,14 @@ fn tokenize(source: &str, start: usize, end: usize, lines: &Lines) -> Result<Vec
             '}' => return Err(error(i, "unexpected \"}\" in operand".into())),
             other => return Err(error(i, format!("unexpected {other:?} in command"))),
         };
+        if matches!(kind, Tok::Ident(_) | Tok::Field(_) | Tok::Var(_)) {
+            // Go's lexer wants a word to end at a space, a delimiter or punctuation.
+            if let Some(&(j, next)) = chars.peek() {
+                if !(is_space(next) || matches!(next, '.' | ',' | '|' | ':' | ')' | '(')) {
+                    return Err(error(j, format!("bad character {}", go_rune(next))));
+                }
+            }
+        }
         tokens.push(Token { kind, spaced, pos });
         spaced = false;
     }
@@ -343,6 +359,9 @@ fn next_is_digit(text: &str, i: usize) -> bool {
         .is_some_and(|c| c.is_ascii_digit() || c == '.')
 }
 
+/// What Go's `strconv.Unquote` says of any bad escape.
+const INVALID_SYNTAX: &str = "invalid syntax";
+
 fn unescape(chars: &mut std::iter::Peekable<std::str::CharIndices>) -> Result<char, String> {
     let hex = |chars: &mut std::iter::Peekable<std::str::CharIndices>,
                count: usize|
@@ -353,7 +372,7 @@ fn unescape(chars: &mut std::iter::Peekable<std::str::CharIndices>) -> Result<ch
         u32::from_str_radix(&digits, 16)
             .ok()
             .and_then(char::from_u32)
-            .ok_or_else(|| format!("invalid escape \\{digits}"))
+            .ok_or_else(|| INVALID_SYNTAX.to_string())
     };
     match chars.next().map(|(_, c)| c) {
         Some('n') => Ok('\n'),
@@ -379,9 +398,9 @@ fn unescape(chars: &mut std::iter::Peekable<std::str::CharIndices>) -> Result<ch
             u32::from_str_radix(&digits, 8)
                 .ok()
                 .and_then(char::from_u32)
-                .ok_or_else(|| format!("invalid escape \\{digits}"))
+                .ok_or_else(|| INVALID_SYNTAX.to_string())
         }
-        other => Err(format!("unknown escape sequence: {other:?}")),
+        _ => Err(INVALID_SYNTAX.into()),
     }
 }
 
@@ -395,7 +414,17 @@ mod tests {
             .into_iter()
             .map(|i| match i {
                 Item::Text(t) => format!("T:{t}"),
-                Item::Action(_, _, text) => format!("A:{text}"),
+                Item::Action(tokens, _) => {
+                    let words: Vec<String> = tokens
+                        .iter()
+                        .map(|t| match &t.kind {
+                            Tok::Number(n) => n.clone(),
+                            Tok::Str(_, raw) => raw.clone(),
+                            other => format!("{other:?}"),
+                        })
+                        .collect();
+                    format!("A:{}", words.join(" "))
+                }
             })
             .collect()
     }
@@ -420,7 +449,7 @@ mod tests {
     #[test]
     fn tokens_carry_spacing_and_positions() {
         let found = items("ab\n  {{ $x.a (f 'c').b -1.5e3 `raw` }}").expect("lexes");
-        let Item::Action(tokens, pos, _) = &found[1] else {
+        let Item::Action(tokens, pos) = &found[1] else {
             panic!("an action")
         };
         assert_eq!(*pos, Pos { line: 2, col: 2 });
@@ -436,7 +465,7 @@ mod tests {
                 &Tok::RParen,
                 &Tok::Field("b".into()),
                 &Tok::Number("-1.5e3".into()),
-                &Tok::Str("raw".into()),
+                &Tok::Str("raw".into(), "`raw`".into()),
             ]
         );
         assert!(!tokens[1].spaced && tokens[2].spaced && !tokens[6].spaced);

@@ -13,10 +13,12 @@ pub mod lex;
 pub mod parse;
 pub mod printf;
 pub mod value;
+pub mod world;
 
 pub use exec::{Exec, ExecError, Func, Templates};
 pub use parse::ParseError;
 pub use value::Value;
+pub use world::World;
 
 #[cfg(test)]
 mod tests;

@@ -1,6 +1,8 @@
 //! The parser: items into nodes, `define` and `block` into named templates.
 
-use super::ast::{Branch, Command, Node, Operand, Pipeline, Pos};
+use std::rc::Rc;
+
+use super::ast::{Arg, Branch, Command, Node, Operand, Pipeline, Pos};
 use super::lex::{self, Item, Tok, Token};
 
 /// A template syntax error, printed as Go prints it: `template: NAME:LINE: MESSAGE`.
@@ -24,8 +26,13 @@ pub struct Parsed {
     pub defines: Vec<(String, Vec<Node>)>,
 }
 
-/// Parses a template.
-pub fn parse(name: &str, source: &str) -> Result<Parsed, ParseError> {
+/// Parses a template. As Go's parser does, it refuses functions `is_function` does not
+/// know and variables used where none of that name is declared.
+pub fn parse(
+    name: &str,
+    source: &str,
+    is_function: &dyn Fn(&str) -> bool,
+) -> Result<Parsed, ParseError> {
     let items = lex::items(source).map_err(|e| ParseError {
         name: name.to_string(),
         line: e.line,
@@ -38,6 +45,8 @@ pub fn parse(name: &str, source: &str) -> Result<Parsed, ParseError> {
         defines: Vec::new(),
         last_line: 1,
         eof_line: 1 + source.matches('\n').count(),
+        vars: vec![String::new()],
+        is_function,
     };
     let (root, end) = parser.list(false)?;
     if let Some((word, pos)) = end {
@@ -57,6 +66,10 @@ struct Parser<'a> {
     last_line: usize,
     /// The line Go's lexer is on at the end of input, where "unexpected EOF" is reported.
     eof_line: usize,
+    /// Variables in scope (`$` is the empty name).
+    vars: Vec<String>,
+    /// Whether a function of that name exists.
+    is_function: &'a dyn Fn(&str) -> bool,
 }
 
 /// Reads one action's tokens.
@@ -99,12 +112,12 @@ impl Parser<'_> {
             // Taken rather than cloned; `end` and `else` items are put back for the caller.
             let item = std::mem::replace(&mut self.items[self.at], Item::Text(String::new()));
             self.at += 1;
-            let (tokens, pos, text) = match item {
+            let (tokens, pos) = match item {
                 Item::Text(text) => {
                     nodes.push(Node::Text(text));
                     continue;
                 }
-                Item::Action(tokens, pos, text) => (tokens, pos, text),
+                Item::Action(tokens, pos) => (tokens, pos),
             };
             self.last_line = pos.line;
             let mut cursor = Cursor {
@@ -124,19 +137,24 @@ impl Parser<'_> {
                         );
                     }
                     // The caller reads the rest of this item (`else if ...`) itself.
-                    self.items[self.at - 1] = Item::Action(tokens, pos, text);
+                    self.items[self.at - 1] = Item::Action(tokens, pos);
                     return Ok((nodes, Some((keyword, pos))));
                 }
                 "if" | "range" | "with" => {
                     cursor.next();
-                    let pipe = self.pipeline(&mut cursor, pos, &text, keyword == "range")?;
-                    nodes.push(self.branch(&keyword, pipe)?);
+                    // What the control declares goes out of scope at its end.
+                    let scope = self.vars.len();
+                    let node = self
+                        .pipeline(&mut cursor, pos, keyword == "range")
+                        .and_then(|pipe| self.branch(&keyword, pipe));
+                    self.vars.truncate(scope);
+                    nodes.push(node?);
                 }
                 "define" | "block" => {
                     cursor.next();
                     let template_name = self.string_operand(&mut cursor, pos, &keyword)?;
                     let pipe = if keyword == "block" {
-                        Some(self.pipeline(&mut cursor, pos, &text, false)?)
+                        Some(self.pipeline(&mut cursor, pos, false)?)
                     } else if cursor.done() {
                         None
                     } else {
@@ -150,7 +168,11 @@ impl Parser<'_> {
                             "unexpected define: define must be at the top level".into(),
                         ));
                     }
-                    let (body, end) = self.list(true)?;
+                    // A defined template starts with only `$` in scope.
+                    let outer = std::mem::replace(&mut self.vars, vec![String::new()]);
+                    let body = self.list(true);
+                    self.vars = outer;
+                    let (body, end) = body?;
                     self.expect_end(end, &keyword)?;
                     self.defines.push((template_name.clone(), body));
                     if let Some(pipe) = pipe {
@@ -167,7 +189,7 @@ impl Parser<'_> {
                     let pipe = if cursor.done() {
                         None
                     } else {
-                        Some(self.pipeline(&mut cursor, pos, &text, false)?)
+                        Some(self.pipeline(&mut cursor, pos, false)?)
                     };
                     nodes.push(Node::Template {
                         pos,
@@ -190,7 +212,7 @@ impl Parser<'_> {
                     });
                 }
                 _ => {
-                    let pipe = self.pipeline(&mut cursor, pos, &text, false)?;
+                    let pipe = self.pipeline(&mut cursor, pos, false)?;
                     nodes.push(Node::Action(pipe));
                 }
             }
@@ -213,7 +235,7 @@ impl Parser<'_> {
 
     /// The `{{end}}` just consumed must have nothing after the keyword.
     fn ensure_bare(&self) -> Result<(), ParseError> {
-        if let Some(Item::Action(tokens, pos, _)) = self.items.get(self.at.saturating_sub(1)) {
+        if let Some(Item::Action(tokens, pos)) = self.items.get(self.at.saturating_sub(1)) {
             if tokens.len() > 1 {
                 return Err(self.error_at(pos.line, "unexpected operand in {{end}}".into()));
             }
@@ -230,8 +252,7 @@ impl Parser<'_> {
                 Vec::new()
             }
             Some((word, at)) if word == "else" => {
-                let Some(Item::Action(tokens, _, text)) = self.items.get(self.at - 1).cloned()
-                else {
+                let Some(Item::Action(tokens, _)) = self.items.get(self.at - 1).cloned() else {
                     return Err(self.error_at(at.line, "malformed else".into()));
                 };
                 let mut cursor = Cursor {
@@ -246,7 +267,7 @@ impl Parser<'_> {
                     }
                     Some(Tok::Ident(chained)) if chained == "if" || chained == "with" => {
                         cursor.next();
-                        let pipe = self.pipeline(&mut cursor, at, &text, false)?;
+                        let pipe = self.pipeline(&mut cursor, at, false)?;
                         vec![self.branch(&chained, pipe)?]
                     }
                     _ => return Err(self.error_at(at.line, "unexpected operand after else".into())),
@@ -273,7 +294,7 @@ impl Parser<'_> {
         what: &str,
     ) -> Result<String, ParseError> {
         match cursor.next().map(|t| &t.kind) {
-            Some(Tok::Str(name)) => Ok(name.clone()),
+            Some(Tok::Str(name, _)) => Ok(name.clone()),
             _ => Err(self.error_at(
                 pos.line,
                 format!("unexpected name in {what} clause: expected a string"),
@@ -283,10 +304,9 @@ impl Parser<'_> {
 
     /// `[$a[, $b] (:= | =)] command [| command]...`
     fn pipeline(
-        &self,
+        &mut self,
         cursor: &mut Cursor,
         pos: Pos,
-        text: &std::rc::Rc<str>,
         range: bool,
     ) -> Result<Pipeline, ParseError> {
         let mut vars = Vec::new();
@@ -319,10 +339,12 @@ impl Parser<'_> {
                 }
                 _ => cursor.at = save,
             }
+            // Go declares them before reading the commands.
+            self.vars.extend(vars.iter().cloned());
         }
         let mut commands = Vec::new();
         loop {
-            let command = self.command(cursor, pos, text)?;
+            let command = self.command(cursor, pos)?;
             commands.push(command);
             match cursor.peek().map(|t| &t.kind) {
                 Some(Tok::Pipe) => {
@@ -336,19 +358,14 @@ impl Parser<'_> {
         }
         Ok(Pipeline {
             pos,
-            text: text.clone(),
+            text: Rc::from(pipeline_text(&vars, assign, &commands)),
             vars,
             assign,
             commands,
         })
     }
 
-    fn command(
-        &self,
-        cursor: &mut Cursor,
-        pos: Pos,
-        text: &std::rc::Rc<str>,
-    ) -> Result<Command, ParseError> {
+    fn command(&mut self, cursor: &mut Cursor, pos: Pos) -> Result<Command, ParseError> {
         let start = cursor.peek().map(|t| t.pos).unwrap_or(pos);
         let mut args = Vec::new();
         while let Some(token) = cursor.peek() {
@@ -358,45 +375,50 @@ impl Parser<'_> {
             if !args.is_empty() && !token.spaced && !matches!(token.kind, Tok::LParen) {
                 return Err(self.error_at(
                     token.pos.line,
-                    format!("missing space before {:?}", token.kind),
+                    format!("unexpected {} in operand", go_item(&token.kind)),
                 ));
             }
-            args.push(self.operand(cursor, pos, text)?);
+            args.push(self.operand(cursor, pos)?);
         }
         if args.is_empty() {
             return Err(self.error_at(pos.line, "missing value for command".into()));
         }
         Ok(Command {
             pos: start,
-            text: text.clone(),
+            text: Rc::from(command_text(&args)),
             args,
         })
     }
 
-    fn fields(cursor: &mut Cursor) -> Vec<String> {
+    /// The field names right after a term, and where the first of them stands (Go puts a
+    /// chain's node there).
+    fn fields(cursor: &mut Cursor) -> (Vec<String>, Option<Pos>) {
         let mut fields = Vec::new();
+        let mut first = None;
         while let Some(Token {
             kind: Tok::Field(name),
             spaced: false,
-            ..
+            pos,
         }) = cursor.peek()
         {
+            first.get_or_insert(*pos);
             fields.push(name.clone());
             cursor.next();
         }
-        fields
+        (fields, first)
     }
 
-    fn operand(
-        &self,
-        cursor: &mut Cursor,
-        pos: Pos,
-        text: &std::rc::Rc<str>,
-    ) -> Result<Operand, ParseError> {
+    fn operand(&mut self, cursor: &mut Cursor, pos: Pos) -> Result<Arg, ParseError> {
         let Some(token) = cursor.next() else {
             return Err(self.error_at(pos.line, "missing value for command".into()));
         };
         let line = token.pos.line;
+        let at = token.pos;
+        let arg = |pos: Pos, text: String, operand: Operand| Arg {
+            pos,
+            text: Rc::from(text),
+            operand,
+        };
         Ok(match &token.kind {
             Tok::Dot => {
                 if let Some(Token {
@@ -407,35 +429,64 @@ impl Parser<'_> {
                 {
                     return Err(self.error_at(line, "unexpected . after term \".\"".into()));
                 }
-                Operand::Dot
+                arg(at, ".".into(), Operand::Dot)
             }
             Tok::Field(first) => {
+                let (more, chain_at) = Self::fields(cursor);
                 let mut fields = vec![first.clone()];
-                fields.extend(Self::fields(cursor));
-                Operand::Field(fields)
+                fields.extend(more);
+                let text = format!(".{}", fields.join("."));
+                arg(chain_at.unwrap_or(at), text, Operand::Field(fields))
             }
-            Tok::Var(name) => Operand::Variable(name.clone(), Self::fields(cursor)),
-            Tok::Ident(word) => match word.as_str() {
-                "true" => Operand::Bool(true),
-                "false" => Operand::Bool(false),
-                "nil" => Operand::Nil,
-                "if" | "else" | "end" | "range" | "with" | "define" | "template" | "block"
-                | "break" | "continue" => {
-                    return Err(self.error_at(line, format!("unexpected <{word}> in command")));
+            Tok::Var(name) => {
+                if !self.vars.contains(name) {
+                    return Err(self.error_at(line, format!("undefined variable \"${name}\"")));
                 }
-                _ => Operand::Function(word.clone()),
-            },
-            Tok::Str(s) => Operand::Str(s.clone()),
-            Tok::Char(c) => Operand::Int(*c),
-            Tok::Number(raw) => self.number(raw, line)?,
+                let (fields, chain_at) = Self::fields(cursor);
+                let text: String = std::iter::once(format!("${name}"))
+                    .chain(fields.iter().map(|f| format!(".{f}")))
+                    .collect();
+                arg(
+                    chain_at.unwrap_or(at),
+                    text,
+                    Operand::Variable(name.clone(), fields),
+                )
+            }
+            Tok::Ident(word) => {
+                let operand = match word.as_str() {
+                    "true" => Operand::Bool(true),
+                    "false" => Operand::Bool(false),
+                    "nil" => Operand::Nil,
+                    "if" | "else" | "end" | "range" | "with" | "define" | "template" | "block"
+                    | "break" | "continue" => {
+                        return Err(self.error_at(line, format!("unexpected <{word}> in command")));
+                    }
+                    _ if (self.is_function)(word) => Operand::Function(word.clone()),
+                    _ => {
+                        return Err(self.error_at(line, format!("function {word:?} not defined")));
+                    }
+                };
+                arg(at, word.clone(), operand)
+            }
+            Tok::Str(value, raw) => arg(at, raw.clone(), Operand::Str(value.clone())),
+            Tok::Char(c) => arg(at, c.to_string(), Operand::Int(*c)),
+            Tok::Number(raw) => arg(at, raw.clone(), self.number(raw, line)?),
             Tok::LParen => {
-                let inner = self.pipeline(cursor, token.pos, text, false)?;
+                let inner_at = cursor.peek().map_or(at, |t| t.pos);
+                let inner = self.pipeline(cursor, inner_at, false)?;
                 match cursor.next().map(|t| &t.kind) {
                     Some(Tok::RParen) => {}
                     _ => return Err(self.error_at(line, "unclosed left paren".into())),
                 }
-                let fields = Self::fields(cursor);
-                Operand::Chain(Box::new(inner), fields)
+                let (fields, chain_at) = Self::fields(cursor);
+                let text: String = std::iter::once(format!("({})", inner.text))
+                    .chain(fields.iter().map(|f| format!(".{f}")))
+                    .collect();
+                arg(
+                    chain_at.unwrap_or(inner_at),
+                    text,
+                    Operand::Chain(Box::new(inner), fields),
+                )
             }
             other => return Err(self.error_at(line, format!("unexpected {other:?} in operand"))),
         })
@@ -470,25 +521,108 @@ impl Parser<'_> {
         if let Some(i) = integer {
             return Ok(Operand::Int(if negative { -i } else { i }));
         }
-        match digits.parse::<f64>() {
-            Ok(f)
-                if !digits.to_ascii_lowercase().contains("inf")
-                    && !digits.to_ascii_lowercase().contains("nan") =>
-            {
-                Ok(Operand::Float(if negative { -f } else { f }))
+        let lower = digits.to_ascii_lowercase();
+        let float = if let Some(hex) = lower.strip_prefix("0x") {
+            hex_float(hex)
+        } else if lower.contains("inf") || lower.contains("nan") {
+            None
+        } else {
+            digits.parse::<f64>().ok()
+        };
+        match float {
+            // Too large for an int64 yet written as an integer: Go refuses it.
+            Some(_) if !lower.contains(['.', 'e', 'p']) => {
+                Err(self.error_at(line, format!("integer overflow: {raw:?}")))
             }
-            _ => Err(self.error_at(line, format!("bad number syntax: {raw:?}"))),
+            Some(f) => Ok(Operand::Float(if negative { -f } else { f })),
+            None => Err(self.error_at(line, format!("bad number syntax: {raw:?}"))),
         }
     }
+}
+
+/// A command as Go prints it: its operands separated by spaces.
+fn command_text(args: &[Arg]) -> String {
+    args.iter()
+        .map(|a| a.text.as_ref())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A pipeline as Go prints it: `$x := a | b`.
+fn pipeline_text(vars: &[String], assign: bool, commands: &[Command]) -> String {
+    let mut text = String::new();
+    if !vars.is_empty() {
+        let names: Vec<String> = vars.iter().map(|v| format!("${v}")).collect();
+        text.push_str(&names.join(", "));
+        text.push_str(if assign { " = " } else { " := " });
+    }
+    let commands: Vec<&str> = commands.iter().map(|c| c.text.as_ref()).collect();
+    text.push_str(&commands.join(" | "));
+    text
+}
+
+/// A token as Go's `item.String` prints it: keywords in angle brackets, anything else
+/// quoted (cut after ten characters).
+fn go_item(token: &Tok) -> String {
+    let text = match token {
+        Tok::Dot => return "<.>".into(),
+        Tok::Ident(word) if KEYWORDS.contains(&word.as_str()) => return format!("<{word}>"),
+        Tok::Ident(word) => word.clone(),
+        Tok::Field(name) => format!(".{name}"),
+        Tok::Var(name) => format!("${name}"),
+        Tok::Str(_, raw) => raw.clone(),
+        Tok::Number(text) => text.clone(),
+        Tok::Char(c) => char::from_u32(u32::try_from(*c).unwrap_or(0))
+            .map(|c| format!("'{c}'"))
+            .unwrap_or_default(),
+        Tok::LParen => "(".into(),
+        Tok::RParen => ")".into(),
+        Tok::Pipe => "|".into(),
+        Tok::Declare => ":=".into(),
+        Tok::Assign => "=".into(),
+        Tok::Comma => ",".into(),
+    };
+    if text.chars().count() > 10 {
+        let cut: String = text.chars().take(10).collect();
+        format!("{}...", super::printf::go_quote(&cut))
+    } else {
+        super::printf::go_quote(&text)
+    }
+}
+
+/// Go's template keywords.
+const KEYWORDS: [&str; 11] = [
+    "block", "break", "continue", "define", "else", "end", "if", "range", "nil", "template", "with",
+];
+
+/// A hexadecimal floating-point literal after its `0x` (`1p60`, `1.8p1`, `ap-2`), as Go's
+/// `strconv.ParseFloat` reads it: hex digits with an optional point, then a binary exponent.
+pub(crate) fn hex_float(text: &str) -> Option<f64> {
+    let (mantissa, exponent) = text.split_once('p')?;
+    let exponent: i32 = exponent.parse().ok()?;
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if whole.is_empty() && fraction.is_empty() {
+        return None;
+    }
+    let mut value = 0f64;
+    for digit in whole.chars().chain(fraction.chars()) {
+        value = value * 16.0 + f64::from(digit.to_digit(16)?);
+    }
+    let fraction_bits = i32::try_from(fraction.len()).ok()?.checked_mul(4)?;
+    Some(value * 2f64.powi(exponent - fraction_bits))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn parse_test(name: &str, source: &str) -> Result<Parsed, ParseError> {
+        parse(name, source, &|f| ["index", "sortAlpha", "f"].contains(&f))
+    }
+
     #[test]
     fn control_structures_nest_with_else_chains() {
-        let parsed = parse("t", "{{if .a}}A{{else if .b}}B{{else}}C{{end}}").expect("parses");
+        let parsed = parse_test("t", "{{if .a}}A{{else if .b}}B{{else}}C{{end}}").expect("parses");
         let [Node::If(branch)] = parsed.root.as_slice() else {
             panic!("one if: {parsed:?}")
         };
@@ -502,7 +636,7 @@ mod tests {
     #[test]
     fn defines_and_blocks_become_named_templates() {
         let parsed =
-            parse("t", r#"{{define "a"}}x{{end}}{{block "b" .}}y{{end}}"#).expect("parses");
+            parse_test("t", r#"{{define "a"}}x{{end}}{{block "b" .}}y{{end}}"#).expect("parses");
         let names: Vec<&str> = parsed.defines.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["a", "b"]);
         assert!(matches!(parsed.root.as_slice(), [Node::Template { name, .. }] if name == "b"));
@@ -510,7 +644,7 @@ mod tests {
 
     #[test]
     fn pipelines_declare_and_chain() {
-        let parsed = parse(
+        let parsed = parse_test(
             "t",
             "{{ range $i, $v := .items | sortAlpha }}{{ (index $v 0).name }}{{ end }}",
         )
@@ -524,7 +658,7 @@ mod tests {
             panic!("an action")
         };
         assert!(
-            matches!(&action.commands[0].args[0], Operand::Chain(_, fields) if fields == &["name".to_string()])
+            matches!(&action.commands[0].args[0].operand, Operand::Chain(_, fields) if fields == &["name".to_string()])
         );
     }
 
@@ -537,13 +671,30 @@ mod tests {
             ("\n\n{{ \"x }}", "template: t:3: unterminated quoted string"),
             ("{{ 12abc }}", "template: t:1: bad number syntax: \"12abc\""),
             (
+                "{{ 99999999999999999999 }}",
+                "template: t:1: integer overflow: \"99999999999999999999\"",
+            ),
+            (
                 "{{ if .a }}{{ define \"x\" }}{{ end }}{{ end }}",
                 "template: t:1: unexpected define: define must be at the top level",
+            ),
+            (
+                "{{ nosuch 1 }}",
+                "template: t:1: function \"nosuch\" not defined",
+            ),
+            ("{{ $x }}", "template: t:1: undefined variable \"$x\""),
+            (
+                "{{ if $x := 1 }}{{ end }}\n{{ $x }}",
+                "template: t:2: undefined variable \"$x\"",
+            ),
+            (
+                "{{ $y := 1 }}{{ define \"d\" }}{{ $y }}{{ end }}",
+                "template: t:1: undefined variable \"$y\"",
             ),
         ];
         for (source, message) in cases {
             assert_eq!(
-                parse("t", source).expect_err(source).to_string(),
+                parse_test("t", source).expect_err(source).to_string(),
                 message,
                 "{source}"
             );

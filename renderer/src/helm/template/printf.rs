@@ -69,7 +69,10 @@ pub fn go_quote(text: &str) -> String {
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
             '\u{b}' => out.push_str("\\v"),
-            c if c.is_control() => out.push_str(&format!("\\x{:02x}", u32::from(c))),
+            c if c.is_control() && c.is_ascii() => {
+                out.push_str(&format!("\\x{:02x}", u32::from(c)))
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", u32::from(c))),
             c => out.push(c),
         }
     }
@@ -78,6 +81,15 @@ pub fn go_quote(text: &str) -> String {
 }
 
 fn format_one(verb: char, spec: &Spec, value: &Value) -> String {
+    if let (Value::Int64(i), false) = (value, verb == 'T') {
+        // Go formats every integer type alike; only the type name in errors differs.
+        let formatted = format_one(verb, spec, &Value::Int(*i));
+        return if formatted.starts_with("%!") {
+            bad_verb(verb, value)
+        } else {
+            formatted
+        };
+    }
     match (verb, value) {
         ('v', Value::Float(f)) | ('g', Value::Float(f)) if spec.precision.is_none() => {
             pad(signed(format_float_g(*f), spec), spec, true)
@@ -91,6 +103,7 @@ fn format_one(verb: char, spec: &Spec, value: &Value) -> String {
             pad(text, spec, false)
         }
         ('t', Value::Bool(b)) => pad(b.to_string(), spec, false),
+        ('T', _) => pad(value.type_name().to_string(), spec, false),
         ('q', Value::Str(s)) => pad(go_quote(s), spec, false),
         ('q', Value::Int(i)) => {
             let c = u32::try_from(*i)
@@ -300,14 +313,14 @@ mod tests {
         );
         assert_eq!(s("%d", &["x".into()]), "%!d(string=x)");
         assert_eq!(s("%s %s", &["x".into()]), "x %!s(MISSING)");
-        assert_eq!(s("%s", &["x".into(), Value::Int(1)]), "x%!(EXTRA int64=1)");
+        assert_eq!(s("%s", &["x".into(), Value::Int(1)]), "x%!(EXTRA int=1)");
         assert_eq!(s("100%%", &[]), "100%");
         assert_eq!(s("%v", &[Value::Nil]), "<nil>");
         assert_eq!(s("%.3s", &["abcdef".into()]), "abc");
         assert_eq!(s("%s", &[true.into()]), "%!s(bool=true)");
         assert_eq!(
             s("a%7777777777777777x|", &[Value::Int(1)]),
-            "a%!(NOVERB)%!(EXTRA int64=1)"
+            "a%!(NOVERB)%!(EXTRA int=1)"
         );
     }
 

@@ -16,6 +16,28 @@ pub trait Object: std::fmt::Debug {
     fn type_name(&self) -> &'static str;
     /// A field (no arguments) or a method call.
     fn call(&self, name: &str, args: &[Value]) -> Result<Value, String>;
+    /// What `encoding/json` writes for it (`toJson`, `toYaml`).
+    fn to_json(&self) -> serde_json::Value;
+    /// What `fmt`'s `%v` prints for it (its `String` method, or its fields).
+    fn go_string(&self) -> String {
+        format!("&{{{}}}", self.type_name())
+    }
+    /// Its `reflect.Kind` (`kindOf`): `ptr` for a pointer, `struct`, `map` or `slice`.
+    fn kind(&self) -> &'static str {
+        "ptr"
+    }
+    /// Whether it is a map or slice without elements (sprig's `empty`).
+    fn is_empty(&self) -> bool {
+        self.len() == Some(0)
+    }
+    /// Its length, for objects that are maps or slices in Go (`len`).
+    fn len(&self) -> Option<usize> {
+        None
+    }
+    /// Its keys (or indexes) and elements, for objects `range` can walk.
+    fn entries(&self) -> Option<Vec<(Value, Value)>> {
+        None
+    }
 }
 
 /// A value a template works on.
@@ -26,12 +48,17 @@ pub enum Value {
     Nil,
     /// A boolean.
     Bool(bool),
-    /// An int64.
+    /// A Go `int`: template literals, `len`, `atoi`, `int`, range indexes.
     Int(i64),
+    /// A Go `int64`: what sprig's integer arithmetic and `int64` return. It prints and
+    /// compares as `Int` does; only `typeOf`, `kindOf` and `deepEqual` tell them apart.
+    Int64(i64),
     /// A float64 (Helm reads every number in values files as one).
     Float(f64),
     /// A string.
     Str(Rc<str>),
+    /// A `[]byte` (a file of `.Files.Glob`, `randBytes`' input).
+    Bytes(Rc<[u8]>),
     /// A list.
     List(Rc<Vec<Value>>),
     /// A map with string keys.
@@ -45,12 +72,12 @@ impl PartialEq for Value {
         match (self, other) {
             (Value::Nil, Value::Nil) => true,
             (Value::Bool(a), Value::Bool(b)) => a == b,
-            (Value::Int(a), Value::Int(b)) => a == b,
+            (Value::Int(a) | Value::Int64(a), Value::Int(b) | Value::Int64(b)) => a == b,
             (Value::Float(a), Value::Float(b)) => a == b,
-            (Value::Int(a), Value::Float(b)) | (Value::Float(b), Value::Int(a)) => {
-                (*a as f64) == *b
-            }
+            (Value::Int(a) | Value::Int64(a), Value::Float(b))
+            | (Value::Float(b), Value::Int(a) | Value::Int64(a)) => (*a as f64) == *b,
             (Value::Str(a), Value::Str(b)) => a == b,
+            (Value::Bytes(a), Value::Bytes(b)) => a == b,
             (Value::List(a), Value::List(b)) => a == b,
             (Value::Map(a), Value::Map(b)) => Rc::ptr_eq(a, b) || *a.borrow() == *b.borrow(),
             (Value::Object(a), Value::Object(b)) => Rc::ptr_eq(a, b),
@@ -106,9 +133,10 @@ impl Value {
         match self {
             Value::Nil => false,
             Value::Bool(b) => *b,
-            Value::Int(i) => *i != 0,
+            Value::Int(i) | Value::Int64(i) => *i != 0,
             Value::Float(f) => *f != 0.0,
             Value::Str(s) => !s.is_empty(),
+            Value::Bytes(b) => !b.is_empty(),
             Value::List(l) => !l.is_empty(),
             Value::Map(m) => !m.borrow().is_empty(),
             Value::Object(_) => true,
@@ -120,12 +148,22 @@ impl Value {
         match self {
             Value::Nil => "<nil>",
             Value::Bool(_) => "bool",
-            Value::Int(_) => "int64",
+            Value::Int(_) => "int",
+            Value::Int64(_) => "int64",
             Value::Float(_) => "float64",
             Value::Str(_) => "string",
+            Value::Bytes(_) => "[]uint8",
             Value::List(_) => "[]interface {}",
             Value::Map(_) => "map[string]interface {}",
             Value::Object(o) => o.type_name(),
+        }
+    }
+
+    /// The integer, if this is one (`int` or `int64`).
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) | Value::Int64(i) => Some(*i),
+            _ => None,
         }
     }
 
@@ -157,11 +195,21 @@ impl Value {
             Value::Nil if top => out.push_str("<no value>"),
             Value::Nil => out.push_str("<nil>"),
             Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-            Value::Int(i) => {
+            Value::Int(i) | Value::Int64(i) => {
                 let _ = write!(out, "{i}");
             }
             Value::Float(f) => out.push_str(&format_float_g(*f)),
             Value::Str(s) => out.push_str(s),
+            Value::Bytes(bytes) => {
+                out.push('[');
+                for (i, byte) in bytes.iter().enumerate() {
+                    if i > 0 {
+                        out.push(' ');
+                    }
+                    let _ = write!(out, "{byte}");
+                }
+                out.push(']');
+            }
             Value::List(items) => {
                 out.push('[');
                 for (i, item) in items.iter().enumerate() {
@@ -184,9 +232,7 @@ impl Value {
                 }
                 out.push(']');
             }
-            Value::Object(o) => {
-                let _ = write!(out, "&{{{}}}", o.type_name());
-            }
+            Value::Object(o) => out.push_str(&o.go_string()),
         }
     }
 
@@ -253,7 +299,7 @@ impl Value {
         match self {
             Value::Nil => serde_json::Value::Null,
             Value::Bool(b) => serde_json::Value::Bool(*b),
-            Value::Int(i) => serde_json::Value::from(*i),
+            Value::Int(i) | Value::Int64(i) => serde_json::Value::from(*i),
             Value::Float(f) if f.fract() == 0.0 && f.abs() < 1e15 => {
                 serde_json::Value::from(*f as i64)
             }
@@ -261,6 +307,10 @@ impl Value {
                 .map(serde_json::Value::Number)
                 .unwrap_or(serde_json::Value::Null),
             Value::Str(s) => serde_json::Value::String(s.to_string()),
+            Value::Bytes(bytes) => {
+                use base64::Engine;
+                serde_json::Value::String(base64::engine::general_purpose::STANDARD.encode(bytes))
+            }
             Value::List(items) => {
                 serde_json::Value::Array(items.iter().map(Value::to_json).collect())
             }
@@ -270,7 +320,7 @@ impl Value {
                     .map(|(k, v)| (k.clone(), v.to_json()))
                     .collect(),
             ),
-            Value::Object(_) => serde_json::Value::Null,
+            Value::Object(o) => o.to_json(),
         }
     }
 }
@@ -278,6 +328,18 @@ impl Value {
 /// A float as Go's `%v` prints it (`strconv.FormatFloat(f, 'g', -1, 64)`): the shortest
 /// digits, in exponent form when the decimal exponent is below -4 or at least 6.
 pub fn format_float_g(f: f64) -> String {
+    format_shortest_g(f, format!("{f:e}"))
+}
+
+/// `strconv.FormatFloat(f, 'g', -1, 32)`: the shortest digits that read back as the same
+/// float32.
+pub fn format_float32_g(f: f32) -> String {
+    format_shortest_g(f64::from(f), format!("{f:e}"))
+}
+
+/// Go's `'g'` format of `f` from its shortest round-tripping digits in Rust's `{:e}` form
+/// (`1.234567e6`).
+fn format_shortest_g(f: f64, scientific: String) -> String {
     if f.is_nan() {
         return "NaN".into();
     }
@@ -295,8 +357,6 @@ pub fn format_float_g(f: f64) -> String {
             "0".into()
         };
     }
-    // Rust's `{:e}` gives the shortest round-tripping digits, e.g. "1.234567e6".
-    let scientific = format!("{:e}", f);
     let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
     let exponent: i32 = exponent.parse().unwrap_or(0);
     let negative = mantissa.starts_with('-');

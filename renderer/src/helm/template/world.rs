@@ -1,0 +1,108 @@
+//! What the non-deterministic functions draw on: a source of random bytes and a clock.
+//! A render has one, shared by every template it executes; tests seed it and fix the
+//! clock so that random passwords, keys and certificates come out the same every run.
+
+use std::cell::RefCell;
+
+use rand_chacha::rand_core::{RngCore, SeedableRng};
+use rand_chacha::ChaCha20Rng;
+
+/// A random number generator and a clock.
+#[derive(Debug)]
+pub struct World {
+    rng: RefCell<ChaCha20Rng>,
+    clock: Option<jiff::Timestamp>,
+}
+
+impl Default for World {
+    fn default() -> Self {
+        Self::from_entropy()
+    }
+}
+
+impl World {
+    /// Randomness from the operating system and the real clock, as Helm has.
+    pub fn from_entropy() -> Self {
+        Self {
+            rng: RefCell::new(ChaCha20Rng::from_entropy()),
+            clock: None,
+        }
+    }
+
+    /// A repeatable world: randomness from `seed`, and the clock stopped at `now` when
+    /// given.
+    pub fn seeded(seed: u64, now: Option<jiff::Timestamp>) -> Self {
+        Self {
+            rng: RefCell::new(ChaCha20Rng::seed_from_u64(seed)),
+            clock: now,
+        }
+    }
+
+    /// The same world with its clock stopped at `now`, when given.
+    pub fn stopped_at(mut self, now: Option<jiff::Timestamp>) -> Self {
+        if now.is_some() {
+            self.clock = now;
+        }
+        self
+    }
+
+    /// The current time.
+    pub fn now(&self) -> jiff::Timestamp {
+        self.clock.unwrap_or_else(jiff::Timestamp::now)
+    }
+
+    /// Runs `f` with the random number generator (a cryptographic one, as key generation
+    /// needs).
+    pub fn with_rng<R>(&self, f: impl FnOnce(&mut ChaCha20Rng) -> R) -> R {
+        f(&mut self.rng.borrow_mut())
+    }
+
+    /// `count` random bytes.
+    pub fn bytes(&self, count: usize) -> Vec<u8> {
+        let mut bytes = vec![0; count];
+        self.with_rng(|rng| rng.fill_bytes(&mut bytes));
+        bytes
+    }
+
+    /// A uniformly random number below `bound` (0 when `bound` is 0).
+    pub fn below(&self, bound: u64) -> u64 {
+        if bound == 0 {
+            return 0;
+        }
+        // Rejection sampling: draws in the incomplete last block would favour low numbers.
+        let zone = u64::MAX - (u64::MAX % bound);
+        self.with_rng(|rng| loop {
+            let draw = rng.next_u64();
+            if draw < zone {
+                return draw % bound;
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_seeded_world_repeats_itself() {
+        let (a, b) = (World::seeded(7, None), World::seeded(7, None));
+        assert_eq!(a.bytes(16), b.bytes(16));
+        assert_ne!(
+            World::seeded(8, None).bytes(16),
+            World::seeded(7, None).bytes(16)
+        );
+        let draws: Vec<u64> = (0..1000).map(|_| a.below(10)).collect();
+        assert!(draws.iter().all(|d| *d < 10));
+        assert!((0..10).all(|n| draws.contains(&n)), "every digit drawn");
+        assert_eq!(a.below(0), 0);
+    }
+
+    #[test]
+    fn a_stopped_clock_stays_put() {
+        let now: jiff::Timestamp = "2024-05-06T07:08:09Z".parse().expect("a timestamp");
+        let world = World::seeded(1, Some(now));
+        assert_eq!(world.now(), now);
+        assert!(World::from_entropy().now() > now);
+    }
+}
