@@ -28,9 +28,9 @@ enum BenchCommand {
     /// Time `fleet kustomize build` against `kubectl kustomize` on every fixture.
     #[command(after_help = "Example:\n  fleet bench kustomize testdata/kustomize")]
     Kustomize(kustomize::KustomizeBench),
-    /// Our Helm engine against real Helm (helm-sdkpy) on the same charts.
+    /// `fleet helm template` against real `helm template` (Helm 4.3.1) on every corpus case.
     #[command(
-        after_help = "Example:\n  fleet bench helm ../shared/charts/podinfo testdata/charts/*/"
+        after_help = "Example:\n  .ci/real-tools.sh && fleet bench helm --corpus ../shared/real/helm-corpus"
     )]
     Helm(helm::HelmBench),
     /// Creates per second, watch fan-out latency and memory of the embedded hub.

@@ -6,6 +6,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// mimalloc rather than the system allocator: rendering makes and frees many small
+/// values, and `fleet helm template` runs several times faster for it.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A reader that closed its end of our standard output (`fleet ... | head`) wanted no more:
 /// stop quietly, as a Unix tool killed by SIGPIPE does, instead of reporting a panic.
 fn quiet_when_the_reader_leaves() {
@@ -47,6 +52,7 @@ fn main() -> ExitCode {
     match commands::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if reader_left(&e) => ExitCode::SUCCESS,
+        Err(e) if e.is::<commands::Reported>() => ExitCode::from(1),
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::from(1)
