@@ -16,16 +16,48 @@ pub enum ItemOrder {
     PatchFirst,
 }
 
-/// How lists are merged: with built-in merge keys, or always replaced (custom resources).
+/// How lists are merged: with built-in merge keys, always replaced (custom resources), or
+/// by the keys a schema gives for list fields at given paths.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ListMerge {
+pub enum ListMerge<'a> {
     /// Use the merge keys of built-in kinds.
     BuiltIn,
     /// Replace lists wholesale.
     Replace,
+    /// Merge the lists at these paths by these keys; replace others.
+    Keyed(&'a KeyedLists),
 }
 
-impl ListMerge {
+/// Merge keys of list fields by path (map keys joined by `/`; list items do not count).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeyedLists {
+    keys: Vec<(String, String)>,
+}
+
+impl KeyedLists {
+    /// Merges the list at `path` (`spec/template/spec/containers`) by `key`.
+    pub fn insert(&mut self, path: impl Into<String>, key: impl Into<String>) {
+        let path = path.into();
+        if !self.keys.iter().any(|(p, _)| *p == path) {
+            self.keys.push((path, key.into()));
+        }
+    }
+
+    /// Whether no list is keyed.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    fn key(&self, path: &[String]) -> Option<&str> {
+        let joined = path.join("/");
+        self.keys
+            .iter()
+            .find(|(p, _)| *p == joined)
+            .map(|(_, k)| k.as_str())
+    }
+}
+
+impl ListMerge<'_> {
     /// Built-in merge keys apply to the core API groups only.
     pub fn for_api_version(api_version: &str) -> Self {
         let group = crate::split_api_version(api_version).0;
@@ -41,7 +73,17 @@ impl ListMerge {
 }
 
 /// Applies `patch` to `target` in place.
-pub fn merge(target: &mut Value, patch: &Value, lists: ListMerge, order: ItemOrder) {
+pub fn merge(target: &mut Value, patch: &Value, lists: ListMerge<'_>, order: ItemOrder) {
+    merge_at(target, patch, lists, order, &mut Vec::new());
+}
+
+fn merge_at(
+    target: &mut Value,
+    patch: &Value,
+    lists: ListMerge<'_>,
+    order: ItemOrder,
+    path: &mut Vec<String>,
+) {
     let Value::Object(patch_map) = patch else {
         *target = strip_directives(patch);
         return;
@@ -83,7 +125,11 @@ pub fn merge(target: &mut Value, patch: &Value, lists: ListMerge, order: ItemOrd
                 target_map.remove(key);
             }
             Value::Object(_) => match target_map.get_mut(key) {
-                Some(existing) if existing.is_object() => merge(existing, value, lists, order),
+                Some(existing) if existing.is_object() => {
+                    path.push(key.clone());
+                    merge_at(existing, value, lists, order, path);
+                    path.pop();
+                }
                 _ => {
                     target_map.insert(key.clone(), strip_directives(value));
                 }
@@ -91,7 +137,9 @@ pub fn merge(target: &mut Value, patch: &Value, lists: ListMerge, order: ItemOrd
             Value::Array(items) => {
                 let merged = match target_map.get_mut(key) {
                     Some(Value::Array(existing)) => {
-                        merge_list(key, existing, items, lists, order);
+                        path.push(key.clone());
+                        merge_list(key, existing, items, lists, order, path);
+                        path.pop();
                         None
                     }
                     _ => Some(Value::Array(
@@ -145,8 +193,9 @@ fn merge_list(
     field: &str,
     existing: &mut Vec<Value>,
     patch: &[Value],
-    lists: ListMerge,
+    lists: ListMerge<'_>,
     order: ItemOrder,
+    path: &mut Vec<String>,
 ) {
     if lists == ListMerge::Replace {
         *existing = patch.iter().map(strip_directives).collect();
@@ -172,7 +221,11 @@ fn merge_list(
         return;
     }
     let objects = patch.iter().all(Value::is_object) && existing.iter().all(Value::is_object);
-    let Some(key) = merge_key(field, patch).filter(|_| objects) else {
+    let key = match lists {
+        ListMerge::Keyed(keyed) => keyed.key(path),
+        _ => merge_key(field, patch),
+    };
+    let Some(key) = key.filter(|_| objects) else {
         *existing = patch.iter().map(strip_directives).collect();
         return;
     };
@@ -193,7 +246,7 @@ fn merge_list(
             (None, true) => {}
             (Some(index), false) => {
                 if let Some(slot) = remaining[index].as_mut() {
-                    merge(slot, item, lists, order);
+                    merge_at(slot, item, lists, order, path);
                 }
                 if order == ItemOrder::PatchFirst {
                     from_patch.extend(remaining[index].take());

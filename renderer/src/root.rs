@@ -24,8 +24,12 @@ impl RepoRoot {
         &self.root
     }
 
-    /// A path shown in messages: relative to the root when inside it.
+    /// A path shown in messages: relative to the root when inside it (absolute when the
+    /// root is the whole file system).
     pub fn display(&self, path: &Path) -> String {
+        if self.root == Path::new("/") {
+            return path.display().to_string();
+        }
         match path.strip_prefix(&self.root) {
             Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
             Ok(rel) => rel.display().to_string(),
@@ -54,6 +58,30 @@ impl RepoRoot {
         })?;
         if !real.starts_with(&self.root) {
             return Err(escape());
+        }
+        Ok(real)
+    }
+
+    /// Resolves as [`resolve`](Self::resolve) does, and also refuses a file outside
+    /// `within` (kustomize's load restrictor: a kustomization reads plain files only from
+    /// its own directory and below).
+    pub fn resolve_within(
+        &self,
+        base: &Path,
+        reference: &str,
+        referrer: &Path,
+        within: &Path,
+    ) -> Result<PathBuf> {
+        let real = self.resolve(base, reference, referrer)?;
+        if !real.starts_with(within) {
+            return Err(RenderError::in_file(
+                self.display(referrer),
+                format!(
+                    "security; file '{}' is not in or below '{}'",
+                    real.display(),
+                    within.display()
+                ),
+            ));
         }
         Ok(real)
     }

@@ -8,11 +8,23 @@ use crate::error::{RenderError, Result};
 /// holding `items` are expanded into their items.
 pub fn parse_documents(text: &str, file: &str) -> Result<Vec<Value>> {
     let mut out = Vec::new();
+    for value in parse_any_documents(text, file)? {
+        push_expanding_lists(value, file, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// Parses every document of a YAML stream as it is (mappings, lists or scalars); empty
+/// documents are dropped.
+pub fn parse_any_documents(text: &str, file: &str) -> Result<Vec<Value>> {
     let text = legacy_octal::rewrite(text);
+    let mut out = Vec::new();
     for document in serde_yaml_ng::Deserializer::from_str(&text) {
         let value: Value =
             serde::Deserialize::deserialize(document).map_err(|e| yaml_error(file, &e))?;
-        push_expanding_lists(value, file, &mut out)?;
+        if !value.is_null() {
+            out.push(value);
+        }
     }
     Ok(out)
 }

@@ -17,10 +17,15 @@ pub enum KustomizeCommand {
     Build {
         /// Directory holding kustomization.yaml.
         dir: PathBuf,
-        /// Directory that paths may not leave (default: DIR itself, as kustomize's
-        /// load restrictor does).
+        /// Directory that no path may leave (default: none, as kubectl: bases and
+        /// components may be anywhere, and the load restrictor bounds plain files).
         #[arg(long)]
         root: Option<PathBuf>,
+        /// `LoadRestrictionsRootOnly` (default): patches, generator sources and resource
+        /// files in or below their kustomization's directory; `LoadRestrictionsNone`:
+        /// anywhere.
+        #[arg(long, value_enum, default_value_t = Restrictor::LoadRestrictionsRootOnly)]
+        load_restrictor: Restrictor,
         /// Output format: YAML documents as kubectl prints them (text), or one JSON or YAML
         /// list.
         #[arg(short, long, value_enum, default_value_t = Format::Text)]
@@ -28,13 +33,35 @@ pub enum KustomizeCommand {
     },
 }
 
+/// kustomize's `--load-restrictor` values.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+#[clap(rename_all = "verbatim")]
+pub enum Restrictor {
+    /// Plain files only in or below their kustomization's directory.
+    LoadRestrictionsRootOnly,
+    /// No restriction.
+    LoadRestrictionsNone,
+}
+
 /// Runs a kustomize subcommand.
 pub fn run(command: KustomizeCommand) -> Result<()> {
     match command {
-        KustomizeCommand::Build { dir, root, output } => {
-            let root = RepoRoot::new(root.as_deref().unwrap_or(&dir))?;
+        KustomizeCommand::Build {
+            dir,
+            root,
+            load_restrictor,
+            output,
+        } => {
+            let root = RepoRoot::new(root.as_deref().unwrap_or(std::path::Path::new("/")))?;
             let dir = dir.canonicalize()?;
-            let resources: Vec<_> = kustomize::build(&root, &dir)?
+            let options = kustomize::BuildOptions {
+                load_restrictor: match load_restrictor {
+                    Restrictor::LoadRestrictionsRootOnly => kustomize::LoadRestrictor::RootOnly,
+                    Restrictor::LoadRestrictionsNone => kustomize::LoadRestrictor::None,
+                },
+                charts: None,
+            };
+            let resources: Vec<_> = kustomize::build_with(&root, &dir, options)?
                 .iter()
                 .map(fleet_renderer::resource::sorted_keys)
                 .collect();

@@ -55,6 +55,11 @@ impl FetchedCharts {
     pub fn insert(&mut self, reference: RemoteChartRef, chart: chart::Chart) {
         self.0.insert(reference, chart);
     }
+
+    /// The chart fetched for a reference.
+    pub fn get(&self, reference: &RemoteChartRef) -> Option<&chart::Chart> {
+        self.0.get(reference)
+    }
 }
 
 /// The data Fleet's `${ }` templates of `helm.values` see.
@@ -154,7 +159,7 @@ pub fn render(
     let helm = options.helm.clone().unwrap_or_default();
     let fleet_yaml = bundle.dir.join("fleet.yaml");
     let loaded = match RemoteChartRef::of(options) {
-        Some(remote) => fetched.0.get(&remote).cloned().ok_or_else(|| {
+        Some(remote) => fetched.get(&remote).cloned().ok_or_else(|| {
             RenderError::in_field(
                 fleet_file,
                 "helm.chart",

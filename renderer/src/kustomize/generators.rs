@@ -7,11 +7,11 @@ use base64::Engine;
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
+use super::location::Location;
 use super::resmap::{Behavior, Generated, ResMap, Resource};
 use super::types::{GeneratorArgs, GeneratorOptions};
 use crate::error::{RenderError, Result};
 use crate::resource::str_at;
-use crate::root::RepoRoot;
 
 /// Which object a generator makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,14 +22,10 @@ pub enum GeneratorKind {
     Secret,
 }
 
-/// Where a generator reads its files from.
+/// Where a generator reads its files from, and the kustomization's defaults.
 pub struct GeneratorContext<'a> {
-    /// The repository root.
-    pub root: &'a RepoRoot,
-    /// The kustomization's directory.
-    pub dir: &'a Path,
-    /// The kustomization file, for messages.
-    pub file: &'a Path,
+    /// The kustomization.
+    pub location: Location<'a>,
     /// `generatorOptions` of the kustomization.
     pub defaults: Option<&'a GeneratorOptions>,
 }
@@ -41,23 +37,17 @@ pub fn generate(
     args: &GeneratorArgs,
     resources: &mut ResMap,
 ) -> Result<()> {
-    let file = ctx.root.display(ctx.file);
+    let file = ctx.location.shown();
     let field = match kind {
         GeneratorKind::ConfigMap => "configMapGenerator",
         GeneratorKind::Secret => "secretGenerator",
     };
     let entries = collect_entries(ctx, args, &file, field)?;
+    // kustomize reads any other word (`add`) as unspecified, which creates.
     let behavior = match args.behavior.as_deref() {
-        None | Some("create") => Behavior::Create,
         Some("merge") => Behavior::Merge,
         Some("replace") => Behavior::Replace,
-        Some(other) => {
-            return Err(RenderError::in_field(
-                &file,
-                format!("{field}.behavior"),
-                format!("unknown behavior `{other}` (create, merge or replace)"),
-            ))
-        }
+        _ => Behavior::Create,
     };
     let mut object = build_object(kind, args, &entries);
     let options = merge_options(ctx.defaults, args.options.as_ref());
@@ -66,8 +56,13 @@ pub fn generate(
 
     let namespace = args.namespace.clone().unwrap_or_default();
     let kind_name = str_at(&object, &["kind"]).to_string();
+    // As kustomize: any id the object ever had, the empty namespace meaning `default`.
+    let effective = |ns: &str| if ns.is_empty() { "default" } else { ns }.to_string();
     let existing = resources.items.iter().position(|r| {
-        r.kind() == kind_name && r.was_named(&args.name) && r.id().namespace == namespace
+        r.kind() == kind_name
+            && r.names
+                .iter()
+                .any(|(ns, name)| *name == args.name && effective(ns) == effective(&namespace))
     });
     match (behavior, existing) {
         (Behavior::Create, None) => {
@@ -91,24 +86,15 @@ pub fn generate(
                 args.name
             ),
         )),
-        (Behavior::Merge, Some(index)) => {
+        (behavior, Some(index)) => {
             let target = &mut resources.items[index];
-            merge_into(&mut target.value, &object);
-            target
-                .generated
-                .get_or_insert(Generated { hash_suffix })
-                .hash_suffix &= hash_suffix;
-            Ok(())
-        }
-        (Behavior::Replace, Some(index)) => {
-            let target = &mut resources.items[index];
-            for key in ["data", "binaryData"] {
-                if let Some(map) = target.value.as_object_mut() {
-                    map.remove(key);
-                }
-            }
-            merge_into(&mut target.value, &object);
-            target.generated = Some(Generated { hash_suffix });
+            let old = std::mem::take(&mut target.value);
+            target.value = take_place_of(object, &old, behavior == Behavior::Merge);
+            // Checked against kubectl kustomize: the name stays hashed only when both the
+            // old object and the new generator ask for it.
+            target.generated = target.generated.take().map(|old| Generated {
+                hash_suffix: old.hash_suffix && hash_suffix,
+            });
             Ok(())
         }
     }
@@ -134,25 +120,30 @@ fn collect_entries(
         Ok(())
     };
     for env_file in args.envs.iter().chain(args.env.iter()) {
-        let path = ctx.root.resolve(ctx.dir, env_file, ctx.file)?;
-        let text = ctx.root.read_to_string(&path)?;
+        let path = ctx.location.file_path(env_file)?;
+        let text = ctx.location.root.read_to_string(&path)?;
         for (number, line) in text.lines().enumerate() {
             let line = line.trim_start();
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let Some((key, value)) = line.split_once('=') else {
+            // A line without `=` names a variable of the environment, as in kustomize.
+            let (key, value) = match line.split_once('=') {
+                Some((key, value)) => (key.trim().to_string(), value.to_string()),
+                None => {
+                    let key = line.trim().to_string();
+                    let value = std::env::var(&key).unwrap_or_default();
+                    (key, value)
+                }
+            };
+            if key.is_empty() || key.contains(char::is_whitespace) {
                 return Err(RenderError::in_file(
-                    ctx.root.display(&path),
-                    format!("line `{line}` is not KEY=VALUE"),
+                    ctx.location.root.display(&path),
+                    format!("line `{line}` has no key"),
                 )
                 .with_line(Some(number + 1)));
-            };
-            insert(
-                key.trim().to_string(),
-                value.as_bytes().to_vec(),
-                &mut entries,
-            )?;
+            }
+            insert(key, value.into_bytes(), &mut entries)?;
         }
     }
     for literal in &args.literals {
@@ -180,8 +171,8 @@ fn collect_entries(
                 (base, source.as_str())
             }
         };
-        let resolved = ctx.root.resolve(ctx.dir, path, ctx.file)?;
-        insert(key, ctx.root.read(&resolved)?, &mut entries)?;
+        let resolved = ctx.location.file_path(path)?;
+        insert(key, ctx.location.root.read(&resolved)?, &mut entries)?;
     }
     Ok(entries)
 }
@@ -230,7 +221,8 @@ fn build_object(
     };
     if let Some(map) = object.as_object_mut() {
         map.insert("metadata".into(), Value::Object(metadata));
-        if !data.is_empty() {
+        // kustomize writes `data: {}` for a Secret without entries, not for a ConfigMap.
+        if !data.is_empty() || kind == GeneratorKind::Secret {
             map.insert("data".into(), Value::Object(data));
         }
         if !binary.is_empty() {
@@ -283,25 +275,34 @@ fn apply_options(object: &mut Value, options: &GeneratorOptions) {
     }
 }
 
-fn merge_into(target: &mut Value, source: &Value) {
-    for key in ["data", "binaryData"] {
-        if let Some(Value::Object(entries)) = source.get(key) {
-            if let Some(map) = crate::resource::object_at(target, &[key]) {
-                for (k, v) in entries {
-                    map.insert(k.clone(), v.clone());
-                }
+/// The generated object that replaces (or merges into) `old`, as kustomize does it: the
+/// new object with the old name and namespace, the old labels and annotations under the
+/// new ones and, for a merge, the old `data` and `binaryData` under the new.
+fn take_place_of(mut object: Value, old: &Value, merge: bool) -> Value {
+    let mut fields: Vec<&[&str]> = vec![&["metadata", "labels"], &["metadata", "annotations"]];
+    if merge {
+        fields.extend([&["data"][..], &["binaryData"][..]]);
+    }
+    for path in fields {
+        let Some(Value::Object(old_entries)) = path.iter().try_fold(old, |v, key| v.get(key))
+        else {
+            continue;
+        };
+        if let Some(map) = crate::resource::object_at(&mut object, path) {
+            for (key, value) in old_entries {
+                map.entry(key.clone()).or_insert_with(|| value.clone());
             }
         }
     }
-    for field in ["labels", "annotations"] {
-        if let Some(Value::Object(entries)) = source.get("metadata").and_then(|m| m.get(field)) {
-            if let Some(map) = crate::resource::object_at(target, &["metadata", field]) {
-                for (k, v) in entries {
-                    map.insert(k.clone(), v.clone());
-                }
-            }
+    if let Some(Value::Object(metadata)) = object.get_mut("metadata") {
+        for key in ["name", "namespace"] {
+            match old.get("metadata").and_then(|m| m.get(key)) {
+                Some(value) => metadata.insert(key.into(), value.clone()),
+                None => metadata.remove(key),
+            };
         }
     }
+    object
 }
 
 /// The name suffix kustomize computes for a ConfigMap or Secret. Like kubectl kustomize

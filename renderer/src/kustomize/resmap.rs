@@ -33,8 +33,11 @@ pub struct Resource {
     pub value: Value,
     /// Every `(namespace, name)` the object had, oldest first.
     pub names: Vec<(String, String)>,
-    /// Kustomization directories the resource passed through, innermost first.
-    pub layers: Vec<usize>,
+    /// Name prefixes added, innermost kustomization first (name references prefer
+    /// referrals renamed the same way).
+    pub prefixes: Vec<String>,
+    /// Name suffixes added, innermost first.
+    pub suffixes: Vec<String>,
     /// Set when a generator made this resource.
     pub generated: Option<Generated>,
 }
@@ -46,7 +49,8 @@ impl Resource {
         Self {
             names: vec![(id.namespace, id.name)],
             value,
-            layers: Vec::new(),
+            prefixes: Vec::new(),
+            suffixes: Vec::new(),
             generated: None,
         }
     }

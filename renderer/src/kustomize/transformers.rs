@@ -1,188 +1,176 @@
 //! The built-in transformers: namespace, name prefix/suffix, labels, annotations, images,
-//! replicas.
+//! replicas, each writing where the transformer configuration's field specs say.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::fieldspec::FieldSpec;
-use super::resmap::ResMap;
+use super::config::{FieldSpec, TransformerConfig};
+use super::resmap::{ResMap, Resource};
 use super::types::{ImageEntry, ReplicaEntry};
-use crate::resource::{is_cluster_scoped, set_metadata, str_at};
+use crate::error::{RenderError, Result};
+use crate::resource::{is_cluster_scoped, str_at};
+use fleet_objects::split_api_version;
 
-/// Sets the namespace of every namespaced resource, and of ServiceAccount subjects of role
-/// bindings that pointed at the resources' old namespace.
-pub fn set_namespace(resources: &mut ResMap, namespace: &str) {
+/// Sets the namespace of every namespaced resource, of role binding subjects named
+/// `default`, and of the other fields the configuration lists (a Namespace object's own
+/// name, API service and conversion webhook references).
+/// With `unset_only` (a NamespaceTransformer's `unsetOnly`), fields already set stay.
+pub fn set_namespace(
+    resources: &mut ResMap,
+    namespace: &str,
+    specs: &[FieldSpec],
+    unset_only: bool,
+) {
     for resource in &mut resources.items {
-        let kind = resource.kind().to_string();
-        if is_cluster_scoped(&kind) {
-            if kind == "ClusterRoleBinding" {
-                set_subject_namespaces(&mut resource.value, namespace);
-            }
-            continue;
-        }
-        set_metadata(&mut resource.value, "namespace", namespace);
-        if kind == "RoleBinding" {
-            set_subject_namespaces(&mut resource.value, namespace);
-        }
-        resource.remember_name();
+        set_resource_namespace(resource, namespace, specs, unset_only);
     }
 }
 
-fn set_subject_namespaces(binding: &mut Value, namespace: &str) {
+/// [`set_namespace`] for one resource.
+pub fn set_resource_namespace(
+    resource: &mut Resource,
+    namespace: &str,
+    specs: &[FieldSpec],
+    unset_only: bool,
+) {
+    let text = Value::String(namespace.to_string());
+    let mut set = |slot: &mut Value| {
+        if !unset_only
+            || slot.is_null()
+            || slot.as_str() == Some("")
+            || slot.as_object().is_some_and(|m| m.is_empty())
+        {
+            *slot = text.clone();
+        }
+    };
+    let kind = resource.kind().to_string();
+    if !is_cluster_scoped(&kind) {
+        metadata_spec("namespace").visit(&mut resource.value, &mut set);
+    }
+    let binding = matches!(kind.as_str(), "RoleBinding" | "ClusterRoleBinding");
+    if binding {
+        set_default_subject_namespaces(&mut resource.value, &mut set);
+    }
+    for spec in specs {
+        let handled = spec.path == "metadata/namespace" || (binding && spec.path == "subjects");
+        if !handled && spec.applies_to(&resource.value) {
+            spec.visit(&mut resource.value, &mut set);
+        }
+    }
+    resource.remember_name();
+}
+
+/// Role binding subjects named `default` (the default ServiceAccount) move with the
+/// namespace.
+fn set_default_subject_namespaces(binding: &mut Value, set: &mut dyn FnMut(&mut Value)) {
     let Some(Value::Array(subjects)) = binding.get_mut("subjects") else {
         return;
     };
     for subject in subjects {
-        let is_service_account = str_at(subject, &["kind"]) == "ServiceAccount";
-        let default_namespace = matches!(str_at(subject, &["namespace"]), "" | "default");
-        if is_service_account && default_namespace {
+        if str_at(subject, &["name"]) == "default" {
             if let Some(map) = subject.as_object_mut() {
-                map.insert("namespace".into(), Value::String(namespace.to_string()));
+                set(map.entry("namespace").or_insert(Value::Null));
             }
         }
     }
 }
 
-/// Kinds whose names are never prefixed or suffixed.
-fn keeps_name(kind: &str) -> bool {
-    matches!(
-        kind,
-        "CustomResourceDefinition" | "APIService" | "Namespace"
-    )
+/// Which end of the name an affix goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Affix {
+    /// `namePrefix`.
+    Prefix,
+    /// `nameSuffix`.
+    Suffix,
 }
 
-/// Adds a prefix and suffix to every name.
-pub fn add_name_affixes(resources: &mut ResMap, prefix: &str, suffix: &str) {
+/// Kinds whose names are never prefixed or suffixed: CRDs, API services and Namespaces.
+fn keeps_name(resource: &Value) -> bool {
+    let (group, _) = split_api_version(str_at(resource, &["apiVersion"]));
+    match str_at(resource, &["kind"]) {
+        "CustomResourceDefinition" | "Namespace" => true,
+        "APIService" => group == "apiregistration.k8s.io",
+        _ => false,
+    }
+}
+
+/// Adds a prefix or suffix to every name and to the other fields `specs` lists, and
+/// records it for name references.
+pub fn add_name_affix(resources: &mut ResMap, affix: Affix, text: &str, specs: &[FieldSpec]) {
     for resource in &mut resources.items {
-        if keeps_name(resource.kind()) {
+        if keeps_name(&resource.value) {
             continue;
         }
-        let name = str_at(&resource.value, &["metadata", "name"]);
-        let renamed = format!("{prefix}{name}{suffix}");
-        set_metadata(&mut resource.value, "name", &renamed);
+        for spec in specs.iter() {
+            if !spec.applies_to(&resource.value) {
+                continue;
+            }
+            spec.visit(&mut resource.value, &mut |slot| {
+                if let Some(current) = slot.as_str() {
+                    let affixed = match affix {
+                        Affix::Prefix => format!("{text}{current}"),
+                        Affix::Suffix => format!("{current}{text}"),
+                    };
+                    *slot = Value::String(affixed);
+                }
+            });
+            if spec.path == "metadata/name" {
+                match affix {
+                    Affix::Prefix => resource.prefixes.push(text.to_string()),
+                    Affix::Suffix => resource.suffixes.push(text.to_string()),
+                }
+            }
+        }
         resource.remember_name();
     }
 }
 
-/// Metadata of pod and job templates, where labels and annotations also go.
-const TEMPLATE_METADATA: [FieldSpec; 8] = [
-    FieldSpec::of("Deployment", "spec/template/metadata", true),
-    FieldSpec::of("ReplicaSet", "spec/template/metadata", true),
-    FieldSpec::of("DaemonSet", "spec/template/metadata", true),
-    FieldSpec::of("StatefulSet", "spec/template/metadata", true),
-    FieldSpec::of("ReplicationController", "spec/template/metadata", true),
-    FieldSpec::of("Job", "spec/template/metadata", true),
-    FieldSpec::of("CronJob", "spec/jobTemplate/metadata", true),
-    FieldSpec::of("CronJob", "spec/jobTemplate/spec/template/metadata", true),
-];
-
-/// Label selectors inside pod affinity terms of workload templates.
-const AFFINITY_SELECTORS: [&str; 4] = [
-    "spec/template/spec/affinity/podAffinity/preferredDuringSchedulingIgnoredDuringExecution[]/podAffinityTerm/labelSelector/matchLabels",
-    "spec/template/spec/affinity/podAffinity/requiredDuringSchedulingIgnoredDuringExecution[]/labelSelector/matchLabels",
-    "spec/template/spec/affinity/podAntiAffinity/preferredDuringSchedulingIgnoredDuringExecution[]/podAffinityTerm/labelSelector/matchLabels",
-    "spec/template/spec/affinity/podAntiAffinity/requiredDuringSchedulingIgnoredDuringExecution[]/labelSelector/matchLabels",
-];
-
-/// Metadata objects that get labels: every object's, and templates' when asked.
-fn label_metadata_specs(templates: bool) -> Vec<FieldSpec> {
-    let mut specs = vec![FieldSpec::any("metadata", true)];
-    if templates {
-        specs.extend(TEMPLATE_METADATA);
-        specs.push(FieldSpec::of(
-            "StatefulSet",
-            "spec/volumeClaimTemplates[]/metadata",
-            true,
-        ));
-    }
-    specs
-}
-
-/// Label selectors that get labels when `includeSelectors` (or commonLabels) asks.
-fn label_selector_specs() -> Vec<FieldSpec> {
-    let mut specs = vec![
-        FieldSpec::of("Service", "spec/selector", true),
-        FieldSpec::of("ReplicationController", "spec/selector", true),
-        FieldSpec::of("Deployment", "spec/selector/matchLabels", true),
-        FieldSpec::of("ReplicaSet", "spec/selector/matchLabels", true),
-        FieldSpec::of("DaemonSet", "spec/selector/matchLabels", true),
-        FieldSpec::of("StatefulSet", "spec/selector/matchLabels", true),
-        FieldSpec::of("Job", "spec/selector/matchLabels", false),
-        FieldSpec::of(
-            "CronJob",
-            "spec/jobTemplate/spec/selector/matchLabels",
-            false,
-        ),
-        FieldSpec::of("PodDisruptionBudget", "spec/selector/matchLabels", false),
-        FieldSpec::of("NetworkPolicy", "spec/podSelector/matchLabels", false),
-        FieldSpec::of(
-            "NetworkPolicy",
-            "spec/ingress[]/from[]/podSelector/matchLabels",
-            false,
-        ),
-        FieldSpec::of(
-            "NetworkPolicy",
-            "spec/egress[]/to[]/podSelector/matchLabels",
-            false,
-        ),
-    ];
-    for kind in ["Deployment", "ReplicaSet", "DaemonSet", "StatefulSet"] {
-        for path in AFFINITY_SELECTORS {
-            specs.push(FieldSpec::of(kind, path, false));
+/// The specs a `labels:` entry writes to: selectors and templates with
+/// `includeSelectors`, templates with `includeTemplates`, metadata otherwise; plus its own
+/// `fields`.
+pub fn label_specs(
+    selectors: bool,
+    templates: bool,
+    fields: &[FieldSpec],
+    config: &TransformerConfig,
+) -> Vec<FieldSpec> {
+    let mut specs: Vec<FieldSpec> = fields.to_vec();
+    let defaults: Vec<FieldSpec> = if selectors {
+        config.common_labels.clone()
+    } else if templates {
+        let mut specs = vec![metadata_spec("labels")];
+        specs.extend(config.template_labels.iter().cloned());
+        specs
+    } else {
+        vec![metadata_spec("labels")]
+    };
+    for spec in defaults {
+        if !specs.contains(&spec) {
+            specs.push(spec);
         }
     }
     specs
 }
 
-/// Adds labels to metadata and, as asked, to selectors and templates.
-pub fn add_labels(
-    resources: &mut ResMap,
-    labels: &BTreeMap<String, String>,
-    selectors: bool,
-    templates: bool,
-) {
-    if labels.is_empty() {
-        return;
-    }
-    apply_map(
-        resources,
-        &label_metadata_specs(templates || selectors),
-        Some("labels"),
-        labels,
-    );
-    if selectors {
-        apply_map(resources, &label_selector_specs(), None, labels);
+/// `metadata/FIELD` of every object, created when missing.
+fn metadata_spec(field: &str) -> FieldSpec {
+    FieldSpec {
+        path: format!("metadata/{field}"),
+        create: true,
+        ..FieldSpec::default()
     }
 }
 
-/// Adds annotations to metadata and pod templates.
-pub fn add_annotations(resources: &mut ResMap, annotations: &BTreeMap<String, String>) {
-    if annotations.is_empty() {
-        return;
-    }
-    let mut specs = vec![FieldSpec::any("metadata", true)];
-    specs.extend(TEMPLATE_METADATA);
-    apply_map(resources, &specs, Some("annotations"), annotations);
-}
-
-/// Writes `entries` into the map each spec reaches, or into its `field` map when given
-/// (created when missing).
-fn apply_map(
-    resources: &mut ResMap,
-    specs: &[FieldSpec],
-    field: Option<&str>,
-    entries: &BTreeMap<String, String>,
-) {
+/// Writes `entries` into the map each spec reaches.
+pub fn apply_map(resources: &mut ResMap, specs: &[FieldSpec], entries: &BTreeMap<String, String>) {
     for resource in &mut resources.items {
-        let kind = resource.kind().to_string();
-        for spec in specs.iter().filter(|s| s.applies_to(&kind)) {
+        for spec in specs.iter() {
+            if !spec.applies_to(&resource.value) {
+                continue;
+            }
             spec.visit(&mut resource.value, &mut |target| {
-                let map = match field {
-                    Some(field) => crate::resource::object_at(target, &[field]),
-                    None => target.as_object_mut(),
-                };
-                if let Some(map) = map {
+                if let Some(map) = target.as_object_mut() {
                     for (k, v) in entries {
                         map.insert(k.clone(), Value::String(v.clone()));
                     }
@@ -192,88 +180,146 @@ fn apply_map(
     }
 }
 
-const IMAGE_SPECS: [FieldSpec; 8] = [
-    FieldSpec::any("spec/containers[]/image", false),
-    FieldSpec::any("spec/initContainers[]/image", false),
-    FieldSpec::any("spec/template/spec/containers[]/image", false),
-    FieldSpec::any("spec/template/spec/initContainers[]/image", false),
-    FieldSpec::any(
-        "spec/jobTemplate/spec/template/spec/containers[]/image",
-        false,
-    ),
-    FieldSpec::any(
-        "spec/jobTemplate/spec/template/spec/initContainers[]/image",
-        false,
-    ),
-    FieldSpec::any("spec/ephemeralContainers[]/image", false),
-    FieldSpec::any("spec/template/spec/ephemeralContainers[]/image", false),
-];
-
-/// Rewrites container images by name.
-pub fn set_images(resources: &mut ResMap, images: &[ImageEntry]) {
+/// Rewrites the images one `images:` entry names: in every `containers` and
+/// `initContainers` list (CRDs excepted) and in the fields `specs` lists.
+pub fn set_image(resources: &mut ResMap, entry: &ImageEntry, specs: &[FieldSpec]) {
     for resource in &mut resources.items {
-        for spec in &IMAGE_SPECS {
-            spec.visit(&mut resource.value, &mut |image| {
-                if let Some(current) = image.as_str() {
-                    if let Some(new) = rewrite_image(current, images) {
-                        *image = Value::String(new);
+        let mut update = |slot: &mut Value| {
+            if let Some(new) = slot.as_str().and_then(|image| rewrite_image(image, entry)) {
+                *slot = Value::String(new);
+            }
+        };
+        if resource.kind() != "CustomResourceDefinition" {
+            visit_container_images(&mut resource.value, &mut update);
+        }
+        for spec in specs.iter() {
+            if !spec.applies_to(&resource.value) {
+                continue;
+            }
+            spec.visit(&mut resource.value, &mut update);
+        }
+    }
+}
+
+/// Calls `f` on the `image` of every item of every `containers` or `initContainers` list.
+fn visit_container_images(value: &mut Value, f: &mut dyn FnMut(&mut Value)) {
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map.iter_mut() {
+                visit_container_images(child, f);
+                if key == "containers" || key == "initContainers" {
+                    for item in child.as_array_mut().into_iter().flatten() {
+                        if let Some(image) = item.get_mut("image") {
+                            f(image);
+                        }
                     }
                 }
-            });
+            }
         }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|item| visit_container_images(item, f)),
+        _ => {}
     }
 }
 
-/// Splits an image reference into name, tag and digest.
+/// Splits an image reference into name, tag and digest (a registry port is not a tag).
 fn split_image(image: &str) -> (&str, Option<&str>, Option<&str>) {
-    let (rest, digest) = match image.split_once('@') {
-        Some((rest, digest)) => (rest, Some(digest)),
-        None => (image, None),
-    };
-    let slash = rest.rfind('/').map_or(0, |i| i + 1);
-    match rest[slash..].rfind(':') {
-        Some(colon) => (
-            &rest[..slash + colon],
-            Some(&rest[slash + colon + 1..]),
-            digest,
+    let offset = image.find('/').filter(|&i| i > 0).unwrap_or(0);
+    let search = &image[offset..];
+    let at = search.find('@').map(|i| i + offset);
+    let colon = search.find(':').map(|i| i + offset);
+    match (colon, at) {
+        (None, None) => (image, None, None),
+        (None, Some(at)) => (&image[..at], None, Some(&image[at + 1..])),
+        (Some(colon), Some(at)) if at < colon => (&image[..at], None, Some(&image[at + 1..])),
+        (Some(colon), Some(at)) => (
+            &image[..colon],
+            Some(&image[colon + 1..at]),
+            Some(&image[at + 1..]),
         ),
-        None => (rest, None, digest),
+        (Some(colon), None) => (&image[..colon], Some(&image[colon + 1..]), None),
     }
 }
 
-fn rewrite_image(image: &str, images: &[ImageEntry]) -> Option<String> {
-    let (name, tag, digest) = split_image(image);
-    let entry = images.iter().find(|e| e.name == name)?;
-    let new_name = entry.new_name.as_deref().unwrap_or(name);
-    let suffix = match (&entry.digest, &entry.new_tag) {
-        (Some(d), _) => format!("@{d}"),
-        (None, Some(t)) => format!(":{t}"),
-        (None, None) => {
-            let tag = tag.map(|t| format!(":{t}")).unwrap_or_default();
-            let digest = digest.map(|d| format!("@{d}")).unwrap_or_default();
-            format!("{tag}{digest}")
-        }
+/// Whether an image is `name` with an optional tag and sha256 digest.
+fn image_matches(image: &str, name: &str) -> bool {
+    let Some(rest) = image.strip_prefix(name) else {
+        return false;
     };
-    Some(format!("{new_name}{suffix}"))
+    let tag_chars = |s: &str| {
+        s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '{' | '}' | '-'))
+    };
+    let (tag, digest) = match rest.find("@sha256:") {
+        Some(i) => (&rest[..i], Some(&rest[i + "@sha256:".len()..])),
+        None => (rest, None),
+    };
+    (tag.is_empty() || tag.strip_prefix(':').is_some_and(tag_chars)) && digest.is_none_or(tag_chars)
 }
 
-/// Sets replica counts of workloads by name.
-pub fn set_replicas(resources: &mut ResMap, replicas: &[ReplicaEntry]) {
-    for resource in &mut resources.items {
-        let kind = resource.kind();
-        if !matches!(
-            kind,
-            "Deployment" | "ReplicationController" | "ReplicaSet" | "StatefulSet"
-        ) {
-            continue;
-        }
-        let Some(entry) = replicas.iter().find(|r| resource.was_named(&r.name)) else {
-            continue;
-        };
-        if let Some(spec) = crate::resource::object_at(&mut resource.value, &["spec"]) {
-            spec.insert("replicas".into(), Value::from(entry.count));
+fn rewrite_image(image: &str, entry: &ImageEntry) -> Option<String> {
+    if !image_matches(image, &entry.name) {
+        return None;
+    }
+    let (name, mut tag, mut digest) = split_image(image);
+    let new_tag = entry.new_tag.as_deref().filter(|t| !t.is_empty());
+    let new_digest = entry.digest.as_deref().filter(|d| !d.is_empty());
+    match (new_tag, new_digest) {
+        (Some(t), Some(d)) => (tag, digest) = (Some(t), Some(d)),
+        (Some(t), None) => (tag, digest) = (Some(t), None),
+        (None, Some(d)) => (tag, digest) = (None, Some(d)),
+        (None, None) => {}
+    }
+    let mut out = entry
+        .new_name
+        .as_deref()
+        .filter(|n| !n.is_empty())
+        .unwrap_or(name)
+        .to_string();
+    if let Some(tag) = tag.filter(|t| !t.is_empty()) {
+        out.push(':');
+        out.push_str(tag);
+    }
+    if let Some(digest) = digest.filter(|d| !d.is_empty()) {
+        out.push('@');
+        out.push_str(digest);
+    }
+    Some(out)
+}
+
+/// Sets the replica count of the workloads an entry names (by any name they had); an
+/// entry naming no workload is an error, as in kustomize.
+pub fn set_replicas(
+    resources: &mut ResMap,
+    entry: &ReplicaEntry,
+    specs: &[FieldSpec],
+    file: &str,
+) -> Result<()> {
+    let mut found = false;
+    for spec in specs {
+        for resource in &mut resources.items {
+            if resource.was_named(&entry.name) && spec.applies_to(&resource.value) {
+                found = true;
+                spec.visit(&mut resource.value, &mut |slot| {
+                    *slot = Value::from(entry.count)
+                });
+            }
         }
     }
+    if !found {
+        let kinds: Vec<&str> = specs.iter().map(|s| s.kind.as_str()).collect();
+        return Err(RenderError::in_field(
+            file,
+            "replicas",
+            format!(
+                "resource with name {} does not match a config with the following kinds: {}",
+                entry.name,
+                kinds.join(", ")
+            ),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -293,16 +339,28 @@ mod tests {
 
     #[test]
     fn rewrites_name_tag_and_digest() {
-        let entries = vec![ImageEntry {
+        let entry = ImageEntry {
             name: "nginx".into(),
             new_name: Some("my/nginx".into()),
             new_tag: Some("2".into()),
             digest: None,
-        }];
+        };
+        assert_eq!(rewrite_image("nginx:1", &entry), Some("my/nginx:2".into()));
         assert_eq!(
-            rewrite_image("nginx:1", &entries),
+            rewrite_image("nginx@sha256:ab", &entry),
             Some("my/nginx:2".into())
         );
-        assert_eq!(rewrite_image("redis:1", &entries), None);
+        assert_eq!(rewrite_image("nginxx:1", &entry), None);
+        assert_eq!(rewrite_image("redis:1", &entry), None);
+        let both = ImageEntry {
+            name: "nginx".into(),
+            new_tag: Some("2".into()),
+            digest: Some("sha256:abc".into()),
+            ..ImageEntry::default()
+        };
+        assert_eq!(
+            rewrite_image("nginx:1", &both),
+            Some("nginx:2@sha256:abc".into())
+        );
     }
 }
