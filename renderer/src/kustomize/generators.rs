@@ -189,6 +189,22 @@ fn unquote(value: &str) -> &str {
     value
 }
 
+/// Base64 as kustomize writes generated values: when the encoding is 70 characters or
+/// longer, every 70-character line (the last one too) ends with a newline.
+fn wrapped_base64(bytes: &[u8]) -> String {
+    const LINE: usize = 70;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(bytes);
+    if encoded.len() < LINE {
+        return encoded;
+    }
+    let mut out = String::with_capacity(encoded.len() + encoded.len() / LINE + 1);
+    for line in encoded.as_bytes().chunks(LINE) {
+        out.push_str(&String::from_utf8_lossy(line));
+        out.push('\n');
+    }
+    out
+}
+
 fn build_object(
     kind: GeneratorKind,
     args: &GeneratorArgs,
@@ -199,7 +215,6 @@ fn build_object(
     if let Some(namespace) = &args.namespace {
         metadata.insert("namespace".into(), Value::String(namespace.clone()));
     }
-    let base64 = base64::engine::general_purpose::STANDARD;
     let mut data = Map::new();
     let mut binary = Map::new();
     for (key, value) in entries {
@@ -208,10 +223,10 @@ fn build_object(
                 data.insert(key.clone(), Value::String(text.to_string()));
             }
             (GeneratorKind::ConfigMap, Err(_)) => {
-                binary.insert(key.clone(), Value::String(base64.encode(value)));
+                binary.insert(key.clone(), Value::String(wrapped_base64(value)));
             }
             (GeneratorKind::Secret, _) => {
-                data.insert(key.clone(), Value::String(base64.encode(value)));
+                data.insert(key.clone(), Value::String(wrapped_base64(value)));
             }
         }
     }
@@ -305,30 +320,31 @@ fn take_place_of(mut object: Value, old: &Value, merge: bool) -> Value {
     object
 }
 
-/// The name suffix kustomize computes for a ConfigMap or Secret. Like kubectl kustomize
-/// v5.5, it covers kind, type, data and binaryData, not the name or `immutable`.
+/// The name suffix kustomize computes for a ConfigMap or Secret: a hash of its kind,
+/// `data` (an empty string when absent), `binaryData` (ConfigMap) or `type` and
+/// `stringData` (Secret) when they are maps, and a name that kustomize's lookup always
+/// finds empty, so the suffix does not depend on prefixes or suffixes (checked against
+/// kubectl kustomize).
 pub fn content_hash(object: &Value) -> String {
     let kind = str_at(object, &["kind"]);
+    let field = |key: &str| match object.get(key) {
+        Some(Value::Object(map)) => Value::Object(map.clone()),
+        Some(Value::String(text)) => Value::String(text.clone()),
+        Some(Value::Null) | None => Value::String(String::new()),
+        Some(other) => Value::String(other.to_string()),
+    };
     let mut encoded = Map::new();
     encoded.insert("kind".into(), Value::String(kind.to_string()));
-    // kustomize v5 hashes with an empty name (checked against kubectl kustomize), so the
-    // suffix does not depend on prefixes or suffixes.
     encoded.insert("name".into(), Value::String(String::new()));
-    encoded.insert(
-        "data".into(),
-        object.get("data").cloned().unwrap_or(Value::Null),
-    );
-    if kind == "Secret" {
-        encoded.insert(
-            "type".into(),
-            Value::String(str_at(object, &["type"]).to_string()),
-        );
-    }
-    if let Some(binary) = object
-        .get("binaryData")
-        .filter(|b| b.as_object().is_some_and(|m| !m.is_empty()))
-    {
-        encoded.insert("binaryData".into(), binary.clone());
+    encoded.insert("data".into(), field("data"));
+    let optional = if kind == "Secret" {
+        encoded.insert("type".into(), field("type"));
+        "stringData"
+    } else {
+        "binaryData"
+    };
+    if let Some(map @ Value::Object(_)) = object.get(optional) {
+        encoded.insert(optional.into(), map.clone());
     }
     let text = go_json(&Value::Object(encoded));
     let digest = Sha256::digest(text.as_bytes());

@@ -105,7 +105,27 @@ pub fn build_with(root: &RepoRoot, dir: &Path, options: BuildOptions<'_>) -> Res
             ))
         }
     }
-    Ok(resources.items.into_iter().map(|r| r.value).collect())
+    Ok(resources
+        .items
+        .into_iter()
+        .map(|r| without_empty_annotations(r.value))
+        .collect())
+}
+
+/// kustomize's reader annotates every object and strips those annotations before it
+/// prints, which drops an empty or null `metadata.annotations` (labels stay as written).
+fn without_empty_annotations(mut object: Value) -> Value {
+    if let Some(Value::Object(metadata)) = object.get_mut("metadata") {
+        let empty = match metadata.get("annotations") {
+            Some(Value::Null) => true,
+            Some(Value::Object(map)) => map.is_empty(),
+            _ => false,
+        };
+        if empty {
+            metadata.remove("annotations");
+        }
+    }
+    object
 }
 
 /// Steps kustomize runs once, after every level: content hashes, name references, vars.
@@ -115,6 +135,7 @@ fn finish(accumulator: &mut Accumulator, file: &str) -> Result<()> {
             let hash = generators::content_hash(&resource.value);
             let name = crate::resource::str_at(&resource.value, &["metadata", "name"]);
             let hashed = format!("{name}-{hash}");
+            resource.store_previous_id();
             crate::resource::set_metadata(&mut resource.value, "name", &hashed);
             resource.remember_name();
         }

@@ -66,7 +66,7 @@ struct Candidate {
     kind: String,
     namespace: String,
     name: String,
-    names: Vec<String>,
+    previous_names: Vec<String>,
     original_namespace: String,
     cluster_scoped: bool,
     prefixes: Vec<String>,
@@ -83,7 +83,7 @@ impl Candidate {
             version: version.to_string(),
             namespace: str_at(&resource.value, &["metadata", "namespace"]).to_string(),
             name: str_at(&resource.value, &["metadata", "name"]).to_string(),
-            names: resource.names.iter().map(|(_, n)| n.clone()).collect(),
+            previous_names: resource.previous_names.clone(),
             original_namespace: resource
                 .names
                 .first()
@@ -257,7 +257,7 @@ impl Lookup<'_> {
         let matching: Vec<usize> = pool
             .filter(|&i| {
                 let c = &self.candidates[i];
-                c.names.iter().any(|n| n == old)
+                c.previous_names.iter().any(|n| n == old)
                     && selects(&reference.group, &c.group)
                     && selects(&reference.version, &c.version)
                     && selects(&reference.kind, &c.kind)

@@ -139,6 +139,7 @@ pub fn apply(
         (Patch::Json6902(operations), Some(selector)) => {
             for index in Matcher::new(selector, source)?.select(resources) {
                 let resource = &mut resources.items[index];
+                resource.store_previous_id();
                 apply_json6902(&mut resource.value, operations).map_err(|e| {
                     source.error(format!(
                         "cannot apply JSON 6902 patch to {}: {e}",
@@ -198,6 +199,9 @@ fn strategic(
     let name = resource.value.pointer("/metadata/name").cloned();
     let namespace = resource.value.pointer("/metadata/namespace").cloned();
     let api_version = str_at(&resource.value, &["apiVersion"]).to_string();
+    if allow.name || allow.kind {
+        resource.store_previous_id();
+    }
     let lists = source.lists(&api_version, resource.kind());
     smp::merge(&mut resource.value, document, lists, ItemOrder::PatchFirst);
     if resource.value.as_object().is_none_or(|m| m.is_empty()) {

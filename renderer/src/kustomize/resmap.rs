@@ -40,6 +40,10 @@ pub struct Resource {
     pub suffixes: Vec<String>,
     /// Set when a generator made this resource.
     pub generated: Option<Generated>,
+    /// The names kustomize stored as previous ids before the transformers that may rename
+    /// (namespace, prefix and suffix, JSON patches, renaming patches, content hashes)
+    /// ran; name references are only rewritten towards such resources.
+    pub previous_names: Vec<String>,
 }
 
 impl Resource {
@@ -52,7 +56,15 @@ impl Resource {
             prefixes: Vec::new(),
             suffixes: Vec::new(),
             generated: None,
+            previous_names: Vec::new(),
         }
+    }
+
+    /// Notes the current name as a previous id, as kustomize does before a transformer
+    /// that may rename the object runs.
+    pub fn store_previous_id(&mut self) {
+        let name = str_at(&self.value, &["metadata", "name"]).to_string();
+        self.previous_names.push(name);
     }
 
     /// The current identity.

@@ -22,7 +22,11 @@ pub fn set_namespace(
     specs: &[FieldSpec],
     unset_only: bool,
 ) {
+    if namespace.is_empty() {
+        return;
+    }
     for resource in &mut resources.items {
+        resource.store_previous_id();
         set_resource_namespace(resource, namespace, specs, unset_only);
     }
 }
@@ -105,6 +109,9 @@ pub fn add_name_affix(resources: &mut ResMap, affix: Affix, text: &str, specs: &
         for spec in specs.iter() {
             if !spec.applies_to(&resource.value) {
                 continue;
+            }
+            if spec.path == "metadata/name" && !text.is_empty() {
+                resource.store_previous_id();
             }
             spec.visit(&mut resource.value, &mut |slot| {
                 if let Some(current) = slot.as_str() {
