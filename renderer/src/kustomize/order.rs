@@ -74,13 +74,15 @@ fn gvk_string(id: &crate::resource::ResId) -> String {
     )
 }
 
-fn name_key(id: &crate::resource::ResId) -> (String, String) {
-    let or = |s: &str| {
+/// Namespace and name as kustomize's legacy sort string joins them (`ns|name`, so
+/// `kubeflow-system` sorts before `kubeflow`).
+fn name_key(id: &crate::resource::ResId) -> String {
+    let or = |s: &str, empty: &str| {
         if s.is_empty() {
-            "~X".to_string()
+            empty.to_string()
         } else {
             s.to_string()
         }
     };
-    (or(&id.namespace), or(&id.name))
+    format!("{}|{}", or(&id.namespace, "~X"), or(&id.name, "~N"))
 }

@@ -44,6 +44,8 @@ pub struct Resource {
     /// (namespace, prefix and suffix, JSON patches, renaming patches, content hashes)
     /// ran; name references are only rewritten towards such resources.
     pub previous_names: Vec<String>,
+    /// The vars bound to this object where they were declared.
+    pub ref_var_names: Vec<String>,
 }
 
 impl Resource {
@@ -57,6 +59,7 @@ impl Resource {
             suffixes: Vec::new(),
             generated: None,
             previous_names: Vec::new(),
+            ref_var_names: Vec::new(),
         }
     }
 

@@ -188,7 +188,12 @@ impl<'r> Builder<'r> {
                 ));
             }
         }
-        vars::merge(&mut acc.vars, &k.vars, &location.shown())
+        vars::declare(
+            &mut acc.vars,
+            &k.vars,
+            &mut acc.resources,
+            &location.shown(),
+        )
     }
 
     fn accumulate_resource(

@@ -13,7 +13,8 @@ use crate::error::{RenderError, Result};
 use crate::resource::str_at;
 use fleet_objects::split_api_version;
 
-/// Adds `more` to the vars seen so far; a name given twice is an error, as in kustomize.
+/// Adds `more` to the vars seen so far (a base's, absorbed by the kustomization that
+/// lists it); a name given twice is an error, as in kustomize.
 pub fn merge(into: &mut Vec<Var>, more: &[Var], file: &str) -> Result<()> {
     for var in more {
         if into.iter().any(|v| v.name == var.name) {
@@ -70,18 +71,25 @@ fn describe(var: &Var) -> String {
     )
 }
 
-/// Reads each var's value from the one object it names: the same group, version and
-/// kind, a name it had, and its namespace when the var gives one.
-fn values(vars: &[Var], resources: &ResMap, file: &str) -> Result<BTreeMap<String, Value>> {
-    let mut out = BTreeMap::new();
-    for var in vars {
+/// Declares a kustomization's vars after its transformers ran, as kustomize does: each
+/// is bound to the one object among `resources` (this level's) that it names (the same
+/// group, version and kind, a name the object ever had, and its namespace when the var
+/// gives one); naming several is an error, naming none leaves the var unbound.
+pub fn declare(
+    into: &mut Vec<Var>,
+    more: &[Var],
+    resources: &mut ResMap,
+    file: &str,
+) -> Result<()> {
+    for var in more {
         let (want_group, want_version) = group_version(var);
         let effective = |ns: &str| if ns.is_empty() { "default" } else { ns }.to_string();
         let want_namespace = var.objref.namespace.as_deref().filter(|n| !n.is_empty());
-        let matches: Vec<_> = resources
+        let matches: Vec<usize> = resources
             .items
             .iter()
-            .filter(|r| {
+            .enumerate()
+            .filter(|(_, r)| {
                 let (group, version) = split_api_version(str_at(&r.value, &["apiVersion"]));
                 r.kind() == var.objref.kind
                     && group == want_group
@@ -91,19 +99,11 @@ fn values(vars: &[Var], resources: &ResMap, file: &str) -> Result<BTreeMap<Strin
                             && want_namespace.is_none_or(|want| effective(ns) == effective(want))
                     })
             })
+            .map(|(index, _)| index)
             .collect();
-        let resource = match matches.as_slice() {
-            [one] => *one,
-            [] => {
-                return Err(RenderError::in_field(
-                    file,
-                    "vars",
-                    format!(
-                        "var '{}' cannot be mapped to a field in the set of known resources",
-                        describe(var)
-                    ),
-                ))
-            }
+        match matches.as_slice() {
+            [] => {}
+            [one] => resources.items[*one].ref_var_names.push(var.name.clone()),
             _ => {
                 return Err(RenderError::in_field(
                     file,
@@ -115,6 +115,28 @@ fn values(vars: &[Var], resources: &ResMap, file: &str) -> Result<BTreeMap<Strin
                     ),
                 ))
             }
+        }
+    }
+    merge(into, more, file)
+}
+
+/// Reads each var's value from the object it was bound to where it was declared.
+fn values(vars: &[Var], resources: &ResMap, file: &str) -> Result<BTreeMap<String, Value>> {
+    let mut out = BTreeMap::new();
+    for var in vars {
+        let Some(resource) = resources
+            .items
+            .iter()
+            .find(|r| r.ref_var_names.contains(&var.name))
+        else {
+            return Err(RenderError::in_field(
+                file,
+                "vars",
+                format!(
+                    "var '{}' cannot be mapped to a field in the set of known resources",
+                    describe(var)
+                ),
+            ));
         };
         let path = fieldpath::parse(field_path(var));
         let value = fieldpath::get(&resource.value, &path)
