@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::shared_real;
+use common::{shared_real, tsv_rows as rows};
 
 /// Cases that cannot be compared on this checkout, with the reason. Each is still held
 /// to what real Helm does with the same files.
@@ -23,23 +23,6 @@ const EXCEPTIONS: &[(&str, &str)] = &[(
 
 fn corpus() -> PathBuf {
     shared_real().join("helm-corpus")
-}
-
-/// The rows of a TSV file with a header, as maps of column to cell.
-fn rows(file: &Path) -> Vec<BTreeMap<String, String>> {
-    let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().expect("a header").split('\t').collect();
-    lines
-        .filter(|l| !l.trim().is_empty())
-        .map(|line| {
-            header
-                .iter()
-                .zip(line.split('\t'))
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
-        })
-        .collect()
 }
 
 /// `fleet helm template rel CHART [-f VALUES] [FLAGS] --namespace default`, run where the
