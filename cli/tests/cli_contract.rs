@@ -25,7 +25,7 @@ fn build_error(dir: &str) -> String {
 fn bad_kustomize_input_names_file_line_and_field() {
     assert!(build_error("malformed").contains("malformed/cm.yaml:7: invalid YAML"));
     assert!(build_error("patch-nothing")
-        .contains("patch-nothing/kustomization.yaml: field `patches[0]`: no resource matches the patch for ConfigMap/does-not-exist"));
+        .contains("patch-nothing/kustomization.yaml: field `patches[0]`: no matches for Id ConfigMap.v1.[noGrp]/does-not-exist.[noNs]"));
     assert!(build_error("cycle/a").contains("cycle in resources: cycle/a -> cycle/b -> cycle/a"));
     assert!(build_error("missing-file")
         .contains("missing-file/kustomization.yaml: cannot read `nowhere.yaml`"));
@@ -34,8 +34,8 @@ fn bad_kustomize_input_names_file_line_and_field() {
     assert!(build_error("duplicate-id").contains(
         "duplicate-id/cms.yaml: may not add resource with an already registered id: ConfigMap/same"
     ));
-    assert!(build_error("unsupported-field").contains(
-        "unsupported-field/kustomization.yaml:2: field `vars`: field `vars` is not supported"
+    assert!(build_error("unknown-field").contains(
+        "unknown-field/kustomization.yaml:2: field `namePrefx`: field `namePrefx` is not a kustomization field kustomize v5 knows"
     ));
 }
 

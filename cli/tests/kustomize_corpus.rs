@@ -82,7 +82,11 @@ fn unexplained_differences(ours: &str, kubectl: &str) -> Vec<String> {
 #[test]
 fn every_corpus_root_builds_as_kubectl_prints_it() {
     let cases = cases();
-    assert!(cases.len() >= 58, "the corpus has 58 roots, found {}", cases.len());
+    assert!(
+        cases.len() >= 58,
+        "the corpus has 58 roots, found {}",
+        cases.len()
+    );
     assert!(EXCEPTIONS.len() <= 2, "at most two exceptions");
     let exceptions: BTreeMap<&str, &str> = EXCEPTIONS.iter().copied().collect();
     let mut failures = Vec::new();

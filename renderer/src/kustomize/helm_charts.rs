@@ -43,12 +43,14 @@ pub fn remote_ref(entry: &HelmChart, globals: &HelmGlobals, dir: &Path) -> Optio
     })
 }
 
-/// Renders one entry into resources.
+/// Renders one entry into resources; `default_namespace` is the release namespace when
+/// the entry names none.
 pub fn inflate(
     entry: &HelmChart,
     globals: &HelmGlobals,
     location: &Location<'_>,
     fetched: &FetchedCharts,
+    default_namespace: &str,
 ) -> Result<Vec<Value>> {
     let field = "helmCharts";
     if entry.name.is_empty() {
@@ -56,7 +58,9 @@ pub fn inflate(
     }
     let relative = chart_dir(entry, globals);
     let loaded = if location.dir.join(&relative).is_dir() {
-        let dir = location.file_path(&relative)?;
+        // Helm, not kustomize's loader, reads the chart: the load restrictor does not
+        // apply (checked against kubectl kustomize), the repository root does.
+        let dir = location.any_path(&relative)?;
         chart::load(&dir)?
     } else {
         let Some(reference) = remote_ref(entry, globals, location.dir) else {
@@ -91,7 +95,7 @@ pub fn inflate(
             .namespace
             .clone()
             .filter(|n| !n.is_empty())
-            .unwrap_or_else(|| "default".into()),
+            .unwrap_or_else(|| default_namespace.into()),
         include_crds: entry.include_crds,
         ..engine::Options::default()
     };
@@ -118,23 +122,27 @@ pub fn inflate(
 /// `valuesInline` over it (`override`, the default), under it (`merge`) or instead of it
 /// (`replace`), then every additional values file.
 fn user_values(entry: &HelmChart, location: &Location<'_>, chart: &str) -> Result<Value> {
-    let read_values = |path: &str| -> Result<Value> {
-        let (text, shown) = location.read(path)?;
+    let parse = |text: String, shown: String| -> Result<Value> {
         Ok(yaml::parse_any_documents(&text, &shown)?
             .into_iter()
             .next()
             .unwrap_or(Value::Null))
     };
+    let read_values = |path: &str| -> Result<Value> {
+        let (text, shown) = location.read(path)?;
+        parse(text, shown)
+    };
     let values_file = match entry.values_file.as_deref().filter(|f| !f.is_empty()) {
         Some(file) => Some(read_values(file)?),
+        // The chart's own values.yaml, which Helm reads: outside the load restrictor.
         None => {
-            let own = format!("{chart}/values.yaml");
-            location
-                .dir
-                .join(&own)
-                .is_file()
-                .then(|| read_values(&own))
-                .transpose()?
+            let own = location.any_path(&format!("{chart}/values.yaml"))?;
+            if own.is_file() {
+                let text = location.root.read_to_string(&own)?;
+                Some(parse(text, location.root.display(&own))?)
+            } else {
+                None
+            }
         }
     };
     let inline = entry.values_inline.clone().filter(|v| !v.is_null());

@@ -46,6 +46,8 @@ pub struct Resource {
     pub previous_names: Vec<String>,
     /// The vars bound to this object where they were declared.
     pub ref_var_names: Vec<String>,
+    /// Rendered from a Helm chart: kustomize's namespace transformer leaves it alone.
+    pub from_helm_chart: bool,
 }
 
 impl Resource {
@@ -60,6 +62,7 @@ impl Resource {
             generated: None,
             previous_names: Vec::new(),
             ref_var_names: Vec::new(),
+            from_helm_chart: false,
         }
     }
 

@@ -60,6 +60,9 @@ pub struct Builder<'r> {
     stack: Vec<PathBuf>,
     /// The `openapi:` schema last declared (kustomize keeps it for the rest of the build).
     schema: Option<Schema>,
+    /// The `namespace:` of each kustomization and component being built, outermost
+    /// first (empty where none is set).
+    namespaces: Vec<String>,
 }
 
 impl<'r> Builder<'r> {
@@ -71,6 +74,7 @@ impl<'r> Builder<'r> {
             fetched,
             stack: Vec::new(),
             schema: None,
+            namespaces: Vec::new(),
         }
     }
 
@@ -142,6 +146,32 @@ impl<'r> Builder<'r> {
 
     /// Runs one kustomization (or component) into `acc`.
     fn accumulate(
+        &mut self,
+        k: &Kustomization,
+        dir: &Path,
+        file: &Path,
+        acc: &mut Accumulator,
+    ) -> Result<()> {
+        self.namespaces
+            .push(k.namespace.clone().unwrap_or_default());
+        let result = self.accumulate_fields(k, dir, file, acc);
+        self.namespaces.pop();
+        result
+    }
+
+    /// The release namespace of a `helmCharts` entry that names none, as kubectl
+    /// kustomize v5.8.1 picks it: the namespace of the nearest kustomization (this one or
+    /// one that includes it) that sets one, else `default`.
+    fn inherited_namespace(&self) -> String {
+        self.namespaces
+            .iter()
+            .rev()
+            .find(|ns| !ns.is_empty())
+            .cloned()
+            .unwrap_or_else(|| "default".into())
+    }
+
+    fn accumulate_fields(
         &mut self,
         k: &Kustomization,
         dir: &Path,
@@ -260,8 +290,9 @@ impl<'r> Builder<'r> {
             generators::generate(&ctx, GeneratorKind::Secret, args, &mut acc.resources)?;
         }
         let globals = k.helm_globals.clone().unwrap_or_default();
+        let inherited = self.inherited_namespace();
         for chart in &k.helm_charts {
-            self.inflate(chart, &globals, location, acc)?;
+            self.inflate(chart, &globals, location, &inherited, acc)?;
         }
         let plugin_ctx = GeneratorContext {
             location: *location,
@@ -273,7 +304,7 @@ impl<'r> Builder<'r> {
                     generators::generate(&plugin_ctx, kind, &args, &mut acc.resources)?
                 }
                 Plugin::Generate(Generate::Helm(chart, globals)) => {
-                    self.inflate(&chart, &globals, location, acc)?
+                    self.inflate(&chart, &globals, location, "default", acc)?
                 }
                 Plugin::Transform(_) => {
                     return Err(location.error(
@@ -291,11 +322,16 @@ impl<'r> Builder<'r> {
         chart: &super::types::HelmChart,
         globals: &HelmGlobals,
         location: &Location<'_>,
+        default_namespace: &str,
         acc: &mut Accumulator,
     ) -> Result<()> {
-        let objects = helm_charts::inflate(chart, globals, location, self.fetched)?;
-        acc.resources
-            .extend(objects.into_iter().map(Resource::new), &location.shown())
+        let objects =
+            helm_charts::inflate(chart, globals, location, self.fetched, default_namespace)?;
+        let resources = objects.into_iter().map(|object| Resource {
+            from_helm_chart: true,
+            ..Resource::new(object)
+        });
+        acc.resources.extend(resources, &location.shown())
     }
 
     /// The steps a kustomization's own fields configure, in kustomize's order.

@@ -25,7 +25,9 @@ pub fn set_namespace(
     if namespace.is_empty() {
         return;
     }
-    for resource in &mut resources.items {
+    // kubectl kustomize v5.8.1 skips objects a Helm chart rendered (their namespace is
+    // the release's).
+    for resource in resources.items.iter_mut().filter(|r| !r.from_helm_chart) {
         resource.store_previous_id();
         set_resource_namespace(resource, namespace, specs, unset_only);
     }
