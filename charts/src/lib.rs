@@ -148,6 +148,12 @@ impl ChartCache {
         Ok((status, challenge, body))
     }
 
+    /// A file over HTTP(S) (a remote Kustomize resource), not cached: the caller keeps it
+    /// with the commit that named it.
+    pub fn fetch_file(&self, url: &str) -> Result<Vec<u8>, ChartError> {
+        self.ok(url, &[])
+    }
+
     fn ok(&self, url: &str, headers: &[(&str, String)]) -> Result<Vec<u8>, ChartError> {
         match self.get(url, headers)? {
             (200, _, body) => Ok(body),
@@ -337,7 +343,7 @@ pub enum FetchForError {
         /// The cause.
         source: ChartError,
     },
-    /// The archive is not a chart.
+    /// The archive is not a chart, or the bundle's kustomizations cannot be read.
     #[error(transparent)]
     Chart(#[from] fleet_renderer::RenderError),
 }
@@ -349,9 +355,33 @@ pub fn fetch_for(
     options: &fleet_api::BundleDeploymentOptions,
 ) -> Result<fleet_renderer::bundle::FetchedCharts, FetchForError> {
     let mut fetched = fleet_renderer::bundle::FetchedCharts::default();
-    let Some(remote) = fleet_renderer::bundle::RemoteChartRef::of(options) else {
-        return Ok(fetched);
-    };
+    if let Some(remote) = fleet_renderer::bundle::RemoteChartRef::of(options) {
+        fetch_into(cache, remote, &mut fetched)?;
+    }
+    Ok(fetched)
+}
+
+/// [`fetch_for`], plus the charts the bundle's kustomizations take from repositories
+/// (`helmCharts` with `repo`), so that Kustomize bundles render offline too.
+pub fn fetch_for_bundle(
+    cache: &ChartCache,
+    root: &fleet_renderer::RepoRoot,
+    bundle: &fleet_renderer::bundle::BundleDir,
+    fleet: &fleet_api::FleetYaml,
+    options: &fleet_api::BundleDeploymentOptions,
+) -> Result<fleet_renderer::bundle::FetchedCharts, FetchForError> {
+    let mut fetched = fetch_for(cache, options)?;
+    for remote in fleet_renderer::bundle::kustomize_needs(root, bundle, fleet)?.charts {
+        fetch_into(cache, remote, &mut fetched)?;
+    }
+    Ok(fetched)
+}
+
+fn fetch_into(
+    cache: &ChartCache,
+    remote: fleet_renderer::bundle::RemoteChartRef,
+    fetched: &mut fleet_renderer::bundle::FetchedCharts,
+) -> Result<(), FetchForError> {
     let request = RemoteChart {
         repo: Some(remote.repo.clone()).filter(|r| !r.is_empty()),
         chart: remote.chart.clone(),
@@ -365,5 +395,5 @@ pub fn fetch_for(
         })?;
     let chart = fleet_renderer::helm::chart::from_archive(&remote.chart, &archive)?;
     fetched.insert(remote, chart);
-    Ok(fetched)
+    Ok(())
 }

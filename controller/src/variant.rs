@@ -111,7 +111,8 @@ impl BundleFiles {
             return Ok(variant.clone());
         }
         let (_, options) = bundle::options_for(&self.fleet, cluster);
-        let fetched = fleet_charts::fetch_for(charts, &options)?;
+        let fetched =
+            fleet_charts::fetch_for_bundle(charts, &self.root, &self.dir, &self.fleet, &options)?;
         let variant = bundle::render_with(&self.root, &self.dir, &self.fleet, cluster, &fetched)?;
         self.rendered.insert(key, variant.clone());
         Ok(variant)

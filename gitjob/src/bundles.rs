@@ -162,7 +162,8 @@ fn check_renders(
 ) -> Result<(), String> {
     for cluster in ClusterInfo::checks_for(fleet) {
         let (_, options) = bundle::options_for(fleet, &cluster);
-        let fetched = fleet_charts::fetch_for(charts, &options).map_err(|e| e.to_string())?;
+        let fetched = fleet_charts::fetch_for_bundle(charts, root, dir, fleet, &options)
+            .map_err(|e| e.to_string())?;
         bundle::render_with(root, dir, fleet, &cluster, &fetched).map_err(|e| e.to_string())?;
     }
     Ok(())

@@ -60,6 +60,7 @@ pub fn run(command: KustomizeCommand) -> Result<()> {
                     Restrictor::LoadRestrictionsNone => kustomize::LoadRestrictor::None,
                 },
                 charts: None,
+                remote_dir: None,
             };
             let resources: Vec<_> = kustomize::build_with(&root, &dir, options)?
                 .iter()

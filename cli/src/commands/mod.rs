@@ -94,7 +94,7 @@ enum Command {
     /// Benchmarks against the reference tools, measured in the same run (the `fleet-bench`
     /// binary built beside this one).
     #[command(
-        after_help = "Examples (on a release build, cargo build --release --bins):\n  fleet bench --help\n  fleet bench kustomize testdata/kustomize\n  fleet bench fleet --clusters 1000"
+        after_help = "Examples (on a release build, cargo build --release --bins):\n  fleet bench --help\n  fleet bench kustomize\n  fleet bench fleet --clusters 1000"
     )]
     Bench(bench::BenchArgs),
 }

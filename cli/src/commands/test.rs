@@ -86,7 +86,7 @@ pub fn render_for(root: &RepoRoot, bundle: &BundleDir, cluster: &ClusterInfo) ->
     };
     let (_, options) = bundle::options_for(&fleet, cluster);
     let cache = fleet_charts::ChartCache::new(chart_cache_dir());
-    let fetched = fleet_charts::fetch_for(&cache, &options)?;
+    let fetched = fleet_charts::fetch_for_bundle(&cache, root, bundle, &fleet, &options)?;
     Ok(bundle::render_with(
         root, bundle, &fleet, cluster, &fetched,
     )?)

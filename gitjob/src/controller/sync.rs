@@ -17,6 +17,7 @@ use serde_json::json;
 use super::{Gitjob, ReconcileError};
 use crate::bundles::{self, CommitBundles};
 use crate::git::{self, Access, GitError, Wanted};
+use crate::remote_bases;
 
 /// The field manager of gitjob's writes.
 pub const FIELD_MANAGER: &str = "fleet-gitjob";
@@ -89,6 +90,14 @@ pub async fn render_commit(
         for skipped in &extracted.skipped {
             tracing::warn!(gitrepo = %gitrepo.name_any(), "{skipped}");
         }
+        let fetcher = remote_bases::Fetcher {
+            mirrors: &ctx.mirrors,
+            access: &access,
+            http: &ctx.charts,
+            limits: ctx.settings.limits,
+            max_fetch_bytes: ctx.settings.max_fetch_bytes,
+        };
+        fetcher.fetch_all(&gitrepo, &tree);
         let started = Instant::now();
         let result = bundles::for_commit(&gitrepo, &tree, &commit, &ctx.charts);
         let ok = result.as_ref().is_ok_and(|b| b.failures.is_empty());

@@ -16,5 +16,5 @@ pub use fleetyaml::{load_fleet_yaml, LoadedFleetYaml};
 pub use helm::{FetchedCharts, RemoteChartRef};
 pub use manifests::bundle_files;
 pub use object::{bundle_object, label_value};
-pub use render::{options_for, render, render_with, Variant};
+pub use render::{kustomize_needs, options_for, render, render_with, Variant};
 pub use target::ClusterInfo;

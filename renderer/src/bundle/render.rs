@@ -1,7 +1,7 @@
 //! Rendering one bundle for one cluster: customization, Kustomize or raw YAML with
 //! overlays, namespaces, order and content id.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use fleet_api::{BundleDeploymentOptions, FleetYaml};
 use serde_json::Value;
@@ -87,7 +87,7 @@ pub fn render_with(
             &fleet_file,
             fetched,
         )?,
-        None => render_sources(root, bundle, &options, &fleet_file)?,
+        None => render_sources(root, bundle, &options, &fleet_file, fetched)?,
     };
     if let Some(namespace) = options
         .target_namespace
@@ -122,27 +122,85 @@ fn helm_chart(bundle: &BundleDir, options: &BundleDeploymentOptions) -> Option<S
     })
 }
 
+/// The directory a bundle's Kustomize build starts from: `kustomize.dir` (relative to the
+/// bundle), or the bundle's own directory.
+fn kustomize_dir(
+    root: &RepoRoot,
+    bundle: &BundleDir,
+    options: &BundleDeploymentOptions,
+    fleet_file: &str,
+) -> Result<PathBuf> {
+    match options
+        .kustomize
+        .as_ref()
+        .and_then(|k| k.dir.as_deref())
+        .filter(|d| !d.is_empty())
+    {
+        Some(rel) => root
+            .resolve(&bundle.dir, rel, &bundle.dir.join("fleet.yaml"))
+            .map_err(|e| RenderError::in_field(fleet_file, "kustomize.dir", e.message)),
+        None => Ok(bundle.dir.clone()),
+    }
+}
+
+/// What the bundle's kustomizations (for every customization) need from outside the
+/// repository: remote bases not yet fetched into its [`kustomize::REMOTE_DIR`], and
+/// charts from repositories.
+pub fn kustomize_needs(
+    root: &RepoRoot,
+    bundle: &BundleDir,
+    fleet: &FleetYaml,
+) -> Result<kustomize::RemoteNeeds> {
+    let fleet_file = root.display(&bundle.dir.join("fleet.yaml"));
+    let remote_dir = bundle.dir.join(kustomize::REMOTE_DIR);
+    let mut needs = kustomize::RemoteNeeds::default();
+    let customizations = fleet
+        .target_customizations
+        .iter()
+        .map(|c| options::merge(&fleet.options, &c.options));
+    for options in std::iter::once(fleet.options.clone()).chain(customizations) {
+        if helm_chart(bundle, &options).is_some() {
+            continue;
+        }
+        let dir = kustomize_dir(root, bundle, &options, &fleet_file)?;
+        if kustomize::kustomization_file(&dir).is_none() {
+            continue;
+        }
+        let more = kustomize::remote_needs(root, &dir, &remote_dir)?;
+        needs.resources.extend(more.resources);
+        for chart in more.charts {
+            if !needs.charts.contains(&chart) {
+                needs.charts.push(chart);
+            }
+        }
+    }
+    Ok(needs)
+}
+
 fn render_sources(
     root: &RepoRoot,
     bundle: &BundleDir,
     options: &BundleDeploymentOptions,
     fleet_file: &str,
+    fetched: &FetchedCharts,
 ) -> Result<Vec<Value>> {
-    let kustomize_dir = options
+    let dir = kustomize_dir(root, bundle, options, fleet_file)?;
+    let kustomize_dir_set = options
         .kustomize
         .as_ref()
         .and_then(|k| k.dir.as_deref())
-        .filter(|d| !d.is_empty());
-    let dir = match kustomize_dir {
-        Some(rel) => root
-            .resolve(&bundle.dir, rel, &bundle.dir.join("fleet.yaml"))
-            .map_err(|e| RenderError::in_field(fleet_file, "kustomize.dir", e.message))?,
-        None => bundle.dir.clone(),
-    };
+        .is_some_and(|d| !d.is_empty());
     if kustomize::kustomization_file(&dir).is_some() {
-        return kustomize::build(root, &dir);
+        // Remote bases and charts were fetched into the bundle (by gitjob) beforehand.
+        let remote_dir = bundle.dir.join(kustomize::REMOTE_DIR);
+        let build = kustomize::BuildOptions {
+            charts: Some(fetched),
+            remote_dir: Some(&remote_dir),
+            ..kustomize::BuildOptions::default()
+        };
+        return kustomize::build_with(root, &dir, build);
     }
-    if kustomize_dir.is_some() {
+    if kustomize_dir_set {
         return Err(RenderError::in_field(
             fleet_file,
             "kustomize.dir",

@@ -15,11 +15,12 @@ mod generators;
 mod helm_charts;
 mod location;
 mod nameref;
+mod needs;
 mod openapi;
 mod order;
 mod patches;
 mod plugins;
-mod remote;
+pub mod remote;
 mod replacements;
 mod resmap;
 mod steps;
@@ -36,6 +37,8 @@ use serde_json::Value;
 use crate::bundle::FetchedCharts;
 use crate::error::{RenderError, Result};
 use crate::root::RepoRoot;
+pub use needs::{remote_needs, RemoteNeeds};
+pub use remote::{RemoteResource, REMOTE_DIR};
 use target::{Accumulator, Builder};
 
 /// File names that hold a kustomization, in the order kustomize looks for them.
@@ -69,6 +72,9 @@ pub struct BuildOptions<'a> {
     pub load_restrictor: LoadRestrictor,
     /// Charts `helmCharts` entries name from a repository, fetched beforehand.
     pub charts: Option<&'a FetchedCharts>,
+    /// Where remote resources were fetched to (a bundle's [`REMOTE_DIR`]); without it
+    /// they are refused.
+    pub remote_dir: Option<&'a Path>,
 }
 
 /// Builds the kustomization in `dir` (inside `root`) into its output resources, with the
@@ -85,6 +91,7 @@ pub fn build_with(root: &RepoRoot, dir: &Path, options: BuildOptions<'_>) -> Res
         root,
         options.load_restrictor == LoadRestrictor::RootOnly,
         options.charts.unwrap_or(&none),
+        options.remote_dir,
     );
     let (kustomization, file, mut accumulator) = builder.build_dir(&dir)?;
     let shown = root.display(&file);

@@ -335,9 +335,28 @@ mod tests {
         map
     }
 
+    /// Renames as a transformer does: the old id stored first.
     fn rename(map: &mut ResMap, index: usize, name: &str) {
+        map.items[index].store_previous_id();
         crate::resource::set_metadata(&mut map.items[index].value, "name", name);
         map.items[index].remember_name();
+    }
+
+    #[test]
+    fn objects_never_renamed_are_not_referral_targets() {
+        // kustomize rewrites references only towards objects with stored previous ids: a
+        // subject without a namespace stays as written when its account kept its name.
+        let mut map = resources(vec![
+            json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "sa", "namespace": "system"}}),
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "b", "namespace": "system"},
+                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"},
+                   "subjects": [{"kind": "ServiceAccount", "name": "sa"}]}),
+        ]);
+        fix_references(&mut map, &TransformerConfig::defaults(), "k").expect("fixes");
+        assert_eq!(
+            map.items[1].value["subjects"][0],
+            json!({"kind": "ServiceAccount", "name": "sa"})
+        );
     }
 
     #[test]

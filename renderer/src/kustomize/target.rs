@@ -63,11 +63,18 @@ pub struct Builder<'r> {
     /// The `namespace:` of each kustomization and component being built, outermost
     /// first (empty where none is set).
     namespaces: Vec<String>,
+    /// Where remote resources were fetched to, if anywhere.
+    remote_dir: Option<&'r Path>,
 }
 
 impl<'r> Builder<'r> {
     /// A builder; `restrict` keeps plain files inside their kustomization's directory.
-    pub fn new(root: &'r RepoRoot, restrict: bool, fetched: &'r FetchedCharts) -> Self {
+    pub fn new(
+        root: &'r RepoRoot,
+        restrict: bool,
+        fetched: &'r FetchedCharts,
+        remote_dir: Option<&'r Path>,
+    ) -> Self {
         Self {
             root,
             restrict,
@@ -75,6 +82,7 @@ impl<'r> Builder<'r> {
             stack: Vec::new(),
             schema: None,
             namespaces: Vec::new(),
+            remote_dir,
         }
     }
 
@@ -235,7 +243,16 @@ impl<'r> Builder<'r> {
     ) -> Result<()> {
         let shown = location.shown();
         if remote::is_remote(entry) {
-            return Err(remote::refused(&shown, field, entry));
+            let path = remote::resolve(entry, self.remote_dir, &shown, field)?;
+            if path.is_dir() {
+                let (_, _, nested) = self.build_dir(&path)?;
+                return acc.absorb(nested, &shown);
+            }
+            let text = self.root.read_to_string(&path)?;
+            let documents = yaml::parse_documents(&text, entry)?;
+            return acc
+                .resources
+                .extend(documents.into_iter().map(Resource::new), entry);
         }
         let path = location.any_path(entry)?;
         if path.is_dir() {
@@ -255,10 +272,11 @@ impl<'r> Builder<'r> {
         acc: &mut Accumulator,
     ) -> Result<()> {
         let shown = location.shown();
-        if remote::is_remote(entry) {
-            return Err(remote::refused(&shown, "components", entry));
-        }
-        let dir = location.any_path(entry)?;
+        let dir = if remote::is_remote(entry) {
+            remote::resolve(entry, self.remote_dir, &shown, "components")?
+        } else {
+            location.any_path(entry)?
+        };
         let (component, file) = self.load(&dir)?;
         if component.kind.as_deref() != Some("Component") {
             return Err(location.error(
