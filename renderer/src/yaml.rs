@@ -71,14 +71,24 @@ mod legacy_octal {
         else {
             return Cow::Borrowed(text);
         };
-        let mut out = String::with_capacity(text.len() + 16);
+        // Filled from the first rewritten line on; until then the text is borrowed.
+        let mut out: Option<String> = None;
         let mut block_indent: Option<usize> = None;
+        let mut offset = 0;
         for line in text.split_inclusive('\n') {
+            let start = offset;
+            offset += line.len();
             let body = line.trim_end_matches(['\n', '\r']);
-            let indent = body.len() - body.trim_start().len();
-            if let Some(parent) = block_indent {
-                if body.trim().is_empty() || indent > parent {
+            let trimmed = body.trim_start();
+            let indent = body.len() - trimmed.len();
+            let keep = |out: &mut Option<String>| {
+                if let Some(out) = out.as_mut() {
                     out.push_str(line);
+                }
+            };
+            if let Some(parent) = block_indent {
+                if trimmed.is_empty() || indent > parent {
+                    keep(&mut out);
                     continue;
                 }
                 block_indent = None;
@@ -86,15 +96,28 @@ mod legacy_octal {
             if opens_block_scalar(body) {
                 block_indent = Some(indent);
             }
-            match pattern.captures(body) {
+            // A cheap test first: the value must start with 0 after a space or a sign.
+            let candidate = trimmed.starts_with(['0', '-', '+'])
+                || body.contains(" 0")
+                || body.contains("-0")
+                || body.contains("+0");
+            match candidate.then(|| pattern.captures(body)).flatten() {
                 Some(c) if !c[3].is_empty() => {
+                    let out = out.get_or_insert_with(|| {
+                        let mut head = String::with_capacity(text.len() + 16);
+                        head.push_str(&text[..start]);
+                        head
+                    });
                     out.push_str(&format!("{}{}0o{}{}", &c[1], &c[2], &c[3], &c[4]));
                     out.push_str(&line[body.len()..]);
                 }
-                _ => out.push_str(line),
+                _ => keep(&mut out),
             }
         }
-        Cow::Owned(out)
+        match out {
+            Some(out) => Cow::Owned(out),
+            None => Cow::Borrowed(text),
+        }
     }
 
     fn opens_block_scalar(line: &str) -> bool {
@@ -137,14 +160,24 @@ fn is_list(map: &serde_json::Map<String, Value>) -> bool {
 
 /// Writes documents as one YAML stream separated by `---`.
 pub fn to_multi_document(documents: &[Value]) -> String {
-    let mut out = String::new();
+    let mut out = Vec::new();
+    // Writing into a Vec cannot fail.
+    let _ = write_multi_document(&mut out, documents);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// [`to_multi_document`], written document by document.
+pub fn write_multi_document(
+    out: &mut impl std::io::Write,
+    documents: &[Value],
+) -> std::io::Result<()> {
     for (index, document) in documents.iter().enumerate() {
         if index > 0 {
-            out.push_str("---\n");
+            out.write_all(b"---\n")?;
         }
-        out.push_str(&crate::emit::document(document));
+        out.write_all(crate::emit::document(document).as_bytes())?;
     }
-    out
+    Ok(())
 }
 
 #[cfg(test)]

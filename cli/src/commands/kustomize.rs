@@ -62,14 +62,19 @@ pub fn run(command: KustomizeCommand) -> Result<()> {
                 charts: None,
                 remote_dir: None,
             };
-            let resources: Vec<_> = kustomize::build_with(&root, &dir, options)?
-                .iter()
-                .map(fleet_renderer::resource::sorted_keys)
-                .collect();
-            if print_structured(output, &resources)? {
+            let resources = kustomize::build_with(&root, &dir, options)?;
+            if !matches!(output, Format::Text) {
+                let sorted: Vec<_> = resources
+                    .iter()
+                    .map(fleet_renderer::resource::sorted_keys)
+                    .collect();
+                print_structured(output, &sorted)?;
                 return Ok(());
             }
-            std::io::stdout().write_all(yaml::to_multi_document(&resources).as_bytes())?;
+            // The YAML writer orders keys as kubectl does.
+            let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+            yaml::write_multi_document(&mut stdout, &resources)?;
+            stdout.flush()?;
             Ok(())
         }
     }
