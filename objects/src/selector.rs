@@ -75,6 +75,7 @@ impl LabelRequirements {
             } else {
                 return Err(format!("invalid label selector `{text}`"));
             };
+            validate(&requirement.0, &requirement.1)?;
             requirements.push(requirement);
         }
         Ok(Self { requirements })
@@ -120,8 +121,73 @@ fn split_set(part: &str, operator: &str) -> Option<(String, Vec<String>)> {
     let inner = rest.trim().strip_prefix('(')?.strip_suffix(')')?;
     Some((
         key.trim().to_string(),
-        inner.split(',').map(|v| v.trim().to_string()).collect(),
+        inner
+            .split(',')
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+            .collect(),
     ))
+}
+
+/// Kubernetes' checks of a requirement: a valid label key, valid values, and a non-empty
+/// set for `in` and `notin` (the API server answers 400 otherwise; matching everything
+/// instead would let a `deletecollection` with a typo delete every object).
+fn validate(key: &str, requirement: &Requirement) -> std::result::Result<(), String> {
+    let (prefix, name) = match key.rsplit_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, key),
+    };
+    if let Some(prefix) = prefix {
+        let valid = !prefix.is_empty()
+            && prefix.len() <= 253
+            && prefix.split('.').all(|label| {
+                !label.is_empty()
+                    && label.len() <= 63
+                    && label.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+                    && label.ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+                    && label
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            });
+        if !valid {
+            return Err(format!(
+                "invalid label key \"{key}\": prefix part must be a lowercase DNS subdomain"
+            ));
+        }
+    }
+    if !is_qualified_name(name) {
+        return Err(format!(
+            "invalid label key \"{key}\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (at most 63)"
+        ));
+    }
+    let values: &[String] = match requirement {
+        Requirement::Equals(v) | Requirement::NotEquals(v) => std::slice::from_ref(v),
+        Requirement::In(vs) | Requirement::NotIn(vs) if vs.is_empty() => {
+            return Err(format!(
+                "for 'in', 'notin' operators, values set can't be empty (key \"{key}\")"
+            ))
+        }
+        Requirement::In(vs) | Requirement::NotIn(vs) => vs,
+        Requirement::Exists | Requirement::Absent => &[],
+    };
+    match values.iter().find(|v| !v.is_empty() && !is_qualified_name(v)) {
+        Some(bad) => Err(format!(
+            "invalid label value: \"{bad}\": must be 63 characters or less and consist of alphanumeric characters, '-', '_' or '.', starting and ending with an alphanumeric character"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A label name or value: at most 63 characters of `[A-Za-z0-9._-]`, alphanumeric at
+/// both ends.
+fn is_qualified_name(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() <= 63
+        && text.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && text.ends_with(|c: char| c.is_ascii_alphanumeric())
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 /// Parses a `key=value` label, as command lines take them (`-l env=prod`).
@@ -142,6 +208,36 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn malformed_selectors_are_refused_as_the_api_server_refuses_them() {
+        for bad in [
+            "!!!",
+            "a notin ()",
+            "a in ()",
+            "a=b c",
+            "-a=b",
+            "a=-b",
+            "Example.com/a=b",
+            "a/b/c=d",
+        ] {
+            assert!(
+                LabelRequirements::parse(bad).is_err(),
+                "{bad} must be refused"
+            );
+        }
+        for good in [
+            "a",
+            "!a",
+            "a=b",
+            "a!=",
+            "example.com/a in (x, y)",
+            "a.b_c-d==e",
+            "a notin (x)",
+        ] {
+            assert!(LabelRequirements::parse(good).is_ok(), "{good} must parse");
+        }
     }
 
     #[test]
