@@ -1,5 +1,6 @@
 //! Kubernetes' protobuf encoding, read for the few kinds that kubectl's typed `create`
-//! commands send that way (`kubectl create namespace|configmap|secret|serviceaccount`).
+//! commands send that way (`kubectl create namespace|configmap|secret|serviceaccount`), and
+//! for the DeleteOptions Helm and client-go send with a delete.
 //! Every other kind is refused with 415 and a hint to use a manifest instead.
 
 use base64::Engine;
@@ -10,6 +11,7 @@ const MAGIC: &[u8] = b"k8s\0";
 
 #[derive(Clone, Copy)]
 enum Shape {
+    Int,
     Str,
     Bytes,
     Bool,
@@ -93,6 +95,24 @@ const SERVICE_ACCOUNT: &[FieldDef] = &[
     list(2, "secrets", Shape::Message(OBJECT_REFERENCE)),
     list(3, "imagePullSecrets", Shape::Message(NAME_ONLY)),
     field(4, "automountServiceAccountToken", Shape::Bool),
+];
+
+const PRECONDITIONS: &[FieldDef] = &[
+    field(1, "uid", Shape::Str),
+    field(2, "resourceVersion", Shape::Str),
+];
+/// The options of a delete, which Helm and client-go send as protobuf.
+const DELETE_OPTIONS: &[FieldDef] = &[
+    field(1, "gracePeriodSeconds", Shape::Int),
+    field(2, "preconditions", Shape::Message(PRECONDITIONS)),
+    field(3, "orphanDependents", Shape::Bool),
+    field(4, "propagationPolicy", Shape::Str),
+    list(5, "dryRun", Shape::Str),
+    field(
+        6,
+        "ignoreStoreReadErrorWithClusterBreakingPotential",
+        Shape::Bool,
+    ),
 ];
 
 /// What the envelope says the body holds.
@@ -199,6 +219,8 @@ fn message(buf: &[u8], defs: &[FieldDef]) -> Result<Map<String, Value>, String> 
                 json!(base64::engine::general_purpose::STANDARD.encode(b))
             }
             (Shape::Bool, Wire::Varint(v)) => json!(v != 0),
+            // int64 fields are written as two's complement varints.
+            (Shape::Int, Wire::Varint(v)) => json!(v as i64),
             (Shape::StrMap | Shape::BytesMap, Wire::Bytes(b)) => {
                 let (key, value) = map_entry(b, matches!(def.shape, Shape::BytesMap))?;
                 let entry = object.entry(def.name).or_insert_with(|| json!({}));
@@ -248,6 +270,7 @@ pub fn decode(body: &[u8]) -> Result<Value, String> {
         ("v1", "ConfigMap") => CONFIG_MAP,
         ("v1", "Secret") => SECRET,
         ("v1", "ServiceAccount") => SERVICE_ACCOUNT,
+        ("v1" | "meta.k8s.io/v1", "DeleteOptions") => DELETE_OPTIONS,
         _ => {
             return Err(format!(
                 "{kind} ({api_version}) is not readable as protobuf here"
