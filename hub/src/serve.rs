@@ -101,7 +101,8 @@ pub fn kubeconfig_path(data: &Path, cluster: &str) -> PathBuf {
 
 /// Starts the hub.
 pub async fn start(options: Options) -> Result<Running, ServeError> {
-    std::fs::create_dir_all(&options.data)
+    // The database holds every token and the TLS key sits beside it: owner only.
+    fleet_objects::secret_file::private_dir(&options.data)
         .map_err(io_error(format!("creating {}", options.data.display())))?;
     let lock = lock_data(&options.data)?;
     let hub = Hub::open(&options.data.join("hub.db"))?;

@@ -120,6 +120,14 @@ pub enum StoreError {
         /// The cause.
         source: serde_json::Error,
     },
+    /// The database file could not be created or its mode set.
+    #[error("database {path}: {source}")]
+    Io {
+        /// The database file.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
 }
 
 type Objects = BTreeMap<(String, String), Arc<Value>>;
@@ -194,6 +202,12 @@ impl Store {
             path: shown.clone(),
             source,
         };
+        // Tokens are stored here: readable by the hub's user only (SQLite gives its WAL
+        // and shared-memory files the database's mode).
+        fleet_objects::secret_file::restrict(path).map_err(|source| StoreError::Io {
+            path: shown.clone(),
+            source,
+        })?;
         let conn = Connection::open(path).map_err(sqlite)?;
         conn.execute_batch(
             "PRAGMA journal_mode=WAL;

@@ -44,6 +44,8 @@ pub fn load_or_create(dir: &Path, hosts: &[String]) -> Result<TlsFiles, TlsError
     let cert_path = dir.join("server.crt");
     let key_path = dir.join("server.key");
     if ca_path.exists() && cert_path.exists() && key_path.exists() {
+        // Keys written by older versions were world-readable.
+        fleet_objects::secret_file::restrict(&key_path).map_err(io(&key_path))?;
         return Ok(TlsFiles {
             ca_pem: fs::read_to_string(&ca_path).map_err(io(&ca_path))?,
             cert_pem: fs::read_to_string(&cert_path).map_err(io(&cert_path))?,
@@ -86,6 +88,7 @@ pub fn load_or_create(dir: &Path, hosts: &[String]) -> Result<TlsFiles, TlsError
     };
     fs::write(&ca_path, &files.ca_pem).map_err(io(&ca_path))?;
     fs::write(&cert_path, &files.cert_pem).map_err(io(&cert_path))?;
-    fs::write(&key_path, &files.key_pem).map_err(io(&key_path))?;
+    fleet_objects::secret_file::write(&key_path, files.key_pem.as_bytes())
+        .map_err(io(&key_path))?;
     Ok(files)
 }

@@ -14,6 +14,26 @@ pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::io::Write::write_all(&mut file, bytes)
 }
 
+/// Makes an existing file readable and writable by this user only (mode 0600), and creates
+/// it empty with that mode when it does not exist.
+pub fn restrict(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .open(path)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+}
+
+/// Creates a directory (and its parents) that only this user may enter (mode 0700), or
+/// narrows an existing one to that.
+pub fn private_dir(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(path)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
+}
+
 #[cfg(test)]
 mod tests {
     use std::os::unix::fs::PermissionsExt;
