@@ -106,14 +106,49 @@ fn label_shaped(label: &str) -> bool {
         && bytes.iter().all(|b| alnum(b) || *b == b'-')
 }
 
-/// The name causes for an object of a kind whose names must be labels or subdomains.
-pub fn name_causes(name: &str, label_only: bool) -> Vec<Cause> {
+/// How a kind's names are validated, as Kubernetes validates them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameRule {
+    /// A DNS-1123 label (namespaces, services).
+    Label,
+    /// A DNS-1123 subdomain (most kinds).
+    Subdomain,
+    /// Any path segment (RBAC roles and bindings: `system:controller:x`).
+    PathSegment,
+}
+
+impl NameRule {
+    /// The rule for a built-in kind of `group` (custom resources use subdomains).
+    pub fn of(group: &str, kind: &str, custom: bool) -> Self {
+        match (custom, group, kind) {
+            (false, "", "Namespace" | "Service") => NameRule::Label,
+            (false, "rbac.authorization.k8s.io", _) => NameRule::PathSegment,
+            _ => NameRule::Subdomain,
+        }
+    }
+}
+
+/// Why `name` cannot be a path segment (`.`, `..`, or a `/` or `%` in it), or `None`.
+pub fn path_segment_problem(name: &str) -> Option<String> {
+    if name == "." || name == ".." {
+        return Some(format!("Invalid value: \"{name}\": may not be '{name}'"));
+    }
+    ["/", "%"]
+        .iter()
+        .find(|bad| name.contains(*bad))
+        .map(|bad| format!("Invalid value: \"{name}\": may not contain '{bad}'"))
+}
+
+/// The name causes for an object of a kind whose names follow `rule`.
+pub fn name_causes(name: &str, rule: NameRule) -> Vec<Cause> {
     let problem = if name.is_empty() {
         Some("Required value: name or generateName is required".to_string())
-    } else if label_only {
-        label_problem(name)
     } else {
-        subdomain_problem(name)
+        match rule {
+            NameRule::Label => label_problem(name),
+            NameRule::Subdomain => subdomain_problem(name),
+            NameRule::PathSegment => path_segment_problem(name),
+        }
     };
     problem
         .map(|message| Cause {
@@ -175,7 +210,10 @@ mod tests {
         // Subdomain parts are not limited to 63 characters (Kubernetes' IsDNS1123Subdomain).
         assert!(subdomain_problem(&format!("s-{}", "a".repeat(64))).is_none());
         assert!(subdomain_problem(&"x".repeat(254)).is_some());
-        assert_eq!(name_causes("", false)[0].kind, "FieldValueRequired");
+        assert_eq!(
+            name_causes("", NameRule::Subdomain)[0].kind,
+            "FieldValueRequired"
+        );
     }
 
     #[test]

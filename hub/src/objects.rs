@@ -275,6 +275,13 @@ fn finish(
     applied: bool,
 ) -> ApiResult<Change> {
     let resource = &call.resource;
+    if !object.is_object() {
+        // A body, or the result of a patch, that is a list, a string or a number.
+        return Err(ApiError::bad_request(format!(
+            "the object provided is unrecognized: a {} is expected to be a JSON object",
+            resource.kind
+        )));
+    }
     object["apiVersion"] = json!(call.api_version());
     object["kind"] = json!(resource.kind);
     let has_status = resource.version(&call.version).is_some_and(|v| v.status);
@@ -348,8 +355,8 @@ fn finish(
             meta.remove("namespace");
         }
     }
-    let label_only = matches!(resource.kind.as_str(), "Namespace" | "Service");
-    let mut causes = meta::name_causes(&name, label_only);
+    let rule = meta::NameRule::of(&resource.group, &resource.kind, resource.custom);
+    let mut causes = meta::name_causes(&name, rule);
     if let Some(schema) = resource
         .version(&call.version)
         .and_then(|v| v.schema.as_ref())
@@ -508,7 +515,7 @@ pub async fn create(hub: &Hub, call: &Call, mut body: Value) -> ApiResult<Writte
         }
     }
     if name.is_empty() {
-        let causes = meta::name_causes("", false);
+        let causes = meta::name_causes("", meta::NameRule::Subdomain);
         return Err(ApiError::invalid(
             &call.resource.kind,
             &call.resource.group,
@@ -596,6 +603,11 @@ pub async fn patch(hub: &Hub, call: &Call, kind: PatchKind, body: &[u8]) -> ApiR
             .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?,
     };
     if kind == PatchKind::Apply {
+        if !patch.is_object() {
+            return Err(ApiError::bad_request(
+                "the object provided is unrecognized: an applied configuration must be an object",
+            ));
+        }
         check_identity(call, &patch)?;
         if call.manager.is_empty() || call.param("fieldManager").is_none() {
             return Err(ApiError::bad_request(
@@ -732,7 +744,12 @@ pub async fn delete(hub: &Hub, call: &Call, options: &Value) -> ApiResult<Delete
         .pointer("/preconditions/uid")
         .and_then(Value::as_str)
         .map(String::from);
-    let dry_run = call.dry_run();
+    // kubectl sends `--dry-run=server` for deletes in the DeleteOptions body.
+    let dry_run = call.dry_run()
+        || options
+            .get("dryRun")
+            .and_then(Value::as_array)
+            .is_some_and(|modes| modes.iter().any(|m| m == "All"));
     let (pending, last) = hub
         .store
         .write(&call.key(&name), |existing, _| {

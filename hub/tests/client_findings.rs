@@ -1,0 +1,265 @@
+//! Findings from driving the hub with clients nobody here wrote (kubectl, Helm's
+//! protobuf deletes) and with malformed requests: each test failed before its fix.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+
+use fleet_testkit::TestHub;
+use serde_json::{json, Value};
+
+/// Sends a raw request; returns the status code and the body.
+async fn send(
+    client: &kube::Client,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: Vec<u8>,
+) -> (u16, Value) {
+    let request = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("Content-Type", content_type)
+        .body(body)
+        .expect("request builds");
+    match client.request::<Value>(request).await {
+        Ok(value) => (200, value),
+        Err(kube::Error::Api(status)) => (status.code, json!({"message": status.message})),
+        Err(other) => panic!("not an API error: {other}"),
+    }
+}
+
+async fn configmap(client: &kube::Client, name: &str, labels: Value) {
+    let object = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": name, "labels": labels}, "data": {"a": "b"}});
+    let (code, _) = send(
+        client,
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        "application/json",
+        object.to_string().into_bytes(),
+    )
+    .await;
+    assert_eq!(code, 200, "creating {name}");
+}
+
+async fn exists(client: &kube::Client, name: &str) -> bool {
+    let path = format!("/api/v1/namespaces/default/configmaps/{name}");
+    send(client, "GET", &path, "application/json", Vec::new())
+        .await
+        .0
+        == 200
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_delete_dry_run_server_deletes_nothing() {
+    let hub = TestHub::start(&["local"]).await;
+    let kubectl = hub.kubectl("local");
+    kubectl
+        .run(&["create", "namespace", "keep"])
+        .await
+        .success();
+    kubectl
+        .run(&[
+            "create",
+            "configmap",
+            "inside",
+            "-n",
+            "keep",
+            "--from-literal=a=b",
+        ])
+        .await
+        .success();
+    let run = kubectl
+        .run(&["delete", "namespace", "keep", "--dry-run=server"])
+        .await
+        .success();
+    assert!(
+        run.stdout.contains("deleted (server dry run)"),
+        "{}",
+        run.stdout
+    );
+    kubectl.run(&["get", "namespace", "keep"]).await.success();
+    kubectl
+        .run(&["get", "configmap", "inside", "-n", "keep"])
+        .await
+        .success();
+}
+
+/// The DeleteOptions Helm 4 and client-go send as protobuf: the envelope `k8s\0`, then
+/// `Unknown{typeMeta{apiVersion, kind}, raw}`, raw holding `{propagationPolicy:
+/// "Background", dryRun: ["All"]}` (fields 4 and 5).
+fn protobuf_delete_options(dry_run: bool) -> Vec<u8> {
+    fn field(number: u8, payload: &[u8]) -> Vec<u8> {
+        let mut out = vec![
+            (number << 3) | 2,
+            u8::try_from(payload.len()).expect("short"),
+        ];
+        out.extend_from_slice(payload);
+        out
+    }
+    let mut type_meta = field(1, b"v1");
+    type_meta.extend(field(2, b"DeleteOptions"));
+    let mut raw = field(4, b"Background");
+    if dry_run {
+        raw.extend(field(5, b"All"));
+    }
+    let mut body = b"k8s\0".to_vec();
+    body.extend(field(1, &type_meta));
+    body.extend(field(2, &raw));
+    body
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn protobuf_delete_options_are_read() {
+    let hub = TestHub::start(&["local"]).await;
+    let client = hub.client("local").await;
+    configmap(&client, "release", json!({})).await;
+    let path = "/api/v1/namespaces/default/configmaps/release";
+    let protobuf = "application/vnd.kubernetes.protobuf";
+    let (code, body) = send(
+        &client,
+        "DELETE",
+        path,
+        protobuf,
+        protobuf_delete_options(true),
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    assert!(exists(&client, "release").await, "a dry run keeps it");
+    let (code, body) = send(
+        &client,
+        "DELETE",
+        path,
+        protobuf,
+        protobuf_delete_options(false),
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    assert!(!exists(&client, "release").await, "deleted");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_label_selectors_are_refused_and_delete_nothing() {
+    let hub = TestHub::start(&["local"]).await;
+    let client = hub.client("local").await;
+    configmap(&client, "one", json!({"app": "a"})).await;
+    configmap(&client, "two", json!({"app": "b"})).await;
+    for selector in ["!!!", "app%20notin%20()", "app%20in%20()", "bad%20key=x"] {
+        let path = format!("/api/v1/namespaces/default/configmaps?labelSelector={selector}");
+        let (code, body) = send(&client, "GET", &path, "application/json", Vec::new()).await;
+        assert_eq!(code, 400, "list with {selector}: {body}");
+        let (code, body) = send(&client, "DELETE", &path, "application/json", Vec::new()).await;
+        assert_eq!(code, 400, "deletecollection with {selector}: {body}");
+    }
+    assert!(exists(&client, "one").await && exists(&client, "two").await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_whose_result_is_not_an_object_are_refused() {
+    let hub = TestHub::start(&["local"]).await;
+    let client = hub.client("local").await;
+    configmap(&client, "shape", json!({})).await;
+    let path = "/api/v1/namespaces/default/configmaps/shape";
+    let cases: [(&str, &str, &[u8]); 5] = [
+        ("PATCH", "application/merge-patch+json", b"[1, 2]"),
+        ("PATCH", "application/merge-patch+json", b"\"text\""),
+        (
+            "PATCH",
+            "application/json-patch+json",
+            b"[{\"op\": \"replace\", \"path\": \"\", \"value\": 7}]",
+        ),
+        ("PATCH", "application/strategic-merge-patch+json", b"[]"),
+        ("PUT", "application/json", b"[\"not\", \"an\", \"object\"]"),
+    ];
+    for (method, content_type, body) in cases {
+        let (code, answer) = send(&client, method, path, content_type, body.to_vec()).await;
+        assert!(
+            (400..500).contains(&code),
+            "{method} {content_type} {}: {code} {answer}",
+            String::from_utf8_lossy(body)
+        );
+    }
+    // The connection and the object survived.
+    assert!(exists(&client, "shape").await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rbac_objects_take_names_with_colons() {
+    let hub = TestHub::start(&["local"]).await;
+    let kubectl = hub.kubectl("local");
+    let rbac = "apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: system:metrics-server:aggregated-reader
+rules:
+- apiGroups: [metrics.k8s.io]
+  resources: [pods]
+  verbs: [get]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: system:metrics-server
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: system:metrics-server:aggregated-reader
+subjects:
+- kind: ServiceAccount
+  name: metrics-server
+  namespace: kube-system
+";
+    kubectl
+        .run_with(&["apply", "-f", "-"], rbac)
+        .await
+        .success();
+    let run = kubectl
+        .run(&[
+            "get",
+            "clusterrole",
+            "system:metrics-server:aggregated-reader",
+            "-o",
+            "name",
+        ])
+        .await
+        .success();
+    assert_eq!(
+        run.stdout.trim(),
+        "clusterrole.rbac.authorization.k8s.io/system:metrics-server:aggregated-reader"
+    );
+    // Other kinds keep DNS names, and RBAC names still refuse what cannot be a path.
+    let bad = kubectl
+        .run_with(
+            &["apply", "-f", "-"],
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: system:cm\n",
+        )
+        .await
+        .failure();
+    assert!(bad.contains("RFC 1123 subdomain"), "{bad}");
+    let bad = kubectl
+        .run_with(
+            &["apply", "-f", "-"],
+            "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: a%2fb\n",
+        )
+        .await
+        .failure();
+    assert!(bad.contains("may not contain"), "{bad}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_database_and_the_tls_key_are_readable_by_the_owner_only() {
+    let hub = TestHub::start(&["local"]).await;
+    let data = hub.data();
+    let mode = |name: &str| {
+        std::fs::metadata(data.join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    assert_eq!(mode("hub.db"), 0o600);
+    assert_eq!(mode("tls/server.key"), 0o600);
+    let dir_mode = std::fs::metadata(&data).expect("data").permissions().mode() & 0o777;
+    assert_eq!(dir_mode, 0o700);
+}
