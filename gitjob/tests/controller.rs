@@ -380,16 +380,78 @@ async fn a_signed_webhook_syncs_at_once_and_forgeries_and_replays_do_not() {
     .await;
     eprintln!("webhook to synced bundle: {:?}", sent.elapsed());
 
-    // The same delivery again is refused, and a forged one changed nothing.
+    // The same delivery again is refused, with its id, with a new one or with none (the
+    // signature covers the body, not the id); a forged one changed nothing.
     let replayed = env.post_webhook(&signed, &body).await;
     assert_eq!(replayed.0, 401, "{}", replayed.1);
+    let mut new_id = signed.clone();
+    new_id[1].1 = "d-2".into();
+    let replayed = env.post_webhook(&new_id, &body).await;
+    assert_eq!(replayed.0, 401, "{}", replayed.1);
+    let replayed = env.post_webhook(&[signed[0].clone(), signed[2].clone()], &body).await;
+    assert_eq!(replayed.0, 401, "{}", replayed.1);
+    // A commit id no Git host sends is refused before anything is marked.
+    let huge = json!({
+        "ref": "refs/heads/main",
+        "after": "a".repeat(100_000),
+        "repository": {"clone_url": env.daemon.url("hooked")},
+    })
+    .to_string();
+    let refused = env
+        .post_webhook(
+            &[
+                ("X-GitHub-Event", "push".into()),
+                ("X-GitHub-Delivery", "d-huge".into()),
+                ("X-Hub-Signature-256", sign("hook-secret", &huge)),
+            ],
+            &huge,
+        )
+        .await;
+    assert_eq!(refused.0, 400, "{}", refused.1);
     assert_eq!(env.metrics.webhooks(WebhookResult::Unauthorized), 1);
-    assert_eq!(env.metrics.webhooks(WebhookResult::Replayed), 1);
+    assert_eq!(env.metrics.webhooks(WebhookResult::Replayed), 3);
     assert_eq!(env.metrics.webhooks(WebhookResult::Synced), 1);
     assert_eq!(
         env.status().await.webhook_commit.as_deref(),
         Some(second.as_str())
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unsigned_webhooks_are_refused_when_no_secret_is_configured() {
+    let env = Env::start().await;
+    let repo = env.repo("open");
+    repo.write("app/cm.yaml", &configmap("a", "1"));
+    let first = repo.commit("first");
+    env.gitrepo(json!({
+        "repo": env.daemon.url("open"),
+        "branch": "main",
+        "paths": ["app"],
+        "pollingInterval": "1h",
+    }))
+    .await;
+    eventually("the first sync", WAIT, || async {
+        (env.bundle_commits().await == vec![("demo-app".to_string(), first.clone())]).then_some(())
+    })
+    .await;
+    let body = json!({
+        "ref": "refs/heads/main",
+        "after": "0123456789abcdef0123456789abcdef01234567",
+        "repository": {"clone_url": env.daemon.url("open")},
+    })
+    .to_string();
+    let answer = env
+        .post_webhook(
+            &[
+                ("X-GitHub-Event", "push".into()),
+                ("X-GitHub-Delivery", "d-unsigned".into()),
+            ],
+            &body,
+        )
+        .await;
+    assert_eq!(answer.0, 401, "{}", answer.1);
+    assert!(answer.1.contains("no webhook secret is configured"), "{}", answer.1);
+    assert_eq!(env.status().await.webhook_commit, None);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

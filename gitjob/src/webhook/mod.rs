@@ -19,6 +19,7 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
+use sha2::Digest;
 
 use crate::metrics::{Metrics, WebhookResult};
 use crate::repo_url::repo_key;
@@ -149,20 +150,28 @@ async fn handle(
             message,
         ));
     };
+    if let Err(why) = push.check() {
+        return Ok(reply(
+            WebhookResult::BadRequest,
+            StatusCode::BAD_REQUEST,
+            why,
+        ));
+    }
     let gitrepos: Api<GitRepo> = Api::all(receiver.client.clone());
     let all = gitrepos.list(&Default::default()).await?.items;
     let mut marked = Vec::new();
-    let mut refused = 0;
+    let (mut refused, mut unsigned) = (0, 0);
     for gitrepo in all.iter().filter(|g| follows(g, &push)) {
         match own_secret(receiver, gitrepo, provider).await? {
             Some(secret) if !provider.verify(headers, body, &secret) => {
                 refused += 1;
                 continue;
             }
-            None if global.is_none() => tracing::warn!(
-                gitrepo = %gitrepo.name_any(),
-                "webhook accepted without a secret: set one in {SECRET_NAME}"
-            ),
+            // Anyone can post a push: without a secret to check, it is refused.
+            None if global.is_none() => {
+                unsigned += 1;
+                continue;
+            }
             _ => {}
         }
         marked.push(gitrepo);
@@ -170,20 +179,25 @@ async fn handle(
     if marked.is_empty() && refused > 0 {
         return Ok(unauthorized(provider));
     }
-    if let Some(id) = provider.delivery_id(headers) {
-        let fresh = receiver
-            .seen
-            .lock()
-            .map(|mut seen| seen.first_time(&format!("{provider:?}/{id}")))
-            .unwrap_or(false);
-        if !fresh {
-            let message = format!("delivery {id} was already received");
-            return Ok(reply(
-                WebhookResult::Replayed,
-                StatusCode::UNAUTHORIZED,
-                message,
-            ));
-        }
+    if marked.is_empty() && unsigned > 0 {
+        let message = format!(
+            "no webhook secret is configured for {provider:?}: set key `{}` in Secret {}/{SECRET_NAME} or in the Secret a GitRepo names in webhookSecret; unsigned pushes are refused",
+            provider.secret_keys().first().copied().unwrap_or_default(),
+            receiver.secret_namespace
+        );
+        return Ok(reply(
+            WebhookResult::Unauthorized,
+            StatusCode::UNAUTHORIZED,
+            message,
+        ));
+    }
+    if !first_delivery(receiver, provider, headers, body) {
+        let message = "this push was already received (same delivery id or same signed body)";
+        return Ok(reply(
+            WebhookResult::Replayed,
+            StatusCode::UNAUTHORIZED,
+            message,
+        ));
     }
     if marked.is_empty() {
         let message = "no GitRepo follows that repository and branch";
@@ -200,6 +214,27 @@ async fn handle(
     }
     let message = format!("syncing {}", names.join(", "));
     Ok(reply(WebhookResult::Synced, StatusCode::OK, message))
+}
+
+/// Whether this push is new: neither its delivery id nor its body (what the signature
+/// covers, so a replay cannot change it) was received before. A replay with a new or
+/// missing delivery id is still caught by its body.
+fn first_delivery(
+    receiver: &Receiver,
+    provider: Provider,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> bool {
+    let Ok(mut seen) = receiver.seen.lock() else {
+        return false;
+    };
+    let digest = sha2::Sha256::digest(body);
+    let body_key: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    let body_fresh = seen.first_time(&format!("{provider:?}/body/{body_key}"));
+    let id_fresh = provider
+        .delivery_id(headers)
+        .is_none_or(|id| seen.first_time(&format!("{provider:?}/delivery/{id}")));
+    body_fresh && id_fresh
 }
 
 fn unauthorized(provider: Provider) -> Reply {

@@ -40,6 +40,26 @@ pub struct Push {
     pub commit: Option<String>,
 }
 
+impl Push {
+    /// Refuses values no Git host sends: a commit id that is not 7 to 64 hex digits, refs
+    /// and URLs longer than Git allows (they end up in the GitRepo's status).
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(commit) = &self.commit {
+            if !(7..=64).contains(&commit.len()) || !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err("the pushed commit is not a commit id (7 to 64 hex digits)".into());
+            }
+        }
+        let refs = self.branch.iter().chain(&self.tag);
+        if refs.into_iter().any(|r| r.len() > 255) {
+            return Err("the pushed ref is longer than 255 bytes".into());
+        }
+        if self.repo_urls.len() > 16 || self.repo_urls.iter().any(|u| u.len() > 2048) {
+            return Err("the repository URLs are too many or too long".into());
+        }
+        Ok(())
+    }
+}
+
 /// What a request is, once its provider is known.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Event {
