@@ -388,7 +388,9 @@ async fn a_signed_webhook_syncs_at_once_and_forgeries_and_replays_do_not() {
     new_id[1].1 = "d-2".into();
     let replayed = env.post_webhook(&new_id, &body).await;
     assert_eq!(replayed.0, 401, "{}", replayed.1);
-    let replayed = env.post_webhook(&[signed[0].clone(), signed[2].clone()], &body).await;
+    let replayed = env
+        .post_webhook(&[signed[0].clone(), signed[2].clone()], &body)
+        .await;
     assert_eq!(replayed.0, 401, "{}", replayed.1);
     // A commit id no Git host sends is refused before anything is marked.
     let huge = json!({
@@ -450,7 +452,11 @@ async fn unsigned_webhooks_are_refused_when_no_secret_is_configured() {
         )
         .await;
     assert_eq!(answer.0, 401, "{}", answer.1);
-    assert!(answer.1.contains("no webhook secret is configured"), "{}", answer.1);
+    assert!(
+        answer.1.contains("no webhook secret is configured"),
+        "{}",
+        answer.1
+    );
     assert_eq!(env.status().await.webhook_commit, None);
 }
 

@@ -64,6 +64,14 @@ fn authenticate(hub: &Hub, headers: &HeaderMap, cluster: &str) -> ApiResult<Iden
     Ok(identity)
 }
 
+/// `/healthz`, `/readyz`, `/livez`: 503 with the reason while storage refuses writes.
+fn health(hub: &Hub) -> Response {
+    match hub.store.health() {
+        Ok(()) => (StatusCode::OK, "ok").into_response(),
+        Err(why) => (StatusCode::SERVICE_UNAVAILABLE, why).into_response(),
+    }
+}
+
 async fn answer(
     hub: &Arc<Hub>,
     method: &Method,
@@ -75,7 +83,7 @@ async fn answer(
     let (cluster, route) =
         route::parse(uri.path()).ok_or_else(|| ApiError::no_route(uri.path()))?;
     if route == Route::Health {
-        return Ok((StatusCode::OK, "ok").into_response());
+        return Ok(health(hub));
     }
     let identity = authenticate(hub, headers, &cluster)?;
     let registry = hub
@@ -95,7 +103,7 @@ async fn answer(
         Ok(response)
     };
     match route {
-        Route::Health => Ok((StatusCode::OK, "ok").into_response()),
+        Route::Health => Ok(health(hub)),
         Route::Version => discovery_answer(Some(discovery::version()), false),
         Route::CoreVersions if aggregated => {
             discovery_answer(Some(discovery::aggregated_core(&registry)), true)

@@ -7,8 +7,9 @@
 //! writes acknowledged to their callers and published to watchers, so an acknowledged write
 //! survives `kill -9`, and no watcher ever sees a write that a crash could take back.
 //!
-//! A failed commit poisons the store: every later request fails until the hub is restarted
-//! and reloads the state from disk, which is the source of truth.
+//! A failed commit poisons the store: every later request fails, and health checks say so,
+//! until a probe write commits again; the state is then reloaded from disk, which is the
+//! source of truth.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::Path;
@@ -158,6 +159,8 @@ struct Pending {
 }
 
 struct Shared {
+    /// Every object, for reads; the database is the source of truth after a failure.
+    memory: Mutex<Memory>,
     history: Mutex<History>,
     sender: broadcast::Sender<Arc<Event>>,
     poisoned: AtomicBool,
@@ -165,7 +168,6 @@ struct Shared {
 
 /// The object store.
 pub struct Store {
-    memory: Mutex<Memory>,
     queue: Mutex<mpsc::Sender<Pending>>,
     shared: Arc<Shared>,
 }
@@ -227,40 +229,48 @@ impl Store {
                 floor: memory.rv,
                 events: VecDeque::new(),
             }),
+            memory: Mutex::new(memory),
             sender,
             poisoned: AtomicBool::new(false),
         });
         let (queue, receiver) = mpsc::channel();
         let writer_shared = shared.clone();
+        let writer_path = shown.clone();
         std::thread::Builder::new()
             .name("hub-store-writer".into())
-            .spawn(move || run_writer(conn, receiver, &writer_shared))
+            .spawn(move || run_writer(conn, receiver, &writer_shared, &writer_path))
             .map_err(|e| sqlite(rusqlite::Error::ToSqlConversionFailure(Box::new(e))))?;
         Ok(Self {
-            memory: Mutex::new(memory),
             queue: Mutex::new(queue),
             shared,
         })
     }
 
     fn check(&self) -> ApiResult<()> {
+        self.health().map_err(ApiError::internal)
+    }
+
+    /// Whether the store takes requests: not after a failed commit, until the database
+    /// takes writes again and the state is reloaded from it.
+    pub fn health(&self) -> Result<(), String> {
         if self.shared.poisoned.load(Ordering::Acquire) {
-            return Err(ApiError::internal(
-                "the hub's storage failed a commit; restart the hub to recover",
-            ));
+            return Err(
+                "the hub's storage failed a commit; requests are refused until it takes writes again"
+                    .into(),
+            );
         }
         Ok(())
     }
 
     /// The latest assigned resourceVersion.
     pub fn current_rv(&self) -> u64 {
-        lock(&self.memory).rv
+        lock(&self.shared.memory).rv
     }
 
     /// One object.
     pub fn get(&self, key: &Key) -> ApiResult<Option<Arc<Value>>> {
         self.check()?;
-        let memory = lock(&self.memory);
+        let memory = lock(&self.shared.memory);
         Ok(memory
             .objects
             .get(&(key.cluster.clone(), key.resource.clone()))
@@ -277,13 +287,13 @@ impl Store {
         namespace: Option<&str>,
     ) -> ApiResult<(u64, Vec<Arc<Value>>)> {
         self.check()?;
-        let memory = lock(&self.memory);
+        let memory = lock(&self.shared.memory);
         Ok((memory.rv, select(&memory, cluster, resource, namespace)))
     }
 
     /// Every object of a cluster, with its resource.
     pub fn cluster_objects(&self, cluster: &str) -> Vec<(String, Arc<Value>)> {
-        let memory = lock(&self.memory);
+        let memory = lock(&self.shared.memory);
         memory
             .objects
             .iter()
@@ -296,14 +306,18 @@ impl Store {
 
     /// The logical clusters.
     pub fn clusters(&self) -> Vec<ClusterRecord> {
-        lock(&self.memory).clusters.values().cloned().collect()
+        lock(&self.shared.memory)
+            .clusters
+            .values()
+            .cloned()
+            .collect()
     }
 
     /// Records a logical cluster durably.
     pub async fn put_cluster(&self, record: ClusterRecord) -> ApiResult<()> {
         self.check()?;
         let ack = {
-            let mut memory = lock(&self.memory);
+            let mut memory = lock(&self.shared.memory);
             memory.clusters.insert(record.name.clone(), record.clone());
             self.enqueue(Op::Cluster(record), memory.rv, None)?
         };
@@ -320,7 +334,7 @@ impl Store {
     ) -> ApiResult<(T, Option<Arc<Value>>)> {
         self.check()?;
         let (result, stored, ack) = {
-            let mut memory = lock(&self.memory);
+            let mut memory = lock(&self.shared.memory);
             let rv = memory.rv + 1;
             let group_key = (key.cluster.clone(), key.resource.clone());
             let object_key = (key.namespace.clone(), key.name.clone());
@@ -411,7 +425,7 @@ impl Store {
         namespace: Option<&str>,
     ) -> ApiResult<Snapshot> {
         self.check()?;
-        let memory = lock(&self.memory);
+        let memory = lock(&self.shared.memory);
         let live = self.shared.sender.subscribe();
         Ok(Snapshot {
             rv: memory.rv,
@@ -531,8 +545,30 @@ fn load(conn: &Connection, path: &str) -> Result<Memory, StoreError> {
     Ok(memory)
 }
 
-fn run_writer(mut conn: Connection, receiver: mpsc::Receiver<Pending>, shared: &Shared) {
-    while let Ok(first) = receiver.recv() {
+/// How often a failed store checks whether the database takes writes again.
+const RECOVERY_PROBE: std::time::Duration = std::time::Duration::from_secs(1);
+
+fn run_writer(
+    mut conn: Connection,
+    receiver: mpsc::Receiver<Pending>,
+    shared: &Shared,
+    path: &str,
+) {
+    loop {
+        if shared.poisoned.load(Ordering::Acquire) {
+            match receiver.recv_timeout(RECOVERY_PROBE) {
+                // Writes queued before the failure was seen cannot be trusted: refused.
+                Ok(pending) => {
+                    let _ = pending.ack.send(false);
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => recover(&mut conn, shared, path),
+                Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            }
+            continue;
+        }
+        let Ok(first) = receiver.recv() else {
+            return;
+        };
         let mut batch = vec![first];
         while batch.len() < BATCH {
             match receiver.try_recv() {
@@ -543,7 +579,7 @@ fn run_writer(mut conn: Connection, receiver: mpsc::Receiver<Pending>, shared: &
         let committed = match commit(&mut conn, &batch) {
             Ok(()) => true,
             Err(error) => {
-                tracing::error!(%error, "storage commit failed; the hub stops accepting requests");
+                tracing::error!(%error, "storage commit failed; the hub refuses requests until it recovers");
                 shared.poisoned.store(true, Ordering::Release);
                 false
             }
@@ -565,6 +601,32 @@ fn run_writer(mut conn: Connection, receiver: mpsc::Receiver<Pending>, shared: &
             // The caller may have gone away; its write is committed all the same.
             let _ = pending.ack.send(committed);
         }
+    }
+}
+
+/// After a failed commit: once a probe write commits again, reloads every object from the
+/// database (the memory may hold writes that never committed) and accepts requests again.
+fn recover(conn: &mut Connection, shared: &Shared, path: &str) {
+    let probe = conn.transaction().and_then(|tx| {
+        tx.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('probe', ?1)",
+            params![jiff::Timestamp::now().as_second()],
+        )?;
+        tx.commit()
+    });
+    if probe.is_err() {
+        return;
+    }
+    match load(conn, path) {
+        Ok(mut reloaded) => {
+            let mut memory = lock(&shared.memory);
+            // resourceVersions never go back, even over writes that did not commit.
+            reloaded.rv = reloaded.rv.max(memory.rv);
+            *memory = reloaded;
+            shared.poisoned.store(false, Ordering::Release);
+            tracing::warn!("storage works again: state reloaded from the database");
+        }
+        Err(error) => tracing::error!(%error, "storage recovery: reload failed"),
     }
 }
 

@@ -1,0 +1,86 @@
+//! A commit that fails (here: another process holds the database's write lock) makes the
+//! hub refuse requests and say so in its health checks, instead of answering 500 to
+//! everything while `/healthz` says ok; once the database takes writes again the hub
+//! reloads its state from it and serves again, without the write that never committed.
+
+use std::time::{Duration, Instant};
+
+use fleet_testkit::TestHub;
+use serde_json::{json, Value};
+
+async fn create(client: &kube::Client, name: &str) -> Result<(), String> {
+    let object = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
+    let request = http::Request::post("/api/v1/namespaces/default/configmaps")
+        .header("Content-Type", "application/json")
+        .body(object.to_string().into_bytes())
+        .expect("request");
+    client
+        .request::<Value>(request)
+        .await
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+async fn exists(client: &kube::Client, name: &str) -> Result<bool, String> {
+    let request = http::Request::get(format!("/api/v1/namespaces/default/configmaps/{name}"))
+        .body(Vec::new())
+        .expect("request");
+    match client.request::<Value>(request).await {
+        Ok(_) => Ok(true),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
+        Err(other) => Err(other.to_string()),
+    }
+}
+
+async fn healthy(client: &kube::Client) -> bool {
+    let request = http::Request::get("/readyz")
+        .body(Vec::new())
+        .expect("request");
+    client.request_text(request).await.is_ok()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_commit_is_reported_and_recovered_from() {
+    let hub = TestHub::start(&["local"]).await;
+    // Without kube's retries of 503, which would hide the answer for minutes.
+    let kubeconfig =
+        kube::config::Kubeconfig::read_from(hub.kubeconfig("local")).expect("kubeconfig");
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .expect("config");
+    config.default_retry = false;
+    let client = kube::Client::try_from(config).expect("client");
+    create(&client, "before").await.expect("a write");
+    assert!(healthy(&client).await);
+
+    // Another connection takes the write lock: the hub's next commit fails at once.
+    let blocker = rusqlite::Connection::open(hub.data().join("hub.db")).expect("open");
+    blocker
+        .execute_batch("BEGIN IMMEDIATE")
+        .expect("write lock");
+    let failed = create(&client, "lost").await;
+    assert!(failed.is_err(), "the write was not committed");
+    assert!(!healthy(&client).await, "health tells the truth");
+    assert!(
+        exists(&client, "before").await.is_err(),
+        "requests are refused meanwhile"
+    );
+
+    blocker.execute_batch("ROLLBACK").expect("release");
+    let started = Instant::now();
+    while !healthy(&client).await {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the hub recovers"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(exists(&client, "before").await, Ok(true));
+    assert_eq!(
+        exists(&client, "lost").await,
+        Ok(false),
+        "the uncommitted write is gone"
+    );
+    create(&client, "after").await.expect("writes work again");
+    assert_eq!(exists(&client, "after").await, Ok(true));
+}
