@@ -144,7 +144,26 @@ impl Hub {
 
     /// Who a bearer token belongs to.
     pub fn identify(&self, token: &str) -> Option<Identity> {
-        read(&self.tokens).get(token).cloned()
+        let identity = read(&self.tokens).get(token).cloned()?;
+        // As Kubernetes' authenticator: a service account's token is valid only while the
+        // account exists.
+        if let Identity::ServiceAccount {
+            cluster,
+            namespace,
+            name,
+        } = &identity
+        {
+            let account = Key {
+                cluster: cluster.clone(),
+                resource: "/serviceaccounts".into(),
+                namespace: namespace.clone(),
+                name: name.clone(),
+            };
+            if !matches!(self.store.get(&account), Ok(Some(_))) {
+                return None;
+            }
+        }
+        Some(identity)
     }
 
     /// The admin token of a cluster.
@@ -210,6 +229,7 @@ impl Hub {
                         write(&self.tokens).remove(&token);
                     }
                 }
+                "/serviceaccounts" => self.delete_tokens_of(&call.cluster, object).await,
                 _ => {}
             }
             if let Some(uid) = crate::meta::meta_str(object, "uid") {
@@ -217,6 +237,44 @@ impl Hub {
                     .await;
             }
         })
+    }
+
+    /// Deletes the token Secrets of a deleted ServiceAccount, as Kubernetes' token
+    /// controller does (their tokens stopped working with the account).
+    async fn delete_tokens_of(&self, cluster: &str, account: &Value) {
+        let (Some(namespace), Some(name)) = (
+            crate::meta::meta_str(account, "namespace"),
+            crate::meta::meta_str(account, "name"),
+        ) else {
+            return;
+        };
+        let Ok((_, secrets)) = self.store.list(cluster, "/secrets", Some(namespace)) else {
+            return;
+        };
+        for secret in secrets {
+            let Some((token, _, owner)) = crate::kinds::token_of(&secret) else {
+                continue;
+            };
+            if owner != name {
+                continue;
+            }
+            write(&self.tokens).remove(&token);
+            let key = Key {
+                cluster: cluster.to_string(),
+                resource: "/secrets".into(),
+                namespace: namespace.to_string(),
+                name: crate::meta::meta_str(&secret, "name")
+                    .unwrap_or_default()
+                    .into(),
+            };
+            if let Err(error) = self
+                .store
+                .write(&key, |_, _| Ok((Change::Delete, ())))
+                .await
+            {
+                tracing::warn!(%error, ?key, "could not delete a deleted account's token");
+            }
+        }
     }
 
     async fn delete_all(&self, cluster: &str, resource: &str) {

@@ -346,6 +346,22 @@ async fn an_agent_token_reads_its_bundle_deployments_and_writes_their_status_onl
         .success()
         .stdout;
     assert_eq!(written, "Ready s-1");
+
+    // Deleting the account revokes its token at once, and its token Secret goes with it.
+    admin
+        .run(&["delete", "serviceaccount", "agent", "-n", "cluster-a"])
+        .await
+        .success();
+    let revoked = agent
+        .run(&["get", "bundledeployments", "-n", "cluster-a"])
+        .await
+        .failure();
+    assert!(revoked.contains("Unauthorized"), "{revoked}");
+    let gone = admin
+        .run(&["get", "secret", "agent-token", "-n", "cluster-a"])
+        .await
+        .failure();
+    assert!(gone.contains("NotFound"), "{gone}");
 }
 
 fn base64_decode(text: &str) -> Vec<u8> {
