@@ -5,6 +5,7 @@
 pub mod auth;
 pub mod body;
 pub mod builtin_schemas;
+pub mod connections;
 pub mod discovery;
 pub mod fields;
 pub mod http;

@@ -5,8 +5,11 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use axum_server::accept::DefaultAcceptor;
+use axum_server::tls_rustls::RustlsAcceptor;
 use base64::Engine;
 
+use crate::connections::{with_timeouts, ConnectionLimit, MAX_CONNECTIONS};
 use crate::hub::Hub;
 use crate::tls::{self, TlsFiles};
 
@@ -124,9 +127,10 @@ pub async fn start(options: Options) -> Result<Running, ServeError> {
         .map_err(io_error("reading the bound address"))?;
     let app = crate::http::router(hub.clone());
     let handle = axum_server::Handle::new();
+    let limit = ConnectionLimit::new(DefaultAcceptor, MAX_CONNECTIONS);
     let (url, tls_files, task) = if options.insecure_http {
-        let server = axum_server::from_tcp(listener)
-            .map_err(io_error("serving"))?
+        let server = with_timeouts(axum_server::from_tcp(listener).map_err(io_error("serving"))?)
+            .acceptor(limit)
             .handle(handle.clone());
         let task = tokio::spawn(async move { server.serve(app.into_make_service()).await });
         (format!("http://{addr}"), None, task)
@@ -140,8 +144,9 @@ pub async fn start(options: Options) -> Result<Running, ServeError> {
         )
         .await
         .map_err(io_error("loading the serving certificate"))?;
-        let server = axum_server::tls_rustls::from_tcp_rustls(listener, config)
-            .map_err(io_error("serving"))?
+        let acceptor = RustlsAcceptor::new(config).acceptor(limit);
+        let server = with_timeouts(axum_server::from_tcp(listener).map_err(io_error("serving"))?)
+            .acceptor(acceptor)
             .handle(handle.clone());
         let task = tokio::spawn(async move { server.serve(app.into_make_service()).await });
         (format!("https://{addr}"), Some(files), task)
