@@ -86,6 +86,12 @@ async fn answer(
         return Ok(health(hub));
     }
     let identity = authenticate(hub, headers, &cluster)?;
+    if headers
+        .keys()
+        .any(|name| name.as_str().starts_with("impersonate-"))
+    {
+        return Err(ApiError::impersonation_refused());
+    }
     let registry = hub
         .registry(&cluster)
         .ok_or_else(|| ApiError::not_found("clusters", "", &cluster))?;
@@ -283,6 +289,12 @@ fn json_body(content_type: &str, bytes: Bytes) -> ApiResult<Bytes> {
     }
     if content_type.contains("cbor") {
         return Err(refuse(format!("{content_type} is not supported")));
+    }
+    // Create and update bodies may be YAML (`application/yaml`), as kube-apiserver takes
+    // them; apply patches are YAML already and are read as such later.
+    if content_type.starts_with("application/yaml") {
+        let object = crate::body::parse_yaml_or_json(&bytes)?;
+        return Ok(Bytes::from(serde_json::to_vec(&object).unwrap_or_default()));
     }
     Ok(bytes)
 }

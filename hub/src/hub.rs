@@ -176,9 +176,20 @@ impl Hub {
     }
 
     /// Runs the effects of a create or update.
-    pub(crate) async fn after_write(&self, call: &Call, object: &Value) {
+    /// (A namespace's default ServiceAccount is created by a task of its own.)
+    pub(crate) fn after_write(&self, call: &Call, object: &Value) {
         match call.resource.storage_key().as_str() {
             CRD_RESOURCE => self.refresh_registry(&call.cluster),
+            "/namespaces" if !crate::meta::is_deleting(object) => {
+                if let (Some(hub), Some(namespace)) =
+                    (self.arc(), crate::meta::meta_str(object, "name"))
+                {
+                    let (cluster, namespace) = (call.cluster.clone(), namespace.to_string());
+                    tokio::spawn(
+                        async move { hub.ensure_default_account(&cluster, &namespace).await },
+                    );
+                }
+            }
             "/secrets" => {
                 if let Some((token, namespace, name)) = crate::kinds::token_of(object) {
                     write(&self.tokens).insert(
@@ -192,6 +203,37 @@ impl Hub {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Creates the `default` ServiceAccount of a namespace, as Kubernetes' service account
+    /// controller does (pods and clients expect it).
+    async fn ensure_default_account(&self, cluster: &str, namespace: &str) {
+        let Some(resource) = self
+            .registry(cluster)
+            .and_then(|registry| registry.find("", "v1", "serviceaccounts"))
+        else {
+            return;
+        };
+        let call = Call {
+            cluster: cluster.to_string(),
+            resource,
+            version: "v1".into(),
+            namespace: namespace.to_string(),
+            name: None,
+            subresource: None,
+            query: HashMap::new(),
+            manager: "fleet-hub".into(),
+        };
+        let body = json!({"apiVersion": "v1", "kind": "ServiceAccount",
+                          "metadata": {"name": "default", "namespace": namespace}});
+        match objects::create(self, &call, body).await {
+            // Already there, or the namespace went away meanwhile.
+            Ok(_) => {}
+            Err(error) if matches!(error.code, 404 | 409) => {}
+            Err(error) => {
+                tracing::warn!(%error, cluster, namespace, "could not create the default ServiceAccount")
+            }
         }
     }
 

@@ -487,7 +487,7 @@ async fn commit(
         hub.after_delete(call, &object, Propagation::Background)
             .await;
     } else if !dry_run {
-        hub.after_write(call, &object).await;
+        hub.after_write(call, &object);
     }
     Ok(Written {
         object: call.present(&object),

@@ -159,6 +159,16 @@ impl ApiError {
         )
     }
 
+    /// `403 Forbidden` for a request that asks to act as another user: the hub does not
+    /// impersonate, and ignoring the headers would run the request as the caller unawares.
+    pub fn impersonation_refused() -> Self {
+        Self::new(
+            403,
+            "Forbidden",
+            "impersonation (Impersonate-* headers) is not supported by the hub; send the request with the credentials of the user to act as",
+        )
+    }
+
     /// `405 MethodNotAllowed`.
     pub fn method_not_allowed(verb: &str) -> Self {
         Self::new(

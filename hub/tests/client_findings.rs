@@ -263,3 +263,65 @@ async fn the_database_and_the_tls_key_are_readable_by_the_owner_only() {
     let dir_mode = std::fs::metadata(&data).expect("data").permissions().mode() & 0o777;
     assert_eq!(dir_mode, 0o700);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn yaml_bodies_impersonation_and_default_accounts() {
+    let hub = TestHub::start(&["local"]).await;
+    let client = hub.client("local").await;
+    let yaml = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\ndata:\n  a: b\n";
+    let (code, body) = send(
+        &client,
+        "POST",
+        "/api/v1/namespaces/default/configmaps",
+        "application/yaml",
+        yaml.to_vec(),
+    )
+    .await;
+    assert_eq!(code, 200, "{body}");
+    assert!(exists(&client, "from-yaml").await);
+
+    // Impersonation is refused, not silently ignored (which would run the request as the
+    // caller).
+    let request = http::Request::get("/api/v1/namespaces/default/configmaps")
+        .header("Impersonate-User", "someone-else")
+        .body(Vec::new())
+        .expect("request");
+    match client.request::<Value>(request).await {
+        Err(kube::Error::Api(status)) => assert_eq!(status.code, 403, "{}", status.message),
+        other => panic!("impersonation must be refused: {other:?}"),
+    }
+
+    // Every namespace gets its `default` ServiceAccount, as in Kubernetes.
+    let kubectl = hub.kubectl("local");
+    kubectl
+        .run(&["create", "namespace", "fresh"])
+        .await
+        .success();
+    let started = std::time::Instant::now();
+    loop {
+        let run = kubectl
+            .run(&[
+                "get",
+                "serviceaccount",
+                "default",
+                "-n",
+                "fresh",
+                "-o",
+                "name",
+            ])
+            .await;
+        if run.ok {
+            assert_eq!(run.stdout.trim(), "serviceaccount/default");
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "no default account"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    kubectl
+        .run(&["get", "serviceaccount", "default", "-n", "kube-system"])
+        .await
+        .success();
+}
