@@ -136,7 +136,11 @@ struct ContinueToken {
 /// `list` with label and field selectors, limit and continue.
 pub fn list(hub: &Hub, call: &Call) -> ApiResult<Page> {
     let labels = LabelSelector::parse(call.param("labelSelector").unwrap_or_default())?;
-    let fields = FieldSelector::parse(call.param("fieldSelector").unwrap_or_default())?;
+    let fields = FieldSelector::parse(
+        call.param("fieldSelector").unwrap_or_default(),
+        &call.resource.kind,
+        call.resource.custom,
+    )?;
     let namespace = (!call.namespace.is_empty()).then_some(call.namespace.as_str());
     let (rv, objects) = hub
         .store

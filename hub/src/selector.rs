@@ -24,15 +24,56 @@ impl LabelSelector {
     }
 }
 
-/// A parsed `fieldSelector`: `metadata.name` and `metadata.namespace` with `=`, `==`, `!=`.
+/// The fields a built-in kind may be selected by besides `metadata.name` and
+/// `metadata.namespace`, as kube-apiserver registers them (`kubectl describe` lists Events
+/// by `involvedObject.*`; Secrets are listed by `type`).
+fn field_labels(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "Event" => &[
+            "involvedObject.kind",
+            "involvedObject.namespace",
+            "involvedObject.name",
+            "involvedObject.uid",
+            "involvedObject.apiVersion",
+            "involvedObject.resourceVersion",
+            "involvedObject.fieldPath",
+            "reason",
+            "reportingComponent",
+            "source",
+            "type",
+        ],
+        "Secret" => &["type"],
+        "Pod" => &[
+            "spec.nodeName",
+            "spec.restartPolicy",
+            "spec.schedulerName",
+            "spec.serviceAccountName",
+            "spec.hostNetwork",
+            "status.phase",
+            "status.podIP",
+            "status.nominatedNodeName",
+        ],
+        "Namespace" => &["status.phase"],
+        "Node" => &["spec.unschedulable"],
+        "ReplicaSet" | "ReplicationController" => &["status.replicas"],
+        "Job" => &["status.successful"],
+        "CertificateSigningRequest" => &["spec.signerName"],
+        _ => &[],
+    }
+}
+
+/// A parsed `fieldSelector`: `metadata.name`, `metadata.namespace`, and the fields the
+/// kind registers, with `=`, `==`, `!=`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FieldSelector {
     terms: Vec<(String, String, bool)>,
 }
 
 impl FieldSelector {
-    /// Parses `metadata.name=x,metadata.namespace!=y`.
-    pub fn parse(text: &str) -> ApiResult<Self> {
+    /// Parses `metadata.name=x,metadata.namespace!=y` for objects of built-in `kind`
+    /// (custom resources: the metadata fields only).
+    pub fn parse(text: &str, kind: &str, custom: bool) -> ApiResult<Self> {
+        let extra = if custom { &[][..] } else { field_labels(kind) };
         let mut terms = Vec::new();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             let (field, value, equal) = if let Some((f, v)) = part.split_once("!=") {
@@ -43,7 +84,7 @@ impl FieldSelector {
                 return Err(ApiError::bad_request(format!("invalid selector: '{part}'")));
             };
             let field = field.trim();
-            if !matches!(field, "metadata.name" | "metadata.namespace") {
+            if !matches!(field, "metadata.name" | "metadata.namespace") && !extra.contains(&field) {
                 return Err(ApiError::bad_request(format!(
                     "field label not supported: {field}"
                 )));
@@ -53,15 +94,19 @@ impl FieldSelector {
         Ok(Self { terms })
     }
 
-    /// Whether the object satisfies every term.
+    /// Whether the object satisfies every term (a missing field reads as empty).
     pub fn matches(&self, object: &Value) -> bool {
         self.terms.iter().all(|(field, value, equal)| {
-            let actual = match field.as_str() {
-                "metadata.name" => crate::meta::meta_str(object, "name"),
-                _ => crate::meta::meta_str(object, "namespace"),
-            }
-            .unwrap_or_default();
-            (actual == value) == *equal
+            let actual = field
+                .split('.')
+                .try_fold(object, |v, key| v.get(key))
+                .map(|v| match v {
+                    Value::String(s) => s.clone(),
+                    Value::Null => String::new(),
+                    other => other.to_string(),
+                })
+                .unwrap_or_default();
+            (actual == *value) == *equal
         })
     }
 }
@@ -105,14 +150,36 @@ mod tests {
     }
 
     #[test]
-    fn field_selectors_know_name_and_namespace_only() {
+    fn field_selectors_know_metadata_and_the_kinds_own_fields() {
         let object = json!({"metadata": {"name": "a", "namespace": "ns"}});
-        assert!(FieldSelector::parse("metadata.name=a")
+        assert!(FieldSelector::parse("metadata.name=a", "ConfigMap", false)
             .expect("parses")
             .matches(&object));
-        assert!(!FieldSelector::parse("metadata.namespace!=ns")
+        assert!(
+            !FieldSelector::parse("metadata.namespace!=ns", "ConfigMap", false)
+                .expect("parses")
+                .matches(&object)
+        );
+        assert!(FieldSelector::parse("spec.nodeName=x", "ConfigMap", false).is_err());
+        let event =
+            json!({"metadata": {"name": "e"}, "involvedObject": {"kind": "Pod", "name": "web"}});
+        let pods = FieldSelector::parse(
+            "involvedObject.kind=Pod,involvedObject.name=web",
+            "Event",
+            false,
+        )
+        .expect("parses");
+        assert!(pods.matches(&event));
+        let secret = json!({"metadata": {"name": "s"}, "type": "kubernetes.io/tls"});
+        assert!(
+            FieldSelector::parse("type=kubernetes.io/tls", "Secret", false)
+                .expect("parses")
+                .matches(&secret)
+        );
+        assert!(FieldSelector::parse("type=x", "Widget", true).is_err());
+        let unscheduled = json!({"metadata": {"name": "p"}});
+        assert!(FieldSelector::parse("spec.nodeName=", "Pod", false)
             .expect("parses")
-            .matches(&object));
-        assert!(FieldSelector::parse("spec.nodeName=x").is_err());
+            .matches(&unscheduled));
     }
 }

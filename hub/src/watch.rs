@@ -126,7 +126,11 @@ pub fn start(
     let param = |name: &str| call.query.get(name).map(String::as_str);
     let mut watcher = Watcher {
         labels: LabelSelector::parse(param("labelSelector").unwrap_or_default())?,
-        fields: FieldSelector::parse(param("fieldSelector").unwrap_or_default())?,
+        fields: FieldSelector::parse(
+            param("fieldSelector").unwrap_or_default(),
+            &call.resource.kind,
+            call.resource.custom,
+        )?,
         resource: call.resource.storage_key(),
         bookmarks: param("allowWatchBookmarks") == Some("true"),
         table,

@@ -325,3 +325,63 @@ async fn yaml_bodies_impersonation_and_default_accounts() {
         .await
         .success();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kinds_are_selected_by_their_own_fields() {
+    let hub = TestHub::start(&["local"]).await;
+    let kubectl = hub.kubectl("local");
+    let objects = "apiVersion: v1
+kind: Secret
+metadata: {name: tls}
+type: kubernetes.io/tls
+data: {tls.crt: '', tls.key: ''}
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: plain}
+stringData: {a: b}
+---
+apiVersion: v1
+kind: Event
+metadata: {name: web.1}
+involvedObject: {kind: Pod, name: web, namespace: default}
+reason: Started
+message: started
+";
+    kubectl
+        .run_with(&["apply", "-f", "-"], objects)
+        .await
+        .success();
+    let tls = kubectl
+        .run(&[
+            "get",
+            "secrets",
+            "--field-selector",
+            "type=kubernetes.io/tls",
+            "-o",
+            "name",
+        ])
+        .await
+        .success();
+    assert_eq!(tls.stdout.trim(), "secret/tls");
+    let events = kubectl
+        .run(&[
+            "get",
+            "events",
+            "--field-selector",
+            "involvedObject.kind=Pod,involvedObject.name=web",
+            "-o",
+            "name",
+        ])
+        .await
+        .success();
+    assert_eq!(events.stdout.trim(), "event/web.1");
+    let unknown = kubectl
+        .run(&["get", "configmaps", "--field-selector", "type=x"])
+        .await
+        .failure();
+    assert!(
+        unknown.contains("field label not supported: type"),
+        "{unknown}"
+    );
+}
