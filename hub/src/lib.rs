@@ -4,6 +4,7 @@
 
 pub mod auth;
 pub mod body;
+pub mod builtin_columns;
 pub mod builtin_schemas;
 pub mod connections;
 pub mod discovery;

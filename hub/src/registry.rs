@@ -18,6 +18,8 @@ pub struct PrinterColumn {
     pub priority: i64,
     /// Column description.
     pub description: String,
+    /// For built-in kinds, the cell computed from the object (`json_path` is then unused).
+    pub compute: Option<crate::builtin_columns::Cell>,
 }
 
 /// One served version of a resource.
@@ -292,6 +294,7 @@ fn printer_column(column: &Value) -> Option<PrinterColumn> {
         description: str_of(column, "/description")
             .unwrap_or_default()
             .to_string(),
+        compute: None,
     })
 }
 

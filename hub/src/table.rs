@@ -42,8 +42,13 @@ fn default_columns(resource: &ResourceType) -> Vec<PrinterColumn> {
         json_path: path.into(),
         priority: 0,
         description: String::new(),
+        compute: None,
     };
-    let mut columns = Vec::new();
+    let mut columns = if resource.custom {
+        Vec::new()
+    } else {
+        crate::builtin_columns::for_kind(&resource.group, &resource.kind).unwrap_or_default()
+    };
     if resource.kind == "Namespace" {
         columns.push(column("Status", "string", ".status.phase"));
     }
@@ -93,6 +98,9 @@ pub fn row(object: &Value, columns: &[PrinterColumn], include: Include) -> Value
 }
 
 fn cell(object: &Value, column: &PrinterColumn) -> Value {
+    if let Some(computed) = column.compute {
+        return computed.of(object);
+    }
     let Some(value) = jsonpath::select(object, &column.json_path)
         .into_iter()
         .next()

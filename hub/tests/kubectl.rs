@@ -84,7 +84,13 @@ async fn apply_get_and_delete_round_trip() {
         .await
         .success()
         .stdout;
-    assert!(wide.starts_with("NAME       AGE\nsettings   "), "{wide}");
+    // kube-apiserver's ConfigMap printer: DATA counts the entries.
+    assert!(wide.starts_with("NAME       DATA   AGE\nsettings   1      "), "{wide}");
+    let deployments = kubectl.run(&["get", "deployments"]).await.success().stdout;
+    assert!(
+        deployments.starts_with("NAME   READY   UP-TO-DATE   AVAILABLE   AGE\nweb    0/2     0            0           "),
+        "{deployments}"
+    );
 
     let names = kubectl
         .run(&["get", "cm,deploy", "-l", "app=web", "-o", "name"])
