@@ -85,10 +85,15 @@ async fn apply_get_and_delete_round_trip() {
         .success()
         .stdout;
     // kube-apiserver's ConfigMap printer: DATA counts the entries.
-    assert!(wide.starts_with("NAME       DATA   AGE\nsettings   1      "), "{wide}");
+    assert!(
+        wide.starts_with("NAME       DATA   AGE\nsettings   1      "),
+        "{wide}"
+    );
     let deployments = kubectl.run(&["get", "deployments"]).await.success().stdout;
     assert!(
-        deployments.starts_with("NAME   READY   UP-TO-DATE   AVAILABLE   AGE\nweb    0/2     0            0           "),
+        deployments.starts_with(
+            "NAME   READY   UP-TO-DATE   AVAILABLE   AGE\nweb    0/2     0            0           "
+        ),
         "{deployments}"
     );
 
