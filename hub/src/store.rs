@@ -24,6 +24,12 @@ use crate::status::{ApiError, ApiResult};
 
 /// How many events are kept for watches that resume from an older resourceVersion.
 const HISTORY: usize = 20_000;
+/// The most memory those events may hold (objects as stored, and the previous versions of
+/// modified ones): a client writing large objects over and over must not grow the hub
+/// without bound. Older events are forgotten first; a watch from before them gets 410.
+const HISTORY_BYTES: usize = 256 << 20;
+/// What an event without a stored body (a delete, a cluster record) is counted as.
+const SMALL_EVENT_BYTES: usize = 1024;
 /// The most writes committed in one transaction.
 const BATCH: usize = 2_048;
 
@@ -143,6 +149,28 @@ struct History {
     /// Every event with a resourceVersion above `floor` is in `events`.
     floor: u64,
     events: VecDeque<Arc<Event>>,
+    /// The estimated size of each event in `events`, in the same order.
+    sizes: VecDeque<usize>,
+    /// Their sum.
+    bytes: usize,
+}
+
+impl History {
+    /// Keeps `event`, forgetting the oldest ones past [`HISTORY`] events or
+    /// [`HISTORY_BYTES`].
+    fn push(&mut self, event: Arc<Event>, size: usize) {
+        while !self.events.is_empty()
+            && (self.events.len() >= HISTORY || self.bytes + size > HISTORY_BYTES)
+        {
+            if let Some(dropped) = self.events.pop_front() {
+                self.floor = dropped.rv;
+            }
+            self.bytes -= self.sizes.pop_front().unwrap_or(0);
+        }
+        self.events.push_back(event);
+        self.sizes.push_back(size);
+        self.bytes += size;
+    }
 }
 
 enum Op {
@@ -228,6 +256,8 @@ impl Store {
             history: Mutex::new(History {
                 floor: memory.rv,
                 events: VecDeque::new(),
+                sizes: VecDeque::new(),
+                bytes: 0,
             }),
             memory: Mutex::new(memory),
             sender,
@@ -576,23 +606,27 @@ fn run_writer(
                 Err(_) => break,
             }
         }
-        let committed = match commit(&mut conn, &batch) {
-            Ok(()) => true,
+        let (committed, sizes) = match commit(&mut conn, &batch) {
+            Ok(sizes) => (true, sizes),
             Err(error) => {
                 tracing::error!(%error, "storage commit failed; the hub refuses requests until it recovers");
                 shared.poisoned.store(true, Ordering::Release);
-                false
+                (false, Vec::new())
             }
         };
         if committed {
             let mut history = lock(&shared.history);
-            for event in batch.iter().filter_map(|p| p.event.clone()) {
-                if history.events.len() == HISTORY {
-                    if let Some(dropped) = history.events.pop_front() {
-                        history.floor = dropped.rv;
-                    }
-                }
-                history.events.push_back(event.clone());
+            for (pending, size) in batch.iter().zip(sizes) {
+                let Some(event) = pending.event.clone() else {
+                    continue;
+                };
+                // A delete keeps the last version alive, a modification the previous one.
+                let size = match size {
+                    0 => serde_json::to_vec(&*event.object).map_or(SMALL_EVENT_BYTES, |b| b.len()),
+                    size if event.previous.is_some() => 2 * size,
+                    size => size,
+                };
+                history.push(event.clone(), size);
                 // Nobody listening is not an error.
                 let _ = shared.sender.send(event);
             }
@@ -630,7 +664,9 @@ fn recover(conn: &mut Connection, shared: &Shared, path: &str) {
     }
 }
 
-fn commit(conn: &mut Connection, batch: &[Pending]) -> rusqlite::Result<()> {
+/// Commits a batch in one transaction; returns the stored size of each write.
+fn commit(conn: &mut Connection, batch: &[Pending]) -> rusqlite::Result<Vec<usize>> {
+    let mut sizes = Vec::with_capacity(batch.len());
     let tx = conn.transaction()?;
     {
         let mut put = tx.prepare_cached(
@@ -648,6 +684,7 @@ fn commit(conn: &mut Connection, batch: &[Pending]) -> rusqlite::Result<()> {
                 Op::Put(key, rv, object) => {
                     let body = serde_json::to_vec(&**object)
                         .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+                    sizes.push(body.len());
                     put.execute(params![
                         key.cluster,
                         key.resource,
@@ -659,9 +696,12 @@ fn commit(conn: &mut Connection, batch: &[Pending]) -> rusqlite::Result<()> {
                 }
                 Op::Delete(key) => {
                     delete.execute(params![key.cluster, key.resource, key.namespace, key.name])?;
+                    // Measured by the writer from the event's object, when it has one.
+                    sizes.push(0);
                 }
                 Op::Cluster(record) => {
                     cluster.execute(params![record.name, record.token])?;
+                    sizes.push(SMALL_EVENT_BYTES);
                 }
             }
         }
@@ -672,5 +712,49 @@ fn commit(conn: &mut Connection, batch: &[Pending]) -> rusqlite::Result<()> {
             params![i64::try_from(last).unwrap_or(i64::MAX)],
         )?;
     }
-    tx.commit()
+    tx.commit()?;
+    Ok(sizes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(rv: u64) -> Arc<Event> {
+        Arc::new(Event {
+            kind: EventType::Added,
+            key: Key {
+                cluster: "c".into(),
+                resource: "/configmaps".into(),
+                namespace: "ns".into(),
+                name: format!("o{rv}"),
+            },
+            rv,
+            object: Arc::new(Value::Null),
+            previous: None,
+            line: std::sync::OnceLock::new(),
+        })
+    }
+
+    #[test]
+    fn history_is_bounded_in_bytes_as_well_as_in_events() {
+        let mut history = History {
+            floor: 0,
+            events: VecDeque::new(),
+            sizes: VecDeque::new(),
+            bytes: 0,
+        };
+        let big = HISTORY_BYTES / 4 + 1;
+        for rv in 1..=10 {
+            history.push(event(rv), big);
+        }
+        assert_eq!(history.events.len(), 3, "three fit in the byte budget");
+        assert!(history.bytes <= HISTORY_BYTES);
+        assert_eq!(history.floor, 7, "watches from before rv 8 get 410");
+        for rv in 11..=(10 + HISTORY as u64 + 5) {
+            history.push(event(rv), 1);
+        }
+        assert_eq!(history.events.len(), HISTORY);
+        assert_eq!(history.bytes, HISTORY);
+    }
 }
