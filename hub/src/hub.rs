@@ -301,21 +301,8 @@ impl Hub {
                 continue;
             }
             write(&self.tokens).remove(&token);
-            let key = Key {
-                cluster: cluster.to_string(),
-                resource: "/secrets".into(),
-                namespace: namespace.to_string(),
-                name: crate::meta::meta_str(&secret, "name")
-                    .unwrap_or_default()
-                    .into(),
-            };
-            if let Err(error) = self
-                .store
-                .write(&key, |_, _| Ok((Change::Delete, ())))
-                .await
-            {
-                tracing::warn!(%error, ?key, "could not delete a deleted account's token");
-            }
+            self.delete_stored(cluster, "/secrets", &secret, "a deleted account's token")
+                .await;
         }
     }
 
@@ -324,23 +311,30 @@ impl Hub {
             return;
         };
         for object in objects {
-            let key = Key {
-                cluster: cluster.to_string(),
-                resource: resource.to_string(),
-                namespace: crate::meta::meta_str(&object, "namespace")
-                    .unwrap_or_default()
-                    .into(),
-                name: crate::meta::meta_str(&object, "name")
-                    .unwrap_or_default()
-                    .into(),
-            };
-            if let Err(error) = self
-                .store
-                .write(&key, |_, _| Ok((Change::Delete, ())))
-                .await
-            {
-                tracing::warn!(%error, ?key, "could not delete an instance of a removed CRD");
-            }
+            self.delete_stored(cluster, resource, &object, "an instance of a removed CRD")
+                .await;
+        }
+    }
+
+    /// Removes a stored object directly (no finalizers, no effects), logging a failure;
+    /// `what` names it in the log.
+    async fn delete_stored(&self, cluster: &str, resource: &str, object: &Value, what: &str) {
+        let key = Key {
+            cluster: cluster.to_string(),
+            resource: resource.to_string(),
+            namespace: crate::meta::meta_str(object, "namespace")
+                .unwrap_or_default()
+                .into(),
+            name: crate::meta::meta_str(object, "name")
+                .unwrap_or_default()
+                .into(),
+        };
+        if let Err(error) = self
+            .store
+            .write(&key, |_, _| Ok((Change::Delete, ())))
+            .await
+        {
+            tracing::warn!(%error, ?key, "could not delete {what}");
         }
     }
 
