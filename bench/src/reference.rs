@@ -33,24 +33,7 @@ pub fn real_tool(name: &str, given: Option<PathBuf>) -> Result<PathBuf> {
 
 /// The rows of a TSV file with a header, as maps of column to cell.
 pub fn tsv_rows(file: &Path) -> Result<Vec<BTreeMap<String, String>>> {
-    let text =
-        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines
-        .next()
-        .with_context(|| format!("{} is empty", file.display()))?
-        .split('\t')
-        .collect();
-    Ok(lines
-        .filter(|l| !l.trim().is_empty())
-        .map(|line| {
-            header
-                .iter()
-                .zip(line.split('\t'))
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
-        })
-        .collect())
+    fleet_testkit::tsv_rows(file).with_context(|| format!("reading {}", file.display()))
 }
 
 /// The wall time of one run of `program prefix args` from `dir`, and whether it succeeded.

@@ -8,6 +8,7 @@
 //! and the agent can all use it without linking each other.
 
 mod charts;
+mod corpus;
 mod fleet_hub;
 mod git_http;
 mod hub;
@@ -15,6 +16,7 @@ mod repos;
 mod sshd;
 
 pub use charts::ChartServer;
+pub use corpus::tsv_rows;
 pub use fleet_hub::{create_cluster, eventually, incompressible, FleetHub};
 pub use git_http::GitHttpServer;
 pub use hub::{client_for, Kubectl, Run, TestHub};

@@ -145,17 +145,5 @@ pub fn until(what: &str, limit: std::time::Duration, mut check: impl FnMut() -> 
 
 /// The rows of a TSV file with a header, as maps of column to cell.
 pub fn tsv_rows(file: &Path) -> Vec<std::collections::BTreeMap<String, String>> {
-    let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().expect("a header").split('\t').collect();
-    lines
-        .filter(|l| !l.trim().is_empty())
-        .map(|line| {
-            header
-                .iter()
-                .zip(line.split('\t'))
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
-        })
-        .collect()
+    fleet_testkit::tsv_rows(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
 }
