@@ -3,36 +3,17 @@
 
 mod common;
 
+use common::send;
+
 use std::os::unix::fs::PermissionsExt;
 
 use fleet_testkit::TestHub;
 use serde_json::{json, Value};
 
-/// Sends a raw request; returns the status code and the body.
-async fn send(
-    client: &kube::Client,
-    method: &str,
-    path: &str,
-    content_type: &str,
-    body: Vec<u8>,
-) -> (u16, Value) {
-    let request = http::Request::builder()
-        .method(method)
-        .uri(path)
-        .header("Content-Type", content_type)
-        .body(body)
-        .expect("request builds");
-    match client.request::<Value>(request).await {
-        Ok(value) => (200, value),
-        Err(kube::Error::Api(status)) => (status.code, json!({"message": status.message})),
-        Err(other) => panic!("not an API error: {other}"),
-    }
-}
-
 async fn configmap(client: &kube::Client, name: &str, labels: Value) {
     let object = json!({"apiVersion": "v1", "kind": "ConfigMap",
                         "metadata": {"name": name, "labels": labels}, "data": {"a": "b"}});
-    let (code, _) = send(
+    let (code, _, _) = send(
         client,
         "POST",
         "/api/v1/namespaces/default/configmaps",
@@ -117,7 +98,7 @@ async fn protobuf_delete_options_are_read() {
     configmap(&client, "release", json!({})).await;
     let path = "/api/v1/namespaces/default/configmaps/release";
     let protobuf = "application/vnd.kubernetes.protobuf";
-    let (code, body) = send(
+    let (code, _, body) = send(
         &client,
         "DELETE",
         path,
@@ -127,7 +108,7 @@ async fn protobuf_delete_options_are_read() {
     .await;
     assert_eq!(code, 200, "{body}");
     assert!(exists(&client, "release").await, "a dry run keeps it");
-    let (code, body) = send(
+    let (code, _, body) = send(
         &client,
         "DELETE",
         path,
@@ -147,9 +128,9 @@ async fn malformed_label_selectors_are_refused_and_delete_nothing() {
     configmap(&client, "two", json!({"app": "b"})).await;
     for selector in ["!!!", "app%20notin%20()", "app%20in%20()", "bad%20key=x"] {
         let path = format!("/api/v1/namespaces/default/configmaps?labelSelector={selector}");
-        let (code, body) = send(&client, "GET", &path, "application/json", Vec::new()).await;
+        let (code, _, body) = send(&client, "GET", &path, "application/json", Vec::new()).await;
         assert_eq!(code, 400, "list with {selector}: {body}");
-        let (code, body) = send(&client, "DELETE", &path, "application/json", Vec::new()).await;
+        let (code, _, body) = send(&client, "DELETE", &path, "application/json", Vec::new()).await;
         assert_eq!(code, 400, "deletecollection with {selector}: {body}");
     }
     assert!(exists(&client, "one").await && exists(&client, "two").await);
@@ -173,7 +154,7 @@ async fn writes_whose_result_is_not_an_object_are_refused() {
         ("PUT", "application/json", b"[\"not\", \"an\", \"object\"]"),
     ];
     for (method, content_type, body) in cases {
-        let (code, answer) = send(&client, method, path, content_type, body.to_vec()).await;
+        let (code, _, answer) = send(&client, method, path, content_type, body.to_vec()).await;
         assert!(
             (400..500).contains(&code),
             "{method} {content_type} {}: {code} {answer}",
@@ -269,7 +250,7 @@ async fn yaml_bodies_impersonation_and_default_accounts() {
     let hub = TestHub::start(&["local"]).await;
     let client = hub.client("local").await;
     let yaml = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\ndata:\n  a: b\n";
-    let (code, body) = send(
+    let (code, _, body) = send(
         &client,
         "POST",
         "/api/v1/namespaces/default/configmaps",

@@ -2,30 +2,10 @@
 
 mod common;
 
-use fleet_testkit::TestHub;
-use serde_json::{json, Value};
+use common::send;
 
-async fn send(
-    client: &kube::Client,
-    method: &str,
-    path: &str,
-    content_type: &str,
-    body: Vec<u8>,
-) -> (u16, String, String) {
-    let request = http::Request::builder()
-        .method(method)
-        .uri(path)
-        .header("Content-Type", content_type)
-        .body(body)
-        .expect("request builds");
-    match client.request::<Value>(request).await {
-        Ok(_) => (200, String::new(), String::new()),
-        Err(kube::Error::Api(status)) => {
-            (status.code, status.reason.clone(), status.message.clone())
-        }
-        Err(other) => panic!("not an API error: {other}"),
-    }
-}
+use fleet_testkit::TestHub;
+use serde_json::json;
 
 const CONFIGMAPS: &str = "/api/v1/namespaces/default/configmaps";
 

@@ -1,8 +1,10 @@
 //! What the hub's tests share beside `fleet-testkit` (its hubs and kubectl): the
-//! workspace's root and a table reader.
+//! workspace's root, a table reader and a raw request sender.
 #![allow(dead_code)] // Each test binary uses its own part of these helpers.
 
 use std::path::{Path, PathBuf};
+
+use serde_json::Value;
 
 /// The workspace's root directory.
 pub fn workspace() -> PathBuf {
@@ -16,4 +18,28 @@ pub fn rows(table: &str) -> Vec<Vec<String>> {
         .skip(1)
         .map(|l| l.split_whitespace().map(String::from).collect())
         .collect()
+}
+
+/// Sends a raw request; returns the status code, reason and message (200 and empty
+/// strings on success).
+pub async fn send(
+    client: &kube::Client,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: Vec<u8>,
+) -> (u16, String, String) {
+    let request = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("Content-Type", content_type)
+        .body(body)
+        .expect("request builds");
+    match client.request::<Value>(request).await {
+        Ok(_) => (200, String::new(), String::new()),
+        Err(kube::Error::Api(status)) => {
+            (status.code, status.reason.clone(), status.message.clone())
+        }
+        Err(other) => panic!("not an API error: {other}"),
+    }
 }
