@@ -8,9 +8,36 @@ use crate::registry::{Registry, ResourceType};
 /// The Kubernetes version the hub reports.
 pub const KUBE_MINOR: &str = "32";
 
-/// The `Content-Type` of an aggregated discovery answer.
-pub const AGGREGATED_CONTENT_TYPE: &str =
-    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+/// A version of aggregated discovery (`apidiscovery.k8s.io`): v2, or v2beta1, which clients
+/// built on Kubernetes 1.26 to 1.29 libraries (kubectl, Helm 3.11 to 3.14) ask for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Aggregated {
+    /// `apidiscovery.k8s.io/v2`.
+    V2,
+    /// `apidiscovery.k8s.io/v2beta1`: the same document under another version.
+    V2beta1,
+}
+
+impl Aggregated {
+    fn version(self) -> &'static str {
+        match self {
+            Aggregated::V2 => "v2",
+            Aggregated::V2beta1 => "v2beta1",
+        }
+    }
+
+    /// The `Content-Type` of an answer in this version.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Aggregated::V2 => {
+                "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+            }
+            Aggregated::V2beta1 => {
+                "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"
+            }
+        }
+    }
+}
 
 const VERBS: [&str; 8] = [
     "create",
@@ -23,12 +50,31 @@ const VERBS: [&str; 8] = [
     "watch",
 ];
 
-/// Whether an `Accept` header asks for aggregated discovery.
-pub fn wants_aggregated(accept: &str) -> bool {
-    accept
-        .split(',')
-        .next()
-        .is_some_and(|first| first.contains("as=APIGroupDiscoveryList") && first.contains("v=v2"))
+/// The aggregated discovery an `Accept` header asks for: its first media type that is
+/// either aggregated discovery in a version the hub serves (then that version) or anything
+/// else the hub can answer (then `None`, plain discovery).
+pub fn wants_aggregated(accept: &str) -> Option<Aggregated> {
+    for media in accept.split(',') {
+        let mut parts = media.split(';').map(str::trim);
+        let essence = parts.next().unwrap_or_default();
+        let params: Vec<&str> = parts.collect();
+        if !params.contains(&"as=APIGroupDiscoveryList") {
+            if matches!(essence, "application/json" | "*/*" | "application/*") {
+                return None;
+            }
+            continue;
+        }
+        if !params.contains(&"g=apidiscovery.k8s.io") {
+            continue;
+        }
+        if params.contains(&"v=v2") {
+            return Some(Aggregated::V2);
+        }
+        if params.contains(&"v=v2beta1") {
+            return Some(Aggregated::V2beta1);
+        }
+    }
+    None
 }
 
 /// `/version`.
@@ -151,22 +197,55 @@ fn aggregated_group(registry: &Registry, group: &str, versions: &[String]) -> Va
     json!({"metadata": {"name": group}, "versions": versions})
 }
 
-fn aggregated_list(items: Vec<Value>) -> Value {
-    json!({"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2",
+fn aggregated_list(version: Aggregated, items: Vec<Value>) -> Value {
+    json!({"kind": "APIGroupDiscoveryList",
+           "apiVersion": format!("apidiscovery.k8s.io/{}", version.version()),
            "metadata": {}, "items": items})
 }
 
 /// Aggregated discovery of the core group (`/api`).
-pub fn aggregated_core(registry: &Registry) -> Value {
-    aggregated_list(vec![aggregated_group(registry, "", &["v1".to_string()])])
+pub fn aggregated_core(registry: &Registry, version: Aggregated) -> Value {
+    aggregated_list(
+        version,
+        vec![aggregated_group(registry, "", &["v1".to_string()])],
+    )
 }
 
 /// Aggregated discovery of every named group (`/apis`).
-pub fn aggregated_groups(registry: &Registry) -> Value {
+pub fn aggregated_groups(registry: &Registry, version: Aggregated) -> Value {
     let items = registry
         .groups()
         .iter()
         .map(|(group, versions)| aggregated_group(registry, group, versions))
         .collect();
-    aggregated_list(items)
+    aggregated_list(version, items)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_media_type_the_hub_serves_wins() {
+        let v2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+        let beta = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList";
+        let plain = "application/json";
+        assert_eq!(wants_aggregated(v2), Some(Aggregated::V2));
+        assert_eq!(wants_aggregated(beta), Some(Aggregated::V2beta1));
+        assert_eq!(
+            wants_aggregated(&format!("{beta},{plain}")),
+            Some(Aggregated::V2beta1)
+        );
+        assert_eq!(
+            wants_aggregated(&format!("{v2},{beta},{plain}")),
+            Some(Aggregated::V2)
+        );
+        assert_eq!(wants_aggregated(&format!("{plain},{v2}")), None);
+        let v3 = "application/json;g=apidiscovery.k8s.io;v=v3;as=APIGroupDiscoveryList";
+        assert_eq!(
+            wants_aggregated(&format!("{v3},{beta}")),
+            Some(Aggregated::V2beta1)
+        );
+        assert_eq!(wants_aggregated(""), None);
+    }
 }

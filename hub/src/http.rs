@@ -97,42 +97,58 @@ async fn answer(
         .ok_or_else(|| ApiError::not_found("clusters", "", &cluster))?;
     let accept = header_str(headers, header::ACCEPT);
     let aggregated = discovery::wants_aggregated(accept);
-    let discovery_answer = |value: Option<Value>, aggregated_type: bool| -> ApiResult<Response> {
+    let discovery_answer = |value: Option<Value>,
+                            aggregated_type: Option<discovery::Aggregated>|
+     -> ApiResult<Response> {
         let value = value.ok_or_else(|| ApiError::no_route(uri.path()))?;
         let mut response = json_response(StatusCode::OK, &value);
-        if aggregated_type {
+        if let Some(version) = aggregated_type {
             response.headers_mut().insert(
                 header::CONTENT_TYPE,
-                header::HeaderValue::from_static(discovery::AGGREGATED_CONTENT_TYPE),
+                header::HeaderValue::from_static(version.content_type()),
             );
         }
         Ok(response)
     };
     match route {
         Route::Health => Ok(health(hub)),
-        Route::Version => discovery_answer(Some(discovery::version()), false),
-        Route::CoreVersions if aggregated => {
-            discovery_answer(Some(discovery::aggregated_core(&registry)), true)
-        }
-        Route::CoreVersions => discovery_answer(Some(discovery::core_versions()), false),
-        Route::Groups if aggregated => {
-            discovery_answer(Some(discovery::aggregated_groups(&registry)), true)
-        }
-        Route::Groups => discovery_answer(Some(discovery::groups(&registry)), false),
-        Route::Group(group) => discovery_answer(discovery::group(&registry, &group), false),
+        Route::Version => discovery_answer(Some(discovery::version()), None),
+        Route::CoreVersions => match aggregated {
+            Some(version) => discovery_answer(
+                Some(discovery::aggregated_core(&registry, version)),
+                aggregated,
+            ),
+            None => discovery_answer(Some(discovery::core_versions()), None),
+        },
+        Route::Groups => match aggregated {
+            Some(version) => discovery_answer(
+                Some(discovery::aggregated_groups(&registry, version)),
+                aggregated,
+            ),
+            None => discovery_answer(Some(discovery::groups(&registry)), None),
+        },
+        Route::Group(group) => discovery_answer(discovery::group(&registry, &group), None),
         Route::Resources(group, version) => {
-            discovery_answer(discovery::resources(&registry, &group, &version), false)
+            discovery_answer(discovery::resources(&registry, &group, &version), None)
         }
-        Route::OpenApiV2 => discovery_answer(Some(crate::openapi::v2(&registry)), false),
+        Route::OpenApiV2 if crate::openapi::gnostic::wanted(accept) => {
+            let body = crate::openapi::gnostic::encode(&crate::openapi::v2(&registry));
+            Ok((
+                [(header::CONTENT_TYPE, crate::openapi::gnostic::CONTENT_TYPE)],
+                body,
+            )
+                .into_response())
+        }
+        Route::OpenApiV2 => discovery_answer(Some(crate::openapi::v2(&registry)), None),
         Route::OpenApiV3Index => discovery_answer(
             Some(crate::openapi::v3_index(
                 &registry,
                 uri_prefix(&cluster, uri),
             )),
-            false,
+            None,
         ),
         Route::OpenApiV3(group, version) => {
-            discovery_answer(crate::openapi::v3(&registry, &group, &version), false)
+            discovery_answer(crate::openapi::v3(&registry, &group, &version), None)
         }
         Route::Resource(path) => {
             let call = call_for(&registry, cluster, path, query, headers)?;

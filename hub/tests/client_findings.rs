@@ -366,3 +366,41 @@ message: started
         "{unknown}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_reads_the_protobuf_openapi_v2() {
+    let hub = TestHub::start(&["local"]).await;
+    let kubectl = hub.kubectl("local");
+    // Applying a `kind: List` validates it client-side against `/openapi/v2` in protobuf.
+    let list = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: listed, namespace: default}\n  data: {a: b}\n";
+    let path = hub.dir.path().join("list.yaml");
+    std::fs::write(&path, list).expect("list written");
+    kubectl
+        .run(&["apply", "-f", &path.to_string_lossy()])
+        .await
+        .success();
+    assert!(exists(&hub.client("local").await, "listed").await);
+    // The same validation catches a field the schema does not have.
+    let wrong = list.replace("data: {a: b}", "dta: {a: b}");
+    std::fs::write(&path, wrong).expect("list written");
+    let refused = kubectl
+        .run(&["apply", "--validate=true", "-f", &path.to_string_lossy()])
+        .await
+        .failure();
+    assert!(refused.contains("dta"), "{refused}");
+
+    let explained = kubectl
+        .run(&[
+            "explain",
+            "deployment.spec.template.spec.containers",
+            "--output=plaintext-openapiv2",
+        ])
+        .await
+        .success()
+        .stdout;
+    assert!(
+        explained.contains("RESOURCE: containers <[]Object>"),
+        "{explained}"
+    );
+    assert!(explained.contains("livenessProbe"), "{explained}");
+}

@@ -1,5 +1,8 @@
 //! OpenAPI documents: v3 per group-version (what `kubectl explain` and kubectl's
-//! field-validation check read) and a v2 document, with the schemas of custom resources.
+//! field-validation check read) and a v2 document (what client-side validation and Helm 3
+//! read), with the schemas of custom resources.
+
+pub mod gnostic;
 
 use serde_json::{json, Map, Value};
 
@@ -37,10 +40,24 @@ fn schema_of(t: &ResourceType, version: &str) -> Value {
     schema
 }
 
-fn parameters() -> Value {
+/// Which OpenAPI a document is written in: a query parameter's type sits in a schema in v3
+/// and beside its name in Swagger 2.0.
+#[derive(Clone, Copy, PartialEq)]
+enum Dialect {
+    V2,
+    V3,
+}
+
+fn parameters(dialect: Dialect) -> Value {
     let query = |name: &str, description: &str| {
-        json!({"name": name, "in": "query", "description": description,
-               "schema": {"type": "string", "uniqueItems": true}})
+        let mut parameter = json!({"name": name, "in": "query", "description": description,
+                                   "uniqueItems": true});
+        let typed = json!({"type": "string", "uniqueItems": true});
+        match dialect {
+            Dialect::V3 => parameter["schema"] = typed,
+            Dialect::V2 => parameter["type"] = json!("string"),
+        }
+        parameter
     };
     json!([
         query("dryRun", "When present, modifications are not persisted."),
@@ -52,7 +69,7 @@ fn parameters() -> Value {
     ])
 }
 
-fn paths_for(t: &ResourceType, version: &str) -> Vec<(String, Value)> {
+fn paths_for(t: &ResourceType, version: &str, dialect: Dialect) -> Vec<(String, Value)> {
     let base = if t.group.is_empty() {
         format!("/api/{version}")
     } else {
@@ -66,7 +83,7 @@ fn paths_for(t: &ResourceType, version: &str) -> Vec<(String, Value)> {
     let operation = |action: &str| {
         json!({"x-kubernetes-group-version-kind": gvk(t, version).get(0),
                "x-kubernetes-action": action,
-               "parameters": parameters(),
+               "parameters": parameters(dialect),
                "responses": {"200": {"description": "OK"}}})
     };
     vec![
@@ -113,7 +130,7 @@ pub fn v3(registry: &Registry, group: &str, version: &str) -> Option<Value> {
     let mut paths = Map::new();
     let mut schemas = Map::new();
     for t in served {
-        paths.extend(paths_for(t, version));
+        paths.extend(paths_for(t, version, Dialect::V3));
         schemas.insert(
             schema_name(&t.group, version, &t.kind),
             schema_of(t, version),
@@ -135,9 +152,9 @@ pub fn v2(registry: &Registry) -> Value {
         for v in &t.versions {
             definitions.insert(
                 schema_name(&t.group, &v.name, &t.kind),
-                schema_of(t, &v.name),
+                v2_schema(schema_of(t, &v.name)),
             );
-            paths.extend(paths_for(t, &v.name));
+            paths.extend(paths_for(t, &v.name, Dialect::V2));
         }
     }
     json!({
@@ -146,4 +163,52 @@ pub fn v2(registry: &Registry) -> Value {
         "paths": paths,
         "definitions": definitions,
     })
+}
+
+/// A structural (OpenAPI v3) schema in the subset Swagger 2.0 and kubectl's v2 reader take,
+/// as kube-apiserver publishes custom resources in `/openapi/v2`: no `anyOf`, `oneOf`,
+/// `allOf` or `not`; a nullable or unknown-preserving schema loses its type or its
+/// properties and items (kubectl would refuse the values they allow); an array without
+/// items loses its type; a property that may be null is not required.
+fn v2_schema(schema: Value) -> Value {
+    let Value::Object(mut map) = schema else {
+        return schema;
+    };
+    for dropped in ["anyOf", "oneOf", "allOf", "not"] {
+        map.remove(dropped);
+    }
+    let nullable = map.remove("nullable") == Some(Value::Bool(true));
+    if nullable {
+        map.remove("type");
+    }
+    let preserves = map.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
+    if nullable || preserves {
+        map.remove("items");
+        map.remove("properties");
+    }
+    if map.get("type").and_then(Value::as_str) == Some("array") && !map.contains_key("items") {
+        map.remove("type");
+    }
+    let mut nullable_properties = Vec::new();
+    if let Some(Value::Object(properties)) = map.get_mut("properties") {
+        for (name, property) in properties.iter_mut() {
+            if property.get("nullable") == Some(&Value::Bool(true)) {
+                nullable_properties.push(name.clone());
+            }
+            *property = v2_schema(property.take());
+        }
+    }
+    if let Some(Value::Array(required)) = map.get_mut("required") {
+        required.retain(|name| {
+            !nullable_properties
+                .iter()
+                .any(|n| Some(n.as_str()) == name.as_str())
+        });
+    }
+    for nested in ["items", "additionalProperties"] {
+        if let Some(inner) = map.get_mut(nested).filter(|v| v.is_object()) {
+            *inner = v2_schema(inner.take());
+        }
+    }
+    Value::Object(map)
 }
