@@ -92,7 +92,7 @@ pub fn for_kind(group: &str, kind: &str) -> Option<Vec<PrinterColumn>> {
             integer("Available", Cell::Number("/status/availableReplicas")),
         ],
         ("apps", "StatefulSet") => vec![text("Ready", Cell::ReadyOfDesired)],
-        ("apps", "ReplicaSet") => vec![
+        ("apps", "ReplicaSet") | ("", "ReplicationController") => vec![
             integer("Desired", Cell::Desired),
             integer("Current", Cell::Number("/status/replicas")),
             integer("Ready", Cell::Number("/status/readyReplicas")),

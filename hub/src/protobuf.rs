@@ -277,11 +277,14 @@ pub fn decode(body: &[u8]) -> Result<Value, String> {
             ))
         }
     };
-    let raw = unknown
-        .get("raw")
-        .and_then(Value::as_str)
-        .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
-        .ok_or("the envelope carries no object")?;
+    // Protobuf leaves out empty fields: an object with every field at its default (the
+    // DeleteOptions of a plain delete) comes without `raw`.
+    let raw = match unknown.get("raw").and_then(Value::as_str) {
+        Some(encoded) => base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .map_err(|e| format!("the envelope's object is not readable: {e}"))?,
+        None => Vec::new(),
+    };
     let mut object = message(&raw, defs)?;
     object.insert("apiVersion".into(), json!(api_version));
     object.insert("kind".into(), json!(kind));
@@ -326,6 +329,12 @@ mod tests {
                    "apiVersion": "v1", "kind": "ConfigMap"})
         );
         assert!(decode(b"{}").is_err());
+        let options = [bytes_field(1, b"v1"), bytes_field(2, b"DeleteOptions")].concat();
+        let empty = [MAGIC.to_vec(), bytes_field(1, &options)].concat();
+        assert_eq!(
+            decode(&empty).expect("decodes"),
+            json!({"apiVersion": "v1", "kind": "DeleteOptions"})
+        );
         let deployment = [bytes_field(1, b"apps/v1"), bytes_field(2, b"Deployment")].concat();
         let body = [
             MAGIC.to_vec(),
