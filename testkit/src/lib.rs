@@ -2,7 +2,7 @@
 //! never a dependency of a release binary. Hubs in temporary directories (bare, or with
 //! Fleet installed), kubectl against them, Git repositories in temp directories,
 //! `git daemon`, `git http-backend` behind a small HTTP(S) server with basic auth, `sshd`,
-//! and a Helm chart server.
+//! a Helm chart server, and the paths of the real tools installed from PyPI.
 //!
 //! It depends on the hub and nothing that deploys, so the tests of gitjob, the controller
 //! and the agent can all use it without linking each other.
@@ -12,6 +12,7 @@ mod corpus;
 mod fleet_hub;
 mod git_http;
 mod hub;
+mod real_tools;
 mod repos;
 mod sshd;
 
@@ -20,5 +21,6 @@ pub use corpus::tsv_rows;
 pub use fleet_hub::{create_cluster, eventually, incompressible, FleetHub};
 pub use git_http::GitHttpServer;
 pub use hub::{client_for, Kubectl, Run, TestHub};
+pub use real_tools::real_tool;
 pub use repos::{free_port, git, wait_for_port, GitDaemon, TestRepo};
 pub use sshd::SshServer;

