@@ -118,14 +118,16 @@ fn binds(binding: &Value, namespace: &str, name: &str) -> bool {
         })
 }
 
-/// Whether the cluster's RBAC objects let a service account do what `attributes` asks.
-pub fn rbac_allows(
+/// The rules the cluster's RBAC objects grant a service account in `scope` (a namespace, or
+/// empty for cluster scope): its ClusterRoleBindings' roles, and in a namespace also the
+/// roles of that namespace's RoleBindings.
+pub fn granted_rules(
     store: &Arc<Store>,
     cluster: &str,
     namespace: &str,
     name: &str,
-    attributes: &Attributes,
-) -> bool {
+    scope: &str,
+) -> Vec<Value> {
     let list = |resource: &str, ns: Option<&str>| {
         store
             .list(
@@ -146,28 +148,38 @@ pub fn rbac_allows(
             .find(|r| crate::meta::meta_str(r, "name") == Some(role_name))
     };
     let mut bindings = list("clusterrolebindings", None);
-    if !attributes.namespace.is_empty() {
-        bindings.extend(list("rolebindings", Some(attributes.namespace)));
+    if !scope.is_empty() {
+        bindings.extend(list("rolebindings", Some(scope)));
     }
-    bindings
+    let mut rules = Vec::new();
+    for binding in bindings.iter().filter(|b| binds(b, namespace, name)) {
+        let reference = |field: &str| {
+            binding
+                .pointer(&format!("/roleRef/{field}"))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        };
+        let binding_ns = crate::meta::meta_str(binding, "namespace").unwrap_or_default();
+        if let Some(found) = role(reference("kind"), reference("name"), binding_ns) {
+            if let Some(Value::Array(granted)) = found.get("rules") {
+                rules.extend(granted.iter().cloned());
+            }
+        }
+    }
+    rules
+}
+
+/// Whether the cluster's RBAC objects let a service account do what `attributes` asks.
+pub fn rbac_allows(
+    store: &Arc<Store>,
+    cluster: &str,
+    namespace: &str,
+    name: &str,
+    attributes: &Attributes,
+) -> bool {
+    granted_rules(store, cluster, namespace, name, attributes.namespace)
         .iter()
-        .filter(|b| binds(b, namespace, name))
-        .any(|binding| {
-            let kind = binding
-                .pointer("/roleRef/kind")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let role_name = binding
-                .pointer("/roleRef/name")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let binding_ns = crate::meta::meta_str(binding, "namespace").unwrap_or_default();
-            role(kind, role_name, binding_ns).is_some_and(|r| {
-                r.get("rules")
-                    .and_then(Value::as_array)
-                    .is_some_and(|rules| rules.iter().any(|rule| rule_allows(rule, attributes)))
-            })
-        })
+        .any(|rule| rule_allows(rule, attributes))
 }
 
 #[cfg(test)]

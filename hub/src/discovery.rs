@@ -137,20 +137,35 @@ fn served<'a>(
         .filter(move |t| t.group == group && t.version(version).is_some())
 }
 
+/// The verbs a resource takes: reviews are only created.
+fn verbs(t: &ResourceType) -> &'static [&'static str] {
+    if t.review {
+        &["create"]
+    } else {
+        &VERBS
+    }
+}
+
 /// `/api/v1` or `/apis/<group>/<version>`, or `None` when not served.
 pub fn resources(registry: &Registry, group: &str, version: &str) -> Option<Value> {
     let mut resources = Vec::new();
     for t in served(registry, group, version) {
         resources.push(json!({
             "name": t.plural, "singularName": t.singular, "namespaced": t.namespaced,
-            "kind": t.kind, "verbs": VERBS, "shortNames": t.short_names,
+            "kind": t.kind, "verbs": verbs(t), "shortNames": t.short_names,
             "categories": t.categories,
         }));
-        if t.version(version).is_some_and(|v| v.status) {
-            resources.push(json!({
-                "name": format!("{}/status", t.plural), "singularName": "",
-                "namespaced": t.namespaced, "kind": t.kind, "verbs": ["get", "patch", "update"],
-            }));
+        for sub in crate::subresources::of(t, version) {
+            let mut entry = json!({
+                "name": format!("{}/{}", t.plural, sub.name), "singularName": "",
+                "namespaced": t.namespaced, "kind": t.kind, "verbs": sub.verbs,
+            });
+            if let Some((group, version, kind)) = sub.kind {
+                entry["group"] = json!(group);
+                entry["version"] = json!(version);
+                entry["kind"] = json!(kind);
+            }
+            resources.push(entry);
         }
     }
     if resources.is_empty() {
@@ -174,12 +189,23 @@ fn aggregated_resource(t: &ResourceType, version: &str) -> Value {
     };
     let mut resource = json!({
         "resource": t.plural, "responseKind": kind, "scope": scope,
-        "singularResource": t.singular, "verbs": VERBS,
+        "singularResource": t.singular, "verbs": verbs(t),
         "shortNames": t.short_names, "categories": t.categories,
     });
-    if t.version(version).is_some_and(|v| v.status) {
-        resource["subresources"] = json!([{"subresource": "status", "responseKind": kind,
-                                           "verbs": ["get", "patch", "update"]}]);
+    let subresources: Vec<Value> = crate::subresources::of(t, version)
+        .into_iter()
+        .map(|sub| {
+            let response_kind = match sub.kind {
+                Some((group, version, kind)) => {
+                    json!({"group": group, "version": version, "kind": kind})
+                }
+                None => kind.clone(),
+            };
+            json!({"subresource": sub.name, "responseKind": response_kind, "verbs": sub.verbs})
+        })
+        .collect();
+    if !subresources.is_empty() {
+        resource["subresources"] = json!(subresources);
     }
     resource
 }

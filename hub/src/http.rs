@@ -153,12 +153,53 @@ async fn answer(
         Route::Resource(path) => {
             let call = call_for(&registry, cluster, path, query, headers)?;
             let verb = verb(method, &call)?;
+            if call.resource.review {
+                return review(hub, &identity, &call, verb, headers, body).await;
+            }
             authorize(hub, &identity, &call, verb)?;
             let bytes = read_body(body).await?;
             let bytes = json_body(header_str(headers, header::CONTENT_TYPE), bytes)?;
-            resource(hub, call, verb, method, headers, accept, bytes).await
+            match call.subresource.as_deref() {
+                Some("scale") => {
+                    let kind = (verb == "patch")
+                        .then(|| {
+                            PatchKind::from_content_type(header_str(headers, header::CONTENT_TYPE))
+                        })
+                        .transpose()?;
+                    let scale = crate::subresources::scale(hub, &call, verb, kind, &bytes).await?;
+                    Ok(json_response(StatusCode::OK, &scale))
+                }
+                Some("token") => {
+                    let answer = hub.request_token(&call, &parse_json(&bytes)?)?;
+                    Ok(json_response(StatusCode::CREATED, &answer))
+                }
+                _ => resource(hub, call, verb, method, headers, accept, bytes).await,
+            }
         }
     }
+}
+
+/// A review: every authenticated caller may ask about itself, as Kubernetes' default
+/// `system:basic-user` role allows.
+async fn review(
+    hub: &Hub,
+    identity: &Identity,
+    call: &Call,
+    verb: &str,
+    headers: &HeaderMap,
+    body: Body,
+) -> ApiResult<Response> {
+    if verb != "create" {
+        return Err(ApiError::method_not_allowed(verb));
+    }
+    let bytes = json_body(
+        header_str(headers, header::CONTENT_TYPE),
+        read_body(body).await?,
+    )?;
+    let asked: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError::bad_request(format!("the review is not JSON: {e}")))?;
+    let answer = crate::reviews::answer(&hub.store, identity, &call.resource.kind, &asked)?;
+    Ok(json_response(StatusCode::CREATED, &answer))
 }
 
 fn uri_prefix(cluster: &str, uri: &Uri) -> String {
@@ -187,8 +228,7 @@ fn call_for(
         return Err(missing());
     }
     if let Some(sub) = path.subresource.as_deref() {
-        let has_status = resource.version(&path.version).is_some_and(|v| v.status);
-        if sub != "status" || !has_status {
+        if !crate::subresources::served(&resource, &path.version, sub) {
             return Err(missing());
         }
     }
@@ -224,6 +264,7 @@ fn verb(method: &Method, call: &Call) -> ApiResult<&'static str> {
         ("GET", true) => "get",
         ("GET", false) => "list",
         ("POST", false) => "create",
+        ("POST", true) if call.subresource.is_some() => "create",
         ("PUT", true) => "update",
         ("PATCH", true) => "patch",
         ("DELETE", true) => "delete",

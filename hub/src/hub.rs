@@ -15,6 +15,7 @@ use crate::objects::{self, Call, Propagation};
 use crate::registry::Registry;
 use crate::status::{ApiError, ApiResult};
 use crate::store::{Change, ClusterRecord, Key, Store, StoreError};
+use crate::token_request;
 
 const CRD_RESOURCE: &str = "apiextensions.k8s.io/customresourcedefinitions";
 const INITIAL_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
@@ -142,8 +143,61 @@ impl Hub {
         write(&self.registries).insert(cluster.to_string(), Arc::new(registry));
     }
 
+    fn account(&self, cluster: &str, namespace: &str, name: &str) -> Option<Arc<Value>> {
+        let key = Key {
+            cluster: cluster.to_string(),
+            resource: "/serviceaccounts".into(),
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        };
+        self.store.get(&key).ok().flatten()
+    }
+
+    /// A token for the service account a `.../serviceaccounts/<name>/token` call names
+    /// (see [`crate::token_request`]): the TokenRequest answered.
+    pub fn request_token(&self, call: &Call, request: &Value) -> ApiResult<Value> {
+        let name = call.name.clone().unwrap_or_default();
+        let account = self
+            .account(&call.cluster, &call.namespace, &name)
+            .ok_or_else(|| ApiError::not_found("serviceaccounts", "", &name))?;
+        let lifetime = token_request::lifetime(request)?;
+        let claims = token_request::Claims {
+            cluster: call.cluster.clone(),
+            namespace: call.namespace.clone(),
+            name,
+            uid: crate::meta::meta_str(&account, "uid")
+                .unwrap_or_default()
+                .to_string(),
+            expires: jiff::Timestamp::now().as_second() + lifetime,
+        };
+        let key = self
+            .admin_token(&call.cluster)
+            .ok_or_else(|| ApiError::not_found("clusters", "", &call.cluster))?;
+        let token = token_request::sign(&claims, &key)?;
+        Ok(token_request::answer(request, &token, &claims, lifetime))
+    }
+
+    /// The service account a requested token stands for, if it verifies and the account
+    /// still exists with the uid it was made for.
+    fn identify_requested(&self, token: &str) -> Option<Identity> {
+        let cluster = token_request::claimed_cluster(token)?;
+        let key = self.admin_token(&cluster)?;
+        let claims = token_request::verify(token, &key, jiff::Timestamp::now().as_second())?;
+        let account = self.account(&claims.cluster, &claims.namespace, &claims.name)?;
+        (crate::meta::meta_str(&account, "uid") == Some(claims.uid.as_str())).then_some(
+            Identity::ServiceAccount {
+                cluster: claims.cluster,
+                namespace: claims.namespace,
+                name: claims.name,
+            },
+        )
+    }
+
     /// Who a bearer token belongs to.
     pub fn identify(&self, token: &str) -> Option<Identity> {
+        if token_request::claimed_cluster(token).is_some() {
+            return self.identify_requested(token);
+        }
         let identity = read(&self.tokens).get(token).cloned()?;
         // As Kubernetes' authenticator: a service account's token is valid only while the
         // account exists.
@@ -153,15 +207,7 @@ impl Hub {
             name,
         } = &identity
         {
-            let account = Key {
-                cluster: cluster.clone(),
-                resource: "/serviceaccounts".into(),
-                namespace: namespace.clone(),
-                name: name.clone(),
-            };
-            if !matches!(self.store.get(&account), Ok(Some(_))) {
-                return None;
-            }
+            self.account(cluster, namespace, name)?;
         }
         Some(identity)
     }

@@ -19,13 +19,16 @@ pub mod objects;
 pub mod openapi;
 pub mod protobuf;
 pub mod registry;
+pub mod reviews;
 pub mod route;
 pub mod selector;
 pub mod serve;
 pub mod status;
 pub mod store;
+pub mod subresources;
 pub mod table;
 pub mod tls;
+pub mod token_request;
 pub mod watch;
 
 pub use hub::Hub;

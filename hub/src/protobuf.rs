@@ -1,6 +1,7 @@
-//! Kubernetes' protobuf encoding, read for the few kinds that kubectl's typed `create`
-//! commands send that way (`kubectl create namespace|configmap|secret|serviceaccount`), and
-//! for the DeleteOptions Helm and client-go send with a delete.
+//! Kubernetes' protobuf encoding, read for the kinds that kubectl's typed commands send that
+//! way (`kubectl create namespace|configmap|secret|serviceaccount|role|clusterrole|
+//! rolebinding|clusterrolebinding|token`, `kubectl auth whoami|can-i`), and for the
+//! DeleteOptions Helm and client-go send with a delete.
 //! Every other kind is refused with 415 and a hint to use a manifest instead.
 
 use base64::Engine;
@@ -95,6 +96,123 @@ const SERVICE_ACCOUNT: &[FieldDef] = &[
     list(2, "secrets", Shape::Message(OBJECT_REFERENCE)),
     list(3, "imagePullSecrets", Shape::Message(NAME_ONLY)),
     field(4, "automountServiceAccountToken", Shape::Bool),
+];
+
+const POLICY_RULE: &[FieldDef] = &[
+    list(1, "verbs", Shape::Str),
+    list(2, "apiGroups", Shape::Str),
+    list(3, "resources", Shape::Str),
+    list(4, "resourceNames", Shape::Str),
+    list(5, "nonResourceURLs", Shape::Str),
+];
+const LABEL_SELECTOR: &[FieldDef] = &[
+    field(1, "matchLabels", Shape::StrMap),
+    list(
+        2,
+        "matchExpressions",
+        Shape::Message(&[
+            field(1, "key", Shape::Str),
+            field(2, "operator", Shape::Str),
+            list(3, "values", Shape::Str),
+        ]),
+    ),
+];
+const ROLE: &[FieldDef] = &[
+    field(1, "metadata", Shape::Message(OBJECT_META)),
+    list(2, "rules", Shape::Message(POLICY_RULE)),
+    field(
+        3,
+        "aggregationRule",
+        Shape::Message(&[list(
+            1,
+            "clusterRoleSelectors",
+            Shape::Message(LABEL_SELECTOR),
+        )]),
+    ),
+];
+const ROLE_BINDING: &[FieldDef] = &[
+    field(1, "metadata", Shape::Message(OBJECT_META)),
+    list(
+        2,
+        "subjects",
+        Shape::Message(&[
+            field(1, "kind", Shape::Str),
+            field(2, "apiGroup", Shape::Str),
+            field(3, "name", Shape::Str),
+            field(4, "namespace", Shape::Str),
+        ]),
+    ),
+    field(
+        3,
+        "roleRef",
+        Shape::Message(&[
+            field(1, "apiGroup", Shape::Str),
+            field(2, "kind", Shape::Str),
+            field(3, "name", Shape::Str),
+        ]),
+    ),
+];
+
+/// `kubectl auth whoami`: a review with nothing but metadata.
+const SELF_SUBJECT_REVIEW: &[FieldDef] = &[field(1, "metadata", Shape::Message(OBJECT_META))];
+/// `kubectl auth can-i VERB RESOURCE` (and `can-i VERB /path`).
+const SELF_SUBJECT_ACCESS_REVIEW: &[FieldDef] = &[
+    field(1, "metadata", Shape::Message(OBJECT_META)),
+    field(
+        2,
+        "spec",
+        Shape::Message(&[
+            field(
+                1,
+                "resourceAttributes",
+                Shape::Message(&[
+                    field(1, "namespace", Shape::Str),
+                    field(2, "verb", Shape::Str),
+                    field(3, "group", Shape::Str),
+                    field(4, "version", Shape::Str),
+                    field(5, "resource", Shape::Str),
+                    field(6, "subresource", Shape::Str),
+                    field(7, "name", Shape::Str),
+                ]),
+            ),
+            field(
+                2,
+                "nonResourceAttributes",
+                Shape::Message(&[field(1, "path", Shape::Str), field(2, "verb", Shape::Str)]),
+            ),
+        ]),
+    ),
+];
+/// `kubectl auth can-i --list`.
+const SELF_SUBJECT_RULES_REVIEW: &[FieldDef] = &[
+    field(1, "metadata", Shape::Message(OBJECT_META)),
+    field(
+        2,
+        "spec",
+        Shape::Message(&[field(1, "namespace", Shape::Str)]),
+    ),
+];
+/// `kubectl create token`.
+const TOKEN_REQUEST: &[FieldDef] = &[
+    field(1, "metadata", Shape::Message(OBJECT_META)),
+    field(
+        2,
+        "spec",
+        Shape::Message(&[
+            list(1, "audiences", Shape::Str),
+            field(
+                3,
+                "boundObjectRef",
+                Shape::Message(&[
+                    field(1, "kind", Shape::Str),
+                    field(2, "apiVersion", Shape::Str),
+                    field(3, "name", Shape::Str),
+                    field(4, "uid", Shape::Str),
+                ]),
+            ),
+            field(4, "expirationSeconds", Shape::Int),
+        ]),
+    ),
 ];
 
 const PRECONDITIONS: &[FieldDef] = &[
@@ -204,11 +322,12 @@ fn message(buf: &[u8], defs: &[FieldDef]) -> Result<Map<String, Value>, String> 
     let mut object = Map::new();
     for (number, wire) in wire_fields(buf)? {
         // Go writes unset fields as their zero values (empty status, generation 0...);
-        // in proto3 a zero value means unset.
-        if is_zero(&wire) {
+        // a zero value means unset, except as an item of a list (`apiGroups: [""]`).
+        let def = defs.iter().find(|d| d.number == number);
+        if is_zero(&wire) && !def.is_some_and(|d| d.repeated) {
             continue;
         }
-        let Some(def) = defs.iter().find(|d| d.number == number) else {
+        let Some(def) = def else {
             return Err(format!(
                 "field {number} is not supported by the hub's protobuf reader"
             ));
@@ -271,6 +390,12 @@ pub fn decode(body: &[u8]) -> Result<Value, String> {
         ("v1", "Secret") => SECRET,
         ("v1", "ServiceAccount") => SERVICE_ACCOUNT,
         ("v1" | "meta.k8s.io/v1", "DeleteOptions") => DELETE_OPTIONS,
+        ("rbac.authorization.k8s.io/v1", "Role" | "ClusterRole") => ROLE,
+        ("rbac.authorization.k8s.io/v1", "RoleBinding" | "ClusterRoleBinding") => ROLE_BINDING,
+        ("authentication.k8s.io/v1", "SelfSubjectReview") => SELF_SUBJECT_REVIEW,
+        ("authorization.k8s.io/v1", "SelfSubjectAccessReview") => SELF_SUBJECT_ACCESS_REVIEW,
+        ("authorization.k8s.io/v1", "SelfSubjectRulesReview") => SELF_SUBJECT_RULES_REVIEW,
+        ("authentication.k8s.io/v1", "TokenRequest") => TOKEN_REQUEST,
         _ => {
             return Err(format!(
                 "{kind} ({api_version}) is not readable as protobuf here"

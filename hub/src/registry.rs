@@ -56,6 +56,9 @@ pub struct ResourceType {
     pub versions: Vec<Version>,
     /// Defined by a CustomResourceDefinition.
     pub custom: bool,
+    /// A question, never stored: created to be answered (`SelfSubjectReview` and the
+    /// access reviews behind `kubectl auth whoami` and `kubectl auth can-i`).
+    pub review: bool,
 }
 
 impl ResourceType {
@@ -136,6 +139,38 @@ const BUILT_INS: &[BuiltIn] = &[
     ("admissionregistration.k8s.io", "v1", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations", false, &[], &[], false),
 ];
 
+/// `(group, version, kind, plural)` of a review.
+type Review = (&'static str, &'static str, &'static str, &'static str);
+
+/// The reviews: cluster scoped, `create` only.
+const REVIEWS: &[Review] = &[
+    (
+        "authentication.k8s.io",
+        "v1",
+        "SelfSubjectReview",
+        "selfsubjectreviews",
+    ),
+    (
+        "authorization.k8s.io",
+        "v1",
+        "SelfSubjectAccessReview",
+        "selfsubjectaccessreviews",
+    ),
+    (
+        "authorization.k8s.io",
+        "v1",
+        "SelfSubjectRulesReview",
+        "selfsubjectrulesreviews",
+    ),
+];
+
+fn review(&(group, version, kind, plural): &Review) -> ResourceType {
+    ResourceType {
+        review: true,
+        ..built_in(&(group, version, kind, plural, false, &[], &[], false))
+    }
+}
+
 /// The resources one logical cluster serves.
 #[derive(Debug, Clone)]
 pub struct Registry {
@@ -145,8 +180,12 @@ pub struct Registry {
 impl Registry {
     /// The built-in kinds plus the custom resources defined by `crds`.
     pub fn new<'a>(crds: impl IntoIterator<Item = &'a Value>) -> Self {
-        let mut types: Vec<Arc<ResourceType>> =
-            BUILT_INS.iter().map(built_in).map(Arc::new).collect();
+        let mut types: Vec<Arc<ResourceType>> = BUILT_INS
+            .iter()
+            .map(built_in)
+            .chain(REVIEWS.iter().map(review))
+            .map(Arc::new)
+            .collect();
         for crd in crds {
             if let Some(custom) = from_crd(crd) {
                 if !types
@@ -229,6 +268,7 @@ fn built_in(entry: &BuiltIn) -> ResourceType {
             schema: None,
         }],
         custom: false,
+        review: false,
     }
 }
 
@@ -289,6 +329,7 @@ pub fn from_crd(crd: &Value) -> Option<ResourceType> {
         namespaced: str_of(spec, "/scope") != Some("Cluster"),
         versions,
         custom: true,
+        review: false,
     })
 }
 

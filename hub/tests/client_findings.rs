@@ -404,3 +404,127 @@ async fn kubectl_reads_the_protobuf_openapi_v2() {
     );
     assert!(explained.contains("livenessProbe"), "{explained}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_auth_create_token_and_scale() {
+    let hub = TestHub::start(&["local"]).await;
+    let kubectl = hub.kubectl("local");
+    let whoami = kubectl.run(&["auth", "whoami"]).await.success().stdout;
+    assert!(whoami.contains("system:admin:local"), "{whoami}");
+    let can = kubectl.run(&["auth", "can-i", "delete", "nodes"]).await;
+    assert_eq!(can.stdout.trim(), "yes");
+
+    // kubectl's typed create commands send RBAC objects as protobuf.
+    kubectl
+        .run(&["create", "serviceaccount", "bot"])
+        .await
+        .success();
+    kubectl
+        .run(&[
+            "create",
+            "role",
+            "reader",
+            "--verb=get,list",
+            "--resource=configmaps",
+        ])
+        .await
+        .success();
+    kubectl
+        .run(&[
+            "create",
+            "rolebinding",
+            "reader",
+            "--role=reader",
+            "--serviceaccount=default:bot",
+        ])
+        .await
+        .success();
+    let token = kubectl
+        .run(&["create", "token", "bot", "--duration=15m"])
+        .await
+        .success()
+        .stdout;
+    let token = format!("--token={}", token.trim());
+    let whoami = kubectl
+        .run(&[&token, "auth", "whoami"])
+        .await
+        .success()
+        .stdout;
+    assert!(
+        whoami.contains("system:serviceaccount:default:bot"),
+        "{whoami}"
+    );
+    let yes = kubectl
+        .run(&[&token, "auth", "can-i", "list", "configmaps"])
+        .await;
+    assert_eq!(yes.stdout.trim(), "yes");
+    let no = kubectl
+        .run(&[&token, "auth", "can-i", "list", "secrets"])
+        .await;
+    assert_eq!(no.stdout.trim(), "no");
+    kubectl.run(&[&token, "get", "configmaps"]).await.success();
+    let refused = kubectl.run(&[&token, "get", "secrets"]).await.failure();
+    assert!(refused.contains("forbidden"), "{refused}");
+    let rules = kubectl
+        .run(&[&token, "auth", "can-i", "--list"])
+        .await
+        .success()
+        .stdout;
+    assert!(
+        rules
+            .lines()
+            .any(|l| l.starts_with("configmaps") && l.contains("[get list]")),
+        "{rules}"
+    );
+    let short = kubectl
+        .run(&["create", "token", "bot", "--duration=1m"])
+        .await
+        .failure();
+    assert!(short.contains("600 seconds"), "{short}");
+    // The token dies with its account, even if an account of the same name comes back.
+    kubectl
+        .run(&["delete", "serviceaccount", "bot"])
+        .await
+        .success();
+    kubectl
+        .run(&["create", "serviceaccount", "bot"])
+        .await
+        .success();
+    let gone = kubectl.run(&[&token, "get", "configmaps"]).await.failure();
+    assert!(gone.contains("Unauthorized"), "{gone}");
+
+    let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: default}\nspec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: c, image: nginx}]}\n";
+    let path = hub.dir.path().join("deployment.yaml");
+    std::fs::write(&path, deployment).expect("written");
+    kubectl
+        .run(&["apply", "-f", &path.to_string_lossy()])
+        .await
+        .success();
+    kubectl
+        .run(&["scale", "deployment", "web", "--replicas=5"])
+        .await
+        .success();
+    let replicas = kubectl
+        .run(&[
+            "get",
+            "deployment",
+            "web",
+            "-o",
+            "jsonpath={.spec.replicas}",
+        ])
+        .await
+        .success()
+        .stdout;
+    assert_eq!(replicas, "5");
+    let scale = kubectl
+        .run(&[
+            "get",
+            "--raw",
+            "/apis/apps/v1/namespaces/default/deployments/web/scale",
+        ])
+        .await
+        .success()
+        .json();
+    assert_eq!(scale["spec"]["replicas"], 5);
+    assert_eq!(scale["status"]["selector"], "app=web");
+}

@@ -1,0 +1,156 @@
+//! Service account tokens made on request (`POST .../serviceaccounts/<name>/token`, what
+//! `kubectl create token` and kubelets ask for): bound to the account's uid, expiring, and
+//! never stored. A token carries who and until when, signed with HMAC-SHA256 under the
+//! cluster's admin token, so it stays valid across restarts and dies with the account, at
+//! its expiry, or when the cluster's admin token changes.
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use hmac::{Hmac, Mac};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use sha2::Sha256;
+
+use crate::status::{ApiError, ApiResult};
+
+/// What every token made here starts with.
+const PREFIX: &str = "fleet-sa.";
+
+/// Kubernetes refuses requests for less than ten minutes.
+const MIN_SECONDS: i64 = 600;
+/// The lifetime when the request names none, as in Kubernetes.
+const DEFAULT_SECONDS: i64 = 3_600;
+/// The longest lifetime granted: a year.
+const MAX_SECONDS: i64 = 365 * 24 * 3_600;
+
+/// Who a token stands for and until when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Claims {
+    /// Logical cluster.
+    #[serde(rename = "c")]
+    pub cluster: String,
+    /// The account's namespace.
+    #[serde(rename = "n")]
+    pub namespace: String,
+    /// The account's name.
+    #[serde(rename = "s")]
+    pub name: String,
+    /// The account's uid: a new account of the same name does not inherit the token.
+    #[serde(rename = "u")]
+    pub uid: String,
+    /// Expiry, in seconds since the epoch.
+    #[serde(rename = "e")]
+    pub expires: i64,
+}
+
+fn signature(key: &str, payload: &str) -> Option<Hmac<Sha256>> {
+    let mut mac = Hmac::<Sha256>::new_from_slice(key.as_bytes()).ok()?;
+    mac.update(payload.as_bytes());
+    Some(mac)
+}
+
+/// A signed token for `claims`, keyed by the cluster's admin token.
+pub fn sign(claims: &Claims, key: &str) -> ApiResult<String> {
+    let json = serde_json::to_vec(claims).map_err(|e| ApiError::internal(e.to_string()))?;
+    let payload = URL_SAFE_NO_PAD.encode(json);
+    let mac = signature(key, &payload).ok_or_else(|| ApiError::internal("no signing key"))?;
+    let tag = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
+    Ok(format!("{PREFIX}{payload}.{tag}"))
+}
+
+/// The cluster a token made here claims, read before its signature is checked (to find the
+/// key), or `None` for any other token.
+pub fn claimed_cluster(token: &str) -> Option<String> {
+    let payload = token.strip_prefix(PREFIX)?.split('.').next()?;
+    let claims: Claims = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
+    Some(claims.cluster)
+}
+
+/// The claims of a token signed with `key` that has not expired at `now`.
+pub fn verify(token: &str, key: &str, now: i64) -> Option<Claims> {
+    let (payload, tag) = token.strip_prefix(PREFIX)?.split_once('.')?;
+    let tag = URL_SAFE_NO_PAD.decode(tag).ok()?;
+    signature(key, payload)?.verify_slice(&tag).ok()?;
+    let claims: Claims = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
+    (claims.expires > now).then_some(claims)
+}
+
+/// The lifetime a TokenRequest asks for, checked as Kubernetes checks it.
+pub fn lifetime(request: &Value) -> ApiResult<i64> {
+    let asked = request
+        .pointer("/spec/expirationSeconds")
+        .and_then(Value::as_i64)
+        .unwrap_or(DEFAULT_SECONDS);
+    if asked < MIN_SECONDS {
+        return Err(ApiError::bad_request(format!(
+            "TokenRequest spec.expirationSeconds: may not specify a duration less than {MIN_SECONDS} seconds"
+        )));
+    }
+    Ok(asked.min(MAX_SECONDS))
+}
+
+/// The answer to a TokenRequest: the request with its status filled in.
+pub fn answer(request: &Value, token: &str, claims: &Claims, lifetime: i64) -> Value {
+    let expires = jiff::Timestamp::from_second(claims.expires)
+        .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+        .unwrap_or_default();
+    let audiences = request
+        .pointer("/spec/audiences")
+        .cloned()
+        .unwrap_or_else(|| json!([]));
+    json!({
+        "apiVersion": "authentication.k8s.io/v1",
+        "kind": "TokenRequest",
+        "metadata": {"name": claims.name, "namespace": claims.namespace},
+        "spec": {"audiences": audiences, "expirationSeconds": lifetime,
+                 "boundObjectRef": request.pointer("/spec/boundObjectRef")},
+        "status": {"token": token, "expirationTimestamp": expires},
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claims(expires: i64) -> Claims {
+        Claims {
+            cluster: "dev".into(),
+            namespace: "ns".into(),
+            name: "bot".into(),
+            uid: "u-1".into(),
+            expires,
+        }
+    }
+
+    #[test]
+    fn tokens_verify_only_with_their_key_before_expiry_and_unaltered() {
+        let token = sign(&claims(1_000), "key").expect("signed");
+        assert_eq!(claimed_cluster(&token).as_deref(), Some("dev"));
+        assert_eq!(verify(&token, "key", 999), Some(claims(1_000)));
+        assert_eq!(verify(&token, "key", 1_000), None, "expired");
+        assert_eq!(verify(&token, "other", 999), None, "wrong key");
+        let forged = sign(&claims(9_999), "guess").expect("signed");
+        let (_, forged_payload) = forged.split_at(PREFIX.len());
+        let (_, tag) = token.rsplit_once('.').expect("tag");
+        let spliced = format!(
+            "{PREFIX}{}.{tag}",
+            forged_payload.split('.').next().expect("payload")
+        );
+        assert_eq!(verify(&spliced, "key", 999), None, "payload swapped");
+        assert_eq!(verify("not-a-token", "key", 0), None);
+    }
+
+    #[test]
+    fn lifetimes_are_bounded_as_kubernetes_bounds_them() {
+        assert_eq!(lifetime(&json!({})).expect("default"), 3_600);
+        assert_eq!(
+            lifetime(&json!({"spec": {"expirationSeconds": 7_200}})).expect("asked"),
+            7_200
+        );
+        assert!(lifetime(&json!({"spec": {"expirationSeconds": 60}})).is_err());
+        assert_eq!(
+            lifetime(&json!({"spec": {"expirationSeconds": i64::MAX}})).expect("capped"),
+            MAX_SECONDS
+        );
+    }
+}
