@@ -25,7 +25,8 @@ pub fn parse_json(bytes: &[u8]) -> ApiResult<Value> {
 pub fn parse_yaml_or_json(bytes: &[u8]) -> ApiResult<Value> {
     let text = std::str::from_utf8(bytes)
         .map_err(|_| ApiError::bad_request("the request body is not UTF-8"))?;
-    let value: Value = serde_yaml_ng::from_str(text).map_err(|e| {
+    let text = fleet_objects::yaml_octal::rewrite(text);
+    let value: Value = serde_yaml_ng::from_str(&text).map_err(|e| {
         let place = e
             .location()
             .map(|l| format!(" at line {} column {}", l.line(), l.column()))
@@ -36,4 +37,17 @@ pub fn parse_yaml_or_json(bytes: &[u8]) -> ApiResult<Value> {
         return Err(ApiError::bad_request("the request body must be an object"));
     }
     Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn yaml_bodies_read_legacy_octal_as_kube_apiserver_does() {
+        let body = b"kind: ConfigMap\nmode: 0755\nquoted: \"0755\"\n";
+        let value = parse_yaml_or_json(body).expect("parses");
+        assert_eq!(value["mode"], 493);
+        assert_eq!(value["quoted"], "0755");
+    }
 }

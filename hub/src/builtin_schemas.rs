@@ -1,6 +1,6 @@
-//! OpenAPI schemas of the built-in kinds, generated from k8s-openapi's types, for
-//! `kubectl explain`. They document; they do not validate (the hub stores built-in kinds as
-//! sent, as its docs say).
+//! OpenAPI schemas of the built-in kinds, generated from k8s-openapi's types: for `kubectl
+//! explain`, and to check, prune and reject built-in objects on write as kube-apiserver's
+//! decoding does (types, required fields, unknown fields).
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -18,7 +18,42 @@ fn inline<T: JsonSchema>() -> Value {
         map.remove("$schema");
         map.remove("title");
     }
+    mark_opaque_objects(&mut value);
     value
+}
+
+/// Marks objects whose schema names no fields (`FieldsV1` in managedFields, `RawExtension`)
+/// as keeping unknown fields: Kubernetes stores them as they come, and pruning them against
+/// an empty schema would empty them.
+fn mark_opaque_objects(schema: &mut Value) {
+    let Some(map) = schema.as_object_mut() else {
+        return;
+    };
+    let opaque = map.get("type").and_then(Value::as_str) == Some("object")
+        && !map.contains_key("properties")
+        && !map.contains_key("additionalProperties");
+    if opaque {
+        map.insert(
+            "x-kubernetes-preserve-unknown-fields".into(),
+            Value::Bool(true),
+        );
+    }
+    for (key, value) in map.iter_mut() {
+        match key.as_str() {
+            "properties" => value
+                .as_object_mut()
+                .into_iter()
+                .flat_map(|p| p.values_mut())
+                .for_each(mark_opaque_objects),
+            "items" | "additionalProperties" => mark_opaque_objects(value),
+            "allOf" | "anyOf" | "oneOf" => value
+                .as_array_mut()
+                .into_iter()
+                .flatten()
+                .for_each(mark_opaque_objects),
+            _ => {}
+        }
+    }
 }
 
 fn all() -> HashMap<(&'static str, &'static str), Value> {

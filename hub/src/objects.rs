@@ -361,9 +361,19 @@ fn finish(
     }
     let rule = meta::NameRule::of(&resource.group, &resource.kind, resource.custom);
     let mut causes = meta::name_causes(&name, rule);
+    if !resource.custom {
+        // Go decodes a null as "not set": kube-apiserver never stores one in a built-in kind.
+        strip_nulls(&mut object);
+    }
+    let builtin_schema = || {
+        (!resource.custom)
+            .then(|| crate::builtin_schemas::schema(&resource.group, &resource.kind))
+            .flatten()
+    };
     if let Some(schema) = resource
         .version(&call.version)
         .and_then(|v| v.schema.as_ref())
+        .or_else(builtin_schema)
     {
         let checked = fleet_objects::schema::prepare(&mut object, schema);
         if call.param("fieldValidation") == Some("Strict") && !checked.pruned.is_empty() {
@@ -410,6 +420,19 @@ fn finish(
         managed::record_update(existing.map(|o| &**o), &mut object, &writer);
     }
     Ok(Change::Put(object))
+}
+
+/// Removes every null member of an object, at any depth, as Go's decoding of a built-in
+/// kind drops them.
+pub fn strip_nulls(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.retain(|_, v| !v.is_null());
+            map.values_mut().for_each(strip_nulls);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_nulls),
+        _ => {}
+    }
 }
 
 fn kinds_generation(call: &Call) -> Option<i64> {

@@ -528,3 +528,44 @@ async fn kubectl_auth_create_token_and_scale() {
     assert_eq!(scale["spec"]["replicas"], 5);
     assert_eq!(scale["status"]["selector"], "app=web");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn built_in_kinds_are_checked_against_their_schemas() {
+    let hub = TestHub::start(&["local"]).await;
+    let kubectl = hub.kubectl("local");
+    let path = hub.dir.path().join("deployment.yaml");
+    let deployment = |replicas: &str, extra: &str| {
+        format!("apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web, namespace: default}}\nspec:\n  replicas: {replicas}\n  selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    spec:\n      containers: [{{name: c, image: nginx{extra}}}]\n      volumes: [{{name: v, configMap: {{name: c, defaultMode: 0755}}}}]\n      affinity: null\n")
+    };
+    let apply = |text: String| {
+        std::fs::write(&path, text).expect("written");
+        kubectl.run_blocking(&["apply", "-f", &path.to_string_lossy()])
+    };
+    // A wrong type is refused with the field named, as kube-apiserver refuses it (before,
+    // it was stored and broke kubectl's typed commands).
+    let refused = apply(deployment("two", "")).failure();
+    assert!(refused.contains("spec.replicas"), "{refused}");
+    // So is an unknown field under kubectl's default strict validation; without it the
+    // field is dropped.
+    let refused = apply(deployment("2", ", bogus: 1")).failure();
+    assert!(refused.contains("unknown field"), "{refused}");
+    std::fs::write(&path, deployment("2", ", bogus: 1")).expect("written");
+    kubectl
+        .run(&["apply", "--validate=false", "-f", &path.to_string_lossy()])
+        .await
+        .success();
+    let stored = kubectl
+        .run(&["get", "deployment", "web", "-o", "json"])
+        .await
+        .success()
+        .json();
+    let container = &stored["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(container["name"], "c");
+    assert!(container.get("bogus").is_none(), "{container}");
+    // Nulls are dropped, and YAML's legacy octal is read as Go reads it.
+    assert!(stored["spec"]["template"]["spec"].get("affinity").is_none());
+    assert_eq!(
+        stored["spec"]["template"]["spec"]["volumes"][0]["configMap"]["defaultMode"],
+        493
+    );
+}
