@@ -165,6 +165,52 @@ pub fn name_causes(name: &str, rule: NameRule) -> Vec<Cause> {
         .collect()
 }
 
+/// The most bytes of annotations (keys and values) an object may carry, as in Kubernetes.
+pub const MAX_ANNOTATION_BYTES: usize = 256 * 1024;
+
+/// What is wrong with an object's labels and annotations, as Kubernetes validates them:
+/// label keys and values, annotation keys, and the total size of the annotations. (Every
+/// field a client controls is bounded: a label value cannot carry megabytes.)
+pub fn label_and_annotation_causes(object: &Value) -> Vec<Cause> {
+    use fleet_objects::selector::{label_key_problem, label_value_problem};
+    let invalid = |field: String, message: String| Cause {
+        kind: "FieldValueInvalid".into(),
+        message,
+        field,
+    };
+    let mut causes = Vec::new();
+    let map = |field: &str| {
+        object
+            .pointer(&format!("/metadata/{field}"))
+            .and_then(Value::as_object)
+    };
+    for (key, value) in map("labels").into_iter().flatten() {
+        let problem = label_key_problem(key)
+            .or_else(|| label_value_problem(value.as_str().unwrap_or_default()));
+        if let Some(problem) = problem {
+            causes.push(invalid(format!("metadata.labels[{key}]"), problem));
+        }
+    }
+    let mut annotation_bytes = 0;
+    for (key, value) in map("annotations").into_iter().flatten() {
+        annotation_bytes += key.len() + value.as_str().map_or(0, str::len);
+        if let Some(problem) = label_key_problem(&key.to_ascii_lowercase()) {
+            let problem = problem.replace("label key", "annotation key");
+            causes.push(invalid(format!("metadata.annotations[{key}]"), problem));
+        }
+    }
+    if annotation_bytes > MAX_ANNOTATION_BYTES {
+        causes.push(Cause {
+            kind: "FieldValueTooLong".into(),
+            message: format!(
+                "Too long: may not be more than {MAX_ANNOTATION_BYTES} bytes (the annotations take {annotation_bytes})"
+            ),
+            field: "metadata.annotations".into(),
+        });
+    }
+    causes
+}
+
 /// A random suffix for `generateName`, five characters as Kubernetes uses.
 pub fn random_suffix() -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
@@ -199,6 +245,30 @@ pub fn human_age(timestamp: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn labels_and_annotations_are_bounded_as_kubernetes_bounds_them() {
+        let fine = json!({"metadata": {"labels": {"app.kubernetes.io/name": "web", "empty": ""},
+                                       "annotations": {"Example.com/Note": "any text at all"}}});
+        assert!(label_and_annotation_causes(&fine).is_empty());
+        let long = "x".repeat(64);
+        let bad = json!({"metadata": {"labels": {"ok": long, "-bad": "v", "Upper.Case/x": "v"},
+                                      "annotations": {"a b": "v", "big": "y".repeat(MAX_ANNOTATION_BYTES)}}});
+        let fields: Vec<String> = label_and_annotation_causes(&bad)
+            .into_iter()
+            .map(|c| c.field)
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                "metadata.labels[ok]",
+                "metadata.labels[-bad]",
+                "metadata.labels[Upper.Case/x]",
+                "metadata.annotations[a b]",
+                "metadata.annotations"
+            ]
+        );
+    }
 
     #[test]
     fn names_follow_dns_1123() {

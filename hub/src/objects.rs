@@ -361,6 +361,7 @@ fn finish(
     }
     let rule = meta::NameRule::of(&resource.group, &resource.kind, resource.custom);
     let mut causes = meta::name_causes(&name, rule);
+    causes.extend(meta::label_and_annotation_causes(&object));
     if !resource.custom {
         // Go decodes a null as "not set": kube-apiserver never stores one in a built-in kind.
         strip_nulls(&mut object);

@@ -133,6 +133,28 @@ fn split_set(part: &str, operator: &str) -> Option<(String, Vec<String>)> {
 /// set for `in` and `notin` (the API server answers 400 otherwise; matching everything
 /// instead would let a `deletecollection` with a typo delete every object).
 fn validate(key: &str, requirement: &Requirement) -> std::result::Result<(), String> {
+    if let Some(problem) = label_key_problem(key) {
+        return Err(problem);
+    }
+    let values: &[String] = match requirement {
+        Requirement::Equals(v) | Requirement::NotEquals(v) => std::slice::from_ref(v),
+        Requirement::In(vs) | Requirement::NotIn(vs) if vs.is_empty() => {
+            return Err(format!(
+                "for 'in', 'notin' operators, values set can't be empty (key \"{key}\")"
+            ))
+        }
+        Requirement::In(vs) | Requirement::NotIn(vs) => vs,
+        Requirement::Exists | Requirement::Absent => &[],
+    };
+    match values.iter().find_map(|v| label_value_problem(v)) {
+        Some(problem) => Err(problem),
+        None => Ok(()),
+    }
+}
+
+/// Why `key` is not a label key (or an annotation key), as Kubernetes checks it: an
+/// optional DNS subdomain prefix and `/`, then a name of at most 63 characters.
+pub fn label_key_problem(key: &str) -> Option<String> {
     let (prefix, name) = match key.rsplit_once('/') {
         Some((prefix, name)) => (Some(prefix), name),
         None => (None, key),
@@ -150,32 +172,22 @@ fn validate(key: &str, requirement: &Requirement) -> std::result::Result<(), Str
                         .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
             });
         if !valid {
-            return Err(format!(
+            return Some(format!(
                 "invalid label key \"{key}\": prefix part must be a lowercase DNS subdomain"
             ));
         }
     }
-    if !is_qualified_name(name) {
-        return Err(format!(
-            "invalid label key \"{key}\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (at most 63)"
-        ));
-    }
-    let values: &[String] = match requirement {
-        Requirement::Equals(v) | Requirement::NotEquals(v) => std::slice::from_ref(v),
-        Requirement::In(vs) | Requirement::NotIn(vs) if vs.is_empty() => {
-            return Err(format!(
-                "for 'in', 'notin' operators, values set can't be empty (key \"{key}\")"
-            ))
-        }
-        Requirement::In(vs) | Requirement::NotIn(vs) => vs,
-        Requirement::Exists | Requirement::Absent => &[],
-    };
-    match values.iter().find(|v| !v.is_empty() && !is_qualified_name(v)) {
-        Some(bad) => Err(format!(
-            "invalid label value: \"{bad}\": must be 63 characters or less and consist of alphanumeric characters, '-', '_' or '.', starting and ending with an alphanumeric character"
-        )),
-        None => Ok(()),
-    }
+    (!is_qualified_name(name)).then(|| format!(
+        "invalid label key \"{key}\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (at most 63)"
+    ))
+}
+
+/// Why `value` is not a label value: empty, or at most 63 characters of `[A-Za-z0-9._-]`
+/// with an alphanumeric at both ends.
+pub fn label_value_problem(value: &str) -> Option<String> {
+    (!value.is_empty() && !is_qualified_name(value)).then(|| format!(
+        "invalid label value: \"{value}\": must be 63 characters or less and consist of alphanumeric characters, '-', '_' or '.', starting and ending with an alphanumeric character"
+    ))
 }
 
 /// A label name or value: at most 63 characters of `[A-Za-z0-9._-]`, alphanumeric at
