@@ -9,7 +9,7 @@ use fleet_api::labels::TOKEN_LABEL;
 use fleet_api::ClusterRegistration;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::PostParams;
-use kube::{Api, ResourceExt};
+use kube::Api;
 
 use crate::Error;
 
@@ -33,6 +33,13 @@ async fn client_for(kubeconfig: &Path) -> Result<(kube::Client, kube::config::Ku
         .await
         .map_err(failed)?;
     Ok((kube::Client::try_from(config)?, file))
+}
+
+/// 32 random bytes as lowercase hex: the registration's `clientRandom`.
+fn client_random() -> Result<String, getrandom::Error> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// Registers as `cluster_name` with `labels` using the token kubeconfig `import` (as
@@ -76,14 +83,21 @@ pub async fn register(
     request.spec.client_id = Some(cluster_name.to_string());
     request.spec.cluster_name = Some(cluster_name.to_string());
     request.spec.cluster_labels = labels;
-    let created = api.create(&PostParams::default(), &request).await?;
+    request.spec.client_random = Some(client_random().map_err(failed)?);
+    let secret_name = request
+        .spec
+        .credential_secret_name()
+        .ok_or_else(|| failed("no credential name"))?;
+    api.create(&PostParams::default(), &request).await?;
+    // The token may read this one Secret once the controller has granted the request (until
+    // then it is missing, or not yet readable).
+    let secrets = Api::<Secret>::namespaced(client, &namespace);
     let started = Instant::now();
-    let secret_name = loop {
-        let current = api.get(&created.name_any()).await?;
-        if let Some(status) = current.status.filter(|s| s.granted) {
-            break status
-                .secret_name
-                .ok_or_else(|| failed("granted without a secret"))?;
+    let secret = loop {
+        match secrets.get(&secret_name).await {
+            Ok(secret) => break secret,
+            Err(kube::Error::Api(response)) if matches!(response.code, 403 | 404) => {}
+            Err(error) => return Err(error.into()),
         }
         if started.elapsed() > patience {
             return Err(failed(
@@ -92,9 +106,6 @@ pub async fn register(
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
-    let secret = Api::<Secret>::namespaced(client, &namespace)
-        .get(&secret_name)
-        .await?;
     let data = secret.data.unwrap_or_default();
     let text = |key: &str| {
         data.get(key)

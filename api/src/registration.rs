@@ -57,6 +57,25 @@ pub struct ClusterRegistrationSpec {
     /// Labels for the Cluster.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub cluster_labels: BTreeMap<String, String>,
+    /// A random value only the registering agent knows (32 to 64 lowercase hex digits): its
+    /// credential is handed back in the Secret `c-<clientRandom>`. Other holders of the same
+    /// registration token can neither read ClusterRegistrations nor list Secrets, so they
+    /// cannot find it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_random: Option<String>,
+}
+
+impl ClusterRegistrationSpec {
+    /// The Secret the credential is handed back in, or `None` without a well-formed
+    /// `clientRandom`.
+    pub fn credential_secret_name(&self) -> Option<String> {
+        let random = self.client_random.as_deref()?;
+        let well_formed = (32..=64).contains(&random.len())
+            && random
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        well_formed.then(|| format!("c-{random}"))
+    }
 }
 
 /// Observed state of a ClusterRegistration.

@@ -2,7 +2,7 @@
 //! ClusterRegistrations (until the token expires); a ClusterRegistration becomes a Cluster,
 //! its namespace, and a credential that can read only that namespace's BundleDeployments
 //! (and the Contents they name) and write their status, handed back in a Secret only the
-//! registering token can read.
+//! registering token can read, named by a random value only the registering agent knows.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -205,8 +205,10 @@ pub async fn token(token: Arc<ClusterRegistrationToken>, ctx: &Context) -> Resul
         tracing::info!(token = %token.name_any(), %expires, "registration token expired");
         return Ok(Action::await_change());
     }
+    // Create only: a holder of the shared token must not read other agents' registrations
+    // (their clientRandom names their credential's Secret).
     let rules = json!([
-        {"apiGroups": ["fleet.cattle.io"], "resources": ["clusterregistrations"], "verbs": ["create", "get", "list", "watch"]},
+        {"apiGroups": ["fleet.cattle.io"], "resources": ["clusterregistrations"], "verbs": ["create"]},
     ]);
     account_with_role(&ctx.client, &namespace, &account, rules).await?;
     let secret_name = format!("{account}-token");
@@ -247,6 +249,12 @@ pub async fn registration(
     };
     let namespace = registration.namespace().unwrap_or_default();
     let spec = &registration.spec;
+    let Some(secret_name) = spec.credential_secret_name() else {
+        return Err(Error::Registration(format!(
+            "ClusterRegistration {namespace}/{}: spec.clientRandom must be 32 to 64 lowercase hex digits",
+            registration.name_any()
+        )));
+    };
     let name = spec
         .cluster_name
         .clone()
@@ -304,7 +312,6 @@ pub async fn registration(
     )
     .await?;
     let token = account_token(&ctx.client, &home, AGENT_ACCOUNT).await?;
-    let secret_name = format!("c-{}", registration.name_any());
     let kubeconfig = hub.kubeconfig(&format!("agent-{name}"), &token, &home);
     create(
         &Api::<Secret>::namespaced(ctx.client.clone(), &namespace),

@@ -58,6 +58,43 @@ async fn a_registered_agent_reaches_only_its_own_deployments() {
     let a: Registered = join("a").await;
     let b: Registered = join("b").await;
     assert_ne!(a.namespace, b.namespace);
+    // Every agent holds the same registration token; with it, nobody can find another
+    // agent's credential: registrations cannot be read (their clientRandom names the
+    // Secret) and Secrets cannot be listed.
+    let shared = client_for(&import).await;
+    let registrations: Api<fleet_api::ClusterRegistration> = Api::namespaced(shared.clone(), NS);
+    let listed = registrations.list(&ListParams::default()).await;
+    assert_eq!(code(listed.expect_err("registrations listed")), 403);
+    let made: Vec<fleet_api::ClusterRegistration> = Api::namespaced(hub.client.clone(), NS)
+        .list(&ListParams::default())
+        .await
+        .expect("admin lists")
+        .items;
+    assert_eq!(made.len(), 2);
+    for registration in &made {
+        let name = registration.metadata.name.clone().expect("name");
+        assert_eq!(
+            code(
+                registrations
+                    .get(&name)
+                    .await
+                    .expect_err("registration read")
+            ),
+            403
+        );
+        let secret = registration
+            .spec
+            .credential_secret_name()
+            .expect("a credential name");
+        assert_eq!(secret.len(), "c-".len() + 64, "{secret}");
+        assert!(
+            !secret.contains(&name),
+            "the Secret's name is not the registration's"
+        );
+    }
+    let secrets: Api<Secret> = Api::namespaced(shared, NS);
+    let listed = secrets.list(&ListParams::default()).await;
+    assert_eq!(code(listed.expect_err("secrets listed")), 403);
     let clusters: Api<fleet_api::Cluster> = Api::namespaced(hub.client.clone(), NS);
     let made = clusters.get("a").await.expect("cluster a");
     assert_eq!(made.metadata.labels.expect("labels")["env"], "a");
