@@ -260,7 +260,16 @@ async fn run_clusters(
         .graceful_shutdown_on(shutdown)
         .run(
             |cluster, ctx| async move {
-                clusters::cluster(cluster, &ctx).await?;
+                let revoking = cluster.metadata.deletion_timestamp.is_some()
+                    && cluster
+                        .finalizers()
+                        .iter()
+                        .any(|f| f == registration::CREDENTIAL_FINALIZER);
+                if revoking {
+                    registration::revoke(&cluster, &ctx).await?;
+                } else {
+                    clusters::cluster(cluster, &ctx).await?;
+                }
                 Ok::<_, Error>(Action::await_change())
             },
             retry,

@@ -7,12 +7,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use fleet_api::labels::TOKEN_LABEL;
+use fleet_api::labels::{CLUSTER_LABEL, TOKEN_LABEL};
 use fleet_api::{Cluster, ClusterRegistration, ClusterRegistrationToken};
 use fleet_objects::client::ensure_namespace;
-use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
+use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
-use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use serde::de::DeserializeOwned;
@@ -20,6 +20,10 @@ use serde_json::{json, Value};
 
 use crate::reconcile::cluster_namespace;
 use crate::{Context, Error};
+
+/// On a Cluster made by registration: its deletion waits until the agent's credential and
+/// everything granted with it are gone.
+pub const CREDENTIAL_FINALIZER: &str = "fleet.cattle.io/agent-credential";
 
 /// The agent's service account in its cluster namespace.
 pub const AGENT_ACCOUNT: &str = "fleet-agent";
@@ -265,7 +269,8 @@ pub async fn registration(
         &clusters,
         json!({
             "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
-            "metadata": {"name": name, "namespace": namespace, "labels": spec.cluster_labels},
+            "metadata": {"name": name, "namespace": namespace, "labels": spec.cluster_labels,
+                         "finalizers": [CREDENTIAL_FINALIZER]},
             "spec": {"clientID": spec.client_id},
         }),
     )
@@ -293,11 +298,14 @@ pub async fn registration(
         }),
     )
     .await?;
+    // What is made in the registration namespace for this cluster carries its name, so
+    // that deleting the Cluster can find it (see `revoke`).
+    let owned_by = json!({CLUSTER_LABEL: name});
     // Its heartbeat: the status of its own Cluster, and nothing else in this namespace.
     let heartbeat = format!("fleet-agent-{name}");
     create(
         &Api::<Role>::namespaced(ctx.client.clone(), &namespace),
-        json!({"metadata": {"name": heartbeat},
+        json!({"metadata": {"name": heartbeat, "labels": owned_by.clone()},
                "rules": [{"apiGroups": ["fleet.cattle.io"], "resources": ["clusters/status"],
                           "resourceNames": [name], "verbs": ["get", "patch", "update"]}]}),
     )
@@ -305,7 +313,7 @@ pub async fn registration(
     create(
         &Api::<RoleBinding>::namespaced(ctx.client.clone(), &namespace),
         json!({
-            "metadata": {"name": heartbeat},
+            "metadata": {"name": heartbeat, "labels": owned_by.clone()},
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": heartbeat},
             "subjects": [{"kind": "ServiceAccount", "name": AGENT_ACCOUNT, "namespace": home}],
         }),
@@ -315,7 +323,7 @@ pub async fn registration(
     let kubeconfig = hub.kubeconfig(&format!("agent-{name}"), &token, &home);
     create(
         &Api::<Secret>::namespaced(ctx.client.clone(), &namespace),
-        json!({"metadata": {"name": secret_name}, "stringData": {
+        json!({"metadata": {"name": secret_name, "labels": owned_by.clone()}, "stringData": {
             "kubeconfig": kubeconfig, "namespace": home, "cluster": format!("{namespace}/{name}")}}),
     )
     .await?;
@@ -324,14 +332,14 @@ pub async fn registration(
         let reader = format!("read-{secret_name}");
         create(
             &Api::<Role>::namespaced(ctx.client.clone(), &namespace),
-            json!({"metadata": {"name": reader},
+            json!({"metadata": {"name": reader, "labels": owned_by.clone()},
                    "rules": [{"apiGroups": [""], "resources": ["secrets"], "resourceNames": [secret_name], "verbs": ["get"]}]}),
         )
         .await?;
         create(
             &Api::<RoleBinding>::namespaced(ctx.client.clone(), &namespace),
             json!({
-                "metadata": {"name": reader},
+                "metadata": {"name": reader, "labels": owned_by.clone()},
                 "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": reader},
                 "subjects": [{"kind": "ServiceAccount", "name": format!("import-{token_name}"), "namespace": namespace}],
             }),
@@ -347,5 +355,62 @@ pub async fn registration(
             &Patch::Merge(&patch),
         )
         .await?;
+    Ok(())
+}
+
+/// Deletes a named object, a missing one being fine.
+async fn delete_named<K>(api: &Api<K>, name: &str) -> Result<(), Error>
+where
+    K: Clone + DeserializeOwned + std::fmt::Debug + kube::Resource,
+{
+    match api.delete(name, &DeleteParams::default()).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(response)) if response.code == 404 => Ok(()),
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// Revokes what registering `cluster` granted, for its deletion: the agent's service account
+/// (its token stops working at once) and its namespace, its cluster-wide binding, and in the
+/// registration namespace its credential Secret and its Roles and RoleBindings. Then the
+/// finalizer goes and the Cluster with it.
+pub async fn revoke(cluster: &Cluster, ctx: &Context) -> Result<(), Error> {
+    let namespace = cluster.namespace().unwrap_or_default();
+    let name = cluster.name_any();
+    let home = cluster_namespace(cluster);
+    let client = &ctx.client;
+    delete_named(
+        &Api::<ServiceAccount>::namespaced(client.clone(), &home),
+        AGENT_ACCOUNT,
+    )
+    .await?;
+    delete_named(&Api::<Namespace>::all(client.clone()), &home).await?;
+    delete_named(
+        &Api::<ClusterRoleBinding>::all(client.clone()),
+        &format!("fleet-agent-contents-{home}"),
+    )
+    .await?;
+    let owned = ListParams::default().labels(&format!("{CLUSTER_LABEL}={name}"));
+    let everything = DeleteParams::default();
+    Api::<Secret>::namespaced(client.clone(), &namespace)
+        .delete_collection(&everything, &owned)
+        .await?;
+    Api::<RoleBinding>::namespaced(client.clone(), &namespace)
+        .delete_collection(&everything, &owned)
+        .await?;
+    Api::<Role>::namespaced(client.clone(), &namespace)
+        .delete_collection(&everything, &owned)
+        .await?;
+    let finalizers: Vec<&String> = cluster
+        .finalizers()
+        .iter()
+        .filter(|f| *f != CREDENTIAL_FINALIZER)
+        .collect();
+    let patch = json!({"metadata": {"finalizers": finalizers,
+                                    "resourceVersion": cluster.resource_version()}});
+    Api::<Cluster>::namespaced(client.clone(), &namespace)
+        .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await?;
+    tracing::info!(cluster = %format!("{namespace}/{name}"), "agent credential revoked");
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! Registration and its limits: an agent joins with a token and gets a credential that
-//! reaches its own BundleDeployments only; an expired token is refused.
+//! reaches its own BundleDeployments only; an expired token is refused; deleting the
+//! Cluster revokes the credential.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -8,9 +9,10 @@ use std::time::Duration;
 use fleet_agent::register::{register, Registered};
 use fleet_api::BundleDeployment;
 use fleet_controller::registration::{issue_token, HubAddress};
-use fleet_testkit::{client_for, FleetHub};
-use k8s_openapi::api::core::v1::Secret;
-use kube::api::{ListParams, Patch, PatchParams, PostParams};
+use fleet_testkit::{client_for, eventually, FleetHub};
+use k8s_openapi::api::core::v1::{Namespace, Secret};
+use k8s_openapi::api::rbac::v1::{ClusterRoleBinding, Role};
+use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::Api;
 use serde_json::json;
 
@@ -222,4 +224,57 @@ async fn an_expired_token_is_refused() {
         message.contains("401") || message.contains("Unauthorized"),
         "{message}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_cluster_revokes_its_agent_credential() {
+    let (hub, import) = registering_hub("1h").await;
+    let agent = register(
+        &import,
+        "gone",
+        BTreeMap::new(),
+        &hub.dir().join("gone"),
+        WAIT,
+    )
+    .await
+    .expect("registered");
+    let agent_client = client_for(&agent.kubeconfig).await;
+    let own: Api<BundleDeployment> = Api::namespaced(agent_client.clone(), &agent.namespace);
+    own.list(&ListParams::default())
+        .await
+        .expect("the credential works");
+
+    let clusters: Api<fleet_api::Cluster> = Api::namespaced(hub.client.clone(), NS);
+    clusters
+        .delete("gone", &DeleteParams::default())
+        .await
+        .expect("deleted");
+    eventually("the Cluster to go", WAIT, || async {
+        clusters
+            .get_opt("gone")
+            .await
+            .expect("read")
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    let refused = own
+        .list(&ListParams::default())
+        .await
+        .expect_err("the credential is revoked");
+    assert_eq!(code(refused), 401);
+    let namespaces: Api<Namespace> = Api::all(hub.client.clone());
+    let home = namespaces.get_opt(&agent.namespace).await.expect("read");
+    assert!(
+        home.is_none_or(|n| n.metadata.deletion_timestamp.is_some()),
+        "the cluster namespace is deleted"
+    );
+    let bindings: Api<ClusterRoleBinding> = Api::all(hub.client.clone());
+    let binding = format!("fleet-agent-contents-{}", agent.namespace);
+    assert!(bindings.get_opt(&binding).await.expect("read").is_none());
+    let owned = ListParams::default().labels("fleet.cattle.io/cluster=gone");
+    let secrets: Api<Secret> = Api::namespaced(hub.client.clone(), NS);
+    let roles: Api<Role> = Api::namespaced(hub.client.clone(), NS);
+    assert!(secrets.list(&owned).await.expect("list").items.is_empty());
+    assert!(roles.list(&owned).await.expect("list").items.is_empty());
 }
