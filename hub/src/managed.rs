@@ -77,6 +77,21 @@ fn entries(object: Option<&Value>) -> Vec<Entry> {
         .unwrap_or_default()
 }
 
+/// The entries an update starts from, as Kubernetes chooses them: the ones the client sent,
+/// when it sent a list that differs from the live one (clients may edit managedFields, and
+/// `[{}]` clears them); otherwise the live ones, so that a client unaware of the field
+/// cannot erase it by leaving it out. Writes to a subresource always keep the live ones.
+fn base_entries(old: Option<&Value>, new: &Value, writer: &Writer) -> Vec<Entry> {
+    let sent = new.pointer("/metadata/managedFields");
+    let live = old.and_then(|o| o.pointer("/metadata/managedFields"));
+    match sent.and_then(Value::as_array) {
+        Some(items) if !items.is_empty() && sent != live && writer.subresource.is_empty() => {
+            items.iter().filter_map(Entry::parse).collect()
+        }
+        _ => entries(old),
+    }
+}
+
 fn store_entries(object: &mut Value, entries: Vec<Entry>) {
     let list: Vec<Value> = entries
         .iter()
@@ -122,7 +137,7 @@ fn own(entries: &mut Vec<Entry>, writer: &Writer, operation: &str) -> usize {
 
 /// Records a create, update or patch by `writer`: the fields it changed become its own.
 pub fn record_update(old: Option<&Value>, new: &mut Value, writer: &Writer) {
-    let mut list = entries(old);
+    let mut list = base_entries(old, new, writer);
     let new_fields = FieldSet::of(&without_managed_fields(new), writer.lists);
     let old_value = old.map(without_managed_fields);
     let old_fields = old_value
@@ -211,8 +226,13 @@ pub fn apply(
         remove_at(&mut result, path);
     }
     merge(&mut result, applied, writer.lists, "");
+    // Applying the same fields again changes nothing, not even the entry's time: a no-op
+    // apply must not write (agents re-apply everything on every pass).
+    let same = previous == applied_fields && list[index].api_version == writer.api_version;
     list[index].fields = applied_fields;
-    list[index].time = crate::meta::now();
+    if !same || list[index].time.is_empty() {
+        list[index].time = crate::meta::now();
+    }
     list[index].api_version = writer.api_version.to_string();
     store_entries(&mut result, list);
     Ok(result)

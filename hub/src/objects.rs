@@ -401,6 +401,12 @@ fn finish(
         ));
     }
     crate::kinds::on_write(resource, &mut object);
+    if !applied {
+        let mut writer = call.writer();
+        let api_version = call.api_version();
+        writer.api_version = &api_version;
+        managed::record_update(existing.map(|o| &**o), &mut object, &writer);
+    }
     if let Some(old) = existing {
         if same_content(old, &object) {
             return Ok(Change::Keep);
@@ -413,12 +419,6 @@ fn finish(
         if meta::is_deleting(&object) && !meta::has_finalizers(&object) {
             return Ok(Change::Delete);
         }
-    }
-    if !applied {
-        let mut writer = call.writer();
-        let api_version = call.api_version();
-        writer.api_version = &api_version;
-        managed::record_update(existing.map(|o| &**o), &mut object, &writer);
     }
     Ok(Change::Put(object))
 }
@@ -444,11 +444,12 @@ fn stripped(object: &Value) -> Value {
     let mut copy = object.clone();
     if let Some(meta) = copy.get_mut("metadata").and_then(Value::as_object_mut) {
         meta.remove("resourceVersion");
-        meta.remove("managedFields");
     }
     copy
 }
 
+/// Whether a write changes nothing, managedFields included (a change of owners is a write,
+/// as in Kubernetes).
 fn same_content(old: &Value, new: &Value) -> bool {
     stripped(old) == stripped(new)
 }

@@ -569,3 +569,72 @@ async fn built_in_kinds_are_checked_against_their_schemas() {
         493
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn managed_fields_record_shared_owners_and_can_be_reset() {
+    let hub = TestHub::start(&["local"]).await;
+    let kubectl = hub.kubectl("local");
+    let owners = || async {
+        let object = kubectl
+            .run(&[
+                "get",
+                "configmap",
+                "shared",
+                "-o",
+                "json",
+                "--show-managed-fields",
+            ])
+            .await
+            .success()
+            .json();
+        let managers: Vec<String> = object["metadata"]["managedFields"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e["manager"].as_str().map(String::from))
+            .collect();
+        let version = object["metadata"]["resourceVersion"]
+            .as_str()
+            .map(String::from);
+        (managers, version.unwrap_or_default())
+    };
+    kubectl
+        .run(&["create", "configmap", "shared", "--from-literal=x=1"])
+        .await
+        .success();
+    let path = hub.dir.path().join("shared.yaml");
+    std::fs::write(
+        &path,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shared}\ndata: {x: \"1\"}\n",
+    )
+    .expect("written");
+    let apply = ["apply", "--server-side", "--field-manager=applier", "-f"];
+    let file = path.to_string_lossy().into_owned();
+    // Applying values that are already there makes the applier a co-owner (before, it was
+    // not recorded, so it could never release them).
+    kubectl
+        .run(&[&apply[..], &[&file]].concat())
+        .await
+        .success();
+    let (managers, version) = owners().await;
+    assert_eq!(managers, ["kubectl-create", "applier"]);
+    // Applying the same again writes nothing.
+    kubectl
+        .run(&[&apply[..], &[&file]].concat())
+        .await
+        .success();
+    assert_eq!(owners().await.1, version, "a no-op apply does not write");
+    // `[{}]` clears managedFields, as Kubernetes documents.
+    kubectl
+        .run(&[
+            "patch",
+            "configmap",
+            "shared",
+            "--type=json",
+            "-p",
+            r#"[{"op":"replace","path":"/metadata/managedFields","value":[{}]}]"#,
+        ])
+        .await
+        .success();
+    assert!(owners().await.0.is_empty());
+}
