@@ -4,6 +4,10 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
+use fleet_api::labels::{BUNDLE_NAMESPACE_LABEL, BUNDLE_NAME_LABEL, COMMIT_LABEL, REPO_NAME_LABEL};
+use fleet_api::{Bundle, BundleDeployment};
+use kube::api::{Api, ListParams};
+use kube::ResourceExt;
 
 use super::super::status::{RepoNode, Snapshot};
 use super::{demo, progress::Progress, Fleet, GITREPO, MEMBERS, NAMESPACE};
@@ -15,6 +19,51 @@ async fn demo_repo(client: &kube::Client) -> Result<Option<RepoNode>> {
         .repos
         .into_iter()
         .find(|r| r.name.as_deref() == Some(GITREPO)))
+}
+
+/// How many BundleDeployments hold what the repository's head asks for and are Ready: their
+/// Bundle is of that commit and its status is of its latest generation, and the agent has
+/// applied the deployment id the controller last gave it. Statuses written before a restart
+/// (for an older commit or content) do not count, however Ready they say they are.
+async fn current_and_ready(client: &kube::Client, head: &str) -> Result<usize> {
+    let bundles: Vec<Bundle> = Api::<Bundle>::namespaced(client.clone(), NAMESPACE)
+        .list(&ListParams::default().labels(&format!("{REPO_NAME_LABEL}={GITREPO}")))
+        .await?
+        .items;
+    let deployments: Vec<BundleDeployment> = Api::<BundleDeployment>::all(client.clone())
+        .list(&ListParams::default().labels(&format!("{BUNDLE_NAMESPACE_LABEL}={NAMESPACE}")))
+        .await?
+        .items;
+    Ok(count_current_and_ready(&bundles, &deployments, head))
+}
+
+/// [`current_and_ready`] on listed objects.
+fn count_current_and_ready(
+    bundles: &[Bundle],
+    deployments: &[BundleDeployment],
+    head: &str,
+) -> usize {
+    let current: Vec<String> = bundles
+        .iter()
+        .filter(|b| b.labels().get(COMMIT_LABEL).map(String::as_str) == Some(head))
+        .filter(|b| b.status.as_ref().and_then(|s| s.observed_generation) == b.metadata.generation)
+        .map(|b| b.name_any())
+        .collect();
+    deployments
+        .iter()
+        .filter(|d| {
+            d.labels()
+                .get(BUNDLE_NAME_LABEL)
+                .is_some_and(|bundle| current.contains(bundle))
+        })
+        .filter(|d| {
+            let status = d.status.as_ref();
+            d.spec.deployment_id.is_some()
+                && status.and_then(|s| s.applied_deployment_id.as_ref())
+                    == d.spec.deployment_id.as_ref()
+                && status.is_some_and(|s| s.ready)
+        })
+        .count()
 }
 
 /// Waits until the GitRepo is synced at the repository's head and every bundle is Ready
@@ -51,7 +100,12 @@ pub(super) async fn wait_until_ready(
             format!("waiting for {waiting}")
         };
         progress.deployments(ready, wanted, &message);
-        if synced && repo.as_ref().is_some_and(RepoNode::is_ready) && ready >= wanted {
+        let current = if synced && ready >= wanted {
+            current_and_ready(client, &head).await?
+        } else {
+            0
+        };
+        if synced && repo.as_ref().is_some_and(RepoNode::is_ready) && current >= wanted {
             progress.done(&format!(
                 "all {} bundles Ready on dev and prod in {:.1} s",
                 demo::BUNDLES.len(),
@@ -146,4 +200,49 @@ pub(super) async fn watch_changes(fleet: &Fleet, data: &Path) {
 
 fn short(commit: &str) -> String {
     commit.chars().take(7).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn bundle(name: &str, commit: &str, generation: i64, observed: i64) -> Bundle {
+        serde_json::from_value(json!({
+            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Bundle",
+            "metadata": {"name": name, "namespace": NAMESPACE, "generation": generation,
+                         "labels": {COMMIT_LABEL: commit}},
+            "spec": {}, "status": {"observedGeneration": observed},
+        }))
+        .expect("bundle")
+    }
+
+    fn deployment(bundle: &str, wanted: &str, applied: &str, ready: bool) -> BundleDeployment {
+        serde_json::from_value(json!({
+            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "BundleDeployment",
+            "metadata": {"name": bundle, "namespace": "cluster-x",
+                         "labels": {BUNDLE_NAME_LABEL: bundle}},
+            "spec": {"deploymentID": wanted},
+            "status": {"appliedDeploymentID": applied, "ready": ready},
+        }))
+        .expect("deployment")
+    }
+
+    #[test]
+    fn only_deployments_of_the_head_applied_at_their_current_id_count() {
+        let bundles = [
+            bundle("current", "abc", 2, 2),
+            bundle("old-commit", "old", 1, 1),
+            bundle("unobserved", "abc", 3, 2),
+        ];
+        let deployments = [
+            deployment("current", "s-2:x", "s-2:x", true),
+            // Ready, but for the content it held before (a restart left the old status).
+            deployment("current", "s-2:x", "s-1:x", true),
+            deployment("current", "s-2:x", "s-2:x", false),
+            deployment("old-commit", "s-9:x", "s-9:x", true),
+            deployment("unobserved", "s-3:x", "s-3:x", true),
+        ];
+        assert_eq!(count_current_and_ready(&bundles, &deployments, "abc"), 1);
+    }
 }
