@@ -158,7 +158,7 @@ async fn answer(
             }
             authorize(hub, &identity, &call, verb)?;
             let bytes = read_body(body).await?;
-            let bytes = json_body(header_str(headers, header::CONTENT_TYPE), bytes)?;
+            let bytes = decoded_body(header_str(headers, header::CONTENT_TYPE), bytes).await?;
             match call.subresource.as_deref() {
                 Some("scale") => {
                     let kind = (verb == "patch")
@@ -192,10 +192,11 @@ async fn review(
     if verb != "create" {
         return Err(ApiError::method_not_allowed(verb));
     }
-    let bytes = json_body(
+    let bytes = decoded_body(
         header_str(headers, header::CONTENT_TYPE),
         read_body(body).await?,
-    )?;
+    )
+    .await?;
     let asked: Value = serde_json::from_slice(&bytes)
         .map_err(|e| ApiError::bad_request(format!("the review is not JSON: {e}")))?;
     let answer = crate::reviews::answer(&hub.store, identity, &call.resource.kind, &asked)?;
@@ -332,6 +333,21 @@ async fn read_body(body: Body) -> ApiResult<Bytes> {
     Ok(Bytes::from(buffer))
 }
 
+/// Bodies above this size are decoded on a blocking thread, so that a client sending large
+/// or costly bodies does not hold up the workers answering everyone else.
+const BLOCKING_DECODE: usize = 64 * 1024;
+
+/// [`json_body`], on a blocking thread for a large body.
+async fn decoded_body(content_type: &str, bytes: Bytes) -> ApiResult<Bytes> {
+    if bytes.len() <= BLOCKING_DECODE {
+        return json_body(content_type, bytes);
+    }
+    let content_type = content_type.to_string();
+    tokio::task::spawn_blocking(move || json_body(&content_type, bytes))
+        .await
+        .map_err(|e| ApiError::internal(format!("decoding the body: {e}")))?
+}
+
 /// The body as JSON: protobuf bodies of the kinds kubectl's `create` commands send are
 /// decoded; other binary encodings are refused.
 fn json_body(content_type: &str, bytes: Bytes) -> ApiResult<Bytes> {
@@ -348,8 +364,12 @@ fn json_body(content_type: &str, bytes: Bytes) -> ApiResult<Bytes> {
         return Err(refuse(format!("{content_type} is not supported")));
     }
     // Create and update bodies may be YAML (`application/yaml`), as kube-apiserver takes
-    // them; apply patches are YAML already and are read as such later.
-    if content_type.starts_with("application/yaml") {
+    // them, and apply patches are YAML: both are read here, where a large one is read off
+    // the request workers (see `decoded_body`). JSON is YAML, so the apply path reads the
+    // result as it read the original.
+    if content_type.starts_with("application/yaml")
+        || content_type.starts_with("application/apply-patch+yaml")
+    {
         let object = crate::body::parse_yaml_or_json(&bytes)?;
         return Ok(Bytes::from(serde_json::to_vec(&object).unwrap_or_default()));
     }

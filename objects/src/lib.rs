@@ -1,7 +1,7 @@
 //! Kubernetes object plumbing that the hub, the renderer and the controllers share:
 //! strategic merge patch with the merge keys of built-in kinds, label selectors,
 //! structural-schema pruning and defaulting, status conditions, Go durations, YAML's legacy
-//! octal integers as Go reads them, and (with the
+//! octal integers as Go reads them, a linear bound on YAML nesting, and (with the
 //! `client` feature) what a kube-rs client needs: clients from kubeconfig files, namespaces
 //! made on demand, Fleet's CRDs installed, and the watch backoff; with `service`, what a
 //! long-running process needs: the stop signal and `/healthz`.
@@ -20,6 +20,7 @@ pub mod selector;
 #[cfg(feature = "service")]
 pub mod service;
 pub mod smp;
+pub mod yaml_depth;
 pub mod yaml_octal;
 
 /// Splits `group/version` (or a bare core `version`) into its group and version.

@@ -17,6 +17,14 @@ pub fn parse_documents(text: &str, file: &str) -> Result<Vec<Value>> {
 /// Parses every document of a YAML stream as it is (mappings, lists or scalars); empty
 /// documents are dropped.
 pub fn parse_any_documents(text: &str, file: &str) -> Result<Vec<Value>> {
+    use fleet_objects::yaml_depth::{too_deep, MAX_FLOW_DEPTH};
+    if let Some((line, _)) = too_deep(text, MAX_FLOW_DEPTH) {
+        return Err(RenderError::in_file(
+            file,
+            format!("invalid YAML: nested more than {MAX_FLOW_DEPTH} levels deep"),
+        )
+        .with_line(Some(line)));
+    }
     let text = fleet_objects::yaml_octal::rewrite(text);
     let mut out = Vec::new();
     for document in serde_yaml_ng::Deserializer::from_str(&text) {
