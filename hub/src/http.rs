@@ -454,6 +454,9 @@ async fn resource(
             let options = parse_json(&bytes)?;
             match objects::delete(hub, &call, &options).await? {
                 Deleted::Pending(object) => Ok(json_response(StatusCode::OK, &object)),
+                Deleted::Gone(object) if crate::kinds::returns_deleted_object(&call.resource) => {
+                    Ok(json_response(StatusCode::OK, &object))
+                }
                 Deleted::Gone(object) => {
                     let uid = crate::meta::meta_str(&object, "uid").unwrap_or_default();
                     let name = crate::meta::meta_str(&object, "name").unwrap_or_default();

@@ -1,11 +1,21 @@
 //! What a few built-in kinds do on write, standing in for their controllers:
-//! namespaces become Active, CRDs become Established, Secrets get their default type and
+//! namespaces become Active and carry their name as a label, CRDs become Established, Secrets get their default type and
 //! token Secrets a token.
 
 use base64::Engine;
 use serde_json::{json, Value};
 
 use crate::registry::ResourceType;
+
+/// Whether deleting an object of this kind answers with the object, not a Status: so
+/// kube-apiserver does for pods, services and volumes, and clients decode the answer as one.
+pub fn returns_deleted_object(resource: &ResourceType) -> bool {
+    resource.group.is_empty()
+        && matches!(
+            resource.kind.as_str(),
+            "Pod" | "Service" | "PersistentVolume" | "PersistentVolumeClaim"
+        )
+}
 
 /// Whether the kind keeps `metadata.generation` (kinds with a spec and a status).
 pub fn tracks_generation(resource: &ResourceType, version: &str) -> bool {
@@ -17,6 +27,16 @@ pub fn tracks_generation(resource: &ResourceType, version: &str) -> bool {
 pub fn on_write(resource: &ResourceType, object: &mut Value) {
     match (resource.group.as_str(), resource.kind.as_str()) {
         ("", "Namespace") => {
+            // Every namespace carries its name as a label, as Kubernetes sets it (so that
+            // selectors, network policies among them, can pick namespaces by name).
+            if let Some(name) = crate::meta::meta_str(object, "name").map(String::from) {
+                if let Some(meta) = crate::meta::metadata_mut(object) {
+                    let labels = meta.entry("labels").or_insert_with(|| json!({}));
+                    if let Some(labels) = labels.as_object_mut() {
+                        labels.insert("kubernetes.io/metadata.name".into(), json!(name));
+                    }
+                }
+            }
             let phase = if crate::meta::is_deleting(object) {
                 "Terminating"
             } else {
