@@ -9,6 +9,7 @@ mod hub;
 mod kustomize;
 mod measure;
 mod reference;
+mod soak;
 
 use std::process::ExitCode;
 
@@ -40,6 +41,12 @@ enum BenchCommand {
     /// Creates per second, watch fan-out latency and memory of the embedded hub.
     #[command(after_help = "Example:\n  fleet bench hub --objects 20000 --watchers 1000")]
     Hub(hub::HubBench),
+    /// The hub under siege: idle connections, watches and abusive clients; one admin's
+    /// latency and the hub's memory.
+    #[command(
+        after_help = "Example:\n  fleet bench soak --idle 10000 --watches 2000 --abusive 50 --seconds 60"
+    )]
+    Soak(soak::SoakBench),
     /// Poll cost, 1,000 GitRepos polling for minutes, and clone + render against `git clone`.
     #[command(after_help = "Example:\n  fleet bench gitjob --seconds 300")]
     Gitjob(gitjob::GitjobBench),
@@ -54,6 +61,7 @@ fn run(command: BenchCommand) -> Result<()> {
         BenchCommand::Kustomize(args) => kustomize::run(args),
         BenchCommand::Helm(args) => helm::run(args),
         BenchCommand::Hub(args) => hub::run(args),
+        BenchCommand::Soak(args) => soak::run(args),
         BenchCommand::Gitjob(args) => gitjob::run(args),
         BenchCommand::Fleet(args) => fleet::run(args),
     }
