@@ -1,0 +1,70 @@
+//! The in-process client speaks to the hub's router as a client over HTTPS would: writes,
+//! reads, watches and refusals, each in its own logical cluster.
+
+use std::time::Duration;
+
+use fleet_local::LocalHub;
+use futures::{StreamExt, TryStreamExt};
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::api::{Api, PostParams, WatchEvent, WatchParams};
+use serde_json::json;
+
+fn config_map(name: &str) -> ConfigMap {
+    serde_json::from_value(json!({"metadata": {"name": name}, "data": {"a": "b"}}))
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_in_process_client_reaches_its_own_cluster() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let members = ["east".to_string(), "west".to_string()];
+    let local = LocalHub::start(
+        dir.path(),
+        "127.0.0.1:0".parse().expect("addr"),
+        &members,
+        "test",
+    )
+    .await
+    .unwrap_or_else(|e| panic!("hub: {e}"));
+    assert!(local.in_process_client("nowhere").is_none());
+    let east: Api<ConfigMap> =
+        Api::namespaced(local.in_process_client("east").expect("east"), "default");
+    let west: Api<ConfigMap> =
+        Api::namespaced(local.in_process_client("west").expect("west"), "default");
+
+    let watched = east.clone();
+    let watch = tokio::spawn(async move {
+        let params = WatchParams::default().timeout(10);
+        let stream = watched.watch(&params, "0").await.expect("watch");
+        let mut stream = stream.boxed();
+        while let Some(event) = stream.try_next().await.expect("event") {
+            if let WatchEvent::Added(object) = event {
+                return object.metadata.name;
+            }
+        }
+        None
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    east.create(&PostParams::default(), &config_map("settings"))
+        .await
+        .expect("created in east");
+    assert_eq!(
+        watch.await.expect("watch task").as_deref(),
+        Some("settings"),
+        "the watch streams through the in-process transport"
+    );
+    assert!(east.get_opt("settings").await.expect("read").is_some());
+    assert!(
+        west.get_opt("settings").await.expect("read").is_none(),
+        "each client reaches its own logical cluster"
+    );
+    let refused = east
+        .create(&PostParams::default(), &config_map("settings"))
+        .await
+        .expect_err("exists");
+    assert!(
+        matches!(refused, kube::Error::Api(ref s) if s.code == 409),
+        "{refused}"
+    );
+    local.shutdown().await;
+}
