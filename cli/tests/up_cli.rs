@@ -71,7 +71,8 @@ fn assert_variants(hub: &Path) {
                 "demo-kustomize",
                 ".spec.type"
             ),
-            if prod { "LoadBalancer" } else { "" }
+            // The dev overlay sets no type: Kubernetes defaults it, as the hub does.
+            if prod { "LoadBalancer" } else { "ClusterIP" }
         );
         assert_eq!(
             get(

@@ -7,6 +7,7 @@ pub mod body;
 pub mod builtin_columns;
 pub mod builtin_schemas;
 pub mod connections;
+pub mod defaults;
 pub mod discovery;
 pub mod fields;
 pub mod http;

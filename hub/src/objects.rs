@@ -400,6 +400,9 @@ fn finish(
             causes,
         ));
     }
+    if !resource.custom {
+        crate::defaults::fill(&resource.group, &resource.kind, &mut object);
+    }
     crate::kinds::on_write(resource, &mut object);
     if !applied {
         let mut writer = call.writer();

@@ -562,6 +562,15 @@ async fn built_in_kinds_are_checked_against_their_schemas() {
     let container = &stored["spec"]["template"]["spec"]["containers"][0];
     assert_eq!(container["name"], "c");
     assert!(container.get("bogus").is_none(), "{container}");
+    // Kubernetes' defaults are filled in, as `kubectl get -o yaml` shows them after a create.
+    assert_eq!(stored["spec"]["strategy"]["type"], "RollingUpdate");
+    assert_eq!(stored["spec"]["revisionHistoryLimit"], 10);
+    assert_eq!(container["imagePullPolicy"], "Always", "an untagged image");
+    assert_eq!(container["terminationMessagePath"], "/dev/termination-log");
+    assert_eq!(
+        stored["spec"]["template"]["spec"]["dnsPolicy"],
+        "ClusterFirst"
+    );
     // Nulls are dropped, and YAML's legacy octal is read as Go reads it.
     assert!(stored["spec"]["template"]["spec"].get("affinity").is_none());
     assert_eq!(

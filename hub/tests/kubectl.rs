@@ -220,7 +220,11 @@ async fn json_merge_and_strategic_patches() {
     );
     assert_eq!(containers[0]["name"], "web");
     assert_eq!(containers[0]["image"], "nginx:2");
-    assert_eq!(containers[0]["ports"], json!([{"containerPort": 80}]));
+    // Kept by the merge, with the protocol Kubernetes defaults.
+    assert_eq!(
+        containers[0]["ports"],
+        json!([{"containerPort": 80, "protocol": "TCP"}])
+    );
 
     let error = kubectl
         .patch(
