@@ -34,6 +34,18 @@ impl Identity {
         }
     }
 
+    /// The cluster, namespace and name of a service account; `None` for an admin.
+    pub fn service_account(&self) -> Option<(&str, &str, &str)> {
+        match self {
+            Identity::ServiceAccount {
+                cluster,
+                namespace,
+                name,
+            } => Some((cluster, namespace, name)),
+            Identity::Admin { .. } => None,
+        }
+    }
+
     /// The user name Kubernetes would report.
     pub fn user(&self) -> String {
         match self {

@@ -275,12 +275,7 @@ fn verb(method: &Method, call: &Call) -> ApiResult<&'static str> {
 }
 
 fn authorize(hub: &Hub, identity: &Identity, call: &Call, verb: &str) -> ApiResult<()> {
-    let Identity::ServiceAccount {
-        cluster,
-        namespace,
-        name,
-    } = identity
-    else {
+    let Some((cluster, namespace, name)) = identity.service_account() else {
         return Ok(());
     };
     let attributes = Attributes {

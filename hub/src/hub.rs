@@ -201,12 +201,7 @@ impl Hub {
         let identity = read(&self.tokens).get(token).cloned()?;
         // As Kubernetes' authenticator: a service account's token is valid only while the
         // account exists.
-        if let Identity::ServiceAccount {
-            cluster,
-            namespace,
-            name,
-        } = &identity
-        {
+        if let Some((cluster, namespace, name)) = identity.service_account() {
             self.account(cluster, namespace, name)?;
         }
         Some(identity)

@@ -74,12 +74,7 @@ fn access(store: &Arc<Store>, identity: &Identity, body: &Value) -> ApiResult<Va
         spec.get("resourceAttributes"),
         spec.get("nonResourceAttributes"),
     );
-    let Identity::ServiceAccount {
-        cluster,
-        namespace,
-        name,
-    } = identity
-    else {
+    let Some((cluster, namespace, name)) = identity.service_account() else {
         return Ok(json!({"allowed": true, "reason": "the cluster's admin token may do anything"}));
     };
     if let Some(path) = non_resource {
@@ -115,12 +110,7 @@ fn access(store: &Arc<Store>, identity: &Identity, body: &Value) -> ApiResult<Va
 
 fn rules(store: &Arc<Store>, identity: &Identity, body: &Value) -> Value {
     let open = json!({"verbs": ["get"], "nonResourceURLs": OPEN_PATHS});
-    let Identity::ServiceAccount {
-        cluster,
-        namespace,
-        name,
-    } = identity
-    else {
+    let Some((cluster, namespace, name)) = identity.service_account() else {
         return json!({
             "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
             "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
