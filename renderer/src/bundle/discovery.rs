@@ -2,8 +2,6 @@
 
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
-
 use crate::error::{RenderError, Result};
 use crate::root::RepoRoot;
 
@@ -93,52 +91,9 @@ fn has_manifests(dir: &Path) -> bool {
         .unwrap_or(false)
 }
 
-/// The Bundle name Fleet gives a directory: `<prefix>-<path with dashes>`, lowercased, made
-/// DNS-safe, and cut to 63 characters with a hash when longer.
-pub fn bundle_name(prefix: &str, rel: &str) -> String {
-    let joined = if rel == "." || rel.is_empty() {
-        prefix.to_string()
-    } else {
-        format!("{prefix}-{rel}")
-    };
-    let mut safe: String = joined
-        .to_lowercase()
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    while safe.contains("--") {
-        safe = safe.replace("--", "-");
-    }
-    let safe = safe.trim_matches(['-', '.']).to_string();
-    if safe.len() <= 63 {
-        return safe;
-    }
-    let digest = Sha256::digest(safe.as_bytes());
-    let hash: String = digest.iter().take(3).map(|b| format!("{b:02x}")).collect();
-    format!("{}-{}", safe[..57].trim_end_matches(['-', '.']), &hash[..5])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_bundles_as_fleet_does() {
-        assert_eq!(bundle_name("repo", "."), "repo");
-        assert_eq!(
-            bundle_name("repo", "multi-cluster/helm"),
-            "repo-multi-cluster-helm"
-        );
-        assert_eq!(bundle_name("Repo", "a_b/C"), "repo-a-b-c");
-        let long = bundle_name("repo", &"x/".repeat(60));
-        assert!(long.len() <= 63, "{long}");
-    }
 
     #[test]
     fn finds_nested_bundles_and_honours_fleetignore() {

@@ -5,8 +5,9 @@ use base64::Engine;
 use fleet_api::labels::{BUNDLE_PATH_LABEL, REPO_NAME_LABEL};
 use fleet_api::{Bundle, BundleResource, BundleSpec, FleetYaml};
 
-use super::discovery::{bundle_name, BundleDir};
+use super::discovery::BundleDir;
 use super::manifests::bundle_files;
+use super::names::bundle_name;
 use crate::error::Result;
 use crate::root::RepoRoot;
 
