@@ -89,6 +89,31 @@ impl Env {
             .expect("create GitRepo")
     }
 
+    /// Waits up to `limit` until the one Bundle, `demo-app`, is labelled with `commit`.
+    async fn app_at(&self, what: &str, limit: Duration, commit: &str) {
+        eventually(what, limit, || async {
+            (self.bundle_commits().await == vec![("demo-app".to_string(), commit.to_string())])
+                .then_some(())
+        })
+        .await;
+    }
+
+    /// A repository `name` whose `app/` holds one ConfigMap, and the GitRepo deploying it
+    /// from `main` (its spec: those fields and `spec`'s), once the first commit is synced.
+    /// Returns the repository and that commit.
+    async fn synced_app(&self, name: &str, spec: serde_json::Value) -> (TestRepo, String) {
+        let repo = self.repo(name);
+        repo.write("app/cm.yaml", &configmap("a", "1"));
+        let first = repo.commit("first");
+        let mut full = json!({"repo": self.daemon.url(name), "branch": "main", "paths": ["app"]});
+        if let (Some(full), Some(extra)) = (full.as_object_mut(), spec.as_object()) {
+            full.extend(extra.clone());
+        }
+        self.gitrepo(full).await;
+        self.app_at("the first sync", WAIT, &first).await;
+        (repo, first)
+    }
+
     /// Creates a Secret from `body` (metadata, type, stringData) in `namespace`.
     async fn secret(&self, namespace: &str, body: serde_json::Value) {
         let secret: Secret = serde_json::from_value(body).expect("secret");
@@ -329,20 +354,9 @@ async fn a_signed_webhook_syncs_at_once_and_forgeries_and_replays_do_not() {
         }),
     )
     .await;
-    let repo = env.repo("hooked");
-    repo.write("app/cm.yaml", &configmap("a", "1"));
-    let first = repo.commit("first");
-    env.gitrepo(json!({
-        "repo": env.daemon.url("hooked"),
-        "branch": "main",
-        "paths": ["app"],
-        "pollingInterval": "1h",
-    }))
-    .await;
-    eventually("the first sync", WAIT, || async {
-        (env.bundle_commits().await == vec![("demo-app".to_string(), first.clone())]).then_some(())
-    })
-    .await;
+    let (repo, _) = env
+        .synced_app("hooked", json!({"pollingInterval": "1h"}))
+        .await;
 
     repo.write("app/cm.yaml", &configmap("a", "2"));
     let second = repo.commit("second");
@@ -374,10 +388,8 @@ async fn a_signed_webhook_syncs_at_once_and_forgeries_and_replays_do_not() {
     let accepted = env.post_webhook(&signed, &body).await;
     assert_eq!(accepted.0, 200, "{}", accepted.1);
     assert!(accepted.1.contains("fleet-local/demo"), "{}", accepted.1);
-    eventually("the webhook's commit", Duration::from_secs(1), || async {
-        (env.bundle_commits().await == vec![("demo-app".to_string(), second.clone())]).then_some(())
-    })
-    .await;
+    env.app_at("the webhook's commit", Duration::from_secs(1), &second)
+        .await;
     eprintln!("webhook to synced bundle: {:?}", sent.elapsed());
 
     // The same delivery again is refused, with its id, with a new one or with none (the
@@ -422,20 +434,8 @@ async fn a_signed_webhook_syncs_at_once_and_forgeries_and_replays_do_not() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unsigned_webhooks_are_refused_when_no_secret_is_configured() {
     let env = Env::start().await;
-    let repo = env.repo("open");
-    repo.write("app/cm.yaml", &configmap("a", "1"));
-    let first = repo.commit("first");
-    env.gitrepo(json!({
-        "repo": env.daemon.url("open"),
-        "branch": "main",
-        "paths": ["app"],
-        "pollingInterval": "1h",
-    }))
-    .await;
-    eventually("the first sync", WAIT, || async {
-        (env.bundle_commits().await == vec![("demo-app".to_string(), first.clone())]).then_some(())
-    })
-    .await;
+    env.synced_app("open", json!({"pollingInterval": "1h"}))
+        .await;
     let body = json!({
         "ref": "refs/heads/main",
         "after": "0123456789abcdef0123456789abcdef01234567",
@@ -639,29 +639,15 @@ async fn private_https_repositories_use_the_secret_and_ca_bundle() {
         )
         .await
         .expect("patch secret");
-    eventually("the bundle over HTTPS", WAIT, || async {
-        (env.bundle_commits().await == vec![("demo-app".to_string(), head.clone())]).then_some(())
-    })
-    .await;
+    env.app_at("the bundle over HTTPS", WAIT, &head).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn paused_stops_syncing_and_force_sync_generation_redeploys() {
     let env = Env::start().await;
-    let repo = env.repo("pausable");
-    repo.write("app/cm.yaml", &configmap("a", "1"));
-    let first = repo.commit("first");
-    env.gitrepo(json!({
-        "repo": env.daemon.url("pausable"),
-        "branch": "main",
-        "paths": ["app"],
-        "pollingInterval": "1s",
-    }))
-    .await;
-    eventually("the first sync", WAIT, || async {
-        (env.bundle_commits().await == vec![("demo-app".to_string(), first.clone())]).then_some(())
-    })
-    .await;
+    let (repo, first) = env
+        .synced_app("pausable", json!({"pollingInterval": "1s"}))
+        .await;
     let patch = |spec: serde_json::Value| {
         let gitrepos = env.gitrepos();
         async move {
@@ -691,10 +677,8 @@ async fn paused_stops_syncing_and_force_sync_generation_redeploys() {
         "nothing synced while paused"
     );
     patch(json!({"paused": false})).await;
-    eventually("the second commit after unpausing", WAIT, || async {
-        (env.bundle_commits().await == vec![("demo-app".to_string(), second.clone())]).then_some(())
-    })
-    .await;
+    env.app_at("the second commit after unpausing", WAIT, &second)
+        .await;
 
     patch(json!({"forceSyncGeneration": 7})).await;
     eventually("forceSyncGeneration passed to the bundle", WAIT, || async {
@@ -720,21 +704,12 @@ async fn a_gitlab_push_with_its_token_syncs_a_gitrepo_with_its_own_webhook_secre
         }),
     )
     .await;
-    let repo = env.repo("gl");
-    repo.write("app/cm.yaml", &configmap("a", "1"));
-    let first = repo.commit("first");
-    env.gitrepo(json!({
-        "repo": env.daemon.url("gl"),
-        "branch": "main",
-        "paths": ["app"],
-        "disablePolling": true,
-        "webhookSecret": "hooks",
-    }))
-    .await;
-    eventually("the first sync", WAIT, || async {
-        (env.bundle_commits().await == vec![("demo-app".to_string(), first.clone())]).then_some(())
-    })
-    .await;
+    let (repo, _) = env
+        .synced_app(
+            "gl",
+            json!({"disablePolling": true, "webhookSecret": "hooks"}),
+        )
+        .await;
     repo.write("app/cm.yaml", &configmap("a", "2"));
     let second = repo.commit("second");
     let body = json!({
@@ -763,10 +738,7 @@ async fn a_gitlab_push_with_its_token_syncs_a_gitrepo_with_its_own_webhook_secre
         )
         .await;
     assert_eq!(right.0, 200, "{}", right.1);
-    eventually("the pushed commit", WAIT, || async {
-        (env.bundle_commits().await == vec![("demo-app".to_string(), second.clone())]).then_some(())
-    })
-    .await;
+    env.app_at("the pushed commit", WAIT, &second).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
