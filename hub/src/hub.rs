@@ -91,7 +91,7 @@ impl Hub {
         if let Some(problem) = crate::meta::label_problem(name) {
             return Err(ApiError::bad_request(format!("cluster name {problem}")));
         }
-        if let Some(record) = self.store.clusters().into_iter().find(|c| c.name == name) {
+        if let Some(record) = self.store.cluster(name) {
             return Ok(record);
         }
         let record = ClusterRecord {
@@ -179,10 +179,9 @@ impl Hub {
 
     /// The service account a requested token stands for, if it verifies and the account
     /// still exists with the uid it was made for.
-    fn identify_requested(&self, token: &str) -> Option<Identity> {
-        let cluster = token_request::claimed_cluster(token)?;
-        let key = self.admin_token(&cluster)?;
-        let claims = token_request::verify(token, &key, jiff::Timestamp::now().as_second())?;
+    fn identify_requested(&self, token: token_request::Presented<'_>) -> Option<Identity> {
+        let key = self.admin_token(&token.claims.cluster)?;
+        let claims = token.verify(&key, jiff::Timestamp::now().as_second())?;
         let account = self.account(&claims.cluster, &claims.namespace, &claims.name)?;
         (crate::meta::meta_str(&account, "uid") == Some(claims.uid.as_str())).then_some(
             Identity::ServiceAccount {
@@ -195,8 +194,8 @@ impl Hub {
 
     /// Who a bearer token belongs to.
     pub fn identify(&self, token: &str) -> Option<Identity> {
-        if token_request::claimed_cluster(token).is_some() {
-            return self.identify_requested(token);
+        if let Some(presented) = token_request::presented(token) {
+            return self.identify_requested(presented);
         }
         let identity = read(&self.tokens).get(token).cloned()?;
         // As Kubernetes' authenticator: a service account's token is valid only while the
@@ -209,11 +208,7 @@ impl Hub {
 
     /// The admin token of a cluster.
     pub fn admin_token(&self, cluster: &str) -> Option<String> {
-        self.store
-            .clusters()
-            .into_iter()
-            .find(|c| c.name == cluster)
-            .map(|c| c.token)
+        self.store.cluster(cluster).map(|c| c.token)
     }
 
     /// Runs the effects of a create or update.

@@ -334,6 +334,11 @@ impl Store {
             .collect()
     }
 
+    /// The logical cluster `name`, if there is one.
+    pub fn cluster(&self, name: &str) -> Option<ClusterRecord> {
+        lock(&self.shared.memory).clusters.get(name).cloned()
+    }
+
     /// The logical clusters.
     pub fn clusters(&self) -> Vec<ClusterRecord> {
         lock(&self.shared.memory)

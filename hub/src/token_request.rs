@@ -58,21 +58,33 @@ pub fn sign(claims: &Claims, key: &str) -> ApiResult<String> {
     Ok(format!("{PREFIX}{payload}.{tag}"))
 }
 
-/// The cluster a token made here claims, read before its signature is checked (to find the
-/// key), or `None` for any other token.
-pub fn claimed_cluster(token: &str) -> Option<String> {
-    let payload = token.strip_prefix(PREFIX)?.split('.').next()?;
-    let claims: Claims = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
-    Some(claims.cluster)
+/// A token made here as a client presents it: its claims are read before the signature is
+/// checked, since they name the cluster whose key signed it.
+pub struct Presented<'a> {
+    payload: &'a str,
+    tag: &'a str,
+    /// What the token claims, not yet verified.
+    pub claims: Claims,
 }
 
-/// The claims of a token signed with `key` that has not expired at `now`.
-pub fn verify(token: &str, key: &str, now: i64) -> Option<Claims> {
+/// `token` read as one made here, or `None` for any other token.
+pub fn presented(token: &str) -> Option<Presented<'_>> {
     let (payload, tag) = token.strip_prefix(PREFIX)?.split_once('.')?;
-    let tag = URL_SAFE_NO_PAD.decode(tag).ok()?;
-    signature(key, payload)?.verify_slice(&tag).ok()?;
-    let claims: Claims = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
-    (claims.expires > now).then_some(claims)
+    let claims = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
+    Some(Presented {
+        payload,
+        tag,
+        claims,
+    })
+}
+
+impl Presented<'_> {
+    /// The claims, if `key` signed them and they have not expired at `now`.
+    pub fn verify(self, key: &str, now: i64) -> Option<Claims> {
+        let tag = URL_SAFE_NO_PAD.decode(self.tag).ok()?;
+        signature(key, self.payload)?.verify_slice(&tag).ok()?;
+        (self.claims.expires > now).then_some(self.claims)
+    }
 }
 
 /// The lifetime a TokenRequest asks for, checked as Kubernetes checks it.
@@ -125,7 +137,11 @@ mod tests {
     #[test]
     fn tokens_verify_only_with_their_key_before_expiry_and_unaltered() {
         let token = sign(&claims(1_000), "key").expect("signed");
-        assert_eq!(claimed_cluster(&token).as_deref(), Some("dev"));
+        let verify = |token: &str, key: &str, now: i64| presented(token)?.verify(key, now);
+        assert_eq!(
+            presented(&token).map(|p| p.claims.cluster).as_deref(),
+            Some("dev")
+        );
         assert_eq!(verify(&token, "key", 999), Some(claims(1_000)));
         assert_eq!(verify(&token, "key", 1_000), None, "expired");
         assert_eq!(verify(&token, "other", 999), None, "wrong key");
