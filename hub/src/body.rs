@@ -21,10 +21,19 @@ pub fn parse_json(bytes: &[u8]) -> ApiResult<Value> {
     })
 }
 
+fn starts_an_object(bytes: &[u8]) -> bool {
+    bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
+}
+
+/// Whether `bytes` are one JSON object (checked without building it).
+pub fn is_json_object(bytes: &[u8]) -> bool {
+    starts_an_object(bytes) && serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok()
+}
+
 /// Parses a body that may be YAML (apply patches) or JSON.
 pub fn parse_yaml_or_json(bytes: &[u8]) -> ApiResult<Value> {
     // JSON (what clients send, and what a YAML body becomes once read) takes the fast path.
-    if bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{') {
+    if starts_an_object(bytes) {
         if let Ok(value @ Value::Object(_)) = serde_json::from_slice(bytes) {
             return Ok(value);
         }
@@ -54,6 +63,14 @@ pub fn parse_yaml_or_json(bytes: &[u8]) -> ApiResult<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_objects_are_told_from_yaml_and_other_json() {
+        assert!(is_json_object(b" {\"a\": [1, {\"b\": null}]}"));
+        assert!(!is_json_object(b"{a: b}"), "a YAML flow mapping");
+        assert!(!is_json_object(b"[1]"));
+        assert!(!is_json_object(b"{\"a\": 1"));
+    }
 
     #[test]
     fn deeply_nested_yaml_is_refused_before_parsing() {

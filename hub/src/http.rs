@@ -361,10 +361,14 @@ fn json_body(content_type: &str, bytes: Bytes) -> ApiResult<Bytes> {
     // Create and update bodies may be YAML (`application/yaml`), as kube-apiserver takes
     // them, and apply patches are YAML: both are read here, where a large one is read off
     // the request workers (see `decoded_body`). JSON is YAML, so the apply path reads the
-    // result as it read the original.
+    // result as it read the original; a body already in JSON (what clients send) goes on
+    // as it came, checked but not rebuilt.
     if content_type.starts_with("application/yaml")
         || content_type.starts_with("application/apply-patch+yaml")
     {
+        if crate::body::is_json_object(&bytes) {
+            return Ok(bytes);
+        }
         let object = crate::body::parse_yaml_or_json(&bytes)?;
         return Ok(Bytes::from(serde_json::to_vec(&object).unwrap_or_default()));
     }
