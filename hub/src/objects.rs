@@ -667,39 +667,6 @@ pub async fn patch(hub: &Hub, call: &Call, kind: PatchKind, body: &[u8]) -> ApiR
             return Ok((finish(call, None, object, true)?, true));
         };
         let candidate = match kind {
-            PatchKind::Json => {
-                let operations: json_patch::Patch = serde_json::from_value(patch.clone())
-                    .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
-                let mut doc = (**existing).clone();
-                json_patch::patch(&mut doc, &operations).map_err(|e| {
-                    ApiError::invalid(
-                        &call.resource.kind,
-                        &call.resource.group,
-                        &name,
-                        vec![Cause {
-                            kind: "FieldValueInvalid".into(),
-                            message: format!("the JSON patch could not be applied: {e}"),
-                            field: String::new(),
-                        }],
-                    )
-                })?;
-                doc
-            }
-            PatchKind::Merge => {
-                let mut doc = (**existing).clone();
-                json_patch::merge(&mut doc, &patch);
-                doc
-            }
-            PatchKind::Strategic => {
-                let mut doc = (**existing).clone();
-                fleet_objects::smp::merge(
-                    &mut doc,
-                    &patch,
-                    fleet_objects::smp::ListMerge::BuiltIn,
-                    fleet_objects::smp::ItemOrder::Append,
-                );
-                doc
-            }
             PatchKind::Apply => {
                 let mut writer = call.writer();
                 let api_version = call.api_version();
@@ -712,11 +679,60 @@ pub async fn patch(hub: &Hub, call: &Call, kind: PatchKind, body: &[u8]) -> ApiR
                 )?;
                 return Ok((finish(call, Some(existing), object, true)?, false));
             }
+            other => patched(existing, other, &patch).map_err(|failure| match failure {
+                PatchFailure::Unreadable(message) => ApiError::bad_request(message),
+                PatchFailure::Inapplicable(message) => ApiError::invalid(
+                    &call.resource.kind,
+                    &call.resource.group,
+                    &name,
+                    vec![Cause {
+                        kind: "FieldValueInvalid".into(),
+                        message,
+                        field: String::new(),
+                    }],
+                ),
+            })?,
         };
         check_resource_version(call, existing, &patch, &name)?;
         Ok((finish(call, Some(existing), candidate, false)?, false))
     })
     .await
+}
+
+/// Why a patch could not be applied.
+pub enum PatchFailure {
+    /// The patch itself is not one (a JSON patch that is not a list of operations).
+    Unreadable(String),
+    /// The patch does not apply to the object (a JSON patch `test` failing, a missing path).
+    Inapplicable(String),
+}
+
+/// `doc` with a JSON, merge or strategic merge `patch` applied. A server-side apply is not
+/// one: it needs the object's owners (see [`managed::apply`]).
+pub fn patched(doc: &Value, kind: PatchKind, patch: &Value) -> Result<Value, PatchFailure> {
+    let mut doc = doc.clone();
+    match kind {
+        PatchKind::Json => {
+            let operations: json_patch::Patch = serde_json::from_value(patch.clone())
+                .map_err(|e| PatchFailure::Unreadable(format!("invalid JSON patch: {e}")))?;
+            json_patch::patch(&mut doc, &operations).map_err(|e| {
+                PatchFailure::Inapplicable(format!("the JSON patch could not be applied: {e}"))
+            })?;
+        }
+        PatchKind::Merge => json_patch::merge(&mut doc, patch),
+        PatchKind::Strategic => fleet_objects::smp::merge(
+            &mut doc,
+            patch,
+            fleet_objects::smp::ListMerge::BuiltIn,
+            fleet_objects::smp::ItemOrder::Append,
+        ),
+        PatchKind::Apply => {
+            return Err(PatchFailure::Unreadable(
+                "a server-side apply is not a patch of the object".into(),
+            ))
+        }
+    }
+    Ok(doc)
 }
 
 /// What an apply to the main resource may set: everything but status, when status is a

@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use crate::objects::{self, Call, PatchKind};
+use crate::objects::{self, Call, PatchFailure, PatchKind};
 use crate::registry::ResourceType;
 use crate::status::{ApiError, ApiResult, Cause};
 use crate::Hub;
@@ -148,20 +148,12 @@ pub async fn scale(
     let wanted = match (verb, patch_kind) {
         ("get", _) => return Ok(current),
         ("update", _) => parse(bytes)?,
-        ("patch", Some(PatchKind::Json)) => {
-            let operations: json_patch::Patch = serde_json::from_slice(bytes)
-                .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
-            let mut scale = current.clone();
-            json_patch::patch(&mut scale, &operations).map_err(|e| {
-                ApiError::bad_request(format!("the JSON patch could not be applied: {e}"))
-            })?;
-            scale
-        }
-        // A Scale has no lists: a strategic merge patch of it is a merge patch.
-        ("patch", Some(PatchKind::Merge | PatchKind::Strategic)) => {
-            let mut scale = current.clone();
-            json_patch::merge(&mut scale, &parse(bytes)?);
-            scale
+        ("patch", Some(kind @ (PatchKind::Json | PatchKind::Merge | PatchKind::Strategic))) => {
+            objects::patched(&current, kind, &parse(bytes)?).map_err(|failure| match failure {
+                PatchFailure::Unreadable(message) | PatchFailure::Inapplicable(message) => {
+                    ApiError::bad_request(message)
+                }
+            })?
         }
         ("patch", _) => {
             return Err(ApiError::unsupported_media_type(
