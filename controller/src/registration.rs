@@ -198,14 +198,7 @@ pub async fn token(token: Arc<ClusterRegistrationToken>, ctx: &Context) -> Resul
     };
     if let Some(expires) = expires.filter(|e| *e <= now) {
         let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
-        match secrets
-            .delete(&format!("{account}-token"), &DeleteParams::default())
-            .await
-        {
-            Ok(_) => {}
-            Err(kube::Error::Api(response)) if response.code == 404 => {}
-            Err(error) => return Err(error.into()),
-        }
+        delete_named(&secrets, &format!("{account}-token")).await?;
         tracing::info!(token = %token.name_any(), %expires, "registration token expired");
         return Ok(Action::await_change());
     }
