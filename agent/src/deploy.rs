@@ -144,7 +144,7 @@ async fn prepare(
     let content = Api::<Content>::all(agent.hub.clone())
         .get(content_id)
         .await?;
-    let resources = content.unpack()?;
+    let resources = content.unpack()?.resources;
     let default_namespace = options
         .target_namespace
         .clone()

@@ -65,15 +65,83 @@ impl kube::Resource for Content {
     }
 }
 
+/// A Helm bundle's release, as the agent records it in the member cluster beside the
+/// resources it applies (Fleet deploys every bundle as a Helm release).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct HelmRelease {
+    /// The release name: `helm.releaseName`, else the bundle's name as Fleet limits it.
+    pub name: String,
+    /// The release namespace: `namespace`, else `defaultNamespace`, else `default`.
+    pub namespace: String,
+    /// The chart's metadata (Chart.yaml as JSON).
+    pub chart: serde_json::Value,
+    /// The chart's own values.
+    #[serde(default)]
+    pub values: serde_json::Value,
+    /// The values the bundle supplied (`helm get values` shows them).
+    #[serde(default)]
+    pub config: serde_json::Value,
+    /// The chart's rendered NOTES.txt, if any.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub notes: String,
+    /// The chart's hooks, in the order Helm found them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<HelmHook>,
+}
+
+/// One hook of a chart: an object annotated `helm.sh/hook`, run at its events rather than
+/// applied with the release.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct HelmHook {
+    /// The template it came from (`chart/templates/job.yaml`).
+    pub path: String,
+    /// Its events (`pre-install`, `post-upgrade`, ...).
+    pub events: Vec<String>,
+    /// `helm.sh/hook-weight`: lighter hooks run first.
+    #[serde(default)]
+    pub weight: i64,
+    /// `helm.sh/hook-delete-policy`, split.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub delete_policies: Vec<String>,
+    /// The object.
+    pub object: serde_json::Value,
+}
+
+/// What a Content holds: the resources to apply and, for a Helm bundle, its release.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Payload {
+    /// The resources, in install order.
+    pub resources: Vec<serde_json::Value>,
+    /// The Helm release they make up, for a Helm bundle.
+    pub helm: Option<HelmRelease>,
+}
+
+/// The packed form of a Helm bundle's payload (a plain bundle's is the resource array).
+#[derive(Serialize, Deserialize)]
+struct PackedRelease {
+    resources: Vec<serde_json::Value>,
+    helm: HelmRelease,
+}
+
 impl Content {
-    /// The Content holding `resources` under the content id `id` (`s-<sha256>`).
-    pub fn pack(id: &str, resources: &[serde_json::Value]) -> Result<Content, ContentError> {
+    /// The Content holding `payload` under the content id `id` (`s-<sha256>`): a plain
+    /// bundle's resources as a JSON array, a Helm bundle's as an object with its release.
+    pub fn pack(id: &str, payload: &Payload) -> Result<Content, ContentError> {
         use std::io::Write;
         let broken = |message: String| ContentError {
             name: id.to_string(),
             message,
         };
-        let json = serde_json::to_vec(resources).map_err(|e| broken(e.to_string()))?;
+        let json = match &payload.helm {
+            None => serde_json::to_vec(&payload.resources),
+            Some(helm) => serde_json::to_vec(&PackedRelease {
+                resources: payload.resources.clone(),
+                helm: helm.clone(),
+            }),
+        }
+        .map_err(|e| broken(e.to_string()))?;
         let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         gzip.write_all(&json).map_err(|e| broken(e.to_string()))?;
         let packed = gzip.finish().map_err(|e| broken(e.to_string()))?;
@@ -87,8 +155,8 @@ impl Content {
         })
     }
 
-    /// The resources this Content holds.
-    pub fn unpack(&self) -> Result<Vec<serde_json::Value>, ContentError> {
+    /// What this Content holds.
+    pub fn unpack(&self) -> Result<Payload, ContentError> {
         let broken = |message: String| ContentError {
             name: self.metadata.name.clone().unwrap_or_default(),
             message,
@@ -99,7 +167,21 @@ impl Content {
         let mut json = Vec::new();
         std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut json)
             .map_err(|e| broken(e.to_string()))?;
-        serde_json::from_slice(&json).map_err(|e| broken(e.to_string()))
+        let packed: serde_json::Value =
+            serde_json::from_slice(&json).map_err(|e| broken(e.to_string()))?;
+        if packed.is_array() {
+            let resources = serde_json::from_value(packed).map_err(|e| broken(e.to_string()))?;
+            return Ok(Payload {
+                resources,
+                helm: None,
+            });
+        }
+        let release: PackedRelease =
+            serde_json::from_value(packed).map_err(|e| broken(e.to_string()))?;
+        Ok(Payload {
+            resources: release.resources,
+            helm: Some(release.helm),
+        })
     }
 
     /// The CustomResourceDefinition of `contents.fleet.cattle.io`.
@@ -180,15 +262,36 @@ mod tests {
             serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}),
             serde_json::json!({"kind": "Secret", "data": {"k": "dg=="}}),
         ];
-        let content = Content::pack("s-abc", &resources).expect("packs");
+        let payload = Payload {
+            resources,
+            helm: None,
+        };
+        let content = Content::pack("s-abc", &payload).expect("packs");
         assert_eq!(content.metadata.name.as_deref(), Some("s-abc"));
         assert_eq!(content.sha256sum, "abc");
-        assert_eq!(content.unpack().expect("unpacks"), resources);
+        assert_eq!(content.unpack().expect("unpacks"), payload);
+        let with_release = Payload {
+            helm: Some(HelmRelease {
+                name: "web".into(),
+                namespace: "apps".into(),
+                chart: serde_json::json!({"name": "web", "version": "1.0.0"}),
+                hooks: vec![HelmHook {
+                    path: "web/templates/job.yaml".into(),
+                    events: vec!["pre-install".into()],
+                    object: serde_json::json!({"kind": "Job"}),
+                    ..HelmHook::default()
+                }],
+                ..HelmRelease::default()
+            }),
+            ..payload
+        };
+        let content = Content::pack("s-abc", &with_release).expect("packs");
+        assert_eq!(content.unpack().expect("unpacks"), with_release);
     }
 
     #[test]
     fn broken_encodings_are_named() {
-        let mut content = Content::pack("s-1", &[]).expect("packs");
+        let mut content = Content::pack("s-1", &Payload::default()).expect("packs");
         content.content = "not base64!".into();
         let error = content.unpack().expect_err("broken base64");
         assert!(error.to_string().starts_with("content `s-1`:"), "{error}");

@@ -178,7 +178,7 @@ fn formatting_only_edits_keep_the_content_id() {
     let id = |dir: &std::path::Path| {
         let root = fleet_renderer::RepoRoot::new(dir).expect("root");
         let bundle = &fleet_renderer::bundle::discover(&root, &[]).expect("discover")[0];
-        fleet_renderer::bundle::render(&root, bundle, &Default::default(), &Default::default())
+        fleet_renderer::bundle::render(&root, bundle, "x", &Default::default(), &Default::default())
             .expect("render")
             .id
     };

@@ -262,7 +262,7 @@ async fn store_content(
     match api
         .create(
             &PostParams::default(),
-            &Content::pack(&variant.id, &variant.resources).map_err(VariantError::from)?,
+            &Content::pack(&variant.id, &variant.payload()).map_err(VariantError::from)?,
         )
         .await
     {

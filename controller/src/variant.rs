@@ -44,6 +44,7 @@ pub struct BundleFiles {
     _scratch: tempfile::TempDir,
     root: RepoRoot,
     dir: BundleDir,
+    name: String,
     fleet: FleetYaml,
     uses_helm: bool,
     rendered: HashMap<String, Variant>,
@@ -83,6 +84,7 @@ impl BundleFiles {
             _scratch: scratch,
             root,
             dir,
+            name: kube::ResourceExt::name_any(bundle),
             fleet,
             uses_helm,
             rendered: HashMap::new(),
@@ -113,7 +115,9 @@ impl BundleFiles {
         let (_, options) = bundle::options_for(&self.fleet, cluster);
         let fetched =
             fleet_charts::fetch_for_bundle(charts, &self.root, &self.dir, &self.fleet, &options)?;
-        let variant = bundle::render_with(&self.root, &self.dir, &self.fleet, cluster, &fetched)?;
+        let variant = bundle::render_with(
+            &self.root, &self.dir, &self.name, &self.fleet, cluster, &fetched,
+        )?;
         self.rendered.insert(key, variant.clone());
         Ok(variant)
     }

@@ -24,7 +24,7 @@ async fn deployed(client: &kube::Client) -> Vec<(String, String, String)> {
         let Ok(content) = contents.get(&content_id).await else {
             continue;
         };
-        let resources = content.unpack().expect("content unpacks");
+        let resources = content.unpack().expect("content unpacks").resources;
         let default = deployment
             .spec
             .options

@@ -116,7 +116,8 @@ fn one_bundle(
         }
         None => FleetYaml::default(),
     };
-    check_renders(root, dir, &fleet, charts)?;
+    let name = bundle::name_for(&fleet, repo_name, dir);
+    check_renders(root, dir, &name, &fleet, charts)?;
     let mut object = bundle::bundle_object(root, dir, &fleet, repo_name, namespace)
         .map_err(|e| e.to_string())?;
     let spec = &gitrepo.spec;
@@ -157,6 +158,7 @@ fn one_bundle(
 fn check_renders(
     root: &RepoRoot,
     dir: &BundleDir,
+    name: &str,
     fleet: &FleetYaml,
     charts: &ChartCache,
 ) -> Result<(), String> {
@@ -164,7 +166,7 @@ fn check_renders(
         let (_, options) = bundle::options_for(fleet, &cluster);
         let fetched = fleet_charts::fetch_for_bundle(charts, root, dir, fleet, &options)
             .map_err(|e| e.to_string())?;
-        bundle::render_with(root, dir, fleet, &cluster, &fetched).map_err(|e| e.to_string())?;
+        bundle::render_with(root, dir, name, fleet, &cluster, &fetched).map_err(|e| e.to_string())?;
     }
     Ok(())
 }

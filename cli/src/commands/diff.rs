@@ -189,7 +189,7 @@ impl Tree {
         bundles
             .iter()
             .map(|dir| {
-                let rendered = super::test::render_for(repo, dir, cluster)
+                let rendered = super::test::render_for(repo, dir, super::test::NAME_PREFIX, cluster)
                     .map(|variant| {
                         let resources = if variant.deploy {
                             variant.resources

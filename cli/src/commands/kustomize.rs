@@ -59,8 +59,7 @@ pub fn run(command: KustomizeCommand) -> Result<()> {
                     Restrictor::LoadRestrictionsRootOnly => kustomize::LoadRestrictor::RootOnly,
                     Restrictor::LoadRestrictionsNone => kustomize::LoadRestrictor::None,
                 },
-                charts: None,
-                remote_dir: None,
+                ..kustomize::BuildOptions::default()
             };
             let resources = kustomize::build_with(&root, &dir, options)?;
             if !matches!(output, Format::Text) {

@@ -44,8 +44,9 @@ pub fn run(args: LintArgs) -> Result<()> {
                 continue;
             }
         };
+        let name = bundle::name_for(&fleet, super::test::NAME_PREFIX, dir);
         for cluster in ClusterInfo::checks_for(&fleet) {
-            if let Err(e) = bundle::render(&root, dir, &fleet, &cluster) {
+            if let Err(e) = bundle::render(&root, dir, &name, &fleet, &cluster) {
                 let message = e.to_string();
                 if !problems.contains(&message) {
                     problems.push(message);

@@ -26,6 +26,9 @@ pub struct TestArgs {
     /// Cluster name.
     #[arg(long, default_value = "local")]
     pub cluster_name: String,
+    /// Name prefix of the bundle (the GitRepo name), which names its Helm release.
+    #[arg(long, default_value = NAME_PREFIX)]
+    pub name: String,
     /// Cluster group the cluster belongs to, repeatable.
     #[arg(long = "group")]
     pub groups: Vec<String>,
@@ -36,6 +39,9 @@ pub struct TestArgs {
     #[arg(short, long, value_enum, default_value_t = Format::Text)]
     pub output: Format,
 }
+
+/// The name prefix of bundles rendered outside a GitRepo.
+pub const NAME_PREFIX: &str = "test";
 
 /// Runs `fleet test`.
 pub fn run(args: TestArgs) -> Result<()> {
@@ -56,7 +62,7 @@ pub fn run(args: TestArgs) -> Result<()> {
             .map(|g| (g, BTreeMap::new()))
             .collect(),
     };
-    let variant = render_for(&root, &bundle, &cluster)?;
+    let variant = render_for(&root, &bundle, &args.name, &cluster)?;
     if !variant.deploy {
         eprintln!(
             "target `{}` is doNotDeploy: nothing is deployed",
@@ -71,9 +77,15 @@ pub fn run(args: TestArgs) -> Result<()> {
     Ok(())
 }
 
-/// Renders `bundle` for `cluster` as gitjob would: its fleet.yaml (unknown fields warned
-/// about), remote charts fetched into the user's chart cache.
-pub fn render_for(root: &RepoRoot, bundle: &BundleDir, cluster: &ClusterInfo) -> Result<Variant> {
+/// Renders `bundle` for `cluster` as gitjob would for the GitRepo `repo_name`: its
+/// fleet.yaml (unknown fields warned about), remote charts fetched into the user's chart
+/// cache.
+pub fn render_for(
+    root: &RepoRoot,
+    bundle: &BundleDir,
+    repo_name: &str,
+    cluster: &ClusterInfo,
+) -> Result<Variant> {
     let fleet = match &bundle.fleet_yaml {
         Some(path) => {
             let loaded = bundle::load_fleet_yaml(root, path, false)?;
@@ -87,8 +99,9 @@ pub fn render_for(root: &RepoRoot, bundle: &BundleDir, cluster: &ClusterInfo) ->
     let (_, options) = bundle::options_for(&fleet, cluster);
     let cache = fleet_charts::ChartCache::new(chart_cache_dir());
     let fetched = fleet_charts::fetch_for_bundle(&cache, root, bundle, &fleet, &options)?;
+    let name = bundle::name_for(&fleet, repo_name, bundle);
     Ok(bundle::render_with(
-        root, bundle, &fleet, cluster, &fetched,
+        root, bundle, &name, &fleet, cluster, &fetched,
     )?)
 }
 

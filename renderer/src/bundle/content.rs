@@ -71,6 +71,17 @@ pub fn helm_install_order(resources: &mut [Value]) {
 /// (keys sorted, documents sorted by group, kind, namespace and name). Formatting, key
 /// order and document order in the source do not change it.
 pub fn content_id(resources: &[Value]) -> String {
+    digest_id(resources, None)
+}
+
+/// The content id of a Helm bundle's resources and release: as [`content_id`], with the
+/// release (chart, values, hooks) hashed after the resources.
+pub fn release_content_id(resources: &[Value], release: &fleet_api::HelmRelease) -> String {
+    let release = serde_json::to_value(release).unwrap_or_default();
+    digest_id(resources, Some(&release))
+}
+
+fn digest_id(resources: &[Value], release: Option<&Value>) -> String {
     let mut documents: Vec<(ResId, String)> = resources
         .iter()
         .map(|r| (ResId::of(r), canonical_json(r)))
@@ -88,6 +99,10 @@ pub fn content_id(resources: &[Value]) -> String {
     for (_, json) in &documents {
         hasher.update(json.as_bytes());
         hasher.update(b"\n");
+    }
+    if let Some(release) = release {
+        hasher.update(b"release\n");
+        hasher.update(canonical_json(release).as_bytes());
     }
     let digest = hasher.finalize();
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use fleet_api::BundleDeploymentOptions;
+use fleet_api::{BundleDeploymentOptions, HelmHook, HelmRelease};
 use serde_json::Value;
 
 use std::collections::HashMap;
@@ -146,16 +146,43 @@ impl ClusterTemplating {
     }
 }
 
-/// Renders a Helm bundle for one cluster into resources.
+/// A Helm bundle rendered for one cluster: the release's resources (CRDs first) and the
+/// release itself, hooks included.
+pub struct HelmOutput {
+    /// The resources to apply, hooks left out.
+    pub resources: Vec<Value>,
+    /// The release the agent records.
+    pub release: HelmRelease,
+}
+
+/// Which chart to render, with what, as what.
+pub struct HelmInput<'a> {
+    /// The bundle's options for this cluster.
+    pub options: &'a BundleDeploymentOptions,
+    /// The cluster.
+    pub cluster: &'a ClusterInfo,
+    /// `helm.chart`, or `Chart.yaml` for a chart at the bundle's root.
+    pub chart_ref: &'a str,
+    /// The bundle's name, which names the release unless `helm.releaseName` does.
+    pub bundle_name: &'a str,
+    /// The fleet.yaml as shown in errors.
+    pub fleet_file: &'a str,
+}
+
+/// Renders a Helm bundle for one cluster into resources and its release.
 pub fn render(
     root: &RepoRoot,
     bundle: &BundleDir,
-    options: &BundleDeploymentOptions,
-    cluster: &ClusterInfo,
-    chart_ref: &str,
-    fleet_file: &str,
+    input: &HelmInput<'_>,
     fetched: &FetchedCharts,
-) -> Result<Vec<Value>> {
+) -> Result<HelmOutput> {
+    let HelmInput {
+        options,
+        cluster,
+        chart_ref,
+        bundle_name,
+        fleet_file,
+    } = *input;
     let helm = options.helm.clone().unwrap_or_default();
     let fleet_yaml = bundle.dir.join("fleet.yaml");
     let loaded = match RemoteChartRef::of(options) {
@@ -201,14 +228,15 @@ pub fn render(
         .or_else(|| options.default_namespace.clone())
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| "default".into());
+    // As Fleet's agent names it: `helm.releaseName`, else the bundle's name made valid.
     let release_name = helm
         .release_name
         .clone()
         .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| loaded.name.clone());
+        .unwrap_or_else(|| super::names::release_name(bundle_name));
     let engine_options = engine::Options {
-        release_name,
-        namespace,
+        release_name: release_name.clone(),
+        namespace: namespace.clone(),
         include_crds: true,
         skip_schema_validation: helm.skip_schema_validation.unwrap_or(false),
         ..engine::Options::default()
@@ -228,7 +256,30 @@ pub fn render(
             resources.push(document);
         }
     }
-    Ok(resources)
+    let mut hooks = Vec::new();
+    for hook in &rendered.hooks {
+        if hook.events.iter().any(|e| e.starts_with("test")) {
+            continue;
+        }
+        let object: Value = crate::yaml::parse_one(&hook.manifest.content, &hook.manifest.source)?;
+        hooks.push(HelmHook {
+            path: hook.manifest.source.clone(),
+            events: hook.events.clone(),
+            weight: hook.weight,
+            delete_policies: hook.delete_policies.clone(),
+            object,
+        });
+    }
+    let release = HelmRelease {
+        name: release_name,
+        namespace,
+        chart: loaded.metadata.clone(),
+        values: loaded.values.clone(),
+        config: user,
+        notes: String::new(),
+        hooks,
+    };
+    Ok(HelmOutput { resources, release })
 }
 
 #[cfg(test)]

@@ -17,6 +17,6 @@ pub use fleetyaml::{load_fleet_yaml, LoadedFleetYaml};
 pub use helm::{FetchedCharts, RemoteChartRef};
 pub use manifests::bundle_files;
 pub use names::bundle_name;
-pub use object::{bundle_object, label_value};
+pub use object::{bundle_object, label_value, name_for};
 pub use render::{kustomize_needs, options_for, render, render_with, Variant};
 pub use target::ClusterInfo;

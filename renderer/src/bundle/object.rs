@@ -11,6 +11,15 @@ use super::names::bundle_name;
 use crate::error::Result;
 use crate::root::RepoRoot;
 
+/// The Bundle's name: fleet.yaml's `name`, else the one Fleet makes from the GitRepo (or
+/// name prefix) `repo_name` and the bundle's directory.
+pub fn name_for(fleet: &FleetYaml, repo_name: &str, dir: &BundleDir) -> String {
+    fleet
+        .name
+        .clone()
+        .unwrap_or_else(|| bundle_name(repo_name, &dir.rel))
+}
+
 /// The Bundle for `dir`, described by `fleet`, named after `repo_name` and placed in
 /// `namespace`. Label values that Kubernetes would refuse (paths with `/`) are made safe.
 pub fn bundle_object(
@@ -20,10 +29,7 @@ pub fn bundle_object(
     repo_name: &str,
     namespace: &str,
 ) -> Result<Bundle> {
-    let name = fleet
-        .name
-        .clone()
-        .unwrap_or_else(|| bundle_name(repo_name, &dir.rel));
+    let name = name_for(fleet, repo_name, dir);
     let resources = bundle_files(root, &dir.dir)?
         .into_iter()
         .map(|(rel, bytes)| match String::from_utf8(bytes) {

@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use fleet_api::{BundleDeploymentOptions, FleetYaml};
+use fleet_api::{BundleDeploymentOptions, FleetYaml, HelmRelease, Payload};
 use serde_json::Value;
 
-use super::content::{content_id, helm_install_order};
+use super::content::{content_id, helm_install_order, release_content_id};
 use super::discovery::BundleDir;
 use super::helm::FetchedCharts;
 use super::manifests;
@@ -28,18 +28,39 @@ pub struct Variant {
     pub options: BundleDeploymentOptions,
     /// The resources, in Helm's install order.
     pub resources: Vec<Value>,
-    /// Content id of the resources.
+    /// For a Helm bundle, the release the resources make up.
+    pub helm: Option<HelmRelease>,
+    /// Content id of the resources and release.
     pub id: String,
 }
 
-/// Renders `bundle` (described by `fleet`) for `cluster`, with no remote charts.
+impl Variant {
+    /// What its Content holds.
+    pub fn payload(&self) -> Payload {
+        Payload {
+            resources: self.resources.clone(),
+            helm: self.helm.clone(),
+        }
+    }
+}
+
+/// Renders `bundle` (described by `fleet`, named `bundle_name`) for `cluster`, with no
+/// remote charts.
 pub fn render(
     root: &RepoRoot,
     bundle: &BundleDir,
+    bundle_name: &str,
     fleet: &FleetYaml,
     cluster: &ClusterInfo,
 ) -> Result<Variant> {
-    render_with(root, bundle, fleet, cluster, &FetchedCharts::default())
+    render_with(
+        root,
+        bundle,
+        bundle_name,
+        fleet,
+        cluster,
+        &FetchedCharts::default(),
+    )
 }
 
 /// The options in force for `cluster`: the bundle's, merged with the first matching
@@ -61,6 +82,7 @@ pub fn options_for(
 pub fn render_with(
     root: &RepoRoot,
     bundle: &BundleDir,
+    bundle_name: &str,
     fleet: &FleetYaml,
     cluster: &ClusterInfo,
     fetched: &FetchedCharts,
@@ -74,20 +96,28 @@ pub fn render_with(
             deploy: false,
             options,
             resources: Vec::new(),
+            helm: None,
             id: content_id(&[]),
         });
     }
-    let mut resources = match helm_chart(bundle, &options) {
-        Some(chart) => super::helm::render(
-            root,
-            bundle,
-            &options,
-            cluster,
-            &chart,
-            &fleet_file,
-            fetched,
-        )?,
-        None => render_sources(root, bundle, &options, &fleet_file, fetched)?,
+    let (mut resources, helm) = match helm_chart(bundle, &options) {
+        Some(chart) => {
+            let input = super::helm::HelmInput {
+                options: &options,
+                cluster,
+                chart_ref: &chart,
+                bundle_name,
+                fleet_file: &fleet_file,
+            };
+            let output = super::helm::render(root, bundle, &input, fetched)?;
+            let resources =
+                kustomize_helm_output(root, bundle, &options, &fleet_file, output.resources)?;
+            (resources, Some(output.release))
+        }
+        None => (
+            render_sources(root, bundle, &options, &fleet_file, fetched)?,
+            None,
+        ),
     };
     if let Some(namespace) = options
         .target_namespace
@@ -97,14 +127,49 @@ pub fn render_with(
         force_namespace(&mut resources, namespace, &fleet_file)?;
     }
     helm_install_order(&mut resources);
-    let id = content_id(&resources);
+    let id = match &helm {
+        Some(release) => release_content_id(&resources, release),
+        None => content_id(&resources),
+    };
     Ok(Variant {
         target,
         deploy: true,
         options,
         resources,
+        helm,
         id,
     })
+}
+
+/// The file a chart's output stands as in the kustomization that post-processes it.
+const HELM_OUTPUT_FILE: &str = "fleet-manifests.yaml";
+
+/// A chart's output run through the kustomization of `kustomize.dir` (the bundle's own
+/// directory when unset), as Rancher Fleet post-renders it: when that directory holds a
+/// `kustomization.yaml`, the output becomes its file `fleet-manifests.yaml`, first in its
+/// `resources`, and the build's result is what is deployed.
+fn kustomize_helm_output(
+    root: &RepoRoot,
+    bundle: &BundleDir,
+    options: &BundleDeploymentOptions,
+    fleet_file: &str,
+    output: Vec<Value>,
+) -> Result<Vec<Value>> {
+    let dir = kustomize_dir(root, bundle, options, fleet_file)?;
+    if output.is_empty() || !dir.join("kustomization.yaml").is_file() {
+        return Ok(output);
+    }
+    let prepended = kustomize::Prepended {
+        file: HELM_OUTPUT_FILE.into(),
+        documents: output,
+    };
+    let remote_dir = bundle.dir.join(kustomize::REMOTE_DIR);
+    let build = kustomize::BuildOptions {
+        remote_dir: Some(&remote_dir),
+        prepended: Some(&prepended),
+        ..kustomize::BuildOptions::default()
+    };
+    kustomize::build_with(root, &dir, build)
 }
 
 fn helm_chart(bundle: &BundleDir, options: &BundleDeploymentOptions) -> Option<String> {

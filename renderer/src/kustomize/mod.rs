@@ -75,6 +75,19 @@ pub struct BuildOptions<'a> {
     /// Where remote resources were fetched to (a bundle's [`REMOTE_DIR`]); without it
     /// they are refused.
     pub remote_dir: Option<&'a Path>,
+    /// Documents standing as a file of the top kustomization's directory and the first
+    /// entry of its `resources`, as Rancher Fleet hands Helm's output to a kustomization.
+    pub prepended: Option<&'a Prepended>,
+}
+
+/// Documents a build reads as if they were a file in the top kustomization's directory,
+/// listed first in its `resources` unless it lists that file itself.
+#[derive(Debug, Clone, Default)]
+pub struct Prepended {
+    /// The file name they stand as (Fleet's `fleet-manifests.yaml`).
+    pub file: String,
+    /// The documents.
+    pub documents: Vec<Value>,
 }
 
 /// Builds the kustomization in `dir` (inside `root`) into its output resources, with the
@@ -93,6 +106,9 @@ pub fn build_with(root: &RepoRoot, dir: &Path, options: BuildOptions<'_>) -> Res
         options.charts.unwrap_or(&none),
         options.remote_dir,
     );
+    if let Some(prepended) = options.prepended {
+        builder.prepend(&dir, prepended.clone());
+    }
     let (kustomization, file, mut accumulator) = builder.build_dir(&dir)?;
     let shown = root.display(&file);
     finish(&mut accumulator, &shown)?;

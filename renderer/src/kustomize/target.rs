@@ -65,6 +65,8 @@ pub struct Builder<'r> {
     namespaces: Vec<String>,
     /// Where remote resources were fetched to, if anywhere.
     remote_dir: Option<&'r Path>,
+    /// Documents standing as a file of the top directory (see [`super::Prepended`]).
+    prepended: Option<(PathBuf, super::Prepended)>,
 }
 
 impl<'r> Builder<'r> {
@@ -83,7 +85,13 @@ impl<'r> Builder<'r> {
             schema: None,
             namespaces: Vec::new(),
             remote_dir,
+            prepended: None,
         }
+    }
+
+    /// Makes `documents` a file of the kustomization in `dir`, read first.
+    pub fn prepend(&mut self, dir: &Path, documents: super::Prepended) {
+        self.prepended = Some((dir.to_path_buf(), documents));
     }
 
     fn location<'a>(&self, dir: &'a Path, file: &'a Path) -> Location<'a>
@@ -195,13 +203,29 @@ impl<'r> Builder<'r> {
                 .unwrap_or(Value::Null);
             self.schema = Some(Schema::from_document(&document));
         }
+        let prepended = match &self.prepended {
+            Some((top, _)) if top == dir => self.prepended.take().map(|(_, p)| p),
+            _ => None,
+        };
+        if let Some(prepended) = prepended.as_ref().filter(|p| !k.resources.contains(&p.file)) {
+            acc.resources.extend(
+                prepended.documents.iter().cloned().map(Resource::new),
+                &prepended.file,
+            )?;
+        }
         for (index, entry) in k.resources.iter().chain(&k.bases).enumerate() {
             let field = if index < k.resources.len() {
                 "resources"
             } else {
                 "bases"
             };
-            self.accumulate_resource(entry, &location, field, acc)?;
+            match prepended.as_ref().filter(|p| &p.file == entry) {
+                Some(prepended) => acc.resources.extend(
+                    prepended.documents.iter().cloned().map(Resource::new),
+                    &prepended.file,
+                )?,
+                None => self.accumulate_resource(entry, &location, field, acc)?,
+            }
         }
         for path in &k.configurations {
             let (text, shown) = location.read(path)?;
