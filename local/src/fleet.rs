@@ -114,6 +114,17 @@ impl Fleet {
             .insert(member.to_string(), RunningAgent { task, heartbeat });
     }
 
+    /// Runs the workload simulator ([`crate::workloads`]) in the cluster `client` reaches,
+    /// each status written `delay` after a change, until the fleet stops.
+    pub fn run_simulator(&mut self, client: kube::Client, delay: Duration) {
+        self.controllers
+            .push(tokio::spawn(crate::workloads::simulate(
+                client,
+                delay,
+                self.signal.clone(),
+            )));
+    }
+
     /// Stops the agent of `member` at once, if one runs.
     pub async fn kill_agent(&mut self, member: &str) {
         if let Some(running) = self.agents.remove(member) {
