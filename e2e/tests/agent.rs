@@ -4,108 +4,20 @@
 
 use std::time::Duration;
 
-use fleet_api::{BundleDeployment, GitRepo};
-use fleet_testkit::{
-    client_for, create_cluster, eventually, FleetHub, GitDaemon, Kubectl, TestRepo,
-};
-use kube::api::{Patch, PatchParams, PostParams};
+use fleet_api::GitRepo;
+use fleet_testkit::eventually;
+use kube::api::{Patch, PatchParams};
 use kube::Api;
-use serde_json::{json, Value};
+use serde_json::json;
 
-const NS: &str = "fleet-local";
-const WAIT: Duration = Duration::from_secs(30);
+mod common;
 
-/// Everything running, with members named and labelled as given.
-struct Fleet {
-    hub: FleetHub,
-    repo: TestRepo,
-    daemon: GitDaemon,
-    running: fleet_local::Fleet,
-}
+use common::{Fleet, NS, WAIT};
 
-impl Fleet {
-    async fn start(members: &[(&str, Value)]) -> Self {
-        let names: Vec<&str> = members.iter().map(|(n, _)| *n).collect();
-        let hub = FleetHub::start(&names).await;
-        for (name, labels) in members {
-            create_cluster(&hub.client, NS, name, labels.clone())
-                .await
-                .expect("cluster");
-        }
-        let repos = hub.dir().join("repos");
-        let repo = TestRepo::in_dir(&repos, "app");
-        let daemon = GitDaemon::start(&repos);
-        let mut running = fleet_local::Fleet::new();
-        running.run_controllers(&hub.client, hub.dir());
-        let mut fleet = Self {
-            hub,
-            repo,
-            daemon,
-            running,
-        };
-        for name in names {
-            fleet.start_agent(name).await;
-        }
-        fleet
-    }
-
-    /// Starts (or starts again, killing the running one wherever it is) a member's agent.
-    async fn start_agent(&mut self, name: &str) {
-        let agent = fleet_agent::Agent::new(
-            self.hub.client.clone(),
-            client_for(&self.hub.kubeconfig(name)).await,
-            &format!("cluster-fleet-local-{name}"),
-            Duration::from_secs(1),
-        );
-        self.running.run_agent(name, agent, None).await;
-    }
-
-    async fn gitrepo(&self, spec: Value) {
-        let mut spec = spec;
-        spec["repo"] = json!(self.daemon.url("app"));
-        spec["branch"] = json!("main");
-        spec["pollingInterval"] = json!("1s");
-        let gitrepo: GitRepo = serde_json::from_value(json!({
-            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
-            "metadata": {"name": "demo", "namespace": NS},
-            "spec": spec,
-        }))
-        .expect("GitRepo");
-        Api::<GitRepo>::namespaced(self.hub.client.clone(), NS)
-            .create(&PostParams::default(), &gitrepo)
-            .await
-            .expect("GitRepo");
-    }
-
-    /// kubectl against a member cluster.
-    fn kubectl(&self, member: &str) -> Kubectl {
-        self.hub.hub.kubectl(member)
-    }
-
-    /// `kubectl get ... -o json` against a member, or `None` if it failed.
-    fn get(&self, member: &str, args: &[&str]) -> Option<Value> {
-        let mut args = args.to_vec();
-        args.extend(["-o", "json"]);
-        let run = self.kubectl(member).run_blocking(&args);
-        run.ok.then(|| run.json())
-    }
-
-    fn deployments(&self, member: &str) -> Api<BundleDeployment> {
-        Api::namespaced(
-            self.hub.client.clone(),
-            &format!("cluster-fleet-local-{member}"),
-        )
-    }
-
-    async fn stop(self) {
-        self.running.stop().await;
-    }
-
-    /// The `mode` of the ConfigMap `settings` in a member's namespace `app`.
-    fn mode(&self, member: &str) -> Option<String> {
-        let found = self.get(member, &["get", "configmap", "settings", "-n", "app"])?;
-        found["data"]["mode"].as_str().map(String::from)
-    }
+/// The `mode` of the ConfigMap `settings` in a member's namespace `app`.
+fn mode(fleet: &Fleet, member: &str) -> Option<String> {
+    let found = fleet.get(member, &["get", "configmap", "settings", "-n", "app"])?;
+    found["data"]["mode"].as_str().map(String::from)
 }
 
 const WEB: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: web\n        image: nginx:1.27\n";
@@ -414,7 +326,7 @@ async fn a_hub_restart_and_a_killed_agent_are_survived() {
         .gitrepo(json!({"targets": [{"clusterSelector": {}}]}))
         .await;
     eventually("the first version", WAIT, || async {
-        (fleet.mode("dev")? == "one").then_some(())
+        (mode(&fleet, "dev")? == "one").then_some(())
     })
     .await;
 
@@ -425,7 +337,7 @@ async fn a_hub_restart_and_a_killed_agent_are_survived() {
     fleet.hub.restart(Duration::from_secs(2)).await;
     let back = std::time::Instant::now();
     eventually("the commit made while the hub was down", WAIT, || async {
-        (fleet.mode("dev")? == "two").then_some(())
+        (mode(&fleet, "dev")? == "two").then_some(())
     })
     .await;
     eprintln!("converged {:?} after the hub came back", back.elapsed());
@@ -447,7 +359,7 @@ async fn a_hub_restart_and_a_killed_agent_are_survived() {
     .await;
     fleet.start_agent("dev").await;
     eventually("the new agent's version", WAIT, || async {
-        (fleet.mode("dev")? == "three").then_some(())
+        (mode(&fleet, "dev")? == "three").then_some(())
     })
     .await;
     fleet.stop().await;
@@ -472,7 +384,7 @@ async fn a_partitioned_rollout_stops_at_a_failing_partition() {
         .await;
     for member in ["dev", "prod-a", "prod-b"] {
         eventually(&format!("v1 in {member}"), WAIT, || async {
-            (fleet.mode(member)? == "v1").then_some(())
+            (mode(&fleet, member)? == "v1").then_some(())
         })
         .await;
     }
@@ -485,13 +397,13 @@ async fn a_partitioned_rollout_stops_at_a_failing_partition() {
         .write("app/web.yaml", WEB);
     fleet.repo.commit("v2");
     eventually("v2 in the canary", WAIT, || async {
-        (fleet.mode("dev")? == "v2").then_some(())
+        (mode(&fleet, "dev")? == "v2").then_some(())
     })
     .await;
     tokio::time::sleep(Duration::from_secs(4)).await;
     for member in ["prod-a", "prod-b"] {
         assert_eq!(
-            fleet.mode(member).as_deref(),
+            mode(&fleet, member).as_deref(),
             Some("v1"),
             "{member} held back"
         );
@@ -522,7 +434,7 @@ async fn a_partitioned_rollout_stops_at_a_failing_partition() {
         ]).success();
     for member in ["prod-a", "prod-b"] {
         eventually(&format!("v2 in {member}"), WAIT, || async {
-            (fleet.mode(member)? == "v2").then_some(())
+            (mode(&fleet, member)? == "v2").then_some(())
         })
         .await;
     }

@@ -9,35 +9,11 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command;
-
-use fleet_testkit::{real_tool, TestHub};
+use fleet_testkit::{helm, real_tool, TestHub};
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, ListParams};
 use serde_json::Value;
-
-/// Runs one Helm command against `kubeconfig`, with Helm's own files under `home`; returns
-/// stdout, panicking with Helm's output if it failed.
-fn helm(binary: &Path, kubeconfig: &Path, home: &Path, args: &[&str]) -> String {
-    let output = Command::new(binary)
-        .args(args)
-        .env("KUBECONFIG", kubeconfig)
-        .env("HELM_CACHE_HOME", home.join("cache"))
-        .env("HELM_CONFIG_HOME", home.join("config"))
-        .env("HELM_DATA_HOME", home.join("data"))
-        .output()
-        .unwrap_or_else(|e| panic!("{} runs: {e}", binary.display()));
-    assert!(
-        output.status.success(),
-        "{} {args:?} failed:\nstdout: {}\nstderr: {}",
-        binary.display(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
 
 async fn replicas(client: &kube::Client, namespace: &str) -> Option<i32> {
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), namespace);

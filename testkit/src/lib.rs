@@ -21,6 +21,6 @@ pub use corpus::tsv_rows;
 pub use fleet_hub::{create_cluster, eventually, incompressible, FleetHub};
 pub use git_http::GitHttpServer;
 pub use hub::{client_for, Kubectl, Run, TestHub};
-pub use real_tools::real_tool;
+pub use real_tools::{helm, real_tool};
 pub use repos::{free_port, git, wait_for_port, GitDaemon, TestRepo};
 pub use sshd::SshServer;

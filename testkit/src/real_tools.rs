@@ -2,7 +2,8 @@
 //! 1.37), which tests use as outside clients and judges. A missing tool fails the test with
 //! the command that installs it: these tests never skip.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 /// The path of `name` (`helm4`, `helm3`, `kubectl137`) in `$FLEET_REAL_TOOLS` or
 /// `~/.cache/fleet-rs/real-tools`; panics if it is not installed.
@@ -21,4 +22,26 @@ pub fn real_tool(name: &str) -> PathBuf {
         path.display()
     );
     path
+}
+
+/// Runs one Helm command (`binary` is [`real_tool`]`("helm4")` or `"helm3"`) against
+/// `kubeconfig`, with Helm's own files under `home`; returns stdout, panicking with Helm's
+/// output if it failed.
+pub fn helm(binary: &Path, kubeconfig: &Path, home: &Path, args: &[&str]) -> String {
+    let output = Command::new(binary)
+        .args(args)
+        .env("KUBECONFIG", kubeconfig)
+        .env("HELM_CACHE_HOME", home.join("cache"))
+        .env("HELM_CONFIG_HOME", home.join("config"))
+        .env("HELM_DATA_HOME", home.join("data"))
+        .output()
+        .unwrap_or_else(|e| panic!("{} runs: {e}", binary.display()));
+    assert!(
+        output.status.success(),
+        "{} {args:?} failed:\nstdout: {}\nstderr: {}",
+        binary.display(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
 }

@@ -1,0 +1,106 @@
+//! The whole fleet of the end-to-end tests: the hub with a management cluster (`local`)
+//! and members, `git daemon`, gitjob, the targeting controller and one agent per member in
+//! one process.
+#![allow(dead_code)] // Each test crate uses its own part of the harness.
+
+use std::time::Duration;
+
+use fleet_api::{BundleDeployment, GitRepo};
+use fleet_testkit::{client_for, create_cluster, FleetHub, GitDaemon, Kubectl, TestRepo};
+use kube::api::PostParams;
+use kube::Api;
+use serde_json::{json, Value};
+
+pub const NS: &str = "fleet-local";
+pub const WAIT: Duration = Duration::from_secs(30);
+
+/// Everything running, with members named and labelled as given.
+pub struct Fleet {
+    pub hub: FleetHub,
+    pub repo: TestRepo,
+    pub daemon: GitDaemon,
+    pub running: fleet_local::Fleet,
+}
+
+impl Fleet {
+    /// Starts the hub, `git daemon`, the controllers and one agent per member.
+    pub async fn start(members: &[(&str, Value)]) -> Self {
+        let names: Vec<&str> = members.iter().map(|(n, _)| *n).collect();
+        let hub = FleetHub::start(&names).await;
+        for (name, labels) in members {
+            create_cluster(&hub.client, NS, name, labels.clone())
+                .await
+                .expect("cluster");
+        }
+        let repos = hub.dir().join("repos");
+        let repo = TestRepo::in_dir(&repos, "app");
+        let daemon = GitDaemon::start(&repos);
+        let mut running = fleet_local::Fleet::new();
+        running.run_controllers(&hub.client, hub.dir());
+        let mut fleet = Self {
+            hub,
+            repo,
+            daemon,
+            running,
+        };
+        for name in names {
+            fleet.start_agent(name).await;
+        }
+        fleet
+    }
+
+    /// Starts (or starts again, killing the running one wherever it is) a member's agent.
+    pub async fn start_agent(&mut self, name: &str) {
+        let agent = fleet_agent::Agent::new(
+            self.hub.client.clone(),
+            client_for(&self.hub.kubeconfig(name)).await,
+            &format!("cluster-fleet-local-{name}"),
+            Duration::from_secs(1),
+        );
+        self.running.run_agent(name, agent, None).await;
+    }
+
+    /// Creates the GitRepo `demo` on the test repository with `spec`'s other fields.
+    pub async fn gitrepo(&self, spec: Value) {
+        let mut spec = spec;
+        spec["repo"] = json!(self.daemon.url("app"));
+        spec["branch"] = json!("main");
+        spec["pollingInterval"] = json!("1s");
+        let gitrepo: GitRepo = serde_json::from_value(json!({
+            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
+            "metadata": {"name": "demo", "namespace": NS},
+            "spec": spec,
+        }))
+        .expect("GitRepo");
+        Api::<GitRepo>::namespaced(self.hub.client.clone(), NS)
+            .create(&PostParams::default(), &gitrepo)
+            .await
+            .expect("GitRepo");
+    }
+
+    /// kubectl against a member cluster.
+    pub fn kubectl(&self, member: &str) -> Kubectl {
+        self.hub.hub.kubectl(member)
+    }
+
+    /// `kubectl get ... -o json` against a member, or `None` if it failed.
+    pub fn get(&self, member: &str, args: &[&str]) -> Option<Value> {
+        let mut args = args.to_vec();
+        args.extend(["-o", "json"]);
+        let run = self.kubectl(member).run_blocking(&args);
+        run.ok.then(|| run.json())
+    }
+
+    /// The BundleDeployments of a member on the hub.
+    pub fn deployments(&self, member: &str) -> Api<BundleDeployment> {
+        Api::namespaced(
+            self.hub.client.clone(),
+            &format!("cluster-fleet-local-{member}"),
+        )
+    }
+
+    /// Stops every task.
+    pub async fn stop(self) {
+        self.running.stop().await;
+    }
+}
