@@ -5,7 +5,9 @@
 
 use std::collections::BTreeSet;
 
-use fleet_api::{BundleDeployment, BundleDeploymentResource, Condition, Content};
+use fleet_api::{
+    BundleDeployment, BundleDeploymentResource, Condition, Content, HelmRelease, Payload,
+};
 use kube::api::{DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use kube::discovery::{ApiCapabilities, ApiResource, Discovery, Scope};
 use kube::{Api, ResourceExt};
@@ -18,10 +20,17 @@ use fleet_api::labels::{BUNDLE_NAME_LABEL, DEPLOYMENT_LABEL, DEPLOYMENT_NAMESPAC
 pub const FIELD_MANAGER: &str = "fleet-agent";
 
 /// One object of a deployment, ready to apply: its API and the object as it should be.
-struct Desired {
-    api: ApiResource,
-    object: DynamicObject,
+pub(crate) struct Desired {
+    /// Its API.
+    pub(crate) api: ApiResource,
+    /// The object as it should be.
+    pub(crate) object: DynamicObject,
 }
+
+/// Helm's ownership marks: the release an object belongs to.
+const RELEASE_NAME_ANNOTATION: &str = "meta.helm.sh/release-name";
+const RELEASE_NAMESPACE_ANNOTATION: &str = "meta.helm.sh/release-namespace";
+const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 
 /// What a look at the cluster found beside readiness.
 #[derive(Default)]
@@ -42,22 +51,31 @@ pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<
     let new_deployment = status.applied_deployment_id.as_deref() != Some(wanted.as_str());
     if new_deployment {
         if let Some(waiting) = dependencies_waiting(agent, deployment).await? {
-            let outcome = Outcome::failed(&status.resources, waiting);
+            let outcome = Outcome::waiting(&status.resources, waiting);
             return report(agent, deployment, outcome).await;
         }
     }
-    let desired = match prepare(agent, deployment, &wanted, &options).await {
-        Ok(desired) => desired,
+    let (desired, release) = match prepare(agent, deployment, &wanted, &options).await {
+        Ok(prepared) => prepared,
         Err(error) => {
-            let outcome = Outcome::failed(&status.resources, error.to_string());
+            let outcome = Outcome::failed(&status.resources, &error);
             report(agent, deployment, outcome).await?;
             return Err(error);
         }
     };
     let applied: Vec<BundleDeploymentResource> = desired.iter().map(Desired::record).collect();
+    let mut revision = None;
     if new_deployment {
-        if let Err(error) = apply_all(agent, deployment, &desired, &options).await {
-            let outcome = Outcome::failed(&status.resources, error.to_string());
+        let result = match &release {
+            Some(release) => crate::helm::deploy(agent, deployment, &desired, &options, release)
+                .await
+                .map(|version| {
+                    revision = Some(format!("{}/{}:{version}", release.namespace, release.name))
+                }),
+            None => apply_all(agent, deployment, &desired, &options, None).await,
+        };
+        if let Err(error) = result {
+            let outcome = Outcome::failed(&status.resources, &error);
             report(agent, deployment, outcome).await?;
             return Err(error);
         }
@@ -68,6 +86,7 @@ pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<
     let findings = inspect(agent, &desired, &options).await?;
     let outcome = Outcome {
         applied_id: Some(wanted),
+        revision,
         resources: applied,
         not_ready: findings.not_ready,
         modified: findings.modified,
@@ -133,18 +152,19 @@ async fn dependencies_waiting(
 }
 
 /// The deployment's objects as they should be: from its Content, with namespaces filled
-/// in (and created) and the deployment's labels added.
+/// in (and created) and the deployment's labels added (and Helm's ownership marks, for a
+/// Helm release, which is returned too).
 async fn prepare(
     agent: &Agent,
     deployment: &BundleDeployment,
     wanted: &str,
     options: &fleet_api::BundleDeploymentOptions,
-) -> Result<Vec<Desired>, Error> {
+) -> Result<(Vec<Desired>, Option<HelmRelease>), Error> {
     let content_id = wanted.split(':').next().unwrap_or_default();
     let content = Api::<Content>::all(agent.hub.clone())
         .get(content_id)
         .await?;
-    let resources = content.unpack()?.resources;
+    let Payload { resources, helm } = content.unpack()?;
     let default_namespace = options
         .target_namespace
         .clone()
@@ -168,16 +188,44 @@ async fn prepare(
             DEPLOYMENT_NAMESPACE_LABEL.into(),
             deployment.namespace().unwrap_or_default(),
         );
+        if let Some(release) = &helm {
+            labels.insert(MANAGED_BY_LABEL.into(), "Helm".into());
+            let annotations = object
+                .metadata
+                .annotations
+                .get_or_insert_with(Default::default);
+            annotations.insert(RELEASE_NAME_ANNOTATION.into(), release.name.clone());
+            annotations.insert(
+                RELEASE_NAMESPACE_ANNOTATION.into(),
+                release.namespace.clone(),
+            );
+        }
         desired.push(Desired { api, object });
     }
-    Ok(desired)
+    Ok((desired, helm))
 }
 
-async fn apply_all(
+/// Whether an existing object may be applied over: it carries this deployment's label, or
+/// Helm's marks of this release (as a cluster Rancher Fleet managed has them).
+fn owned(existing: &DynamicObject, deployment: &str, release: Option<&HelmRelease>) -> bool {
+    if existing.labels().get(DEPLOYMENT_LABEL).map(String::as_str) == Some(deployment) {
+        return true;
+    }
+    release.is_some_and(|release| {
+        let annotations = existing.annotations();
+        annotations.get(RELEASE_NAME_ANNOTATION) == Some(&release.name)
+            && annotations.get(RELEASE_NAMESPACE_ANNOTATION) == Some(&release.namespace)
+    })
+}
+
+/// Applies every object in order; an object that exists and belongs to something else
+/// stops the apply unless `helm.takeOwnership` is set.
+pub(crate) async fn apply_all(
     agent: &Agent,
     deployment: &BundleDeployment,
     desired: &[Desired],
     options: &fleet_api::BundleDeploymentOptions,
+    release: Option<&HelmRelease>,
 ) -> Result<(), Error> {
     let take_ownership = options
         .helm
@@ -189,8 +237,7 @@ async fn apply_all(
         let name = item.object.name_any();
         if !take_ownership {
             if let Some(existing) = api.get_opt(&name).await? {
-                let ours = existing.labels().get(DEPLOYMENT_LABEL) == Some(&deployment.name_any());
-                if !ours {
+                if !owned(&existing, &deployment.name_any(), release) {
                     return Err(Error::NotOwned(format!(
                         "{} {} exists and is not managed by this bundle (set helm.takeOwnership to adopt it)",
                         item.api.kind,
@@ -315,21 +362,37 @@ async fn prune(
 /// What a look at a deployment came to, as reported to the hub.
 struct Outcome {
     applied_id: Option<String>,
+    /// The Helm release revision made, `namespace/name:revision`.
+    revision: Option<String>,
     resources: Vec<BundleDeploymentResource>,
     not_ready: Vec<String>,
     modified: Vec<Value>,
-    error: Option<String>,
+    /// Why nothing new was applied: the condition reason and the message.
+    error: Option<(&'static str, String)>,
 }
 
 impl Outcome {
-    /// Nothing (new) applied: the previous objects stand, for `reason`.
-    fn failed(resources: &[BundleDeploymentResource], reason: String) -> Self {
+    /// Nothing (new) applied: the previous objects stand, because of `error`.
+    fn failed(resources: &[BundleDeploymentResource], error: &Error) -> Self {
         Self {
             applied_id: None,
+            revision: None,
             resources: resources.to_vec(),
             not_ready: Vec::new(),
             modified: Vec::new(),
-            error: Some(reason),
+            error: Some((error.reason(), error.to_string())),
+        }
+    }
+
+    /// Nothing applied while the bundles this one depends on are not ready.
+    fn waiting(resources: &[BundleDeploymentResource], message: String) -> Self {
+        Self {
+            applied_id: None,
+            revision: None,
+            resources: resources.to_vec(),
+            not_ready: Vec::new(),
+            modified: Vec::new(),
+            error: Some(("DependenciesNotReady", message)),
         }
     }
 }
@@ -351,6 +414,16 @@ async fn report(
         message: Some(message).filter(|m| !m.is_empty()),
         ..Condition::default()
     };
+    let mut deployed_condition = condition(
+        "Deployed",
+        deployed,
+        outcome
+            .error
+            .as_ref()
+            .map(|(_, m)| m.clone())
+            .unwrap_or_default(),
+    );
+    deployed_condition.reason = outcome.error.as_ref().map(|(r, _)| r.to_string());
     let modified_message: Vec<String> = outcome
         .modified
         .iter()
@@ -368,27 +441,28 @@ async fn report(
         })
         .collect();
     let conditions = vec![
-        condition(
-            "Deployed",
-            deployed,
-            outcome.error.clone().unwrap_or_default(),
-        ),
+        deployed_condition,
         condition("Ready", ready, outcome.not_ready.join("; ")),
         condition("Monitored", non_modified, modified_message.join("; ")),
     ];
     let same = |a: &[Condition], b: &[Condition]| {
         a.len() == b.len()
-            && a.iter()
-                .zip(b)
-                .all(|(x, y)| x.type_ == y.type_ && x.status == y.status && x.message == y.message)
+            && a.iter().zip(b).all(|(x, y)| {
+                x.type_ == y.type_
+                    && x.status == y.status
+                    && x.reason == y.reason
+                    && x.message == y.message
+            })
     };
     let applied_id = outcome.applied_id.or(old.applied_deployment_id.clone());
-    let release = release_record(
-        deployment,
-        old.release.as_deref(),
-        applied_id.as_deref(),
-        old.applied_deployment_id.as_deref(),
-    );
+    let release = outcome.revision.clone().or_else(|| {
+        release_record(
+            deployment,
+            old.release.as_deref(),
+            applied_id.as_deref(),
+            old.applied_deployment_id.as_deref(),
+        )
+    });
     if old.ready == ready
         && old.release == release
         && old.non_modified == non_modified
@@ -496,7 +570,12 @@ impl Agent {
         )))
     }
 
-    fn api_for(&self, resource: &ApiResource, namespace: Option<&str>) -> Api<DynamicObject> {
+    /// The API of `resource` in the agent's cluster, in `namespace` if it is namespaced.
+    pub(crate) fn api_for(
+        &self,
+        resource: &ApiResource,
+        namespace: Option<&str>,
+    ) -> Api<DynamicObject> {
         match namespace {
             Some(ns) => Api::namespaced_with(self.local.clone(), ns, resource),
             None => Api::all_with(self.local.clone(), resource),

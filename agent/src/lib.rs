@@ -9,8 +9,11 @@
 pub mod command;
 pub mod deploy;
 pub mod drift;
+pub mod helm;
+pub mod hooks;
 pub mod readiness;
 pub mod register;
+pub mod release;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,6 +40,25 @@ pub enum Error {
     /// An object exists that the bundle does not own.
     #[error("{0}")]
     NotOwned(String),
+    /// A chart hook failed or did not finish.
+    #[error("hook failed: {0}")]
+    Hook(String),
+    /// The resources were not ready within `helm.timeoutSeconds`.
+    #[error("{0}")]
+    Timeout(String),
+}
+
+impl Error {
+    /// The reason a failed deployment's `Deployed` condition gives, telling a failed hook
+    /// apart from a failed apply.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Error::Hook(_) => "HookFailed",
+            Error::Timeout(_) => "Timeout",
+            Error::NotOwned(_) => "NotOwned",
+            Error::Kube(_) | Error::Content(_) | Error::Invalid(_) => "ApplyFailed",
+        }
+    }
 }
 
 /// The agent of one cluster.

@@ -141,11 +141,7 @@ async fn all_ready(hub: &kube::Client, clusters: usize, version: &str) -> Result
         for content in contents.list(&ListParams::default()).await?.items {
             let holds = content
                 .unpack()
-                .is_ok_and(|p| {
-                    p.resources
-                        .iter()
-                        .any(|o| o["data"]["version"] == version)
-                });
+                .is_ok_and(|p| p.resources.iter().any(|o| o["data"]["version"] == version));
             if holds {
                 at_version.insert(content.metadata.name.unwrap_or_default());
             }

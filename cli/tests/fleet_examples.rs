@@ -261,9 +261,21 @@ fn helm_kustomize_examples_run_the_chart_output_through_the_overlay_as_fleet_doe
     let examples = shared_real().join("fleet-examples");
     let cases = [
         ("single-cluster/helm-kustomize", None, "overlays/dev"),
-        ("multi-cluster/helm-kustomize", Some("env=dev"), "overlays/dev"),
-        ("multi-cluster/helm-kustomize", Some("env=test"), "overlays/test"),
-        ("multi-cluster/helm-kustomize", Some("env=prod"), "overlays/prod"),
+        (
+            "multi-cluster/helm-kustomize",
+            Some("env=dev"),
+            "overlays/dev",
+        ),
+        (
+            "multi-cluster/helm-kustomize",
+            Some("env=test"),
+            "overlays/test",
+        ),
+        (
+            "multi-cluster/helm-kustomize",
+            Some("env=prod"),
+            "overlays/prod",
+        ),
     ];
     for (example, label, overlay) in cases {
         let work = tempfile::tempdir().expect("tempdir");

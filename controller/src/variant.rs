@@ -116,7 +116,12 @@ impl BundleFiles {
         let fetched =
             fleet_charts::fetch_for_bundle(charts, &self.root, &self.dir, &self.fleet, &options)?;
         let variant = bundle::render_with(
-            &self.root, &self.dir, &self.name, &self.fleet, cluster, &fetched,
+            &self.root,
+            &self.dir,
+            &self.name,
+            &self.fleet,
+            cluster,
+            &fetched,
         )?;
         self.rendered.insert(key, variant.clone());
         Ok(variant)

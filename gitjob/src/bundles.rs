@@ -166,7 +166,8 @@ fn check_renders(
         let (_, options) = bundle::options_for(fleet, &cluster);
         let fetched = fleet_charts::fetch_for_bundle(charts, root, dir, fleet, &options)
             .map_err(|e| e.to_string())?;
-        bundle::render_with(root, dir, name, fleet, &cluster, &fetched).map_err(|e| e.to_string())?;
+        bundle::render_with(root, dir, name, fleet, &cluster, &fetched)
+            .map_err(|e| e.to_string())?;
     }
     Ok(())
 }

@@ -189,16 +189,17 @@ impl Tree {
         bundles
             .iter()
             .map(|dir| {
-                let rendered = super::test::render_for(repo, dir, super::test::NAME_PREFIX, cluster)
-                    .map(|variant| {
-                        let resources = if variant.deploy {
-                            variant.resources
-                        } else {
-                            Vec::new()
-                        };
-                        resources.into_iter().map(|r| (object_key(&r), r)).collect()
-                    })
-                    .map_err(|e| format!("{e:#}"));
+                let rendered =
+                    super::test::render_for(repo, dir, super::test::NAME_PREFIX, cluster)
+                        .map(|variant| {
+                            let resources = if variant.deploy {
+                                variant.resources
+                            } else {
+                                Vec::new()
+                            };
+                            resources.into_iter().map(|r| (object_key(&r), r)).collect()
+                        })
+                        .map_err(|e| format!("{e:#}"));
                 (dir.rel.clone(), rendered)
             })
             .collect()

@@ -207,7 +207,10 @@ impl<'r> Builder<'r> {
             Some((top, _)) if top == dir => self.prepended.take().map(|(_, p)| p),
             _ => None,
         };
-        if let Some(prepended) = prepended.as_ref().filter(|p| !k.resources.contains(&p.file)) {
+        if let Some(prepended) = prepended
+            .as_ref()
+            .filter(|p| !k.resources.contains(&p.file))
+        {
             acc.resources.extend(
                 prepended.documents.iter().cloned().map(Resource::new),
                 &prepended.file,

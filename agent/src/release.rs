@@ -1,0 +1,331 @@
+//! Helm's release records in the member cluster, in Helm's own storage format, so that
+//! `helm list`, `history`, `status`, `get manifest` and `get values` (Helm 3 and 4) show
+//! what the agent deployed, and a cluster Rancher Fleet managed keeps its history: one
+//! Secret `sh.helm.release.v1.<release>.v<revision>` per revision, of type
+//! `helm.sh/release.v1`, labelled `name`, `owner=helm`, `status`, `version` and
+//! `modifiedAt`, its `release` key the release as JSON, gzipped, then base64-encoded.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+
+use base64::Engine;
+use fleet_api::HelmRelease;
+use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::ByteString;
+use kube::api::{DeleteParams, ListParams, ObjectMeta, PostParams};
+use kube::Api;
+use serde_json::{json, Value};
+
+use crate::Error;
+
+/// The Secret type of a Helm release record.
+pub const SECRET_TYPE: &str = "helm.sh/release.v1";
+
+/// Fleet's default `helm.maxHistory`: the revisions kept per release.
+pub const DEFAULT_MAX_HISTORY: usize = 2;
+
+/// Chart annotations Rancher Fleet's agent adds, so that Fleet tools recognise the release.
+const BUNDLE_ID_ANNOTATION: &str = "fleet.cattle.io/bundle-id";
+const AGENT_NAMESPACE_ANNOTATION: &str = "fleet.cattle.io/agent-namespace";
+const SERVICE_ACCOUNT_ANNOTATION: &str = "fleet.cattle.io/service-account";
+const KEEP_RESOURCES_ANNOTATION: &str = "fleet.cattle.io/keep-resources";
+
+/// One stored revision of a release.
+#[derive(Debug, Clone)]
+pub struct Revision {
+    /// Its revision number.
+    pub version: u64,
+    /// Its status (`deployed`, `superseded`, `failed`, ...).
+    pub status: String,
+    /// The release as Helm stores it.
+    pub body: Value,
+}
+
+/// Where a release's records live.
+pub struct Store {
+    api: Api<Secret>,
+    name: String,
+    namespace: String,
+}
+
+/// What a new revision records beside the release the renderer made.
+pub struct NewRevision<'a> {
+    /// The release.
+    pub release: &'a HelmRelease,
+    /// The revision number.
+    pub version: u64,
+    /// `deployed` or `failed`.
+    pub status: &'a str,
+    /// Helm's description (`Install complete`, `Upgrade complete`, `failed pre-install: ...`).
+    pub description: String,
+    /// The applied objects, as Helm's manifest.
+    pub manifest: String,
+    /// The hooks as run, in Helm's form.
+    pub hooks: Vec<Value>,
+    /// When revision 1 was deployed, if this is a later one.
+    pub first_deployed: Option<String>,
+    /// The BundleDeployment, its agent's namespace, service account and keepResources,
+    /// recorded in the chart's annotations as Fleet records them.
+    pub bundle_id: &'a str,
+    /// The namespace of the agent's BundleDeployments on the hub.
+    pub agent_namespace: &'a str,
+    /// `serviceAccount` of the bundle.
+    pub service_account: &'a str,
+    /// `keepResources` of the bundle.
+    pub keep_resources: bool,
+}
+
+impl Store {
+    /// The records of release `name` in `namespace` of the cluster `client` reaches.
+    pub fn new(client: &kube::Client, namespace: &str, name: &str) -> Self {
+        Self {
+            api: Api::namespaced(client.clone(), namespace),
+            name: name.to_string(),
+            namespace: namespace.to_string(),
+        }
+    }
+
+    fn secret_name(&self, version: u64) -> String {
+        format!("sh.helm.release.v1.{}.v{version}", self.name)
+    }
+
+    /// Every stored revision, oldest first.
+    pub async fn history(&self) -> Result<Vec<Revision>, Error> {
+        let selector = format!("owner=helm,name={}", self.name);
+        let secrets = self
+            .api
+            .list(&ListParams::default().labels(&selector))
+            .await?;
+        let mut revisions = Vec::new();
+        for secret in secrets.items {
+            let Some(data) = secret.data.as_ref().and_then(|d| d.get("release")) else {
+                continue;
+            };
+            let body = decode(&data.0).map_err(|message| {
+                Error::Invalid(format!(
+                    "Helm release record {}: {message}",
+                    secret.metadata.name.unwrap_or_default()
+                ))
+            })?;
+            let version = body.get("version").and_then(Value::as_u64).unwrap_or(0);
+            let status = body
+                .pointer("/info/status")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            revisions.push(Revision {
+                version,
+                status,
+                body,
+            });
+        }
+        revisions.sort_by_key(|r| r.version);
+        Ok(revisions)
+    }
+
+    /// Stores a new revision.
+    pub async fn create(&self, revision: &NewRevision<'_>) -> Result<(), Error> {
+        let body = release_body(&self.namespace, revision);
+        let secret = self.secret(revision.version, revision.status, &body)?;
+        match self.api.create(&PostParams::default(), &secret).await {
+            Ok(_) => Ok(()),
+            Err(kube::Error::Api(response)) if response.code == 409 => {
+                let name = self.secret_name(revision.version);
+                self.api
+                    .replace(&name, &PostParams::default(), &secret)
+                    .await?;
+                Ok(())
+            }
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// Marks a stored revision `status` (as an upgrade marks the one it replaces
+    /// `superseded`), in its labels and its body.
+    pub async fn set_status(&self, revision: &Revision, status: &str) -> Result<(), Error> {
+        let mut body = revision.body.clone();
+        if let Some(info) = body.get_mut("info").and_then(Value::as_object_mut) {
+            info.insert("status".into(), Value::from(status));
+        }
+        let secret = self.secret(revision.version, status, &body)?;
+        self.api
+            .replace(
+                &self.secret_name(revision.version),
+                &PostParams::default(),
+                &secret,
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Deletes the oldest revisions until at most `max` remain, as Helm's `--history-max`
+    /// does (the deployed one is never deleted).
+    pub async fn prune(&self, max: usize) -> Result<(), Error> {
+        let history = self.history().await?;
+        let excess = history.len().saturating_sub(max.max(1));
+        for old in history
+            .iter()
+            .filter(|r| r.status != "deployed")
+            .take(excess)
+        {
+            match self
+                .api
+                .delete(&self.secret_name(old.version), &DeleteParams::default())
+                .await
+            {
+                Ok(_) => {}
+                Err(kube::Error::Api(response)) if response.code == 404 => {}
+                Err(error) => return Err(error.into()),
+            }
+        }
+        Ok(())
+    }
+
+    fn secret(&self, version: u64, status: &str, body: &Value) -> Result<Secret, Error> {
+        let encoded = encode(body).map_err(Error::Invalid)?;
+        let labels = BTreeMap::from([
+            ("name".to_string(), self.name.clone()),
+            ("owner".to_string(), "helm".to_string()),
+            ("status".to_string(), status.to_string()),
+            ("version".to_string(), version.to_string()),
+            (
+                "modifiedAt".to_string(),
+                jiff::Timestamp::now().as_second().to_string(),
+            ),
+        ]);
+        Ok(Secret {
+            metadata: ObjectMeta {
+                name: Some(self.secret_name(version)),
+                namespace: Some(self.namespace.clone()),
+                labels: Some(labels),
+                ..ObjectMeta::default()
+            },
+            type_: Some(SECRET_TYPE.into()),
+            data: Some(BTreeMap::from([(
+                "release".to_string(),
+                ByteString(encoded.into_bytes()),
+            )])),
+            ..Secret::default()
+        })
+    }
+}
+
+/// The release as Helm's `release.Release` serialises it.
+fn release_body(namespace: &str, revision: &NewRevision<'_>) -> Value {
+    let release = revision.release;
+    let now = jiff::Timestamp::now().to_string();
+    let mut metadata = release.chart.clone();
+    if let Some(map) = metadata.as_object_mut() {
+        let annotations = map
+            .entry("annotations")
+            .or_insert_with(|| json!({}))
+            .as_object_mut();
+        if let Some(annotations) = annotations {
+            for (key, value) in [
+                (BUNDLE_ID_ANNOTATION, revision.bundle_id),
+                (AGENT_NAMESPACE_ANNOTATION, revision.agent_namespace),
+                (SERVICE_ACCOUNT_ANNOTATION, revision.service_account),
+                (
+                    KEEP_RESOURCES_ANNOTATION,
+                    if revision.keep_resources {
+                        "true"
+                    } else {
+                        "false"
+                    },
+                ),
+            ] {
+                annotations.insert(key.into(), Value::from(value));
+            }
+        }
+    }
+    let mut info = json!({
+        "first_deployed": revision.first_deployed.clone().unwrap_or_else(|| now.clone()),
+        "last_deployed": now,
+        "description": revision.description,
+        "status": revision.status,
+    });
+    if !release.notes.is_empty() {
+        info["notes"] = Value::from(release.notes.as_str());
+    }
+    json!({
+        "name": release.name,
+        "info": info,
+        "chart": {
+            "metadata": metadata,
+            "lock": null,
+            "templates": [],
+            "values": release.values,
+            "schema": null,
+            "files": [],
+        },
+        "config": if release.config.is_object() { release.config.clone() } else { json!({}) },
+        "manifest": revision.manifest,
+        "hooks": revision.hooks,
+        "version": revision.version,
+        "namespace": namespace,
+    })
+}
+
+/// Helm's encoding of a release: JSON, gzipped, base64.
+pub fn encode(body: &Value) -> Result<String, String> {
+    let json = serde_json::to_vec(body).map_err(|e| e.to_string())?;
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gzip.write_all(&json).map_err(|e| e.to_string())?;
+    let packed = gzip.finish().map_err(|e| e.to_string())?;
+    Ok(base64::engine::general_purpose::STANDARD.encode(packed))
+}
+
+/// Reads a release Helm encoded (gzipped or, as very old Helm wrote it, plain JSON).
+pub fn decode(text: &[u8]) -> Result<Value, String> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| format!("not base64: {e}"))?;
+    let json = if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(&bytes[..])
+            .read_to_end(&mut out)
+            .map_err(|e| format!("not gzip: {e}"))?;
+        out
+    } else {
+        bytes
+    };
+    serde_json::from_slice(&json).map_err(|e| format!("not JSON: {e}"))
+}
+
+/// The applied objects as one manifest: YAML documents, each after `---`, as Fleet's
+/// post-renderer hands them to Helm.
+pub fn manifest(objects: &[Value]) -> String {
+    let mut text = String::new();
+    for object in objects {
+        text.push_str("---\n");
+        text.push_str(&serde_yaml_ng::to_string(object).unwrap_or_default());
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_release_survives_helms_encoding() {
+        let body = json!({"name": "web", "version": 3, "info": {"status": "deployed"}});
+        let encoded = encode(&body).expect("encodes");
+        assert_eq!(decode(encoded.as_bytes()).expect("decodes"), body);
+        let plain = base64::engine::general_purpose::STANDARD.encode(body.to_string());
+        assert_eq!(decode(plain.as_bytes()).expect("plain JSON"), body);
+        assert!(decode(b"!!").is_err());
+    }
+
+    #[test]
+    fn the_manifest_is_yaml_documents() {
+        let text = manifest(&[
+            json!({"kind": "ConfigMap", "metadata": {"name": "a"}}),
+            json!({"kind": "Service"}),
+        ]);
+        assert_eq!(
+            text,
+            "---\nkind: ConfigMap\nmetadata:\n  name: a\n---\nkind: Service\n"
+        );
+    }
+}

@@ -1,0 +1,375 @@
+//! Helm bundles deployed as Helm releases, judged by real Helm 4 and Helm 3 reading the
+//! member cluster: `helm list`, `history`, `status`, `get manifest` and `get values` show
+//! fleet-rs's releases; a pre-install hook Job runs before the chart's Deployment and is
+//! deleted as its policy says; a failing hook is reported as such; the chart's output goes
+//! through the bundle's kustomization; and a release Helm made is taken over in place.
+//! The member has no kubelet: the workload simulator completes Jobs and rolls out
+//! Deployments.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{Fleet, WAIT};
+use fleet_testkit::{client_for, eventually, helm, real_tool};
+use serde_json::{json, Value};
+
+/// The release: the bundle `web` of the GitRepo `demo`, as Fleet names it.
+const RELEASE: &str = "demo-web";
+/// Where it goes.
+const NAMESPACE: &str = "web";
+
+const CHART_YAML: &str =
+    "apiVersion: v2\nname: web\nversion: 1.2.3\nappVersion: \"4.5\"\ndescription: a web app\n";
+const VALUES: &str = "replicas: 1\nmessage: chart-default\nfailHook: false\n";
+const DEPLOYMENT: &str = r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  replicas: {{ .Values.replicas }}
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+"#;
+const CONFIGMAP: &str = r#"apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-settings
+data:
+  message: {{ .Values.message | quote }}
+"#;
+const HOOK: &str = r#"apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ .Release.Name }}-migrate
+  annotations:
+    helm.sh/hook: pre-install,pre-upgrade
+    helm.sh/hook-weight: "-1"
+    helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
+    {{- if .Values.failHook }}
+    simulate.fleet-rs.io/fail: "true"
+    {{- end }}
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: migrate
+        image: busybox:1.36
+        command: ["true"]
+"#;
+/// The kustomization Fleet runs over the chart's output: it adds a key to the ConfigMap.
+const OVERLAY: &str = r#"patches:
+- target:
+    kind: ConfigMap
+  patch: |-
+    - op: add
+      path: /data/patched
+      value: by-kustomize
+"#;
+
+fn fleet_yaml(message: &str, fail_hook: bool) -> String {
+    format!(
+        "defaultNamespace: {NAMESPACE}\nhelm:\n  chart: chart\n  values:\n    message: {message}\n    failHook: {fail_hook}\nkustomize:\n  dir: overlay\n"
+    )
+}
+
+/// Writes the chart bundle `web/` into the test repository and commits it.
+fn commit_chart(fleet: &Fleet, message: &str, fail_hook: bool) {
+    fleet
+        .repo
+        .write("web/fleet.yaml", &fleet_yaml(message, fail_hook))
+        .write("web/chart/Chart.yaml", CHART_YAML)
+        .write("web/chart/values.yaml", VALUES)
+        .write("web/chart/templates/deployment.yaml", DEPLOYMENT)
+        .write("web/chart/templates/configmap.yaml", CONFIGMAP)
+        .write("web/chart/templates/hook.yaml", HOOK)
+        .write("web/overlay/kustomization.yaml", OVERLAY);
+    fleet.repo.commit(message);
+}
+
+/// A fleet with one member `dev` whose workloads the simulator runs.
+async fn start() -> Fleet {
+    let mut fleet = Fleet::start(&[("dev", json!({"env": "dev"}))]).await;
+    let member = client_for(&fleet.hub.kubeconfig("dev")).await;
+    fleet
+        .running
+        .run_simulator(member, Duration::from_millis(300));
+    fleet
+}
+
+/// Runs a Helm command against the member `dev`, as JSON.
+fn helm_json(fleet: &Fleet, tool: &str, args: &[&str]) -> Value {
+    let home = fleet.hub.dir().join(format!("helm-home-{tool}"));
+    let text = helm(&real_tool(tool), &fleet.hub.kubeconfig("dev"), &home, args);
+    serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{tool} {args:?} printed JSON ({e}): {text}"))
+}
+
+fn helm_text(fleet: &Fleet, tool: &str, args: &[&str]) -> String {
+    let home = fleet.hub.dir().join(format!("helm-home-{tool}"));
+    helm(&real_tool(tool), &fleet.hub.kubeconfig("dev"), &home, args)
+}
+
+/// The release's revisions as `helm history` shows them: `(revision, status)`.
+fn history(fleet: &Fleet, tool: &str) -> Vec<(u64, String)> {
+    let shown = helm_json(
+        fleet,
+        tool,
+        &["history", RELEASE, "-n", NAMESPACE, "-o", "json"],
+    );
+    shown
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            (
+                r["revision"].as_u64().unwrap_or(0),
+                r["status"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Waits until the member's BundleDeployment reports `release` applied and ready.
+async fn wait_release(fleet: &Fleet, release: &str) {
+    let wanted = format!("{NAMESPACE}/{RELEASE}:{release}");
+    let deployments = fleet.deployments("dev");
+    eventually(&format!("release {wanted} ready"), WAIT, || async {
+        let status = deployments.get(RELEASE).await.ok()?.status?;
+        (status.release.as_deref() == Some(wanted.as_str()) && status.ready).then_some(())
+    })
+    .await;
+}
+
+fn timestamp(text: &str) -> jiff::Timestamp {
+    text.parse()
+        .unwrap_or_else(|e| panic!("`{text}` is a timestamp: {e}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn helm_reads_the_releases_the_agent_records_and_hooks_run_first() {
+    let fleet = start().await;
+    commit_chart(&fleet, "first", false);
+    fleet
+        .gitrepo(json!({"paths": ["web"], "targets": [{"clusterSelector": {}}]}))
+        .await;
+    wait_release(&fleet, "1").await;
+
+    for tool in ["helm4", "helm3"] {
+        let listed = helm_json(&fleet, tool, &["list", "-A", "-o", "json"]);
+        let release = listed
+            .as_array()
+            .and_then(|l| l.iter().find(|r| r["name"] == RELEASE))
+            .unwrap_or_else(|| panic!("{tool} list shows {RELEASE}: {listed}"));
+        assert_eq!(release["namespace"], NAMESPACE, "{tool}");
+        assert_eq!(release["chart"], "web-1.2.3", "{tool}");
+        assert_eq!(release["app_version"], "4.5", "{tool}");
+        assert_eq!(release["revision"], "1", "{tool}");
+        assert_eq!(release["status"], "deployed", "{tool}");
+
+        let values = helm_json(
+            &fleet,
+            tool,
+            &["get", "values", RELEASE, "-n", NAMESPACE, "-o", "json"],
+        );
+        assert_eq!(
+            values,
+            json!({"message": "first", "failHook": false}),
+            "{tool}"
+        );
+        let manifest = helm_text(&fleet, tool, &["get", "manifest", RELEASE, "-n", NAMESPACE]);
+        assert!(manifest.contains("kind: Deployment"), "{tool}: {manifest}");
+        assert!(
+            manifest.contains("patched: by-kustomize"),
+            "{tool}: {manifest}"
+        );
+        let status = helm_json(
+            &fleet,
+            tool,
+            &["status", RELEASE, "-n", NAMESPACE, "-o", "json"],
+        );
+        assert_eq!(status["info"]["status"], "deployed", "{tool}");
+        assert_eq!(status["info"]["description"], "Install complete", "{tool}");
+    }
+
+    // The chart's output went through the overlay, and every object carries Helm's marks.
+    let settings = fleet
+        .get(
+            "dev",
+            &["get", "configmap", "demo-web-settings", "-n", NAMESPACE],
+        )
+        .expect("the ConfigMap");
+    assert_eq!(settings["data"]["message"], "first");
+    assert_eq!(settings["data"]["patched"], "by-kustomize");
+    assert_eq!(
+        settings["metadata"]["annotations"]["meta.helm.sh/release-name"],
+        RELEASE
+    );
+    assert_eq!(
+        settings["metadata"]["annotations"]["meta.helm.sh/release-namespace"],
+        NAMESPACE
+    );
+    assert_eq!(
+        settings["metadata"]["labels"]["app.kubernetes.io/managed-by"],
+        "Helm"
+    );
+
+    // The pre-install hook ran to completion before the Deployment was created, then was
+    // deleted under `hook-succeeded`.
+    let status = helm_json(
+        &fleet,
+        "helm4",
+        &["status", RELEASE, "-n", NAMESPACE, "-o", "json"],
+    );
+    let hook = &status["hooks"][0];
+    assert_eq!(hook["name"], "demo-web-migrate");
+    assert_eq!(hook["last_run"]["phase"], "Succeeded");
+    let deployment = fleet
+        .get("dev", &["get", "deployment", RELEASE, "-n", NAMESPACE])
+        .expect("the Deployment");
+    let created = timestamp(
+        deployment["metadata"]["creationTimestamp"]
+            .as_str()
+            .unwrap_or_default(),
+    );
+    let hook_done = timestamp(
+        hook["last_run"]["completed_at"]
+            .as_str()
+            .unwrap_or_default(),
+    );
+    let hook_started = timestamp(hook["last_run"]["started_at"].as_str().unwrap_or_default());
+    assert!(
+        hook_done.as_second() <= created.as_second(),
+        "the hook finished ({hook_done}) before the Deployment was created ({created})"
+    );
+    assert!(
+        hook_done.duration_since(hook_started) >= jiff::SignedDuration::from_millis(250),
+        "the agent waited for the Job to complete"
+    );
+    assert!(
+        fleet
+            .get("dev", &["get", "job", "demo-web-migrate", "-n", NAMESPACE])
+            .is_none(),
+        "the succeeded hook Job is deleted"
+    );
+
+    // A commit is a second revision; Fleet's default history keeps two.
+    commit_chart(&fleet, "second", false);
+    wait_release(&fleet, "2").await;
+    for tool in ["helm4", "helm3"] {
+        assert_eq!(
+            history(&fleet, tool),
+            [(1, "superseded".to_string()), (2, "deployed".to_string())],
+            "{tool}"
+        );
+    }
+    commit_chart(&fleet, "third", false);
+    wait_release(&fleet, "3").await;
+    assert_eq!(
+        history(&fleet, "helm4"),
+        [(2, "superseded".to_string()), (3, "deployed".to_string())],
+        "maxHistory 2 keeps the last two"
+    );
+    let values = helm_json(
+        &fleet,
+        "helm3",
+        &["get", "values", RELEASE, "-n", NAMESPACE, "-o", "json"],
+    );
+    assert_eq!(values["message"], "third");
+
+    // A failing pre-upgrade hook: nothing is applied, the status says it was the hook.
+    commit_chart(&fleet, "broken", true);
+    let deployments = fleet.deployments("dev");
+    let deployed = eventually("the hook failure reported", WAIT, || async {
+        let status = deployments.get(RELEASE).await.ok()?.status?;
+        let deployed = status.conditions.iter().find(|c| c.type_ == "Deployed")?;
+        (deployed.status == "False").then(|| deployed.clone())
+    })
+    .await;
+    assert_eq!(deployed.reason.as_deref(), Some("HookFailed"));
+    let message = deployed.message.unwrap_or_default();
+    assert!(
+        message.contains("pre-upgrade hook Job demo-web-migrate")
+            && message.contains("BackoffLimitExceeded"),
+        "{message}"
+    );
+    let settings = fleet
+        .get(
+            "dev",
+            &["get", "configmap", "demo-web-settings", "-n", NAMESPACE],
+        )
+        .expect("the ConfigMap");
+    assert_eq!(
+        settings["data"]["message"], "third",
+        "the last good deployment stays"
+    );
+    let shown = history(&fleet, "helm4");
+    assert_eq!(
+        shown.last().map(|(_, s)| s.as_str()),
+        Some("failed"),
+        "{shown:?}"
+    );
+    assert!(
+        shown.iter().any(|(r, s)| *r == 3 && s == "deployed"),
+        "{shown:?}"
+    );
+    fleet.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_release_helm_installed_is_taken_over_in_place() {
+    // Rancher Fleet deployed this chart with Helm under the bundle's name: here real Helm
+    // installs it, as Fleet's agent would have, before fleet-rs is pointed at the repo.
+    let fleet = start().await;
+    commit_chart(&fleet, "from-rancher", false);
+    let chart = fleet.repo.path().join("web/chart");
+    helm_text(
+        &fleet,
+        "helm4",
+        &[
+            "install",
+            RELEASE,
+            &chart.to_string_lossy(),
+            "-n",
+            NAMESPACE,
+            "--create-namespace",
+            "--no-hooks",
+            "--set",
+            "message=from-rancher",
+        ],
+    );
+    let before = fleet
+        .get("dev", &["get", "deployment", RELEASE, "-n", NAMESPACE])
+        .expect("the Deployment Helm made");
+    fleet
+        .gitrepo(json!({"paths": ["web"], "targets": [{"clusterSelector": {}}]}))
+        .await;
+    wait_release(&fleet, "2").await;
+    let after = fleet
+        .get("dev", &["get", "deployment", RELEASE, "-n", NAMESPACE])
+        .expect("the Deployment");
+    assert_eq!(
+        after["metadata"]["uid"], before["metadata"]["uid"],
+        "taken over in place, not recreated"
+    );
+    assert_eq!(
+        history(&fleet, "helm3"),
+        [(1, "superseded".to_string()), (2, "deployed".to_string())]
+    );
+    let status = helm_json(
+        &fleet,
+        "helm4",
+        &["status", RELEASE, "-n", NAMESPACE, "-o", "json"],
+    );
+    assert_eq!(status["info"]["description"], "Upgrade complete");
+    fleet.stop().await;
+}
