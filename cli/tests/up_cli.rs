@@ -147,6 +147,7 @@ fn the_readme_demo_deploys_each_variant_survives_a_restart_and_stops_on_ctrl_c()
         stdout.contains("get gitrepos,bundles,clusters -A"),
         "{stdout}"
     );
+    assert!(stdout.contains("list -n demo-helm"), "{stdout}");
     assert!(stdout.contains(&format!(
         "Stopped. Data kept in {}",
         data.canonicalize().expect("data").display()
@@ -171,6 +172,29 @@ fn the_readme_demo_deploys_each_variant_survives_a_restart_and_stops_on_ctrl_c()
         kubectl(&local, &["get", "namespaces"], None).0
     });
     assert_variants(&hub);
+    // The Helm bundle is a release real Helm lists, and its Deployment was rolled out (by
+    // the workload simulator: the members have no kubelet).
+    let prod = hub.join("prod.kubeconfig");
+    assert_eq!(
+        get(
+            &prod,
+            "deployment",
+            "greeter",
+            "demo-helm",
+            ".status.readyReplicas"
+        ),
+        "3"
+    );
+    let listed = fleet_testkit::helm(
+        &fleet_testkit::real_tool("helm4"),
+        &prod,
+        &elsewhere.path().join("helm-home"),
+        &["list", "-n", "demo-helm", "-o", "json"],
+    );
+    let listed: serde_json::Value = serde_json::from_str(&listed).expect("helm list JSON");
+    assert_eq!(listed[0]["name"], "greeter", "{listed}");
+    assert_eq!(listed[0]["status"], "deployed", "{listed}");
+    assert_eq!(listed[0]["chart"], "greeter-0.1.0", "{listed}");
     assert_eq!(
         get(
             &local,
@@ -245,7 +269,6 @@ fn the_readme_demo_deploys_each_variant_survives_a_restart_and_stops_on_ctrl_c()
             ".status.webhookCommit",
         ) == head
     });
-    let prod = hub.join("prod.kubeconfig");
     until("the green commit on prod", Duration::from_secs(60), || {
         kubectl(
             &prod,

@@ -50,9 +50,15 @@ pub(super) async fn register_agents(
         let agent = fleet_agent::Agent::new(hub, member, &registered.namespace, RESYNC);
         let heartbeat = (registered.cluster, Duration::from_secs(10));
         fleet.running.run_agent(name, agent, Some(heartbeat)).await;
+        // The members have no kubelet: the simulator rolls their workloads out.
+        let workloads = fleet.hub.client_of(name).await?;
+        fleet.running.run_simulator(workloads, WORKLOAD_DELAY);
     }
     Ok(())
 }
+
+/// How long the simulated kubelet takes to roll a workload out.
+const WORKLOAD_DELAY: Duration = Duration::from_secs(1);
 
 /// How often an agent looks again at what it applied (drift, readiness).
 const RESYNC: Duration = Duration::from_secs(15);

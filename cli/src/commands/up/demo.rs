@@ -29,6 +29,7 @@ const FILES: &[(&str, &str)] = embedded![
     "helm-chart/chart/values.yaml",
     "helm-chart/chart/templates/_helpers.tpl",
     "helm-chart/chart/templates/configmap.yaml",
+    "helm-chart/chart/templates/deployment.yaml",
     "helm-chart/chart/templates/service.yaml",
 ];
 

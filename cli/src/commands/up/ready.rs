@@ -136,6 +136,8 @@ Look around (the hub's management cluster, then a member):
   kubectl --kubeconfig {local} get gitrepos,bundles,clusters -A
   kubectl --kubeconfig {local} get bundledeployments -A
   kubectl --kubeconfig {dev} get configmaps -A -l app.kubernetes.io/name
+  kubectl --kubeconfig {prod} get deployment,service greeter -n demo-helm
+  helm --kubeconfig {prod} list -n demo-helm    (Helm 3 or 4: the release the agent recorded)
   {fleet} status --kubeconfig {local} --watch
 
 Make a change and watch it roll out (each commit is pushed to gitjob's webhook; it also polls every 5 s):
