@@ -164,7 +164,18 @@ async fn prepare(
     let content = Api::<Content>::all(agent.hub.clone())
         .get(content_id)
         .await?;
-    let Payload { resources, helm } = content.unpack()?;
+    let Payload {
+        resources,
+        helm,
+        member_render,
+    } = content.unpack()?;
+    let (resources, helm) = match member_render {
+        Some(render) => {
+            let rendered = crate::member_render::render(agent, deployment, &render).await?;
+            (rendered.resources, rendered.helm)
+        }
+        None => (resources, helm),
+    };
     let default_namespace = options
         .target_namespace
         .clone()

@@ -3,14 +3,16 @@
 //! applies each one's Content to its own cluster and reports back. The hub never holds the
 //! downstream cluster's credentials.
 //!
-//! It depends on the Fleet types and the shared object plumbing only: no Git, no Helm or
-//! Kustomize engine, no controller.
+//! It depends on the Fleet types, the shared object plumbing and the pure renderer (for the
+//! Helm bundles that must be rendered in the member cluster, as Fleet's agent renders
+//! them): no Git, no chart or remote fetching, no controller.
 
 pub mod command;
 pub mod deploy;
 pub mod drift;
 pub mod helm;
 pub mod hooks;
+pub mod member_render;
 pub mod readiness;
 pub mod register;
 pub mod release;
@@ -46,6 +48,9 @@ pub enum Error {
     /// The resources were not ready within `helm.timeoutSeconds`.
     #[error("{0}")]
     Timeout(String),
+    /// A bundle rendered in the member cluster failed to render.
+    #[error("{0}")]
+    Render(String),
 }
 
 impl Error {
@@ -55,6 +60,7 @@ impl Error {
         match self {
             Error::Hook(_) => "HookFailed",
             Error::Timeout(_) => "Timeout",
+            Error::Render(_) => "RenderFailed",
             Error::NotOwned(_) => "NotOwned",
             Error::Kube(_) | Error::Content(_) | Error::Invalid(_) => "ApplyFailed",
         }

@@ -109,20 +109,46 @@ pub struct HelmHook {
     pub object: serde_json::Value,
 }
 
-/// What a Content holds: the resources to apply and, for a Helm bundle, its release.
+/// A Helm bundle the agent renders in its member cluster, as Fleet's agent renders every
+/// chart: one that reads values from the member (`helm.valuesFrom`), `lookup` or
+/// `.Capabilities`. The Content carries what the render needs instead of resources.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberRender {
+    /// The Bundle's name (it names the release).
+    pub bundle_name: String,
+    /// The Bundle's files, as in its `spec.resources`.
+    pub files: Vec<crate::BundleResource>,
+    /// Remote charts fetched for it, as the renderer serialises them.
+    #[serde(default)]
+    pub charts: serde_json::Value,
+    /// The cluster, as the renderer's `${ }` templating sees it: `name`, `namespace`,
+    /// `labels`, `groups`.
+    pub cluster: serde_json::Value,
+}
+
+/// What a Content holds: the resources to apply and, for a Helm bundle, its release; or a
+/// render the agent does in its member cluster.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Payload {
     /// The resources, in install order.
     pub resources: Vec<serde_json::Value>,
     /// The Helm release they make up, for a Helm bundle.
     pub helm: Option<HelmRelease>,
+    /// What the agent renders itself, when the resources depend on its cluster.
+    pub member_render: Option<MemberRender>,
 }
 
 /// The packed form of a Helm bundle's payload (a plain bundle's is the resource array).
 #[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct PackedRelease {
+    #[serde(default)]
     resources: Vec<serde_json::Value>,
-    helm: HelmRelease,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    helm: Option<HelmRelease>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    member_render: Option<MemberRender>,
 }
 
 impl Content {
@@ -134,11 +160,12 @@ impl Content {
             name: id.to_string(),
             message,
         };
-        let json = match &payload.helm {
-            None => serde_json::to_vec(&payload.resources),
-            Some(helm) => serde_json::to_vec(&PackedRelease {
+        let json = match (&payload.helm, &payload.member_render) {
+            (None, None) => serde_json::to_vec(&payload.resources),
+            _ => serde_json::to_vec(&PackedRelease {
                 resources: payload.resources.clone(),
-                helm: helm.clone(),
+                helm: payload.helm.clone(),
+                member_render: payload.member_render.clone(),
             }),
         }
         .map_err(|e| broken(e.to_string()))?;
@@ -173,14 +200,15 @@ impl Content {
             let resources = serde_json::from_value(packed).map_err(|e| broken(e.to_string()))?;
             return Ok(Payload {
                 resources,
-                helm: None,
+                ..Payload::default()
             });
         }
         let release: PackedRelease =
             serde_json::from_value(packed).map_err(|e| broken(e.to_string()))?;
         Ok(Payload {
             resources: release.resources,
-            helm: Some(release.helm),
+            helm: release.helm,
+            member_render: release.member_render,
         })
     }
 
@@ -264,7 +292,7 @@ mod tests {
         ];
         let payload = Payload {
             resources,
-            helm: None,
+            ..Payload::default()
         };
         let content = Content::pack("s-abc", &payload).expect("packs");
         assert_eq!(content.metadata.name.as_deref(), Some("s-abc"));
@@ -287,6 +315,16 @@ mod tests {
         };
         let content = Content::pack("s-abc", &with_release).expect("packs");
         assert_eq!(content.unpack().expect("unpacks"), with_release);
+        let rendered_there = Payload {
+            member_render: Some(MemberRender {
+                bundle_name: "web".into(),
+                cluster: serde_json::json!({"name": "dev"}),
+                ..MemberRender::default()
+            }),
+            ..Payload::default()
+        };
+        let content = Content::pack("s-abc", &rendered_there).expect("packs");
+        assert_eq!(content.unpack().expect("unpacks"), rendered_there);
     }
 
     #[test]

@@ -23,7 +23,7 @@ pub use bundle::*;
 pub use bundledeployment::*;
 pub use cluster::*;
 pub use common::*;
-pub use content::{Content, ContentError, HelmHook, HelmRelease, Payload};
+pub use content::{Content, ContentError, HelmHook, HelmRelease, MemberRender, Payload};
 pub use fleetyaml::*;
 pub use gitrepo::*;
 pub use registration::*;

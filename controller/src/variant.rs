@@ -2,9 +2,8 @@
 //! result named by its content id and deployment id.
 
 use std::collections::HashMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
-use base64::Engine;
 use fleet_api::{Bundle, FleetYaml};
 use fleet_charts::ChartCache;
 use fleet_renderer::bundle::{self, BundleDir, ClusterInfo, Variant};
@@ -14,17 +13,9 @@ use sha2::{Digest, Sha256};
 /// Why a bundle could not be rendered for a cluster.
 #[derive(Debug, thiserror::Error)]
 pub enum VariantError {
-    /// A resource name that would leave the bundle directory.
-    #[error("resource `{0}` names a path outside the bundle")]
-    UnsafeName(String),
-    /// A resource whose base64 or gzip encoding is broken.
-    #[error("resource `{name}`: {message}")]
-    Encoding {
-        /// The resource.
-        name: String,
-        /// What is wrong.
-        message: String,
-    },
+    /// The bundle's files could not be written back.
+    #[error(transparent)]
+    Files(#[from] fleet_renderer::bundle::FilesError),
     /// The files could not be written.
     #[error("writing the bundle's files: {0}")]
     Io(#[from] std::io::Error),
@@ -45,6 +36,7 @@ pub struct BundleFiles {
     root: RepoRoot,
     dir: BundleDir,
     name: String,
+    files: Vec<fleet_api::BundleResource>,
     fleet: FleetYaml,
     uses_helm: bool,
     rendered: HashMap<String, Variant>,
@@ -58,15 +50,7 @@ impl BundleFiles {
             .prefix("bundle-")
             .tempdir_in(work)?;
         let top = scratch.path().join("bundle");
-        std::fs::create_dir_all(&top)?;
-        for resource in &bundle.spec.resources {
-            let name = resource.name.clone().unwrap_or_default();
-            let path = safe_join(&top, &name)?;
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            std::fs::write(&path, decode(&name, resource)?)?;
-        }
+        bundle::write_files(&bundle.spec.resources, &top)?;
         let root = RepoRoot::new(&top)?;
         let dir = BundleDir {
             dir: root.path().to_path_buf(),
@@ -85,6 +69,7 @@ impl BundleFiles {
             root,
             dir,
             name: kube::ResourceExt::name_any(bundle),
+            files: bundle.spec.resources.clone(),
             fleet,
             uses_helm,
             rendered: HashMap::new(),
@@ -121,46 +106,26 @@ impl BundleFiles {
             &self.name,
             &self.fleet,
             cluster,
-            &fetched,
+            &bundle::Sources {
+                fetched: Some(&fetched),
+                member: None,
+            },
         )?;
+        // A render that needs the member cluster (valuesFrom, lookup, .Capabilities) is
+        // done again by the agent there, from the bundle's files and what was fetched.
+        let variant = if variant.reads_member {
+            let render = fleet_api::MemberRender {
+                bundle_name: self.name.clone(),
+                files: self.files.clone(),
+                charts: fetched.to_json(),
+                cluster: serde_json::to_value(cluster).unwrap_or_default(),
+            };
+            variant.rendered_in_member(render)
+        } else {
+            variant
+        };
         self.rendered.insert(key, variant.clone());
         Ok(variant)
-    }
-}
-
-fn safe_join(top: &Path, name: &str) -> Result<PathBuf, VariantError> {
-    let relative = Path::new(name);
-    let normal = relative
-        .components()
-        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
-    if name.is_empty() || !normal {
-        return Err(VariantError::UnsafeName(name.to_string()));
-    }
-    Ok(top.join(relative))
-}
-
-fn decode(name: &str, resource: &fleet_api::BundleResource) -> Result<Vec<u8>, VariantError> {
-    let content = resource.content.clone().unwrap_or_default();
-    let broken = |message: String| VariantError::Encoding {
-        name: name.to_string(),
-        message,
-    };
-    let base64 = || {
-        base64::engine::general_purpose::STANDARD
-            .decode(content.trim())
-            .map_err(|e| broken(e.to_string()))
-    };
-    match resource.encoding.as_deref().unwrap_or("") {
-        "" => Ok(content.into_bytes()),
-        "base64" => base64(),
-        "base64+gz" => {
-            let mut out = Vec::new();
-            let bytes = base64()?;
-            std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut out)
-                .map_err(|e| broken(e.to_string()))?;
-            Ok(out)
-        }
-        other => Err(broken(format!("unknown encoding `{other}`"))),
     }
 }
 
@@ -171,18 +136,4 @@ pub fn deployment_id(variant: &Variant) -> String {
     let digest = Sha256::digest(&options);
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     format!("{}:{hex}", variant.id)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn resource_names_stay_inside_the_bundle() {
-        let top = Path::new("/scratch/bundle");
-        assert!(safe_join(top, "a/b.yaml").is_ok());
-        assert!(safe_join(top, "../x").is_err());
-        assert!(safe_join(top, "/etc/passwd").is_err());
-        assert!(safe_join(top, "").is_err());
-    }
 }

@@ -373,3 +373,112 @@ async fn a_release_helm_installed_is_taken_over_in_place() {
     assert_eq!(status["info"]["description"], "Upgrade complete");
     fleet.stop().await;
 }
+
+const PROBE_CONFIGMAP: &str = r#"apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: probe
+data:
+  secretMessage: {{ .Values.secretMessage | quote }}
+  inline: {{ .Values.inline | quote }}
+  kubeVersion: {{ .Capabilities.KubeVersion.Version | quote }}
+  servesDeployments: {{ .Capabilities.APIVersions.Has "apps/v1/Deployment" | quote }}
+  {{- $existing := lookup "v1" "ConfigMap" "probe" "preexisting" }}
+  lookedUp: {{ dig "data" "color" "none" $existing | quote }}
+"#;
+
+const PROBE_FLEET_YAML: &str = "defaultNamespace: probe
+helm:
+  chart: chart
+  values:
+    inline: from-fleet-yaml
+    secretMessage: overridden-by-the-secret
+  valuesFrom:
+  - secretKeyRef:
+      name: probe-values
+      key: values.yaml
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn values_from_lookup_and_capabilities_come_from_the_member_cluster() {
+    let fleet = start().await;
+    // What only the member holds: a Secret of values, and an object the chart looks up.
+    let member = fleet.hub.hub.kubectl("dev");
+    member
+        .run_blocking(&["create", "namespace", "probe"])
+        .success();
+    member
+        .run_blocking(&[
+            "create",
+            "secret",
+            "generic",
+            "probe-values",
+            "-n",
+            "probe",
+            "--from-literal=values.yaml=secretMessage: from-the-member-secret\n",
+        ])
+        .success();
+    member
+        .run_blocking(&[
+            "create",
+            "configmap",
+            "preexisting",
+            "-n",
+            "probe",
+            "--from-literal=color=teal",
+        ])
+        .success();
+    fleet
+        .repo
+        .write("probe/fleet.yaml", PROBE_FLEET_YAML)
+        .write(
+            "probe/chart/Chart.yaml",
+            "apiVersion: v2\nname: probe\nversion: 0.1.0\n",
+        )
+        .write("probe/chart/templates/configmap.yaml", PROBE_CONFIGMAP);
+    fleet.repo.commit("probe");
+    fleet
+        .gitrepo(json!({"paths": ["probe"], "targets": [{"clusterSelector": {}}]}))
+        .await;
+    let deployments = fleet.deployments("dev");
+    eventually("the probe release ready", WAIT, || async {
+        let status = deployments.get("demo-probe").await.ok()?.status?;
+        (status.release.as_deref() == Some("probe/demo-probe:1") && status.ready).then_some(())
+    })
+    .await;
+
+    let probe = fleet
+        .get("dev", &["get", "configmap", "probe", "-n", "probe"])
+        .expect("the ConfigMap");
+    assert_eq!(probe["data"]["secretMessage"], "from-the-member-secret");
+    assert_eq!(probe["data"]["inline"], "from-fleet-yaml");
+    assert_eq!(probe["data"]["lookedUp"], "teal");
+    assert_eq!(probe["data"]["servesDeployments"], "true");
+    let version = fleet
+        .get("dev", &["version"])
+        .map(|v| v["serverVersion"]["gitVersion"].clone())
+        .expect("the member's version");
+    assert_eq!(probe["data"]["kubeVersion"], version);
+
+    // The member's values never went to the hub: the Content holds the bundle's files.
+    let contents = fleet
+        .get("local", &["get", "contents.fleet.cattle.io"])
+        .expect("Contents");
+    for item in contents["items"].as_array().into_iter().flatten() {
+        let content: fleet_api::Content = serde_json::from_value(item.clone()).expect("a Content");
+        let payload = content.unpack().expect("unpacks");
+        let text = serde_json::to_string(&payload.resources).unwrap_or_default();
+        assert!(!text.contains("from-the-member-secret"));
+        if let Some(render) = &payload.member_render {
+            let text = serde_json::to_string(render).unwrap_or_default();
+            assert!(!text.contains("from-the-member-secret"));
+        }
+    }
+    let status = helm_json(
+        &fleet,
+        "helm4",
+        &["status", "demo-probe", "-n", "probe", "-o", "json"],
+    );
+    assert_eq!(status["info"]["status"], "deployed");
+    fleet.stop().await;
+}

@@ -166,8 +166,18 @@ fn check_renders(
         let (_, options) = bundle::options_for(fleet, &cluster);
         let fetched = fleet_charts::fetch_for_bundle(charts, root, dir, fleet, &options)
             .map_err(|e| e.to_string())?;
-        bundle::render_with(root, dir, name, fleet, &cluster, &fetched)
-            .map_err(|e| e.to_string())?;
+        bundle::render_with(
+            root,
+            dir,
+            name,
+            fleet,
+            &cluster,
+            &bundle::Sources {
+                fetched: Some(&fetched),
+                member: None,
+            },
+        )
+        .map_err(|e| e.to_string())?;
     }
     Ok(())
 }

@@ -101,7 +101,15 @@ pub fn render_for(
     let fetched = fleet_charts::fetch_for_bundle(&cache, root, bundle, &fleet, &options)?;
     let name = bundle::name_for(&fleet, repo_name, bundle);
     Ok(bundle::render_with(
-        root, bundle, &name, &fleet, cluster, &fetched,
+        root,
+        bundle,
+        &name,
+        &fleet,
+        cluster,
+        &bundle::Sources {
+            fetched: Some(&fetched),
+            member: None,
+        },
     )?)
 }
 

@@ -81,6 +81,12 @@ pub fn release_content_id(resources: &[Value], release: &fleet_api::HelmRelease)
     digest_id(resources, Some(&release))
 }
 
+/// The content id of a render left to the agent: the sha256 of what it renders from.
+pub fn member_render_id(render: &fleet_api::MemberRender) -> String {
+    let render = serde_json::to_value(render).unwrap_or_default();
+    digest_id(&[], Some(&render))
+}
+
 fn digest_id(resources: &[Value], release: Option<&Value>) -> String {
     let mut documents: Vec<(ResId, String)> = resources
         .iter()

@@ -22,7 +22,7 @@ fn is_remote(chart: &str) -> bool {
 }
 
 /// A chart `fleet.yaml` names outside the repository.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct RemoteChartRef {
     /// `helm.repo`, empty when not set.
     pub repo: String,
@@ -60,6 +60,37 @@ impl FetchedCharts {
     pub fn get(&self, reference: &RemoteChartRef) -> Option<&chart::Chart> {
         self.0.get(reference)
     }
+
+    /// The charts as JSON, to travel with a render done elsewhere.
+    pub fn to_json(&self) -> Value {
+        let entries: Vec<(&RemoteChartRef, &chart::Chart)> = self.0.iter().collect();
+        serde_json::to_value(entries).unwrap_or_default()
+    }
+
+    /// The charts [`FetchedCharts::to_json`] wrote.
+    pub fn from_json(json: &Value) -> Result<Self> {
+        if json.is_null() {
+            return Ok(Self::default());
+        }
+        let entries: Vec<(RemoteChartRef, chart::Chart)> = serde_json::from_value(json.clone())
+            .map_err(|e| RenderError::in_file("fetched charts", e.to_string()))?;
+        Ok(Self(entries.into_iter().collect()))
+    }
+}
+
+/// What the member cluster contributes when a Helm bundle is rendered there, by its agent,
+/// as Fleet's agent renders every chart: `helm.valuesFrom`, `.Capabilities` and `lookup`.
+#[derive(Debug, Clone, Default)]
+pub struct MemberData {
+    /// The values read from the member's ConfigMaps and Secrets (`helm.valuesFrom`), in
+    /// order; each is merged over `helm.values` and the ones before it.
+    pub values_from: Vec<Value>,
+    /// `.Capabilities.KubeVersion`, from the member's `/version`.
+    pub kube_version: Option<String>,
+    /// `.Capabilities.APIVersions`, from the member's discovery.
+    pub api_versions: Option<Vec<String>>,
+    /// The cluster `lookup` asks.
+    pub lookup: Option<engine::ClusterLookup>,
 }
 
 /// The data Fleet's `${ }` templates of `helm.values` see.
@@ -153,6 +184,9 @@ pub struct HelmOutput {
     pub resources: Vec<Value>,
     /// The release the agent records.
     pub release: HelmRelease,
+    /// Whether the render depends on the member cluster (`helm.valuesFrom`, or a chart
+    /// that reads `lookup` or `.Capabilities`): then the agent renders it there.
+    pub reads_member: bool,
 }
 
 /// Which chart to render, with what, as what.
@@ -167,6 +201,8 @@ pub struct HelmInput<'a> {
     pub bundle_name: &'a str,
     /// The fleet.yaml as shown in errors.
     pub fleet_file: &'a str,
+    /// What the member cluster contributes, when rendered there.
+    pub member: &'a MemberData,
 }
 
 /// Renders a Helm bundle for one cluster into resources and its release.
@@ -182,6 +218,7 @@ pub fn render(
         chart_ref,
         bundle_name,
         fleet_file,
+        member,
     } = *input;
     let helm = options.helm.clone().unwrap_or_default();
     let fleet_yaml = bundle.dir.join("fleet.yaml");
@@ -222,6 +259,9 @@ pub fn render(
         }
         values::merge_user(&mut user, &inline);
     }
+    for from_member in &member.values_from {
+        values::merge_user(&mut user, from_member);
+    }
     let namespace = options
         .target_namespace
         .clone()
@@ -234,11 +274,15 @@ pub fn render(
         .clone()
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| super::names::release_name(bundle_name));
+    let defaults = engine::Options::default();
     let engine_options = engine::Options {
         release_name: release_name.clone(),
         namespace: namespace.clone(),
         include_crds: true,
         skip_schema_validation: helm.skip_schema_validation.unwrap_or(false),
+        kube_version: member.kube_version.clone().unwrap_or(defaults.kube_version),
+        api_versions: member.api_versions.clone().unwrap_or(defaults.api_versions),
+        lookup: member.lookup.clone(),
         ..engine::Options::default()
     };
     let rendered = engine::render(&loaded, &user, &engine_options)?;
@@ -279,7 +323,12 @@ pub fn render(
         notes: String::new(),
         hooks,
     };
-    Ok(HelmOutput { resources, release })
+    let reads_member = !helm.values_from.is_empty() || loaded.reads_cluster();
+    Ok(HelmOutput {
+        resources,
+        release,
+        reads_member,
+    })
 }
 
 #[cfg(test)]

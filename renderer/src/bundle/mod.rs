@@ -2,6 +2,7 @@
 
 pub mod content;
 mod discovery;
+mod files;
 mod fleetyaml;
 mod helm;
 mod manifests;
@@ -13,10 +14,11 @@ mod target;
 
 pub use content::{content_id, helm_install_order};
 pub use discovery::{discover, fleet_yaml_in, BundleDir};
+pub use files::{write_files, FilesError};
 pub use fleetyaml::{load_fleet_yaml, LoadedFleetYaml};
-pub use helm::{FetchedCharts, RemoteChartRef};
+pub use helm::{FetchedCharts, MemberData, RemoteChartRef};
 pub use manifests::bundle_files;
 pub use names::bundle_name;
 pub use object::{bundle_object, label_value, name_for};
-pub use render::{kustomize_needs, options_for, render, render_with, Variant};
+pub use render::{kustomize_needs, options_for, render, render_with, Sources, Variant};
 pub use target::ClusterInfo;

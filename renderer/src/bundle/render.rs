@@ -3,12 +3,12 @@
 
 use std::path::{Path, PathBuf};
 
-use fleet_api::{BundleDeploymentOptions, FleetYaml, HelmRelease, Payload};
+use fleet_api::{BundleDeploymentOptions, FleetYaml, HelmRelease, MemberRender, Payload};
 use serde_json::Value;
 
-use super::content::{content_id, helm_install_order, release_content_id};
+use super::content::{content_id, helm_install_order, member_render_id, release_content_id};
 use super::discovery::BundleDir;
-use super::helm::FetchedCharts;
+use super::helm::{FetchedCharts, MemberData};
 use super::manifests;
 use super::options;
 use super::target::ClusterInfo;
@@ -30,6 +30,11 @@ pub struct Variant {
     pub resources: Vec<Value>,
     /// For a Helm bundle, the release the resources make up.
     pub helm: Option<HelmRelease>,
+    /// Whether it depends on the member cluster (see [`super::helm::HelmOutput`]).
+    pub reads_member: bool,
+    /// When the agent renders it in its member cluster, what it renders from (and no
+    /// resources or release here).
+    pub member_render: Option<MemberRender>,
     /// Content id of the resources and release.
     pub id: String,
 }
@@ -40,6 +45,19 @@ impl Variant {
         Payload {
             resources: self.resources.clone(),
             helm: self.helm.clone(),
+            member_render: self.member_render.clone(),
+        }
+    }
+
+    /// The same variant, left to the agent to render in its member cluster from `render`:
+    /// no resources or release, and a content id naming what it renders from.
+    pub fn rendered_in_member(self, render: MemberRender) -> Self {
+        Self {
+            resources: Vec::new(),
+            helm: None,
+            id: member_render_id(&render),
+            member_render: Some(render),
+            ..self
         }
     }
 }
@@ -53,14 +71,18 @@ pub fn render(
     fleet: &FleetYaml,
     cluster: &ClusterInfo,
 ) -> Result<Variant> {
-    render_with(
-        root,
-        bundle,
-        bundle_name,
-        fleet,
-        cluster,
-        &FetchedCharts::default(),
-    )
+    let sources = Sources::default();
+    render_with(root, bundle, bundle_name, fleet, cluster, &sources)
+}
+
+/// What a render takes beside the repository: remote charts fetched beforehand and, when
+/// the agent renders in its member cluster, what that cluster contributes.
+#[derive(Debug, Default)]
+pub struct Sources<'a> {
+    /// Remote charts, fetched.
+    pub fetched: Option<&'a FetchedCharts>,
+    /// The member cluster's values, capabilities and lookups.
+    pub member: Option<&'a MemberData>,
 }
 
 /// The options in force for `cluster`: the bundle's, merged with the first matching
@@ -78,15 +100,18 @@ pub fn options_for(
     (target, options)
 }
 
-/// Renders `bundle` for `cluster`, taking remote charts from `fetched`.
+/// Renders `bundle` for `cluster`, taking remote charts and member data from `sources`.
 pub fn render_with(
     root: &RepoRoot,
     bundle: &BundleDir,
     bundle_name: &str,
     fleet: &FleetYaml,
     cluster: &ClusterInfo,
-    fetched: &FetchedCharts,
+    sources: &Sources<'_>,
 ) -> Result<Variant> {
+    let no_charts = FetchedCharts::default();
+    let fetched = sources.fetched.unwrap_or(&no_charts);
+    let no_member = MemberData::default();
     let fleet_file = root.display(&bundle.dir.join("fleet.yaml"));
     let customization = cluster.first_match(&fleet.target_customizations);
     let (target, options) = options_for(fleet, cluster);
@@ -97,10 +122,12 @@ pub fn render_with(
             options,
             resources: Vec::new(),
             helm: None,
+            reads_member: false,
+            member_render: None,
             id: content_id(&[]),
         });
     }
-    let (mut resources, helm) = match helm_chart(bundle, &options) {
+    let (mut resources, helm, reads_member) = match helm_chart(bundle, &options) {
         Some(chart) => {
             let input = super::helm::HelmInput {
                 options: &options,
@@ -108,15 +135,17 @@ pub fn render_with(
                 chart_ref: &chart,
                 bundle_name,
                 fleet_file: &fleet_file,
+                member: sources.member.unwrap_or(&no_member),
             };
             let output = super::helm::render(root, bundle, &input, fetched)?;
             let resources =
                 kustomize_helm_output(root, bundle, &options, &fleet_file, output.resources)?;
-            (resources, Some(output.release))
+            (resources, Some(output.release), output.reads_member)
         }
         None => (
             render_sources(root, bundle, &options, &fleet_file, fetched)?,
             None,
+            false,
         ),
     };
     if let Some(namespace) = options
@@ -137,6 +166,8 @@ pub fn render_with(
         options,
         resources,
         helm,
+        reads_member,
+        member_render: None,
         id,
     })
 }

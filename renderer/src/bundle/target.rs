@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 use fleet_api::BundleTarget;
 use fleet_objects::selector::matches_selector;
 
-/// What the renderer knows of a cluster it renders for.
-#[derive(Debug, Clone, Default)]
+/// What the renderer knows of a cluster it renders for (serialisable, so that it can travel
+/// with a render the agent does).
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct ClusterInfo {
     /// Cluster name.
     pub name: String,

@@ -5,7 +5,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
 use super::goyaml::{parse_documents_as, Shape};
@@ -15,7 +15,7 @@ use crate::error::{RenderError, Result};
 pub const MAX_CHART_BYTES: u64 = 100 * 1024 * 1024;
 
 /// A `dependencies` entry of Chart.yaml (or requirements.yaml for v1 charts).
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Dependency {
     /// The chart name.
@@ -43,6 +43,17 @@ pub struct Dependency {
     pub enabled: bool,
 }
 
+impl Chart {
+    /// Whether its templates (or a subchart's) may read the cluster they are installed
+    /// into, with `lookup` or `.Capabilities`: a conservative look at their text.
+    pub fn reads_cluster(&self) -> bool {
+        self.templates
+            .iter()
+            .any(|(_, text)| text.contains("lookup") || text.contains(".Capabilities"))
+            || self.subcharts.iter().any(Chart::reads_cluster)
+    }
+}
+
 impl Dependency {
     /// The name the subchart is installed under.
     pub fn effective_name(&self) -> &str {
@@ -54,8 +65,8 @@ impl Dependency {
     }
 }
 
-/// A loaded chart.
-#[derive(Debug, Clone)]
+/// A loaded chart (serialisable, so that a fetched chart can travel to where it renders).
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Chart {
     /// Chart.yaml as written.
     pub metadata: Json,

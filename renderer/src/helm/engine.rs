@@ -35,6 +35,18 @@ pub struct Options {
     pub seed: Option<u64>,
     /// The time `now` reads, rather than the clock's.
     pub now: Option<jiff::Timestamp>,
+    /// The cluster `lookup` asks; none finds nothing, as `helm template`.
+    pub lookup: Option<ClusterLookup>,
+}
+
+/// The cluster a render's `lookup` asks.
+#[derive(Clone)]
+pub struct ClusterLookup(pub Rc<dyn template::Lookup>);
+
+impl std::fmt::Debug for ClusterLookup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ClusterLookup")
+    }
 }
 
 impl Default for Options {
@@ -48,6 +60,7 @@ impl Default for Options {
             skip_schema_validation: false,
             seed: None,
             now: None,
+            lookup: None,
         }
     }
 }
@@ -147,15 +160,29 @@ pub fn functions() -> HashMap<&'static str, Func> {
             args.len()
         )),
     });
-    funcs.insert("lookup", |_, args| {
-        if args.len() != 4 {
+    funcs.insert("lookup", |exec, args| {
+        let [api_version, kind, namespace, name] = args.as_slice() else {
             return Err(format!(
                 "wrong number of args for lookup: want 4 got {}",
                 args.len()
             ));
-        }
-        // Offline, like `helm template`: nothing exists.
-        Ok(Value::empty_map())
+        };
+        let text = |v: &Value| {
+            v.as_str().map(str::to_string).ok_or_else(|| {
+                format!(
+                    "wrong type for value; expected string; got {}",
+                    v.type_name()
+                )
+            })
+        };
+        // Offline (like `helm template`) nothing exists; in a member cluster, it is asked.
+        let found = exec.world.lookup(
+            &text(api_version)?,
+            &text(kind)?,
+            &text(namespace)?,
+            &text(name)?,
+        )?;
+        Ok(Value::from_json(&found))
     });
     funcs
 }
@@ -312,10 +339,13 @@ pub fn prepare<'c>(
         values,
         shared,
         include_crds: options.include_crds,
-        world: Rc::new(match options.seed {
-            Some(seed) => World::seeded(seed, options.now),
-            None => World::from_entropy().stopped_at(options.now),
-        }),
+        world: Rc::new(
+            match options.seed {
+                Some(seed) => World::seeded(seed, options.now),
+                None => World::from_entropy().stopped_at(options.now),
+            }
+            .looking_in(options.lookup.as_ref().map(|l| l.0.clone())),
+        ),
     })
 }
 

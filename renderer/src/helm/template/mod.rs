@@ -18,7 +18,7 @@ pub mod world;
 pub use exec::{Exec, ExecError, Func, Templates};
 pub use parse::ParseError;
 pub use value::Value;
-pub use world::World;
+pub use world::{Lookup, World};
 
 #[cfg(test)]
 mod tests;

@@ -1,17 +1,42 @@
-//! What the non-deterministic functions draw on: a source of random bytes and a clock.
-//! A render has one, shared by every template it executes; tests seed it and fix the
-//! clock so that random passwords, keys and certificates come out the same every run.
+//! What the non-deterministic functions draw on: a source of random bytes, a clock, and
+//! the cluster `lookup` asks. A render has one, shared by every template it executes;
+//! tests seed it and fix the clock so that random passwords, keys and certificates come
+//! out the same every run.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
 
-/// A random number generator and a clock.
-#[derive(Debug)]
+/// Answers Helm's `lookup`: Helm asks the cluster it installs into; `helm template` (and a
+/// render with no lookup) finds nothing.
+pub trait Lookup {
+    /// The object `apiVersion kind namespace/name` as JSON, or with an empty `name` the
+    /// list of them (`{"items": [...]}`); an empty object when there is none.
+    fn lookup(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Result<serde_json::Value, String>;
+}
+
+/// A random number generator, a clock and a cluster to look objects up in.
 pub struct World {
     rng: RefCell<ChaCha20Rng>,
     clock: Option<jiff::Timestamp>,
+    cluster: Option<Rc<dyn Lookup>>,
+}
+
+impl std::fmt::Debug for World {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("World")
+            .field("clock", &self.clock)
+            .field("cluster", &self.cluster.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for World {
@@ -26,6 +51,7 @@ impl World {
         Self {
             rng: RefCell::new(ChaCha20Rng::from_entropy()),
             clock: None,
+            cluster: None,
         }
     }
 
@@ -35,6 +61,7 @@ impl World {
         Self {
             rng: RefCell::new(ChaCha20Rng::seed_from_u64(seed)),
             clock: now,
+            cluster: None,
         }
     }
 
@@ -44,6 +71,26 @@ impl World {
             self.clock = now;
         }
         self
+    }
+
+    /// The same world with `lookup` answered by `cluster`, when given.
+    pub fn looking_in(mut self, cluster: Option<Rc<dyn Lookup>>) -> Self {
+        self.cluster = cluster;
+        self
+    }
+
+    /// Helm's `lookup` in the world's cluster: an empty object when it has none.
+    pub fn lookup(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Result<serde_json::Value, String> {
+        match &self.cluster {
+            Some(cluster) => cluster.lookup(api_version, kind, namespace, name),
+            None => Ok(serde_json::json!({})),
+        }
     }
 
     /// The current time.

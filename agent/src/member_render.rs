@@ -1,0 +1,252 @@
+//! A Helm bundle rendered in the member cluster, as Fleet's agent renders every chart,
+//! when its output depends on that cluster: values read from the member's ConfigMaps and
+//! Secrets (`helm.valuesFrom`), `.Capabilities` from the member's version and discovery,
+//! and `lookup` answered by the member. The controller sends the bundle's files and any
+//! fetched chart instead of resources; the pure renderer does the rest here.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use fleet_api::{BundleDeployment, BundleDeploymentOptions, FleetYaml, MemberRender, Payload};
+use fleet_renderer::bundle::{self, BundleDir, ClusterInfo, FetchedCharts, MemberData, Sources};
+use fleet_renderer::helm::engine::ClusterLookup;
+use fleet_renderer::helm::template::Lookup;
+use fleet_renderer::RepoRoot;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::api::{ApiResource, DynamicObject, ListParams};
+use kube::discovery::Scope;
+use kube::{Api, ResourceExt};
+use serde_json::{json, Value};
+
+use crate::{Agent, Error};
+
+/// The key `valuesFrom` reads when it names none, as Fleet's.
+const DEFAULT_VALUES_KEY: &str = "values.yaml";
+
+/// Renders `render` for `deployment` in the agent's cluster.
+pub async fn render(
+    agent: &Agent,
+    deployment: &BundleDeployment,
+    render: &MemberRender,
+) -> Result<Payload, Error> {
+    let options = deployment.spec.options.clone().unwrap_or_default();
+    let values_from = values_from(agent, &options).await?;
+    let kube_version = agent.local.apiserver_version().await?.git_version;
+    let resources = agent.served_resources().await?;
+    let api_versions = api_versions(&resources);
+    let lookup = MemberLookup {
+        runtime: tokio::runtime::Handle::current(),
+        client: agent.local.clone(),
+        resources,
+    };
+    let render = render.clone();
+    let name = deployment.name_any();
+    tokio::task::spawn_blocking(move || {
+        let member = MemberData {
+            values_from,
+            kube_version: Some(kube_version),
+            api_versions: Some(api_versions),
+            lookup: Some(ClusterLookup(Rc::new(lookup))),
+        };
+        render_files(&render, options, &member)
+    })
+    .await
+    .map_err(|e| Error::Render(format!("rendering {name}: {e}")))?
+}
+
+/// Writes the bundle's files to a scratch directory and renders them.
+fn render_files(
+    render: &MemberRender,
+    options: BundleDeploymentOptions,
+    member: &MemberData,
+) -> Result<Payload, Error> {
+    let failed = |e: &dyn std::fmt::Display| Error::Render(e.to_string());
+    let scratch = tempfile::Builder::new()
+        .prefix("fleet-agent-render-")
+        .tempdir()
+        .map_err(|e| failed(&e))?;
+    let top = scratch.path().join("bundle");
+    bundle::write_files(&render.files, &top).map_err(|e| failed(&e))?;
+    let root = RepoRoot::new(&top).map_err(|e| failed(&e))?;
+    let dir = BundleDir {
+        dir: root.path().to_path_buf(),
+        rel: ".".into(),
+        fleet_yaml: None,
+    };
+    let cluster: ClusterInfo =
+        serde_json::from_value(render.cluster.clone()).map_err(|e| failed(&e))?;
+    let fetched = FetchedCharts::from_json(&render.charts).map_err(|e| failed(&e))?;
+    // The options are the ones in force for this cluster already.
+    let fleet = FleetYaml {
+        options,
+        ..FleetYaml::default()
+    };
+    let sources = Sources {
+        fetched: Some(&fetched),
+        member: Some(member),
+    };
+    let variant = bundle::render_with(&root, &dir, &render.bundle_name, &fleet, &cluster, &sources)
+        .map_err(|e| failed(&e))?;
+    Ok(variant.payload())
+}
+
+/// The values of every `helm.valuesFrom` entry, in order (a ConfigMap's before a Secret's
+/// within one entry, as Fleet merges them), read in the release's namespace unless the
+/// entry names one.
+async fn values_from(
+    agent: &Agent,
+    options: &BundleDeploymentOptions,
+) -> Result<Vec<Value>, Error> {
+    let Some(helm) = &options.helm else {
+        return Ok(Vec::new());
+    };
+    let release_namespace = options
+        .target_namespace
+        .clone()
+        .or_else(|| options.default_namespace.clone())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "default".into());
+    let mut found = Vec::new();
+    for entry in &helm.values_from {
+        if let Some(selector) = &entry.config_map_key_ref {
+            let namespace = selector.namespace.as_deref().unwrap_or(&release_namespace);
+            let key = selector.key.as_deref().unwrap_or(DEFAULT_VALUES_KEY);
+            let map = Api::<ConfigMap>::namespaced(agent.local.clone(), namespace)
+                .get(&selector.name)
+                .await
+                .map_err(|e| missing("configmap", namespace, &selector.name, e))?;
+            let text = map.data.and_then(|d| d.get(key).cloned()).ok_or_else(|| {
+                Error::Invalid(format!(
+                    "key {key} is missing from configmap {namespace}/{}, can't use it in valuesFrom",
+                    selector.name
+                ))
+            })?;
+            found.push(parse_values(&text, "configmap", namespace, &selector.name)?);
+        }
+        if let Some(selector) = &entry.secret_key_ref {
+            let namespace = selector.namespace.as_deref().unwrap_or(&release_namespace);
+            let key = selector.key.as_deref().unwrap_or(DEFAULT_VALUES_KEY);
+            let secret = Api::<Secret>::namespaced(agent.local.clone(), namespace)
+                .get(&selector.name)
+                .await
+                .map_err(|e| missing("secret", namespace, &selector.name, e))?;
+            let bytes = secret
+                .data
+                .and_then(|d| d.get(key).cloned())
+                .ok_or_else(|| {
+                    Error::Invalid(format!(
+                    "key {key} is missing from secret {namespace}/{}, can't use it in valuesFrom",
+                    selector.name
+                ))
+                })?;
+            let text = String::from_utf8_lossy(&bytes.0);
+            found.push(parse_values(&text, "secret", namespace, &selector.name)?);
+        }
+    }
+    Ok(found)
+}
+
+fn missing(kind: &str, namespace: &str, name: &str, error: kube::Error) -> Error {
+    Error::Invalid(format!(
+        "valuesFrom {kind} {namespace}/{name} cannot be read: {error}"
+    ))
+}
+
+fn parse_values(text: &str, kind: &str, namespace: &str, name: &str) -> Result<Value, Error> {
+    let parsed: Value = serde_yaml_ng::from_str(text).map_err(|e| {
+        Error::Invalid(format!(
+            "valuesFrom {kind} {namespace}/{name} does not hold YAML values: {e}"
+        ))
+    })?;
+    Ok(if parsed.is_null() { json!({}) } else { parsed })
+}
+
+/// The resources the member serves, by `(apiVersion, kind)`, and whether each is namespaced.
+pub type ServedResources = HashMap<(String, String), (ApiResource, bool)>;
+
+/// `.Capabilities.APIVersions` as Helm builds it from discovery: every `group/version`,
+/// and every `group/version/Kind`.
+fn api_versions(resources: &ServedResources) -> Vec<String> {
+    let mut versions: Vec<String> = resources
+        .keys()
+        .flat_map(|(api_version, kind)| [api_version.clone(), format!("{api_version}/{kind}")])
+        .collect();
+    versions.sort();
+    versions.dedup();
+    versions
+}
+
+/// `lookup` answered by the member cluster, from the blocking thread the render runs on.
+struct MemberLookup {
+    runtime: tokio::runtime::Handle,
+    client: kube::Client,
+    resources: ServedResources,
+}
+
+impl Lookup for MemberLookup {
+    fn lookup(
+        &self,
+        api_version: &str,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Value, String> {
+        let (resource, namespaced) = self
+            .resources
+            .get(&(api_version.to_string(), kind.to_string()))
+            .ok_or_else(|| {
+                format!("unable to get apiresource from unstructured: {api_version}, Kind={kind}")
+            })?;
+        let api: Api<DynamicObject> = match (namespaced, namespace.is_empty()) {
+            (true, false) => Api::namespaced_with(self.client.clone(), namespace, resource),
+            _ => Api::all_with(self.client.clone(), resource),
+        };
+        self.runtime.block_on(async {
+            if name.is_empty() {
+                let list = api
+                    .list(&ListParams::default())
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let items: Vec<Value> = list
+                    .items
+                    .iter()
+                    .filter_map(|o| serde_json::to_value(o).ok())
+                    .collect();
+                return Ok(
+                    json!({"apiVersion": "v1", "kind": format!("{kind}List"), "items": items}),
+                );
+            }
+            match api.get_opt(name).await.map_err(|e| e.to_string())? {
+                Some(object) => serde_json::to_value(&object).map_err(|e| e.to_string()),
+                None => Ok(json!({})),
+            }
+        })
+    }
+}
+
+impl Agent {
+    /// Every resource the agent's cluster serves, from discovery (run once and kept).
+    pub(crate) async fn served_resources(&self) -> Result<ServedResources, Error> {
+        let mut discovery = self.discovery.lock().await;
+        if discovery.is_none() {
+            *discovery = Some(
+                kube::discovery::Discovery::new(self.local.clone())
+                    .run()
+                    .await?,
+            );
+        }
+        let mut served = ServedResources::new();
+        for group in discovery.iter().flat_map(|d| d.groups()) {
+            for version in group.versions() {
+                for (resource, capabilities) in group.versioned_resources(version) {
+                    let namespaced = matches!(capabilities.scope, Scope::Namespaced);
+                    served.insert(
+                        (resource.api_version.clone(), resource.kind.clone()),
+                        (resource, namespaced),
+                    );
+                }
+            }
+        }
+        Ok(served)
+    }
+}
