@@ -71,9 +71,11 @@ pub enum ReconcileError {
 }
 
 /// What a GitRepo was last synced to, remembered here because the watch may deliver our own
-/// status write after the next reconcile starts.
+/// status write after the next reconcile starts. The uid tells a GitRepo deleted and made
+/// again under the same name from the one synced before.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct SyncedTo {
+    uid: Option<String>,
     commit: String,
     generation: Option<i64>,
     force: Option<i64>,
@@ -302,11 +304,13 @@ async fn poll_and_sync(
         }
     };
     let target = SyncedTo {
+        uid: gitrepo.metadata.uid.clone(),
         commit: commit.clone(),
         generation: gitrepo.metadata.generation,
         force: gitrepo.spec.force_sync_generation,
     };
     let from_status = SyncedTo {
+        uid: gitrepo.metadata.uid.clone(),
         commit: old.commit.clone().unwrap_or_default(),
         generation: old.observed_generation,
         force: old.update_generation,
