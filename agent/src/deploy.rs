@@ -40,8 +40,12 @@ struct Findings {
 }
 
 /// Applies `deployment` when its `deploymentID` is new (after the bundles it depends on
-/// are ready here), prunes, checks drift (correcting it when asked), and reports.
+/// are ready here), prunes, checks drift (correcting it when asked), and reports; a
+/// deleted one is uninstalled.
 pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<(), Error> {
+    if deployment.metadata.deletion_timestamp.is_some() {
+        return crate::uninstall::uninstall(agent, deployment).await;
+    }
     let status = deployment.status.clone().unwrap_or_default();
     let wanted = deployment.spec.deployment_id.clone().unwrap_or_default();
     if deployment.spec.paused || wanted.is_empty() {
@@ -348,7 +352,7 @@ fn qualified(namespace: Option<&str>, name: &str) -> String {
 }
 
 /// Deletes what the previous deployment applied and this one does not.
-async fn prune(
+pub(crate) async fn prune(
     agent: &Agent,
     previous: &[BundleDeploymentResource],
     current: &[BundleDeploymentResource],

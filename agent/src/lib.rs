@@ -16,6 +16,7 @@ pub mod member_render;
 pub mod readiness;
 pub mod register;
 pub mod release;
+pub mod uninstall;
 
 use std::sync::Arc;
 use std::time::Duration;

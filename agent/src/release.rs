@@ -181,6 +181,25 @@ impl Store {
         Ok(())
     }
 
+    /// Deletes every revision of `history`, as `helm uninstall` does.
+    pub async fn delete_all(&self, history: &[Revision]) -> Result<(), Error> {
+        for revision in history {
+            match self
+                .api
+                .delete(
+                    &self.secret_name(revision.version),
+                    &DeleteParams::default(),
+                )
+                .await
+            {
+                Ok(_) => {}
+                Err(kube::Error::Api(response)) if response.code == 404 => {}
+                Err(error) => return Err(error.into()),
+            }
+        }
+        Ok(())
+    }
+
     fn secret(&self, version: u64, status: &str, body: &Value) -> Result<Secret, Error> {
         let encoded = encode(body).map_err(Error::Invalid)?;
         let labels = BTreeMap::from([

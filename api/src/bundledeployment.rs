@@ -136,3 +136,18 @@ pub struct BundleDeploymentDisplay {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
 }
+
+/// The condition an agent reports once it uninstalled a deleted BundleDeployment from its
+/// cluster; the controller then lets the deployment go.
+pub const UNINSTALLED_CONDITION: &str = "Uninstalled";
+
+impl BundleDeployment {
+    /// Whether its agent reported it uninstalled.
+    pub fn is_uninstalled(&self) -> bool {
+        self.status.as_ref().is_some_and(|s| {
+            s.conditions
+                .iter()
+                .any(|c| c.type_ == UNINSTALLED_CONDITION && c.status == "True")
+        })
+    }
+}

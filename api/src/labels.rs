@@ -18,5 +18,9 @@ pub const CLUSTER_NAMESPACE_LABEL: &str = "fleet.cattle.io/cluster-namespace";
 pub const DEPLOYMENT_LABEL: &str = "fleet.cattle.io/bundle-deployment";
 /// On a deployed object: the namespace of that BundleDeployment on the hub.
 pub const DEPLOYMENT_NAMESPACE_LABEL: &str = "fleet.cattle.io/bundle-deployment-namespace";
+/// On a Bundle: its BundleDeployments are deleted (and uninstalled) before it goes.
+pub const BUNDLE_FINALIZER: &str = "fleet.cattle.io/bundle-finalizer";
+/// On a BundleDeployment: its agent uninstalls it from the member cluster before it goes.
+pub const BUNDLE_DEPLOYMENT_FINALIZER: &str = "fleet.cattle.io/bundle-deployment-finalizer";
 /// On a ClusterRegistration: the token it was made with.
 pub const TOKEN_LABEL: &str = "fleet.cattle.io/token";

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use fleet_api::labels::{
-    BUNDLE_NAMESPACE_LABEL, BUNDLE_NAME_LABEL, CLUSTER_LABEL, CLUSTER_NAMESPACE_LABEL,
-    REPO_NAME_LABEL,
+    BUNDLE_DEPLOYMENT_FINALIZER, BUNDLE_FINALIZER, BUNDLE_NAMESPACE_LABEL, BUNDLE_NAME_LABEL,
+    CLUSTER_LABEL, CLUSTER_NAMESPACE_LABEL, REPO_NAME_LABEL,
 };
 use fleet_api::{
     Bundle, BundleDeployment, BundleDeploymentSpec, BundleDisplay, BundleSummary, Cluster,
@@ -50,7 +50,11 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
         .list(&ListParams::default())
         .await?
         .items;
+    if bundle.metadata.deletion_timestamp.is_none() {
+        hold_until_uninstalled(ctx, &bundle).await?;
+    }
     let deployments = deployments_of(ctx, &namespace, &name).await?;
+    let_go_uninstalled(ctx, &deployments).await?;
     let key = format!("{namespace}/{name}");
     let fingerprint = placement_fingerprint(&bundle, &clusters, &groups, &deployments);
     if ctx.placed(&key) == Some(fingerprint) {
@@ -107,7 +111,9 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
             staged(desired, current.as_ref())
         };
         let unchanged = current.as_ref().is_some_and(|d| {
-            d.spec == deployment.spec && d.metadata.labels == deployment.metadata.labels
+            d.spec == deployment.spec
+                && d.metadata.labels == deployment.metadata.labels
+                && d.metadata.finalizers == deployment.metadata.finalizers
         });
         if !unchanged {
             ensure_namespace(&ctx.client, &target_namespace).await?;
@@ -131,12 +137,91 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
             .await?;
     }
     let deployments = deployments_of(ctx, &namespace, &name).await?;
+    if bundle.metadata.deletion_timestamp.is_some() {
+        // Deleted: it goes once every deployment was uninstalled by its agent.
+        if deployments.is_empty() {
+            let api: Api<Bundle> = Api::namespaced(ctx.client.clone(), &namespace);
+            let_go(&api, &bundle, BUNDLE_FINALIZER).await?;
+        }
+        return Ok(());
+    }
     // While a rollout holds clusters back, readiness reports must bring the bundle back here.
     if failures.is_empty() && allowed.iter().all(|go| *go) {
         let placed = placement_fingerprint(&bundle, &clusters, &groups, &deployments);
         ctx.remember_placement(&key, placed);
     }
     write_status(ctx, &bundle, &deployments, &failures).await
+}
+
+/// Lets deleted deployments go once their agent reported them uninstalled, or at once if
+/// they were never applied (there is nothing to uninstall).
+async fn let_go_uninstalled(ctx: &Context, deployments: &[BundleDeployment]) -> Result<(), Error> {
+    for deployment in deployments {
+        if deployment.metadata.deletion_timestamp.is_none() {
+            continue;
+        }
+        let applied = deployment
+            .status
+            .as_ref()
+            .and_then(|s| s.applied_deployment_id.as_ref())
+            .is_some();
+        if !applied || deployment.is_uninstalled() {
+            let api: Api<BundleDeployment> = Api::namespaced(
+                ctx.client.clone(),
+                &deployment.namespace().unwrap_or_default(),
+            );
+            let_go(&api, deployment, BUNDLE_DEPLOYMENT_FINALIZER).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Puts the bundle finalizer on `bundle`, so that deleting it uninstalls it everywhere.
+async fn hold_until_uninstalled(ctx: &Context, bundle: &Bundle) -> Result<(), Error> {
+    if bundle.finalizers().iter().any(|f| f == BUNDLE_FINALIZER) {
+        return Ok(());
+    }
+    let mut finalizers = bundle.finalizers().to_vec();
+    finalizers.push(BUNDLE_FINALIZER.to_string());
+    let patch = json!({"metadata": {"finalizers": finalizers,
+                                    "resourceVersion": bundle.resource_version()}});
+    Api::<Bundle>::namespaced(ctx.client.clone(), &bundle.namespace().unwrap_or_default())
+        .patch(
+            &bundle.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await?;
+    Ok(())
+}
+
+/// Removes `finalizer` from `object`, which may then go.
+pub async fn let_go<K>(api: &Api<K>, object: &K, finalizer: &str) -> Result<(), kube::Error>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    if !object.finalizers().iter().any(|f| f == finalizer) {
+        return Ok(());
+    }
+    let finalizers: Vec<&String> = object
+        .finalizers()
+        .iter()
+        .filter(|f| *f != finalizer)
+        .collect();
+    let patch = json!({"metadata": {"finalizers": finalizers,
+                                    "resourceVersion": object.resource_version()}});
+    match api
+        .patch(
+            &object.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(response)) if response.code == 404 => Ok(()),
+        Err(error) => Err(error),
+    }
 }
 
 /// A digest of everything placement and rendering read: the bundle's generation, the
@@ -246,6 +331,7 @@ fn deployment_for(
     );
     deployment.metadata.namespace = Some(target_namespace.to_string());
     deployment.metadata.labels = Some(labels);
+    deployment.metadata.finalizers = Some(vec![BUNDLE_DEPLOYMENT_FINALIZER.to_string()]);
     deployment
 }
 

@@ -377,6 +377,16 @@ pub async fn revoke(cluster: &Cluster, ctx: &Context) -> Result<(), Error> {
         AGENT_ACCOUNT,
     )
     .await?;
+    // No agent will uninstall these any more: their finalizers must not hold the namespace.
+    let deployments = Api::<fleet_api::BundleDeployment>::namespaced(client.clone(), &home);
+    for deployment in deployments.list(&ListParams::default()).await? {
+        crate::reconcile::let_go(
+            &deployments,
+            &deployment,
+            fleet_api::labels::BUNDLE_DEPLOYMENT_FINALIZER,
+        )
+        .await?;
+    }
     delete_named(&Api::<Namespace>::all(client.clone()), &home).await?;
     delete_named(
         &Api::<ClusterRoleBinding>::all(client.clone()),

@@ -482,3 +482,112 @@ async fn values_from_lookup_and_capabilities_come_from_the_member_cluster() {
     assert_eq!(status["info"]["status"], "deployed");
     fleet.stop().await;
 }
+
+const GOODBYE_HOOK: &str = r#"apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {{ .Release.Name }}-goodbye
+  annotations:
+    helm.sh/hook: pre-delete
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: goodbye
+        image: busybox:1.36
+"#;
+
+/// Deletes the GitRepo `demo` and waits until its Bundles are gone from the hub.
+async fn delete_gitrepo(fleet: &Fleet) {
+    fleet
+        .hub
+        .hub
+        .kubectl("local")
+        .run_blocking(&[
+            "delete",
+            "gitrepo",
+            "demo",
+            "-n",
+            common::NS,
+            "--wait=false",
+        ])
+        .success();
+    eventually("the bundles uninstalled and gone", WAIT, || async {
+        let bundles = fleet.get("local", &["get", "bundles", "-A"])?;
+        let deployments = fleet.get("local", &["get", "bundledeployments", "-A"])?;
+        let gitrepos = fleet.get("local", &["get", "gitrepos", "-A"])?;
+        let empty = |v: &Value| v["items"].as_array().is_some_and(Vec::is_empty);
+        (empty(&bundles) && empty(&deployments) && empty(&gitrepos)).then_some(())
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_the_gitrepo_uninstalls_with_hooks_unless_resources_are_kept() {
+    let fleet = start().await;
+    commit_chart(&fleet, "first", false);
+    fleet
+        .repo
+        .write("web/chart/templates/goodbye.yaml", GOODBYE_HOOK)
+        .write("plain/fleet.yaml", "defaultNamespace: plain\n")
+        .write(
+            "plain/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\ndata:\n  k: v\n",
+        );
+    fleet.repo.commit("a pre-delete hook and a plain bundle");
+    let spec = json!({"paths": ["web", "plain"], "targets": [{"clusterSelector": {}}]});
+    fleet.gitrepo(spec.clone()).await;
+    wait_release(&fleet, "1").await;
+    let deployments = fleet.deployments("dev");
+    eventually("the plain bundle ready", WAIT, || async {
+        let status = deployments.get("demo-plain").await.ok()?.status?;
+        status.ready.then_some(())
+    })
+    .await;
+
+    delete_gitrepo(&fleet).await;
+    for (kind, name, namespace) in [
+        ("deployment", RELEASE, NAMESPACE),
+        ("configmap", "demo-web-settings", NAMESPACE),
+        ("configmap", "plain", "plain"),
+    ] {
+        assert!(
+            fleet
+                .get("dev", &["get", kind, name, "-n", namespace])
+                .is_none(),
+            "{kind} {namespace}/{name} is uninstalled"
+        );
+    }
+    let listed = helm_json(&fleet, "helm4", &["list", "-A", "-o", "json"]);
+    assert_eq!(listed, json!([]), "no release is left");
+    // The pre-delete hook ran (it has no hook-succeeded policy, so it stays, complete).
+    let goodbye = fleet
+        .get("dev", &["get", "job", "demo-web-goodbye", "-n", NAMESPACE])
+        .expect("the pre-delete hook Job");
+    assert!(
+        goodbye["status"]["conditions"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|c| c["type"] == "Complete")),
+        "{goodbye}"
+    );
+
+    // keepResources: the release goes, the objects stay.
+    let mut kept = spec;
+    kept["keepResources"] = json!(true);
+    fleet.gitrepo(kept).await;
+    wait_release(&fleet, "1").await;
+    delete_gitrepo(&fleet).await;
+    assert!(fleet
+        .get(
+            "dev",
+            &["get", "configmap", "demo-web-settings", "-n", NAMESPACE]
+        )
+        .is_some());
+    assert!(fleet
+        .get("dev", &["get", "configmap", "plain", "-n", "plain"])
+        .is_some());
+    let listed = helm_json(&fleet, "helm4", &["list", "-A", "-o", "json"]);
+    assert_eq!(listed, json!([]), "the release records are removed");
+    fleet.stop().await;
+}

@@ -1,0 +1,157 @@
+//! A deleted BundleDeployment uninstalled from the member cluster, as `helm uninstall` and
+//! Fleet's agent do: the release's `pre-delete` hooks, then its objects deleted (unless
+//! `keepResources`), its release records removed, its `post-delete` hooks, and with
+//! `deleteNamespace` its namespace deleted. The agent then reports it `Uninstalled` (it
+//! writes status only); the controller lets the deployment go.
+
+use std::time::Duration;
+
+use fleet_api::labels::BUNDLE_DEPLOYMENT_FINALIZER;
+use fleet_api::{BundleDeployment, Condition, HelmHook, HelmRelease, UNINSTALLED_CONDITION};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{DeleteParams, Patch, PatchParams};
+use kube::{Api, ResourceExt};
+use serde_json::{json, Value};
+
+use crate::release::Store;
+use crate::{hooks, Agent, Error};
+
+/// Namespaces `deleteNamespace` never deletes.
+const KEPT_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
+
+/// Uninstalls `deployment` if it waits for that (carries the finalizer and has not
+/// reported it done), then reports it done.
+pub async fn uninstall(agent: &Agent, deployment: &BundleDeployment) -> Result<(), Error> {
+    let waits = deployment
+        .finalizers()
+        .iter()
+        .any(|f| f == BUNDLE_DEPLOYMENT_FINALIZER);
+    if !waits || deployment.is_uninstalled() {
+        return Ok(());
+    }
+    let options = deployment.spec.options.clone().unwrap_or_default();
+    let status = deployment.status.clone().unwrap_or_default();
+    let keep = options.keep_resources.unwrap_or(false);
+    let (namespace, name) = release_of(deployment);
+    let store = Store::new(&agent.local, &namespace, &name);
+    let history = store.history().await?;
+    let hooks_of = history
+        .iter()
+        .rev()
+        .find(|r| r.status == "deployed")
+        .or(history.last())
+        .map(|r| stored_release(&name, &namespace, &r.body));
+    let timeout = options
+        .helm
+        .as_ref()
+        .and_then(|h| h.timeout_seconds)
+        .filter(|s| *s > 0)
+        .map(|s| Duration::from_secs(s.unsigned_abs()))
+        .unwrap_or(hooks::DEFAULT_TIMEOUT);
+    let mut ran = Vec::new();
+    if let Some(release) = &hooks_of {
+        hooks::run(agent, release, "pre-delete", timeout, &mut ran).await?;
+    }
+    if !keep {
+        crate::deploy::prune(agent, &status.resources, &[]).await?;
+    }
+    store.delete_all(&history).await?;
+    if let Some(release) = &hooks_of {
+        hooks::run(agent, release, "post-delete", timeout, &mut ran).await?;
+    }
+    if options.delete_namespace.unwrap_or(false)
+        && !keep
+        && !KEPT_NAMESPACES.contains(&namespace.as_str())
+    {
+        match Api::<Namespace>::all(agent.local.clone())
+            .delete(&namespace, &DeleteParams::background())
+            .await
+        {
+            Ok(_) => {}
+            Err(kube::Error::Api(response)) if response.code == 404 => {}
+            Err(error) => return Err(error.into()),
+        }
+    }
+    let mut conditions = status.conditions.clone();
+    conditions.retain(|c| c.type_ != UNINSTALLED_CONDITION);
+    conditions.push(Condition {
+        type_: UNINSTALLED_CONDITION.into(),
+        status: "True".into(),
+        last_update_time: Some(jiff::Timestamp::now().to_string()),
+        message: Some(if keep {
+            "release removed, resources kept".into()
+        } else {
+            "release and resources removed".into()
+        }),
+        ..Condition::default()
+    });
+    let patch = json!({"status": {"conditions": conditions}});
+    Api::<BundleDeployment>::namespaced(agent.hub.clone(), &agent.namespace)
+        .patch_status(
+            &deployment.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await?;
+    tracing::info!(deployment = %deployment.name_any(), kept = keep, "uninstalled");
+    Ok(())
+}
+
+/// The release a deployment made: from its status (`namespace/name:revision`), else as it
+/// would be named.
+fn release_of(deployment: &BundleDeployment) -> (String, String) {
+    let recorded = deployment
+        .status
+        .as_ref()
+        .and_then(|s| s.release.as_deref())
+        .and_then(|r| r.rsplit_once(':'))
+        .and_then(|(release, _)| release.split_once('/'))
+        .map(|(namespace, name)| (namespace.to_string(), name.to_string()));
+    recorded.unwrap_or_else(|| {
+        let options = deployment.spec.options.clone().unwrap_or_default();
+        let namespace = options
+            .target_namespace
+            .or(options.default_namespace)
+            .unwrap_or_else(|| "default".into());
+        let name = options
+            .helm
+            .and_then(|h| h.release_name)
+            .unwrap_or_else(|| deployment.name_any());
+        (namespace, name)
+    })
+}
+
+/// The hooks of a stored release (Helm keeps each one's manifest), as the agent runs them.
+fn stored_release(name: &str, namespace: &str, body: &Value) -> HelmRelease {
+    let hooks = body
+        .get("hooks")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|hook| {
+            let manifest = hook.get("manifest").and_then(Value::as_str)?;
+            let object: Value = serde_yaml_ng::from_str(manifest).ok()?;
+            let strings = |key: &str| -> Vec<String> {
+                hook.get(key)
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            };
+            Some(HelmHook {
+                path: hook["path"].as_str().unwrap_or_default().to_string(),
+                events: strings("events"),
+                weight: hook["weight"].as_i64().unwrap_or(0),
+                delete_policies: strings("delete_policies"),
+                object,
+            })
+        })
+        .collect();
+    HelmRelease {
+        name: name.to_string(),
+        namespace: namespace.to_string(),
+        hooks,
+        ..HelmRelease::default()
+    }
+}
