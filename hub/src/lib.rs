@@ -12,6 +12,7 @@ pub mod discovery;
 pub mod fields;
 pub mod http;
 pub mod hub;
+pub mod immutable;
 pub mod jsonpath;
 pub mod kinds;
 pub mod managed;

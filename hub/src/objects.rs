@@ -402,6 +402,17 @@ fn finish(
     }
     if !resource.custom {
         crate::defaults::fill(&resource.group, &resource.kind, &mut object);
+        if let Some(old) = existing {
+            let causes = crate::immutable::causes(&resource.group, &resource.kind, old, &object);
+            if !causes.is_empty() {
+                return Err(ApiError::invalid(
+                    &resource.kind,
+                    &resource.group,
+                    &name,
+                    causes,
+                ));
+            }
+        }
     }
     crate::kinds::on_write(resource, &mut object);
     if !applied {
