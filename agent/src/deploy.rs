@@ -53,6 +53,9 @@ pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<
     }
     let options = deployment.spec.options.clone().unwrap_or_default();
     let new_deployment = status.applied_deployment_id.as_deref() != Some(wanted.as_str());
+    if new_deployment && agent.rolled_back(deployment).as_deref() == Some(wanted.as_str()) {
+        return Ok(());
+    }
     if new_deployment {
         if let Some(waiting) = dependencies_waiting(agent, deployment).await? {
             let outcome = Outcome::waiting(&status.resources, waiting);
@@ -81,6 +84,10 @@ pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<
         if let Err(error) = result {
             let outcome = Outcome::failed(&status.resources, &error);
             report(agent, deployment, outcome).await?;
+            if matches!(error, Error::Atomic(_)) {
+                agent.remember_rolled_back(deployment, &wanted);
+                return Ok(());
+            }
             return Err(error);
         }
         if !options.keep_resources.unwrap_or(false) {
@@ -100,7 +107,8 @@ pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<
 }
 
 impl Desired {
-    fn record(&self) -> BundleDeploymentResource {
+    /// The record of it the deployment's status keeps.
+    pub(crate) fn record(&self) -> BundleDeploymentResource {
         BundleDeploymentResource {
             api_version: self.api.api_version.clone(),
             kind: self.api.kind.clone(),
@@ -261,19 +269,56 @@ pub(crate) async fn apply_all(
                 }
             }
         }
-        apply_one(agent, item).await?;
+        apply_one(agent, item, forced(options)).await?;
     }
     Ok(())
 }
 
-async fn apply_one(agent: &Agent, item: &Desired) -> Result<(), Error> {
+/// Whether objects that cannot change in place are replaced: `helm.force`, or
+/// `correctDrift.force`.
+fn forced(options: &fleet_api::BundleDeploymentOptions) -> bool {
+    options.helm.as_ref().and_then(|h| h.force).unwrap_or(false)
+        || options
+            .correct_drift
+            .as_ref()
+            .and_then(|c| c.force)
+            .unwrap_or(false)
+}
+
+/// How long a replaced object may take to go.
+const REPLACE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Applies one object. With `force`, an object the cluster refuses to change in place (an
+/// immutable field: 422) is deleted and created again, as `helm upgrade --force` does.
+async fn apply_one(agent: &Agent, item: &Desired, force: bool) -> Result<(), Error> {
     let api = agent.api_for(&item.api, item.object.metadata.namespace.as_deref());
-    api.patch(
-        &item.object.name_any(),
-        &PatchParams::apply(FIELD_MANAGER).force(),
-        &Patch::Apply(&item.object),
-    )
-    .await?;
+    let name = item.object.name_any();
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    match api.patch(&name, &params, &Patch::Apply(&item.object)).await {
+        Ok(_) => return Ok(()),
+        Err(kube::Error::Api(response)) if force && response.code == 422 => {
+            tracing::info!(kind = %item.api.kind, %name, reason = %response.message, "replacing");
+        }
+        Err(error) => return Err(error.into()),
+    }
+    match api.delete(&name, &DeleteParams::foreground()).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(response)) if response.code == 404 => {}
+        Err(error) => return Err(error.into()),
+    }
+    let deadline = tokio::time::Instant::now() + REPLACE_PATIENCE;
+    while api.get_opt(&name).await?.is_some() {
+        if tokio::time::Instant::now() >= deadline {
+            return Err(Error::Invalid(format!(
+                "{} {name} was not deleted within {} s to be replaced",
+                item.api.kind,
+                REPLACE_PATIENCE.as_secs()
+            )));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    api.patch(&name, &params, &Patch::Apply(&item.object))
+        .await?;
     Ok(())
 }
 
@@ -306,7 +351,7 @@ async fn inspect(
             .map(|l| crate::drift::drifted_paths(&wanted, l, &masks))
             .unwrap_or_default();
         if correct && (live.is_none() || !paths.is_empty()) {
-            apply_one(agent, item).await?;
+            apply_one(agent, item, forced(options)).await?;
             live = live_value(agent, item).await?;
             paths = live
                 .as_ref()

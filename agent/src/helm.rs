@@ -2,7 +2,9 @@
 //! bundle: `pre-install` or `pre-upgrade` hooks, the resources, a wait when
 //! `helm.timeoutSeconds` is set (Jobs too under `waitForJobs`), `post-install` or
 //! `post-upgrade` hooks, then a new revision in Helm's storage, the one before it
-//! superseded and the history cut to `helm.maxHistory` (Fleet's default: 2).
+//! superseded and the history cut to `helm.maxHistory` (Fleet's default: 2). Under
+//! `helm.atomic` a failure is undone: a failed install uninstalled, a failed upgrade rolled
+//! back to the last deployed revision (with its `pre-rollback` and `post-rollback` hooks).
 
 use std::time::Duration;
 
@@ -93,8 +95,101 @@ pub(crate) async fn deploy(
         .and_then(|m| usize::try_from(m).ok())
         .filter(|m| *m > 0)
         .unwrap_or(release::DEFAULT_MAX_HISTORY);
-    store.prune(max_history).await?;
-    outcome.map(|()| version)
+    let Err(error) = outcome else {
+        store.prune(max_history).await?;
+        return Ok(version);
+    };
+    if !helm.atomic.unwrap_or(false) {
+        store.prune(max_history).await?;
+        return Err(error);
+    }
+    // `atomic`: a failed install is uninstalled, a failed upgrade rolled back.
+    let undone = match previous {
+        None => {
+            let applied: Vec<_> = desired.iter().map(Desired::record).collect();
+            crate::deploy::prune(agent, &applied, &[]).await?;
+            store.delete_all(&store.history().await?).await?;
+            "uninstalled"
+        }
+        Some(previous) => {
+            let rollback = Rollback {
+                store: &store,
+                previous,
+                version: version + 1,
+                timeout,
+            };
+            rollback.run(agent, deployment, desired, options).await?;
+            store.prune(max_history).await?;
+            "rolled back"
+        }
+    };
+    Err(Error::Atomic(format!(
+        "release {} failed, and has been {undone} due to atomic being set: {error}",
+        release.name
+    )))
+}
+
+/// An `atomic` upgrade that failed, undone: the last deployed revision's objects applied
+/// again (what the failed attempt added deleted), its rollback hooks run, and a new
+/// revision recording it.
+struct Rollback<'a> {
+    store: &'a Store,
+    previous: &'a release::Revision,
+    version: u64,
+    timeout: Duration,
+}
+
+impl Rollback<'_> {
+    async fn run(
+        &self,
+        agent: &Agent,
+        deployment: &BundleDeployment,
+        attempted: &[Desired],
+        options: &BundleDeploymentOptions,
+    ) -> Result<(), Error> {
+        let body = &self.previous.body;
+        let name = body["name"].as_str().unwrap_or_default();
+        let namespace = body["namespace"].as_str().unwrap_or_default();
+        let manifest = body["manifest"].as_str().unwrap_or_default();
+        let hooks_of = crate::uninstall::stored_release(name, namespace, body);
+        let restored = objects_of(agent, manifest).await?;
+        let mut ran = Vec::new();
+        hooks::run(agent, &hooks_of, "pre-rollback", self.timeout, &mut ran).await?;
+        apply_all(agent, deployment, &restored, options, Some(&hooks_of)).await?;
+        let kept: Vec<_> = restored.iter().map(Desired::record).collect();
+        let added: Vec<_> = attempted.iter().map(Desired::record).collect();
+        crate::deploy::prune(agent, &added, &kept).await?;
+        hooks::run(agent, &hooks_of, "post-rollback", self.timeout, &mut ran).await?;
+        let mut record = body.clone();
+        record["version"] = Value::from(self.version);
+        record["info"]["status"] = Value::from("deployed");
+        record["info"]["description"] =
+            Value::from(format!("Rollback to {}", self.previous.version));
+        record["info"]["last_deployed"] = Value::from(jiff::Timestamp::now().to_string());
+        self.store
+            .create_body(self.version, "deployed", &record)
+            .await?;
+        self.store.set_status(self.previous, "superseded").await
+    }
+}
+
+/// The objects of a stored release's manifest, ready to apply again.
+async fn objects_of(agent: &Agent, manifest: &str) -> Result<Vec<Desired>, Error> {
+    let mut documents = Vec::new();
+    for document in serde_yaml_ng::Deserializer::from_str(manifest) {
+        let value = <Value as serde::Deserialize>::deserialize(document)
+            .map_err(|e| Error::Invalid(format!("the stored release's manifest: {e}")))?;
+        if !value.is_null() {
+            documents.push(value);
+        }
+    }
+    let mut objects = Vec::new();
+    for value in documents {
+        let (api, _) = agent.resolve(&value).await?;
+        let object = serde_json::from_value(value).map_err(|e| Error::Invalid(e.to_string()))?;
+        objects.push(Desired { api, object });
+    }
+    Ok(objects)
 }
 
 /// Waits until every object is ready, as `helm --wait` does (Jobs only when `jobs`).

@@ -52,6 +52,9 @@ pub enum Error {
     /// A bundle rendered in the member cluster failed to render.
     #[error("{0}")]
     Render(String),
+    /// An `atomic` release failed and was undone.
+    #[error("{0}")]
+    Atomic(String),
 }
 
 impl Error {
@@ -62,6 +65,7 @@ impl Error {
             Error::Hook(_) => "HookFailed",
             Error::Timeout(_) => "Timeout",
             Error::Render(_) => "RenderFailed",
+            Error::Atomic(_) => "RolledBack",
             Error::NotOwned(_) => "NotOwned",
             Error::Kube(_) | Error::Content(_) | Error::Invalid(_) => "ApplyFailed",
         }
@@ -75,6 +79,10 @@ pub struct Agent {
     namespace: String,
     resync: Duration,
     discovery: tokio::sync::Mutex<Option<Discovery>>,
+    /// Deployments whose `atomic` release failed and was undone, with the deployment id
+    /// that failed: it is not tried again (that would undo and redo it over and over)
+    /// until a new one comes.
+    rolled_back: std::sync::Mutex<std::collections::HashMap<String, String>>,
 }
 
 impl Agent {
@@ -93,7 +101,21 @@ impl Agent {
             namespace: namespace.to_string(),
             resync,
             discovery: tokio::sync::Mutex::new(None),
+            rolled_back: std::sync::Mutex::default(),
         })
+    }
+
+    /// The deployment id of `deployment` that failed `atomic`ally and was undone, if any.
+    fn rolled_back(&self, deployment: &BundleDeployment) -> Option<String> {
+        let rolled_back = self.rolled_back.lock().ok()?;
+        rolled_back.get(&deployment.name_any()).cloned()
+    }
+
+    /// Remembers that `id` of `deployment` failed `atomic`ally and was undone.
+    fn remember_rolled_back(&self, deployment: &BundleDeployment, id: &str) {
+        if let Ok(mut rolled_back) = self.rolled_back.lock() {
+            rolled_back.insert(deployment.name_any(), id.to_string());
+        }
     }
 
     /// Reports the agent alive every `every` in its Cluster's `status.agent.lastSeen`

@@ -126,11 +126,17 @@ impl Store {
     /// Stores a new revision.
     pub async fn create(&self, revision: &NewRevision<'_>) -> Result<(), Error> {
         let body = release_body(&self.namespace, revision);
-        let secret = self.secret(revision.version, revision.status, &body)?;
+        self.create_body(revision.version, revision.status, &body)
+            .await
+    }
+
+    /// Stores `body` as revision `version` with `status`.
+    pub async fn create_body(&self, version: u64, status: &str, body: &Value) -> Result<(), Error> {
+        let secret = self.secret(version, status, body)?;
         match self.api.create(&PostParams::default(), &secret).await {
             Ok(_) => Ok(()),
             Err(kube::Error::Api(response)) if response.code == 409 => {
-                let name = self.secret_name(revision.version);
+                let name = self.secret_name(version);
                 self.api
                     .replace(&name, &PostParams::default(), &secret)
                     .await?;

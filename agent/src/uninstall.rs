@@ -122,7 +122,7 @@ fn release_of(deployment: &BundleDeployment) -> (String, String) {
 }
 
 /// The hooks of a stored release (Helm keeps each one's manifest), as the agent runs them.
-fn stored_release(name: &str, namespace: &str, body: &Value) -> HelmRelease {
+pub(crate) fn stored_release(name: &str, namespace: &str, body: &Value) -> HelmRelease {
     let hooks = body
         .get("hooks")
         .and_then(Value::as_array)

@@ -21,7 +21,7 @@ const NAMESPACE: &str = "web";
 
 const CHART_YAML: &str =
     "apiVersion: v2\nname: web\nversion: 1.2.3\nappVersion: \"4.5\"\ndescription: a web app\n";
-const VALUES: &str = "replicas: 1\nmessage: chart-default\nfailHook: false\n";
+const VALUES: &str = "replicas: 1\nmessage: chart-default\nfailHook: false\napp: web\nhookEvents: pre-install,pre-upgrade\n";
 const DEPLOYMENT: &str = r#"apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -29,10 +29,10 @@ metadata:
 spec:
   replicas: {{ .Values.replicas }}
   selector:
-    matchLabels: {app: web}
+    matchLabels: {app: {{ .Values.app }}}
   template:
     metadata:
-      labels: {app: web}
+      labels: {app: {{ .Values.app }}}
     spec:
       containers:
       - name: web
@@ -50,7 +50,7 @@ kind: Job
 metadata:
   name: {{ .Release.Name }}-migrate
   annotations:
-    helm.sh/hook: pre-install,pre-upgrade
+    helm.sh/hook: {{ .Values.hookEvents }}
     helm.sh/hook-weight: "-1"
     helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
     {{- if .Values.failHook }}
@@ -589,5 +589,104 @@ async fn deleting_the_gitrepo_uninstalls_with_hooks_unless_resources_are_kept() 
         .is_some());
     let listed = helm_json(&fleet, "helm4", &["list", "-A", "-o", "json"]);
     assert_eq!(listed, json!([]), "the release records are removed");
+    fleet.stop().await;
+}
+
+/// Commits `web/fleet.yaml` alone.
+fn commit_fleet_yaml(fleet: &Fleet, text: &str, message: &str) {
+    fleet.repo.write("web/fleet.yaml", text);
+    fleet.repo.commit(message);
+}
+
+/// Waits for the Deployed condition of the release's BundleDeployment to be False.
+async fn deploy_failure(fleet: &Fleet) -> fleet_api::Condition {
+    let deployments = fleet.deployments("dev");
+    eventually("a failed deployment reported", WAIT, || async {
+        let status = deployments.get(RELEASE).await.ok()?.status?;
+        let deployed = status.conditions.iter().find(|c| c.type_ == "Deployed")?;
+        (deployed.status == "False").then(|| deployed.clone())
+    })
+    .await
+}
+
+fn settings_message(fleet: &Fleet) -> Value {
+    fleet
+        .get(
+            "dev",
+            &["get", "configmap", "demo-web-settings", "-n", NAMESPACE],
+        )
+        .map(|c| c["data"]["message"].clone())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn atomic_rolls_a_failed_upgrade_back_and_force_replaces_what_cannot_change() {
+    let fleet = start().await;
+    commit_chart(&fleet, "first", false);
+    fleet
+        .gitrepo(json!({"paths": ["web"], "targets": [{"clusterSelector": {}}]}))
+        .await;
+    wait_release(&fleet, "1").await;
+
+    // A post-upgrade hook fails after the upgrade changed the ConfigMap: `atomic` puts the
+    // first revision back.
+    let base = format!("defaultNamespace: {NAMESPACE}\nkustomize:\n  dir: overlay\n");
+    commit_fleet_yaml(
+        &fleet,
+        &format!("{base}helm:\n  chart: chart\n  atomic: true\n  values:\n    message: second\n    failHook: true\n    hookEvents: post-upgrade\n"),
+        "a failing post-upgrade hook",
+    );
+    let failed = deploy_failure(&fleet).await;
+    assert_eq!(failed.reason.as_deref(), Some("RolledBack"), "{failed:?}");
+    let message = failed.message.unwrap_or_default();
+    assert!(
+        message.contains("has been rolled back due to atomic being set"),
+        "{message}"
+    );
+    assert_eq!(
+        settings_message(&fleet),
+        "first",
+        "the first revision's objects are back"
+    );
+    let status = helm_json(
+        &fleet,
+        "helm4",
+        &["status", RELEASE, "-n", NAMESPACE, "-o", "json"],
+    );
+    assert_eq!(status["info"]["status"], "deployed");
+    assert_eq!(status["info"]["description"], "Rollback to 1");
+
+    // The selector of a Deployment cannot change in place: refused without `force`...
+    commit_fleet_yaml(
+        &fleet,
+        &format!("{base}helm:\n  chart: chart\n  values:\n    message: third\n    app: web2\n"),
+        "a new selector",
+    );
+    let before = fleet
+        .get("dev", &["get", "deployment", RELEASE, "-n", NAMESPACE])
+        .expect("the Deployment");
+    let refused = eventually("the immutable selector refused", WAIT, || async {
+        let condition = deploy_failure(&fleet).await;
+        let message = condition.message.clone().unwrap_or_default();
+        message.contains("field is immutable").then_some(condition)
+    })
+    .await;
+    assert_eq!(refused.reason.as_deref(), Some("ApplyFailed"));
+    // ...and replaced with it.
+    commit_fleet_yaml(
+        &fleet,
+        &format!("{base}helm:\n  chart: chart\n  force: true\n  values:\n    message: third\n    app: web2\n"),
+        "force",
+    );
+    let after = eventually("the Deployment replaced", WAIT, || async {
+        let after = fleet.get("dev", &["get", "deployment", RELEASE, "-n", NAMESPACE])?;
+        (after["spec"]["selector"]["matchLabels"]["app"] == "web2").then_some(after)
+    })
+    .await;
+    assert_ne!(
+        after["metadata"]["uid"], before["metadata"]["uid"],
+        "deleted and created again"
+    );
+    assert_eq!(settings_message(&fleet), "third");
     fleet.stop().await;
 }
