@@ -546,6 +546,20 @@ async fn deleting_the_gitrepo_uninstalls_with_hooks_unless_resources_are_kept() 
     })
     .await;
 
+    // Every bundle is a release, as in Fleet: the plain one's chart is named after it.
+    let listed = helm_json(&fleet, "helm3", &["list", "-A", "-o", "json"]);
+    let plain = listed
+        .as_array()
+        .and_then(|l| l.iter().find(|r| r["name"] == "demo-plain"))
+        .unwrap_or_else(|| panic!("the plain bundle's release: {listed}"));
+    assert_eq!(plain["namespace"], "plain");
+    assert!(
+        plain["chart"]
+            .as_str()
+            .is_some_and(|c| c.starts_with("demo-plain-v0.0.0+s-")),
+        "{plain}"
+    );
+
     delete_gitrepo(&fleet).await;
     for (kind, name, namespace) in [
         ("deployment", RELEASE, NAMESPACE),

@@ -205,6 +205,48 @@ pub struct HelmInput<'a> {
     pub member: &'a MemberData,
 }
 
+/// The name and namespace of a bundle's release, as Fleet's agent chooses them:
+/// `helm.releaseName`, else the bundle's name made valid; `namespace`, else
+/// `defaultNamespace`, else `default`.
+pub fn release_of(options: &BundleDeploymentOptions, bundle_name: &str) -> (String, String) {
+    let namespace = options
+        .target_namespace
+        .clone()
+        .or_else(|| options.default_namespace.clone())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "default".into());
+    let name = options
+        .helm
+        .as_ref()
+        .and_then(|h| h.release_name.clone())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| super::names::release_name(bundle_name));
+    (name, namespace)
+}
+
+/// The release of a bundle that is not a chart (raw YAML or Kustomize), as Fleet makes
+/// one for every bundle: a chart named after the bundle, versioned `v0.0.0+<content id>`,
+/// with no values and no hooks.
+pub fn manifest_release(
+    options: &BundleDeploymentOptions,
+    bundle_name: &str,
+    content_id: &str,
+) -> HelmRelease {
+    let (name, namespace) = release_of(options, bundle_name);
+    HelmRelease {
+        name,
+        namespace,
+        chart: serde_json::json!({
+            "apiVersion": "v2",
+            "name": bundle_name,
+            "version": format!("v0.0.0+{content_id}"),
+        }),
+        values: serde_json::json!({}),
+        config: serde_json::json!({}),
+        ..HelmRelease::default()
+    }
+}
+
 /// Renders a Helm bundle for one cluster into resources and its release.
 pub fn render(
     root: &RepoRoot,
@@ -262,18 +304,7 @@ pub fn render(
     for from_member in &member.values_from {
         values::merge_user(&mut user, from_member);
     }
-    let namespace = options
-        .target_namespace
-        .clone()
-        .or_else(|| options.default_namespace.clone())
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| "default".into());
-    // As Fleet's agent names it: `helm.releaseName`, else the bundle's name made valid.
-    let release_name = helm
-        .release_name
-        .clone()
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| super::names::release_name(bundle_name));
+    let (release_name, namespace) = release_of(options, bundle_name);
     let defaults = engine::Options::default();
     let engine_options = engine::Options {
         release_name: release_name.clone(),

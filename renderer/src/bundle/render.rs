@@ -156,10 +156,13 @@ pub fn render_with(
         force_namespace(&mut resources, namespace, &fleet_file)?;
     }
     helm_install_order(&mut resources);
-    let id = match &helm {
-        Some(release) => release_content_id(&resources, release),
-        None => content_id(&resources),
-    };
+    // Every bundle is a Helm release, as in Fleet; one that is not a chart gets a chart
+    // named after the bundle.
+    let helm = helm.unwrap_or_else(|| {
+        super::helm::manifest_release(&options, bundle_name, &content_id(&resources))
+    });
+    let id = release_content_id(&resources, &helm);
+    let helm = Some(helm);
     Ok(Variant {
         target,
         deploy: true,
