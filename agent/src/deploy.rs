@@ -31,6 +31,8 @@ pub(crate) struct Desired {
 const RELEASE_NAME_ANNOTATION: &str = "meta.helm.sh/release-name";
 const RELEASE_NAMESPACE_ANNOTATION: &str = "meta.helm.sh/release-namespace";
 const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
+/// Helm's annotation that keeps an object when its release no longer has it.
+const RESOURCE_POLICY_ANNOTATION: &str = "helm.sh/resource-policy";
 
 /// What a look at the cluster found beside readiness.
 #[derive(Default)]
@@ -118,6 +120,17 @@ impl Desired {
     }
 }
 
+/// The state a deployment reported (`Ready`, `NotReady`, `Modified`, `ErrApplied`), or
+/// `WaitApplied` before its agent reported anything.
+fn state_of(deployment: &BundleDeployment) -> String {
+    deployment
+        .status
+        .as_ref()
+        .and_then(|s| s.display.as_ref())
+        .and_then(|d| d.state.clone())
+        .unwrap_or_else(|| "WaitApplied".into())
+}
+
 /// The message saying which bundles this one waits for, if any is not ready here.
 async fn dependencies_waiting(
     agent: &Agent,
@@ -143,10 +156,13 @@ async fn dependencies_waiting(
                 (None, None) => false,
             })
             .collect();
-        let ready = !matching.is_empty()
-            && matching
-                .iter()
-                .all(|d| d.status.as_ref().is_some_and(|s| s.ready));
+        let accepted = if dependency.accepted_states.is_empty() {
+            vec!["Ready".to_string()]
+        } else {
+            dependency.accepted_states.clone()
+        };
+        let ready =
+            !matching.is_empty() && matching.iter().all(|d| accepted.contains(&state_of(d)));
         if !ready {
             let name = dependency
                 .name
@@ -194,8 +210,19 @@ async fn prepare(
         .or_else(|| options.default_namespace.clone())
         .unwrap_or_else(|| "default".into());
     let mut desired = Vec::new();
-    for resource in resources {
-        let (api, scope) = agent.resolve(&resource).await?;
+    let mut crds_applied = false;
+    for resource in resources.iter().cloned() {
+        let resolved = match agent.resolve(&resource).await {
+            // A kind the bundle's own CRDs define: they go in first (Helm installs a
+            // chart's CRDs before anything else), then it is served.
+            Err(Error::Invalid(_)) if !crds_applied && defines_crds(&resources) => {
+                apply_crds(agent, deployment, &resources, helm.as_ref()).await?;
+                crds_applied = true;
+                agent.resolve(&resource).await
+            }
+            resolved => resolved,
+        };
+        let (api, scope) = resolved?;
         let mut object: DynamicObject =
             serde_json::from_value(resource).map_err(|e| Error::Invalid(e.to_string()))?;
         let namespaced = matches!(scope.scope, Scope::Namespaced);
@@ -205,27 +232,58 @@ async fn prepare(
         if let Some(namespace) = object.metadata.namespace.as_deref().filter(|_| namespaced) {
             fleet_objects::client::ensure_namespace(&agent.local, namespace).await?;
         }
-        let labels = object.metadata.labels.get_or_insert_with(Default::default);
-        labels.insert(DEPLOYMENT_LABEL.into(), deployment.name_any());
-        labels.insert(
-            DEPLOYMENT_NAMESPACE_LABEL.into(),
-            deployment.namespace().unwrap_or_default(),
-        );
-        if let Some(release) = &helm {
-            labels.insert(MANAGED_BY_LABEL.into(), "Helm".into());
-            let annotations = object
-                .metadata
-                .annotations
-                .get_or_insert_with(Default::default);
-            annotations.insert(RELEASE_NAME_ANNOTATION.into(), release.name.clone());
-            annotations.insert(
-                RELEASE_NAMESPACE_ANNOTATION.into(),
-                release.namespace.clone(),
-            );
-        }
+        mark(&mut object, deployment, helm.as_ref());
         desired.push(Desired { api, object });
     }
     Ok((desired, helm))
+}
+
+/// Labels `object` with the deployment that applies it, and gives it Helm's ownership
+/// marks of `release`.
+fn mark(object: &mut DynamicObject, deployment: &BundleDeployment, release: Option<&HelmRelease>) {
+    let labels = object.metadata.labels.get_or_insert_with(Default::default);
+    labels.insert(DEPLOYMENT_LABEL.into(), deployment.name_any());
+    labels.insert(
+        DEPLOYMENT_NAMESPACE_LABEL.into(),
+        deployment.namespace().unwrap_or_default(),
+    );
+    if let Some(release) = release {
+        labels.insert(MANAGED_BY_LABEL.into(), "Helm".into());
+        let annotations = object
+            .metadata
+            .annotations
+            .get_or_insert_with(Default::default);
+        annotations.insert(RELEASE_NAME_ANNOTATION.into(), release.name.clone());
+        annotations.insert(
+            RELEASE_NAMESPACE_ANNOTATION.into(),
+            release.namespace.clone(),
+        );
+    }
+}
+
+fn is_crd(resource: &Value) -> bool {
+    resource.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
+}
+
+fn defines_crds(resources: &[Value]) -> bool {
+    resources.iter().any(is_crd)
+}
+
+/// Applies the CRDs among `resources` ahead of the rest, so that their kinds are served.
+async fn apply_crds(
+    agent: &Agent,
+    deployment: &BundleDeployment,
+    resources: &[Value],
+    release: Option<&HelmRelease>,
+) -> Result<(), Error> {
+    for crd in resources.iter().filter(|r| is_crd(r)) {
+        let (api, _) = agent.resolve(crd).await?;
+        let mut object: DynamicObject =
+            serde_json::from_value(crd.clone()).map_err(|e| Error::Invalid(e.to_string()))?;
+        mark(&mut object, deployment, release);
+        apply_one(agent, &Desired { api, object }, false).await?;
+    }
+    Ok(())
 }
 
 /// Whether an existing object may be applied over: it carries this deployment's label, or
@@ -335,6 +393,11 @@ async fn inspect(
         .map(|d| d.compare_patches.clone())
         .unwrap_or_default();
     let correct = options.correct_drift.as_ref().is_some_and(|c| c.enabled);
+    let ignored = options
+        .ignore
+        .as_ref()
+        .map(|i| i.conditions.clone())
+        .unwrap_or_default();
     let mut findings = Findings::default();
     for item in desired {
         let namespace = item.object.metadata.namespace.as_deref();
@@ -372,7 +435,7 @@ async fn inspect(
                 "namespace": namespace, "name": item.object.name_any(), "paths": paths,
             }));
         }
-        if let Some(reason) = crate::readiness::not_ready(&live) {
+        if let Some(reason) = crate::readiness::not_ready(&live, &ignored) {
             findings.not_ready.push(format!("{label}: {reason}"));
         }
     }
@@ -397,6 +460,7 @@ fn qualified(namespace: Option<&str>, name: &str) -> String {
 }
 
 /// Deletes what the previous deployment applied and this one does not.
+/// Objects annotated `helm.sh/resource-policy: keep` are left in place, as Helm leaves them.
 pub(crate) async fn prune(
     agent: &Agent,
     previous: &[BundleDeploymentResource],
@@ -410,6 +474,17 @@ pub(crate) async fn prune(
         };
         let namespace = Some(gone.namespace.as_str()).filter(|n| !n.is_empty());
         let api = agent.api_for(&api_resource, namespace);
+        let Some(live) = api.get_opt(&gone.name).await? else {
+            continue;
+        };
+        if live
+            .annotations()
+            .get(RESOURCE_POLICY_ANNOTATION)
+            .map(String::as_str)
+            == Some("keep")
+        {
+            continue;
+        }
         match api.delete(&gone.name, &DeleteParams::background()).await {
             Ok(_) => {}
             Err(kube::Error::Api(response)) if response.code == 404 => {}

@@ -30,6 +30,7 @@ pub(crate) async fn deploy(
 ) -> Result<u64, Error> {
     let helm = options.helm.clone().unwrap_or_default();
     fleet_objects::client::ensure_namespace(&agent.local, &release.namespace).await?;
+    label_namespace(agent, &release.namespace, options).await?;
     let store = Store::new(&agent.local, &release.namespace, &release.name);
     let history = store.history().await?;
     let previous = history.iter().rev().find(|r| r.status == "deployed");
@@ -192,6 +193,29 @@ async fn objects_of(agent: &Agent, manifest: &str) -> Result<Vec<Desired>, Error
     Ok(objects)
 }
 
+/// Sets `namespaceLabels` and `namespaceAnnotations` on the release's namespace (others it
+/// has are left alone).
+async fn label_namespace(
+    agent: &Agent,
+    namespace: &str,
+    options: &BundleDeploymentOptions,
+) -> Result<(), Error> {
+    let labels = options.namespace_labels.clone().unwrap_or_default();
+    let annotations = options.namespace_annotations.clone().unwrap_or_default();
+    if labels.is_empty() && annotations.is_empty() {
+        return Ok(());
+    }
+    let patch = serde_json::json!({"metadata": {"labels": labels, "annotations": annotations}});
+    kube::Api::<k8s_openapi::api::core::v1::Namespace>::all(agent.local.clone())
+        .patch(
+            namespace,
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&patch),
+        )
+        .await?;
+    Ok(())
+}
+
 /// Waits until every object is ready, as `helm --wait` does (Jobs only when `jobs`).
 async fn wait_ready(
     agent: &Agent,
@@ -210,7 +234,7 @@ async fn wait_ready(
             let reason = match api.get_opt(&item.object.name_any()).await? {
                 Some(live) => serde_json::to_value(&live)
                     .ok()
-                    .and_then(|v| crate::readiness::not_ready(&v)),
+                    .and_then(|v| crate::readiness::not_ready(&v, &[])),
                 None => Some("missing".into()),
             };
             if let Some(reason) = reason {

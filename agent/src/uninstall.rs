@@ -53,7 +53,15 @@ pub async fn uninstall(agent: &Agent, deployment: &BundleDeployment) -> Result<(
         hooks::run(agent, release, "pre-delete", timeout, &mut ran).await?;
     }
     if !keep {
-        crate::deploy::prune(agent, &status.resources, &[]).await?;
+        // CRDs (and with them every object of their kinds) go only when asked.
+        let delete_crds = options.delete_crd_resources.unwrap_or(false);
+        let applied: Vec<_> = status
+            .resources
+            .iter()
+            .filter(|r| delete_crds || r.kind != "CustomResourceDefinition")
+            .cloned()
+            .collect();
+        crate::deploy::prune(agent, &applied, &[]).await?;
     }
     store.delete_all(&history).await?;
     if let Some(release) = &hooks_of {

@@ -446,6 +446,9 @@ pub struct BundleRef {
     /// Bundles selected by label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<LabelSelector>,
+    /// The states of the dependency that let this bundle go on (default: `Ready`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accepted_states: Vec<String>,
 }
 
 /// Where a GitRepo deploys: a cluster by name, label, group or group label.

@@ -498,31 +498,6 @@ spec:
         image: busybox:1.36
 "#;
 
-/// Deletes the GitRepo `demo` and waits until its Bundles are gone from the hub.
-async fn delete_gitrepo(fleet: &Fleet) {
-    fleet
-        .hub
-        .hub
-        .kubectl("local")
-        .run_blocking(&[
-            "delete",
-            "gitrepo",
-            "demo",
-            "-n",
-            common::NS,
-            "--wait=false",
-        ])
-        .success();
-    eventually("the bundles uninstalled and gone", WAIT, || async {
-        let bundles = fleet.get("local", &["get", "bundles", "-A"])?;
-        let deployments = fleet.get("local", &["get", "bundledeployments", "-A"])?;
-        let gitrepos = fleet.get("local", &["get", "gitrepos", "-A"])?;
-        let empty = |v: &Value| v["items"].as_array().is_some_and(Vec::is_empty);
-        (empty(&bundles) && empty(&deployments) && empty(&gitrepos)).then_some(())
-    })
-    .await;
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deleting_the_gitrepo_uninstalls_with_hooks_unless_resources_are_kept() {
     let fleet = start().await;
@@ -560,7 +535,7 @@ async fn deleting_the_gitrepo_uninstalls_with_hooks_unless_resources_are_kept() 
         "{plain}"
     );
 
-    delete_gitrepo(&fleet).await;
+    fleet.delete_gitrepo().await;
     for (kind, name, namespace) in [
         ("deployment", RELEASE, NAMESPACE),
         ("configmap", "demo-web-settings", NAMESPACE),
@@ -591,7 +566,7 @@ async fn deleting_the_gitrepo_uninstalls_with_hooks_unless_resources_are_kept() 
     kept["keepResources"] = json!(true);
     fleet.gitrepo(kept).await;
     wait_release(&fleet, "1").await;
-    delete_gitrepo(&fleet).await;
+    fleet.delete_gitrepo().await;
     assert!(fleet
         .get(
             "dev",

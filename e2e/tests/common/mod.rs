@@ -99,6 +99,27 @@ impl Fleet {
         )
     }
 
+    /// Deletes the GitRepo `demo` and waits until it, its Bundles and its
+    /// BundleDeployments are gone from the hub (uninstalled by the agents).
+    pub async fn delete_gitrepo(&self) {
+        self.hub
+            .hub
+            .kubectl("local")
+            .run_blocking(&["delete", "gitrepo", "demo", "-n", NS, "--wait=false"])
+            .success();
+        fleet_testkit::eventually("the bundles uninstalled and gone", WAIT, || async {
+            let empty = |args: &[&str]| {
+                self.get("local", args)
+                    .is_some_and(|v| v["items"].as_array().is_some_and(Vec::is_empty))
+            };
+            (empty(&["get", "bundles", "-A"])
+                && empty(&["get", "bundledeployments", "-A"])
+                && empty(&["get", "gitrepos", "-A"]))
+            .then_some(())
+        })
+        .await;
+    }
+
     /// Stops every task.
     pub async fn stop(self) {
         self.running.stop().await;
