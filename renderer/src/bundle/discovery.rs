@@ -64,20 +64,7 @@ pub fn discover(root: &RepoRoot, paths: &[String]) -> Result<Vec<BundleDir>> {
 
 /// Directories under `base` (itself included) that `.fleetignore` files do not exclude.
 fn walk_dirs(root: &RepoRoot, base: &Path) -> Result<Vec<PathBuf>> {
-    let mut dirs = Vec::new();
-    let walker = ignore::WalkBuilder::new(base)
-        .standard_filters(false)
-        .hidden(true)
-        .follow_links(false)
-        .add_custom_ignore_filename(".fleetignore")
-        .build();
-    for entry in walker {
-        let entry = entry.map_err(|e| RenderError::in_file(root.display(base), e.to_string()))?;
-        if entry.file_type().is_some_and(|t| t.is_dir()) {
-            dirs.push(entry.into_path());
-        }
-    }
-    Ok(dirs)
+    Ok(super::fleetignore::walk(root, base, &|_| true)?.dirs)
 }
 
 /// Whether a directory directly holds YAML or JSON files.
@@ -106,7 +93,7 @@ mod tests {
         std::fs::write(r.join("app/sub/fleet.yaml"), "{}").expect("write");
         std::fs::write(r.join("ignored/fleet.yaml"), "{}").expect("write");
         std::fs::write(r.join("plain/cm.yaml"), "kind: ConfigMap").expect("write");
-        std::fs::write(r.join(".fleetignore"), "ignored/\n").expect("write");
+        std::fs::write(r.join(".fleetignore"), "ignored\n").expect("write");
         let root = RepoRoot::new(r).expect("root");
         let all: Vec<String> = discover(&root, &[])
             .expect("discover")

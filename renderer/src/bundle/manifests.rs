@@ -137,33 +137,13 @@ fn walk_files(
     excluded: &[PathBuf],
     keep: fn(&Path) -> bool,
 ) -> Result<Vec<PathBuf>> {
-    let top = dir.to_path_buf();
-    let skip: Vec<PathBuf> = excluded.to_vec();
-    let walker = ignore::WalkBuilder::new(dir)
-        .standard_filters(false)
-        .hidden(true)
-        .follow_links(false)
-        .add_custom_ignore_filename(".fleetignore")
-        .filter_entry(move |entry| {
-            let path = entry.path();
-            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            !(is_dir
-                && path != top
-                && (skip.iter().any(|s| s == path)
-                    || super::discovery::fleet_yaml_in(path).is_some()))
-        })
-        .build();
+    let enter = |path: &Path| {
+        !(excluded.iter().any(|s| s == path) || super::discovery::fleet_yaml_in(path).is_some())
+    };
+    let walked = super::fleetignore::walk(root, dir, &enter)?;
     let mut files = Vec::new();
-    for entry in walker {
-        let entry = entry.map_err(|e| RenderError::in_file(root.display(dir), e.to_string()))?;
-        let path = entry.path();
-        let file_like = entry
-            .file_type()
-            .is_some_and(|t| t.is_file() || t.is_symlink());
-        if file_like && keep(path) {
-            let real = root.resolve(dir, &path.to_string_lossy(), path)?;
-            files.push(real);
-        }
+    for path in walked.files.iter().filter(|p| keep(p)) {
+        files.push(root.resolve(dir, &path.to_string_lossy(), path)?);
     }
     files.sort();
     Ok(files)

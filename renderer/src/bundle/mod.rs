@@ -3,6 +3,7 @@
 pub mod content;
 mod discovery;
 mod files;
+pub mod fleetignore;
 mod fleetyaml;
 mod helm;
 mod manifests;
