@@ -31,6 +31,7 @@ pub mod subresources;
 pub mod table;
 pub mod tls;
 pub mod token_request;
+pub mod topics;
 pub mod watch;
 
 pub use hub::Hub;

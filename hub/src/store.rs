@@ -13,12 +13,12 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard};
 
 use rusqlite::{params, Connection};
 use serde_json::Value;
-use tokio::sync::{broadcast, oneshot};
+use tokio::sync::oneshot;
 
 use crate::status::{ApiError, ApiResult};
 
@@ -190,7 +190,9 @@ struct Shared {
     /// Every object, for reads; the database is the source of truth after a failure.
     memory: Mutex<Memory>,
     history: Mutex<History>,
-    sender: broadcast::Sender<Arc<Event>>,
+    topics: crate::topics::Topics,
+    /// The resourceVersion of the last change handed to the watches.
+    published: AtomicU64,
     poisoned: AtomicBool,
 }
 
@@ -207,7 +209,7 @@ pub struct Snapshot {
     /// The objects.
     pub objects: Vec<Arc<Value>>,
     /// Changes; those at or below `rv` must be skipped.
-    pub live: broadcast::Receiver<Arc<Event>>,
+    pub live: crate::topics::Live,
 }
 
 /// A subscription to changes, with the events to replay first.
@@ -215,7 +217,7 @@ pub struct Subscription {
     /// Events to deliver before the live ones.
     pub replay: Vec<Arc<Event>>,
     /// Live events; those at or below `replay`'s last resourceVersion must be skipped.
-    pub live: broadcast::Receiver<Arc<Event>>,
+    pub live: crate::topics::Live,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -251,7 +253,7 @@ impl Store {
         )
         .map_err(sqlite)?;
         let memory = load(&conn, &shown)?;
-        let (sender, _) = broadcast::channel(65_536);
+        let published = AtomicU64::new(memory.rv);
         let shared = Arc::new(Shared {
             history: Mutex::new(History {
                 floor: memory.rv,
@@ -260,7 +262,8 @@ impl Store {
                 bytes: 0,
             }),
             memory: Mutex::new(memory),
-            sender,
+            topics: crate::topics::Topics::default(),
+            published,
             poisoned: AtomicBool::new(false),
         });
         let (queue, receiver) = mpsc::channel();
@@ -290,6 +293,12 @@ impl Store {
             );
         }
         Ok(())
+    }
+
+    /// The resourceVersion of the last change handed to the watches: a watch whose queue
+    /// is empty after reading it has seen every change up to it that concerns it.
+    pub fn published_rv(&self) -> u64 {
+        self.shared.published.load(Ordering::Acquire)
     }
 
     /// The latest assigned resourceVersion.
@@ -434,8 +443,16 @@ impl Store {
         Ok(receiver)
     }
 
-    /// Subscribes to events after `rv`, or fails with the oldest resourceVersion kept.
-    pub fn subscribe_after(&self, rv: u64) -> Result<Subscription, u64> {
+    /// Subscribes to the changes of `resource` of `cluster` (in `namespace`, or every
+    /// namespace) after `rv`, or fails with the oldest resourceVersion kept. The replay
+    /// holds every kept change after `rv`; the watch picks its own.
+    pub fn subscribe_after(
+        &self,
+        rv: u64,
+        cluster: &str,
+        resource: &str,
+        namespace: Option<&str>,
+    ) -> Result<Subscription, u64> {
         let history = lock(&self.shared.history);
         if rv < history.floor {
             return Err(history.floor);
@@ -448,7 +465,7 @@ impl Store {
             .collect();
         Ok(Subscription {
             replay,
-            live: self.shared.sender.subscribe(),
+            live: self.shared.topics.subscribe(cluster, resource, namespace),
         })
     }
 
@@ -461,7 +478,7 @@ impl Store {
     ) -> ApiResult<Snapshot> {
         self.check()?;
         let memory = lock(&self.shared.memory);
-        let live = self.shared.sender.subscribe();
+        let live = self.shared.topics.subscribe(cluster, resource, namespace);
         Ok(Snapshot {
             rv: memory.rv,
             objects: select(&memory, cluster, resource, namespace),
@@ -632,8 +649,8 @@ fn run_writer(
                     size => size,
                 };
                 history.push(event.clone(), size);
-                // Nobody listening is not an error.
-                let _ = shared.sender.send(event);
+                shared.topics.publish(&event);
+                shared.published.store(event.rv, Ordering::Release);
             }
         }
         for pending in batch {

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use serde_json::{json, Value};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::mpsc;
+
+use crate::topics::Received;
 
 use crate::objects::Call;
 use crate::registry::PrinterColumn;
@@ -154,7 +156,12 @@ pub fn start(
     let (sender, receiver) = mpsc::channel(256);
     let mut opening = Vec::new();
     let live = match from {
-        Some(rv) => match store.subscribe_after(rv) {
+        Some(rv) => match store.subscribe_after(
+            rv,
+            &call.cluster,
+            &watcher.resource,
+            (!call.namespace.is_empty()).then_some(call.namespace.as_str()),
+        ) {
             Ok(subscription) => {
                 watcher.last_rv = rv;
                 for event in subscription.replay {
@@ -205,7 +212,7 @@ async fn send_all(sender: mpsc::Sender<Bytes>, lines: Vec<Bytes>) -> bool {
 async fn run(
     mut watcher: Watcher,
     store: Arc<Store>,
-    mut live: broadcast::Receiver<Arc<Event>>,
+    mut live: crate::topics::Live,
     sender: mpsc::Sender<Bytes>,
     opening: Vec<Bytes>,
     timeout: Duration,
@@ -222,6 +229,12 @@ async fn run(
             _ = &mut deadline => return,
             _ = sender.closed() => return,
             _ = bookmarks.tick(), if watcher.bookmarks => {
+                // Only this watch's changes reach it: with none waiting, it has seen every
+                // change up to the last one handed out.
+                let published = store.published_rv();
+                if live.is_empty() {
+                    watcher.last_rv = watcher.last_rv.max(published);
+                }
                 let rv = watcher.last_rv;
                 let line = watcher.bookmark(rv, false);
                 if sender.send(line).await.is_err() {
@@ -229,7 +242,7 @@ async fn run(
                 }
             }
             received = live.recv() => match received {
-                Ok(event) => {
+                Received::Event(event) => {
                     if let Some(kind) = watcher.seen_as(&event) {
                         let line = watcher.event_line(&event, kind);
                         if sender.send(line).await.is_err() {
@@ -238,14 +251,14 @@ async fn run(
                     }
                     watcher.last_rv = watcher.last_rv.max(event.rv);
                 }
-                Err(broadcast::error::RecvError::Lagged(_)) => {
+                Received::Lagged => {
                     let gone = ApiError::gone(watcher.last_rv, store.current_rv()).to_status();
                     let line = watcher.line("ERROR", &gone);
                     // The watch ends either way; the client re-lists.
                     let _ = sender.send(line).await;
                     return;
                 }
-                Err(broadcast::error::RecvError::Closed) => return,
+                Received::Closed => return,
             },
         }
     }
