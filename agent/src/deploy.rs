@@ -509,25 +509,26 @@ struct Outcome {
 impl Outcome {
     /// Nothing (new) applied: the previous objects stand, because of `error`.
     fn failed(resources: &[BundleDeploymentResource], error: &Error) -> Self {
-        Self {
-            applied_id: None,
-            revision: None,
-            resources: resources.to_vec(),
-            not_ready: Vec::new(),
-            modified: Vec::new(),
-            error: Some((error.reason(), error.to_string())),
-        }
+        Self::not_applied(resources, error.reason(), error.to_string())
     }
 
     /// Nothing applied while the bundles this one depends on are not ready.
     fn waiting(resources: &[BundleDeploymentResource], message: String) -> Self {
+        Self::not_applied(resources, "DependenciesNotReady", message)
+    }
+
+    fn not_applied(
+        resources: &[BundleDeploymentResource],
+        reason: &'static str,
+        message: String,
+    ) -> Self {
         Self {
             applied_id: None,
             revision: None,
             resources: resources.to_vec(),
             not_ready: Vec::new(),
             modified: Vec::new(),
-            error: Some(("DependenciesNotReady", message)),
+            error: Some((reason, message)),
         }
     }
 }
@@ -637,11 +638,20 @@ async fn report(
             "state": state,
         },
     }});
+    write_status(agent, deployment, &patch).await
+}
+
+/// Merges `patch` into the status of `deployment` on the hub.
+pub(crate) async fn write_status(
+    agent: &Agent,
+    deployment: &BundleDeployment,
+    patch: &Value,
+) -> Result<(), Error> {
     Api::<BundleDeployment>::namespaced(agent.hub.clone(), &agent.namespace)
         .patch_status(
             &deployment.name_any(),
             &PatchParams::default(),
-            &Patch::Merge(&patch),
+            &Patch::Merge(patch),
         )
         .await?;
     Ok(())

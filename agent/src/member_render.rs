@@ -100,12 +100,7 @@ async fn values_from(
     let Some(helm) = &options.helm else {
         return Ok(Vec::new());
     };
-    let release_namespace = options
-        .target_namespace
-        .clone()
-        .or_else(|| options.default_namespace.clone())
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| "default".into());
+    let (_, release_namespace) = bundle::release_of(options, "");
     let mut found = Vec::new();
     for entry in &helm.values_from {
         if let Some(selector) = &entry.config_map_key_ref {

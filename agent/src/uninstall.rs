@@ -9,7 +9,7 @@ use std::time::Duration;
 use fleet_api::labels::BUNDLE_DEPLOYMENT_FINALIZER;
 use fleet_api::{BundleDeployment, Condition, HelmHook, HelmRelease, UNINSTALLED_CONDITION};
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{DeleteParams, Patch, PatchParams};
+use kube::api::DeleteParams;
 use kube::{Api, ResourceExt};
 use serde_json::{json, Value};
 
@@ -94,13 +94,7 @@ pub async fn uninstall(agent: &Agent, deployment: &BundleDeployment) -> Result<(
         ..Condition::default()
     });
     let patch = json!({"status": {"conditions": conditions}});
-    Api::<BundleDeployment>::namespaced(agent.hub.clone(), &agent.namespace)
-        .patch_status(
-            &deployment.name_any(),
-            &PatchParams::default(),
-            &Patch::Merge(&patch),
-        )
-        .await?;
+    crate::deploy::write_status(agent, deployment, &patch).await?;
     tracing::info!(deployment = %deployment.name_any(), kept = keep, "uninstalled");
     Ok(())
 }
@@ -117,14 +111,8 @@ fn release_of(deployment: &BundleDeployment) -> (String, String) {
         .map(|(namespace, name)| (namespace.to_string(), name.to_string()));
     recorded.unwrap_or_else(|| {
         let options = deployment.spec.options.clone().unwrap_or_default();
-        let namespace = options
-            .target_namespace
-            .or(options.default_namespace)
-            .unwrap_or_else(|| "default".into());
-        let name = options
-            .helm
-            .and_then(|h| h.release_name)
-            .unwrap_or_else(|| deployment.name_any());
+        let (name, namespace) =
+            fleet_renderer::bundle::release_of(&options, &deployment.name_any());
         (namespace, name)
     })
 }

@@ -288,13 +288,7 @@ async fn helm_reads_the_releases_the_agent_records_and_hooks_run_first() {
 
     // A failing pre-upgrade hook: nothing is applied, the status says it was the hook.
     commit_chart(&fleet, "broken", true);
-    let deployments = fleet.deployments("dev");
-    let deployed = eventually("the hook failure reported", WAIT, || async {
-        let status = deployments.get(RELEASE).await.ok()?.status?;
-        let deployed = status.conditions.iter().find(|c| c.type_ == "Deployed")?;
-        (deployed.status == "False").then(|| deployed.clone())
-    })
-    .await;
+    let deployed = deploy_failure(&fleet).await;
     assert_eq!(deployed.reason.as_deref(), Some("HookFailed"));
     let message = deployed.message.unwrap_or_default();
     assert!(

@@ -392,25 +392,16 @@ fn finish(
         }
         causes.extend(checked.causes);
     }
+    let refuse = |causes| ApiError::invalid(&resource.kind, &resource.group, &name, causes);
     if !causes.is_empty() {
-        return Err(ApiError::invalid(
-            &resource.kind,
-            &resource.group,
-            &name,
-            causes,
-        ));
+        return Err(refuse(causes));
     }
     if !resource.custom {
         crate::defaults::fill(&resource.group, &resource.kind, &mut object);
         if let Some(old) = existing {
             let causes = crate::immutable::causes(&resource.group, &resource.kind, old, &object);
             if !causes.is_empty() {
-                return Err(ApiError::invalid(
-                    &resource.kind,
-                    &resource.group,
-                    &name,
-                    causes,
-                ));
+                return Err(refuse(causes));
             }
         }
     }
