@@ -92,6 +92,10 @@ fn commit_chart(fleet: &Fleet, message: &str, fail_hook: bool) {
         .write("web/chart/templates/deployment.yaml", DEPLOYMENT)
         .write("web/chart/templates/configmap.yaml", CONFIGMAP)
         .write("web/chart/templates/hook.yaml", HOOK)
+        .write(
+            "web/chart/templates/NOTES.txt",
+            "{{ .Release.Name }} says {{ .Values.message }}.\n",
+        )
         .write("web/overlay/kustomization.yaml", OVERLAY);
     fleet.repo.commit(message);
 }
@@ -199,6 +203,10 @@ async fn helm_reads_the_releases_the_agent_records_and_hooks_run_first() {
         );
         assert_eq!(status["info"]["status"], "deployed", "{tool}");
         assert_eq!(status["info"]["description"], "Install complete", "{tool}");
+        assert_eq!(
+            status["info"]["notes"], "demo-web says first.\n",
+            "{tool}: NOTES.txt"
+        );
     }
 
     // The chart's output went through the overlay, and every object carries Helm's marks.

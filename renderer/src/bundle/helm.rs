@@ -351,7 +351,7 @@ pub fn render(
         chart: loaded.metadata.clone(),
         values: loaded.values.clone(),
         config: user,
-        notes: String::new(),
+        notes: rendered.notes.clone(),
         hooks,
     };
     let reads_member = !helm.values_from.is_empty() || loaded.reads_cluster();

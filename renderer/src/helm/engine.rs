@@ -83,6 +83,9 @@ pub struct Rendered {
     pub manifests: Vec<Manifest>,
     /// Hook resources (`helm.sh/hook`), in install order.
     pub hooks: Vec<Hook>,
+    /// The chart's `templates/NOTES.txt`, rendered (subcharts' notes are not, as Helm's
+    /// default).
+    pub notes: String,
 }
 
 impl Rendered {
@@ -398,7 +401,8 @@ impl Prepared<'_> {
             paths.sort();
             for path in paths {
                 let base = path.rsplit('/').next().unwrap_or(path);
-                if base.starts_with('_') || base == "NOTES.txt" {
+                let notes = base == "NOTES.txt";
+                if base.starts_with('_') || (notes && scope.prefix != root.name) {
                     continue;
                 }
                 let name = format!("{}/{path}", scope.prefix);
@@ -420,7 +424,12 @@ impl Prepared<'_> {
                 let text = exec
                     .execute(&name, &Value::from(data))
                     .map_err(|e| exec_error(&e))?;
-                pieces.push((name, text.replace("<no value>", "")));
+                let text = text.replace("<no value>", "");
+                if notes {
+                    rendered.notes = text;
+                } else {
+                    pieces.push((name, text));
+                }
             }
         }
         if self.include_crds {
