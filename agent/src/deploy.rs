@@ -359,21 +359,19 @@ async fn apply_one(agent: &Agent, item: &Desired, force: bool) -> Result<(), Err
         }
         Err(error) => return Err(error.into()),
     }
-    match api.delete(&name, &DeleteParams::foreground()).await {
-        Ok(_) => {}
-        Err(kube::Error::Api(response)) if response.code == 404 => {}
-        Err(error) => return Err(error.into()),
-    }
-    let deadline = tokio::time::Instant::now() + REPLACE_PATIENCE;
-    while api.get_opt(&name).await?.is_some() {
-        if tokio::time::Instant::now() >= deadline {
-            return Err(Error::Invalid(format!(
-                "{} {name} was not deleted within {} s to be replaced",
-                item.api.kind,
-                REPLACE_PATIENCE.as_secs()
-            )));
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let gone = fleet_objects::client::delete_and_wait(
+        &api,
+        &name,
+        &DeleteParams::foreground(),
+        REPLACE_PATIENCE,
+    )
+    .await?;
+    if !gone {
+        return Err(Error::Invalid(format!(
+            "{} {name} was not deleted within {} s to be replaced",
+            item.api.kind,
+            REPLACE_PATIENCE.as_secs()
+        )));
     }
     api.patch(&name, &params, &Patch::Apply(&item.object))
         .await?;
@@ -485,11 +483,8 @@ pub(crate) async fn prune(
         {
             continue;
         }
-        match api.delete(&gone.name, &DeleteParams::background()).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(response)) if response.code == 404 => {}
-            Err(error) => return Err(error.into()),
-        }
+        fleet_objects::client::delete_if_present(&api, &gone.name, &DeleteParams::background())
+            .await?;
     }
     Ok(())
 }
@@ -657,9 +652,9 @@ pub(crate) async fn write_status(
     Ok(())
 }
 
-/// The release record Fleet keeps for every deployment, `namespace/name:revision` (Fleet
-/// deploys every bundle as a Helm release; here the rendered manifests are applied, and the
-/// record keeps the `helm list` view). The revision counts the deployments applied.
+/// The release record, `namespace/name:revision`, when this look made no new Helm revision:
+/// the release named as the renderer names it, the revision kept, or counted up for a
+/// deployment applied without a release (a Content packed before releases were recorded).
 fn release_record(
     deployment: &BundleDeployment,
     old: Option<&str>,
@@ -668,16 +663,7 @@ fn release_record(
 ) -> Option<String> {
     applied?;
     let options = deployment.spec.options.clone().unwrap_or_default();
-    let name = options
-        .helm
-        .as_ref()
-        .and_then(|h| h.release_name.clone())
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| deployment.name_any());
-    let namespace = options
-        .target_namespace
-        .or(options.default_namespace)
-        .unwrap_or_else(|| "default".into());
+    let (name, namespace) = fleet_renderer::bundle::release_of(&options, &deployment.name_any());
     let revision: u64 = old
         .and_then(|r| r.rsplit_once(':'))
         .and_then(|(_, n)| n.parse().ok())

@@ -36,10 +36,7 @@ pub(crate) async fn deploy(
     let previous = history.iter().rev().find(|r| r.status == "deployed");
     let install = previous.is_none();
     let version = history.last().map_or(0, |r| r.version) + 1;
-    let configured = helm.timeout_seconds.filter(|s| *s > 0);
-    let timeout = configured
-        .map(|s| Duration::from_secs(s.unsigned_abs()))
-        .unwrap_or(hooks::DEFAULT_TIMEOUT);
+    let timeout = hooks::timeout(options);
     let (pre, post) = if install {
         ("pre-install", "post-install")
     } else {
@@ -49,7 +46,7 @@ pub(crate) async fn deploy(
     let outcome = async {
         hooks::run(agent, release, pre, timeout, &mut ran).await?;
         apply_all(agent, deployment, desired, options, Some(release)).await?;
-        if configured.is_some() {
+        if hooks::configured_timeout(options).is_some() {
             wait_ready(agent, desired, helm.wait_for_jobs.unwrap_or(false), timeout).await?;
         }
         hooks::run(agent, release, post, timeout, &mut ran).await

@@ -16,7 +16,22 @@ use crate::{Agent, Error};
 /// Helm's default wait for a hook when `helm.timeoutSeconds` is not set.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// How often a hook and a deletion are looked at while waiting.
+/// `helm.timeoutSeconds`, when set to more than zero.
+pub fn configured_timeout(options: &fleet_api::BundleDeploymentOptions) -> Option<Duration> {
+    options
+        .helm
+        .as_ref()
+        .and_then(|h| h.timeout_seconds)
+        .filter(|s| *s > 0)
+        .map(|s| Duration::from_secs(s.unsigned_abs()))
+}
+
+/// How long hooks may run: `helm.timeoutSeconds`, else [`DEFAULT_TIMEOUT`].
+pub fn timeout(options: &fleet_api::BundleDeploymentOptions) -> Duration {
+    configured_timeout(options).unwrap_or(DEFAULT_TIMEOUT)
+}
+
+/// How often a hook is looked at while it runs.
 const POLL: Duration = Duration::from_millis(250);
 
 /// A hook as the release records it, with how its last run went.
@@ -221,17 +236,11 @@ async fn delete(
 ) -> Result<(), Error> {
     let (api, object) = target(agent, release, hook).await?;
     let name = object.name_any();
-    match api.delete(&name, &DeleteParams::background()).await {
-        Ok(_) => {}
-        Err(kube::Error::Api(response)) if response.code == 404 => return Ok(()),
-        Err(error) => return Err(error.into()),
-    }
-    let deadline = tokio::time::Instant::now() + timeout;
-    while api.get_opt(&name).await?.is_some() {
-        if tokio::time::Instant::now() >= deadline {
-            return Err(Error::Hook(format!("{name} was not deleted in time")));
-        }
-        tokio::time::sleep(POLL).await;
+    let gone =
+        fleet_objects::client::delete_and_wait(&api, &name, &DeleteParams::background(), timeout)
+            .await?;
+    if !gone {
+        return Err(Error::Hook(format!("{name} was not deleted in time")));
     }
     Ok(())
 }

@@ -174,15 +174,7 @@ impl Store {
             .filter(|r| r.status != "deployed")
             .take(excess)
         {
-            match self
-                .api
-                .delete(&self.secret_name(old.version), &DeleteParams::default())
-                .await
-            {
-                Ok(_) => {}
-                Err(kube::Error::Api(response)) if response.code == 404 => {}
-                Err(error) => return Err(error.into()),
-            }
+            self.delete(old.version).await?;
         }
         Ok(())
     }
@@ -190,19 +182,15 @@ impl Store {
     /// Deletes every revision of `history`, as `helm uninstall` does.
     pub async fn delete_all(&self, history: &[Revision]) -> Result<(), Error> {
         for revision in history {
-            match self
-                .api
-                .delete(
-                    &self.secret_name(revision.version),
-                    &DeleteParams::default(),
-                )
-                .await
-            {
-                Ok(_) => {}
-                Err(kube::Error::Api(response)) if response.code == 404 => {}
-                Err(error) => return Err(error.into()),
-            }
+            self.delete(revision.version).await?;
         }
+        Ok(())
+    }
+
+    async fn delete(&self, version: u64) -> Result<(), Error> {
+        let name = self.secret_name(version);
+        fleet_objects::client::delete_if_present(&self.api, &name, &DeleteParams::default())
+            .await?;
         Ok(())
     }
 

@@ -4,8 +4,6 @@
 //! `deleteNamespace` its namespace deleted. The agent then reports it `Uninstalled` (it
 //! writes status only); the controller lets the deployment go.
 
-use std::time::Duration;
-
 use fleet_api::labels::BUNDLE_DEPLOYMENT_FINALIZER;
 use fleet_api::{BundleDeployment, Condition, HelmHook, HelmRelease, UNINSTALLED_CONDITION};
 use k8s_openapi::api::core::v1::Namespace;
@@ -41,13 +39,7 @@ pub async fn uninstall(agent: &Agent, deployment: &BundleDeployment) -> Result<(
         .find(|r| r.status == "deployed")
         .or(history.last())
         .map(|r| stored_release(&name, &namespace, &r.body));
-    let timeout = options
-        .helm
-        .as_ref()
-        .and_then(|h| h.timeout_seconds)
-        .filter(|s| *s > 0)
-        .map(|s| Duration::from_secs(s.unsigned_abs()))
-        .unwrap_or(hooks::DEFAULT_TIMEOUT);
+    let timeout = hooks::timeout(&options);
     let mut ran = Vec::new();
     if let Some(release) = &hooks_of {
         hooks::run(agent, release, "pre-delete", timeout, &mut ran).await?;
@@ -71,14 +63,13 @@ pub async fn uninstall(agent: &Agent, deployment: &BundleDeployment) -> Result<(
         && !keep
         && !KEPT_NAMESPACES.contains(&namespace.as_str())
     {
-        match Api::<Namespace>::all(agent.local.clone())
-            .delete(&namespace, &DeleteParams::background())
-            .await
-        {
-            Ok(_) => {}
-            Err(kube::Error::Api(response)) if response.code == 404 => {}
-            Err(error) => return Err(error.into()),
-        }
+        let namespaces = Api::<Namespace>::all(agent.local.clone());
+        fleet_objects::client::delete_if_present(
+            &namespaces,
+            &namespace,
+            &DeleteParams::background(),
+        )
+        .await?;
     }
     let mut conditions = status.conditions.clone();
     conditions.retain(|c| c.type_ != UNINSTALLED_CONDITION);

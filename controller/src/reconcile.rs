@@ -17,7 +17,7 @@ use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
-use fleet_objects::client::ensure_namespace;
+use fleet_objects::client::{add_finalizer, ensure_namespace, remove_finalizer};
 use fleet_objects::conditions::set_condition;
 
 use crate::placement::{cluster_info, is_targeted};
@@ -51,7 +51,9 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
         .await?
         .items;
     if bundle.metadata.deletion_timestamp.is_none() {
-        hold_until_uninstalled(ctx, &bundle).await?;
+        // So that deleting the bundle uninstalls it everywhere before it goes.
+        let api: Api<Bundle> = Api::namespaced(ctx.client.clone(), &namespace);
+        add_finalizer(&api, &bundle, BUNDLE_FINALIZER).await?;
     }
     let deployments = deployments_of(ctx, &namespace, &name).await?;
     let_go_uninstalled(ctx, &deployments).await?;
@@ -141,7 +143,7 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
         // Deleted: it goes once every deployment was uninstalled by its agent.
         if deployments.is_empty() {
             let api: Api<Bundle> = Api::namespaced(ctx.client.clone(), &namespace);
-            let_go(&api, &bundle, BUNDLE_FINALIZER).await?;
+            remove_finalizer(&api, &bundle, BUNDLE_FINALIZER).await?;
         }
         return Ok(());
     }
@@ -170,58 +172,10 @@ async fn let_go_uninstalled(ctx: &Context, deployments: &[BundleDeployment]) -> 
                 ctx.client.clone(),
                 &deployment.namespace().unwrap_or_default(),
             );
-            let_go(&api, deployment, BUNDLE_DEPLOYMENT_FINALIZER).await?;
+            remove_finalizer(&api, deployment, BUNDLE_DEPLOYMENT_FINALIZER).await?;
         }
     }
     Ok(())
-}
-
-/// Puts the bundle finalizer on `bundle`, so that deleting it uninstalls it everywhere.
-async fn hold_until_uninstalled(ctx: &Context, bundle: &Bundle) -> Result<(), Error> {
-    if bundle.finalizers().iter().any(|f| f == BUNDLE_FINALIZER) {
-        return Ok(());
-    }
-    let mut finalizers = bundle.finalizers().to_vec();
-    finalizers.push(BUNDLE_FINALIZER.to_string());
-    let patch = json!({"metadata": {"finalizers": finalizers,
-                                    "resourceVersion": bundle.resource_version()}});
-    Api::<Bundle>::namespaced(ctx.client.clone(), &bundle.namespace().unwrap_or_default())
-        .patch(
-            &bundle.name_any(),
-            &PatchParams::default(),
-            &Patch::Merge(&patch),
-        )
-        .await?;
-    Ok(())
-}
-
-/// Removes `finalizer` from `object`, which may then go.
-pub async fn let_go<K>(api: &Api<K>, object: &K, finalizer: &str) -> Result<(), kube::Error>
-where
-    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
-{
-    if !object.finalizers().iter().any(|f| f == finalizer) {
-        return Ok(());
-    }
-    let finalizers: Vec<&String> = object
-        .finalizers()
-        .iter()
-        .filter(|f| *f != finalizer)
-        .collect();
-    let patch = json!({"metadata": {"finalizers": finalizers,
-                                    "resourceVersion": object.resource_version()}});
-    match api
-        .patch(
-            &object.name_any(),
-            &PatchParams::default(),
-            &Patch::Merge(&patch),
-        )
-        .await
-    {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(response)) if response.code == 404 => Ok(()),
-        Err(error) => Err(error),
-    }
 }
 
 /// A digest of everything placement and rendering read: the bundle's generation, the

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use fleet_api::labels::{CLUSTER_LABEL, TOKEN_LABEL};
 use fleet_api::{Cluster, ClusterRegistration, ClusterRegistrationToken};
-use fleet_objects::client::ensure_namespace;
+use fleet_objects::client::{delete_if_present, ensure_namespace, remove_finalizer};
 use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
@@ -198,7 +198,12 @@ pub async fn token(token: Arc<ClusterRegistrationToken>, ctx: &Context) -> Resul
     };
     if let Some(expires) = expires.filter(|e| *e <= now) {
         let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
-        delete_named(&secrets, &format!("{account}-token")).await?;
+        delete_if_present(
+            &secrets,
+            &format!("{account}-token"),
+            &DeleteParams::default(),
+        )
+        .await?;
         tracing::info!(token = %token.name_any(), %expires, "registration token expired");
         return Ok(Action::await_change());
     }
@@ -351,18 +356,6 @@ pub async fn registration(
     Ok(())
 }
 
-/// Deletes a named object, a missing one being fine.
-async fn delete_named<K>(api: &Api<K>, name: &str) -> Result<(), Error>
-where
-    K: Clone + DeserializeOwned + std::fmt::Debug + kube::Resource,
-{
-    match api.delete(name, &DeleteParams::default()).await {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(response)) if response.code == 404 => Ok(()),
-        Err(error) => Err(error.into()),
-    }
-}
-
 /// Revokes what registering `cluster` granted, for its deletion: the agent's service account
 /// (its token stops working at once) and its namespace, its cluster-wide binding, and in the
 /// registration namespace its credential Secret and its Roles and RoleBindings. Then the
@@ -372,25 +365,32 @@ pub async fn revoke(cluster: &Cluster, ctx: &Context) -> Result<(), Error> {
     let name = cluster.name_any();
     let home = cluster_namespace(cluster);
     let client = &ctx.client;
-    delete_named(
+    delete_if_present(
         &Api::<ServiceAccount>::namespaced(client.clone(), &home),
         AGENT_ACCOUNT,
+        &DeleteParams::default(),
     )
     .await?;
     // No agent will uninstall these any more: their finalizers must not hold the namespace.
     let deployments = Api::<fleet_api::BundleDeployment>::namespaced(client.clone(), &home);
     for deployment in deployments.list(&ListParams::default()).await? {
-        crate::reconcile::let_go(
+        remove_finalizer(
             &deployments,
             &deployment,
             fleet_api::labels::BUNDLE_DEPLOYMENT_FINALIZER,
         )
         .await?;
     }
-    delete_named(&Api::<Namespace>::all(client.clone()), &home).await?;
-    delete_named(
+    delete_if_present(
+        &Api::<Namespace>::all(client.clone()),
+        &home,
+        &DeleteParams::default(),
+    )
+    .await?;
+    delete_if_present(
         &Api::<ClusterRoleBinding>::all(client.clone()),
         &format!("fleet-agent-contents-{home}"),
+        &DeleteParams::default(),
     )
     .await?;
     let owned = ListParams::default().labels(&format!("{CLUSTER_LABEL}={name}"));
@@ -404,16 +404,8 @@ pub async fn revoke(cluster: &Cluster, ctx: &Context) -> Result<(), Error> {
     Api::<Role>::namespaced(client.clone(), &namespace)
         .delete_collection(&everything, &owned)
         .await?;
-    let finalizers: Vec<&String> = cluster
-        .finalizers()
-        .iter()
-        .filter(|f| *f != CREDENTIAL_FINALIZER)
-        .collect();
-    let patch = json!({"metadata": {"finalizers": finalizers,
-                                    "resourceVersion": cluster.resource_version()}});
-    Api::<Cluster>::namespaced(client.clone(), &namespace)
-        .patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await?;
+    let clusters = Api::<Cluster>::namespaced(client.clone(), &namespace);
+    remove_finalizer(&clusters, cluster, CREDENTIAL_FINALIZER).await?;
     tracing::info!(cluster = %format!("{namespace}/{name}"), "agent credential revoked");
     Ok(())
 }

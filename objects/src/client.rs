@@ -1,12 +1,13 @@
 //! What a kube-rs client needs around it: a client from a kubeconfig file (or the
-//! process's own cluster), namespaces made on demand, and Fleet's CRDs installed.
+//! process's own cluster), namespaces made on demand, Fleet's CRDs installed, and the
+//! deletes and finalizer removals every controller writes the same way.
 
 use std::path::{Path, PathBuf};
 
 use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Patch, PatchParams, PostParams};
-use kube::Api;
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use kube::{Api, ResourceExt};
 use serde_json::json;
 
 /// Why no client could be made.
@@ -95,5 +96,104 @@ pub async fn install_fleet(client: &kube::Client, field_manager: &str) -> Result
         let body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
         namespaces.patch(name, &apply, &Patch::Apply(&body)).await?;
     }
+    Ok(())
+}
+
+/// Deletes the object `name`, a missing one being fine.
+pub async fn delete_if_present<K>(
+    api: &Api<K>,
+    name: &str,
+    params: &DeleteParams,
+) -> Result<(), kube::Error>
+where
+    K: kube::Resource + Clone + k8s_openapi::serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    match api.delete(name, params).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(response)) if response.code == 404 => Ok(()),
+        Err(error) => Err(error),
+    }
+}
+
+/// How often [`delete_and_wait`] looks whether the object is gone.
+const GONE_POLL: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Deletes the object `name` (a missing one being fine) and waits until it is gone;
+/// false if it was still there after `patience`.
+pub async fn delete_and_wait<K>(
+    api: &Api<K>,
+    name: &str,
+    params: &DeleteParams,
+    patience: std::time::Duration,
+) -> Result<bool, kube::Error>
+where
+    K: kube::Resource + Clone + k8s_openapi::serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    delete_if_present(api, name, params).await?;
+    let deadline = tokio::time::Instant::now() + patience;
+    while api.get_opt(name).await?.is_some() {
+        if tokio::time::Instant::now() >= deadline {
+            return Ok(false);
+        }
+        tokio::time::sleep(GONE_POLL).await;
+    }
+    Ok(true)
+}
+
+/// Adds `finalizer` to `object` (at its resourceVersion) unless it has it.
+pub async fn add_finalizer<K>(api: &Api<K>, object: &K, finalizer: &str) -> Result<(), kube::Error>
+where
+    K: kube::Resource + Clone + k8s_openapi::serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    if object.finalizers().iter().any(|f| f == finalizer) {
+        return Ok(());
+    }
+    let mut finalizers = object.finalizers().to_vec();
+    finalizers.push(finalizer.to_string());
+    set_finalizers(api, object, &finalizers).await
+}
+
+/// Removes `finalizer` from `object` (at its resourceVersion), which may then go; an
+/// object without it, or gone already, is fine.
+pub async fn remove_finalizer<K>(
+    api: &Api<K>,
+    object: &K,
+    finalizer: &str,
+) -> Result<(), kube::Error>
+where
+    K: kube::Resource + Clone + k8s_openapi::serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    if !object.finalizers().iter().any(|f| f == finalizer) {
+        return Ok(());
+    }
+    let finalizers: Vec<String> = object
+        .finalizers()
+        .iter()
+        .filter(|f| *f != finalizer)
+        .cloned()
+        .collect();
+    match set_finalizers(api, object, &finalizers).await {
+        Err(kube::Error::Api(response)) if response.code == 404 => Ok(()),
+        done => done,
+    }
+}
+
+/// Sets `object`'s finalizers, failing if it changed since it was read.
+async fn set_finalizers<K>(
+    api: &Api<K>,
+    object: &K,
+    finalizers: &[String],
+) -> Result<(), kube::Error>
+where
+    K: kube::Resource + Clone + k8s_openapi::serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let patch = json!({"metadata": {"finalizers": finalizers,
+                                    "resourceVersion": object.resource_version()}});
+    api.patch(
+        &object.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(&patch),
+    )
+    .await?;
     Ok(())
 }
