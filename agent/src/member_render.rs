@@ -103,57 +103,76 @@ async fn values_from(
     let (_, release_namespace) = bundle::release_of(options, "");
     let mut found = Vec::new();
     for entry in &helm.values_from {
-        if let Some(selector) = &entry.config_map_key_ref {
-            let namespace = selector.namespace.as_deref().unwrap_or(&release_namespace);
-            let key = selector.key.as_deref().unwrap_or(DEFAULT_VALUES_KEY);
-            let map = Api::<ConfigMap>::namespaced(agent.local.clone(), namespace)
-                .get(&selector.name)
-                .await
-                .map_err(|e| missing("configmap", namespace, &selector.name, e))?;
-            let text = map.data.and_then(|d| d.get(key).cloned()).ok_or_else(|| {
-                Error::Invalid(format!(
-                    "key {key} is missing from configmap {namespace}/{}, can't use it in valuesFrom",
-                    selector.name
-                ))
-            })?;
-            found.push(parse_values(&text, "configmap", namespace, &selector.name)?);
-        }
-        if let Some(selector) = &entry.secret_key_ref {
-            let namespace = selector.namespace.as_deref().unwrap_or(&release_namespace);
-            let key = selector.key.as_deref().unwrap_or(DEFAULT_VALUES_KEY);
-            let secret = Api::<Secret>::namespaced(agent.local.clone(), namespace)
-                .get(&selector.name)
-                .await
-                .map_err(|e| missing("secret", namespace, &selector.name, e))?;
-            let bytes = secret
-                .data
-                .and_then(|d| d.get(key).cloned())
-                .ok_or_else(|| {
-                    Error::Invalid(format!(
-                    "key {key} is missing from secret {namespace}/{}, can't use it in valuesFrom",
-                    selector.name
-                ))
-                })?;
-            let text = String::from_utf8_lossy(&bytes.0);
-            found.push(parse_values(&text, "secret", namespace, &selector.name)?);
+        let sources = [
+            (Source::ConfigMap, &entry.config_map_key_ref),
+            (Source::Secret, &entry.secret_key_ref),
+        ];
+        for (source, selector) in sources {
+            if let Some(selector) = selector {
+                found.push(source.read(agent, selector, &release_namespace).await?);
+            }
         }
     }
     Ok(found)
 }
 
-fn missing(kind: &str, namespace: &str, name: &str, error: kube::Error) -> Error {
-    Error::Invalid(format!(
-        "valuesFrom {kind} {namespace}/{name} cannot be read: {error}"
-    ))
+/// Where a `valuesFrom` entry reads.
+#[derive(Clone, Copy)]
+enum Source {
+    ConfigMap,
+    Secret,
 }
 
-fn parse_values(text: &str, kind: &str, namespace: &str, name: &str) -> Result<Value, Error> {
-    let parsed: Value = serde_yaml_ng::from_str(text).map_err(|e| {
-        Error::Invalid(format!(
-            "valuesFrom {kind} {namespace}/{name} does not hold YAML values: {e}"
-        ))
-    })?;
-    Ok(if parsed.is_null() { json!({}) } else { parsed })
+impl Source {
+    /// The values under the selector's key (default `values.yaml`), in its namespace
+    /// (default the release's).
+    async fn read(
+        self,
+        agent: &Agent,
+        selector: &fleet_api::KeySelector,
+        release_namespace: &str,
+    ) -> Result<Value, Error> {
+        let namespace = selector.namespace.as_deref().unwrap_or(release_namespace);
+        let key = selector.key.as_deref().unwrap_or(DEFAULT_VALUES_KEY);
+        let name = &selector.name;
+        let kind = match self {
+            Source::ConfigMap => "configmap",
+            Source::Secret => "secret",
+        };
+        let unreadable = |e: kube::Error| {
+            Error::Invalid(format!(
+                "valuesFrom {kind} {namespace}/{name} cannot be read: {e}"
+            ))
+        };
+        let text = match self {
+            Source::ConfigMap => Api::<ConfigMap>::namespaced(agent.local.clone(), namespace)
+                .get(name)
+                .await
+                .map_err(unreadable)?
+                .data
+                .and_then(|d| d.get(key).cloned()),
+            Source::Secret => Api::<Secret>::namespaced(agent.local.clone(), namespace)
+                .get(name)
+                .await
+                .map_err(unreadable)?
+                .data
+                .and_then(|d| {
+                    d.get(key)
+                        .map(|b| String::from_utf8_lossy(&b.0).into_owned())
+                }),
+        };
+        let text = text.ok_or_else(|| {
+            Error::Invalid(format!(
+                "key {key} is missing from {kind} {namespace}/{name}, can't use it in valuesFrom"
+            ))
+        })?;
+        let parsed: Value = serde_yaml_ng::from_str(&text).map_err(|e| {
+            Error::Invalid(format!(
+                "valuesFrom {kind} {namespace}/{name} does not hold YAML values: {e}"
+            ))
+        })?;
+        Ok(if parsed.is_null() { json!({}) } else { parsed })
+    }
 }
 
 /// The resources the member serves, by `(apiVersion, kind)`, and whether each is namespaced.

@@ -210,24 +210,19 @@ async fn helm_reads_the_releases_the_agent_records_and_hooks_run_first() {
     }
 
     // The chart's output went through the overlay, and every object carries Helm's marks.
-    let settings = fleet
-        .get(
-            "dev",
-            &["get", "configmap", "demo-web-settings", "-n", NAMESPACE],
-        )
-        .expect("the ConfigMap");
-    assert_eq!(settings["data"]["message"], "first");
-    assert_eq!(settings["data"]["patched"], "by-kustomize");
+    let config_map = settings(&fleet);
+    assert_eq!(config_map["data"]["message"], "first");
+    assert_eq!(config_map["data"]["patched"], "by-kustomize");
     assert_eq!(
-        settings["metadata"]["annotations"]["meta.helm.sh/release-name"],
+        config_map["metadata"]["annotations"]["meta.helm.sh/release-name"],
         RELEASE
     );
     assert_eq!(
-        settings["metadata"]["annotations"]["meta.helm.sh/release-namespace"],
+        config_map["metadata"]["annotations"]["meta.helm.sh/release-namespace"],
         NAMESPACE
     );
     assert_eq!(
-        settings["metadata"]["labels"]["app.kubernetes.io/managed-by"],
+        config_map["metadata"]["labels"]["app.kubernetes.io/managed-by"],
         "Helm"
     );
 
@@ -304,14 +299,9 @@ async fn helm_reads_the_releases_the_agent_records_and_hooks_run_first() {
             && message.contains("BackoffLimitExceeded"),
         "{message}"
     );
-    let settings = fleet
-        .get(
-            "dev",
-            &["get", "configmap", "demo-web-settings", "-n", NAMESPACE],
-        )
-        .expect("the ConfigMap");
     assert_eq!(
-        settings["data"]["message"], "third",
+        settings_message(&fleet),
+        "third",
         "the last good deployment stays"
     );
     let shown = history(&fleet, "helm4");
@@ -600,14 +590,18 @@ async fn deploy_failure(fleet: &Fleet) -> fleet_api::Condition {
     .await
 }
 
-fn settings_message(fleet: &Fleet) -> Value {
+/// The chart's ConfigMap in the member.
+fn settings(fleet: &Fleet) -> Value {
     fleet
         .get(
             "dev",
             &["get", "configmap", "demo-web-settings", "-n", NAMESPACE],
         )
-        .map(|c| c["data"]["message"].clone())
-        .unwrap_or_default()
+        .expect("the ConfigMap")
+}
+
+fn settings_message(fleet: &Fleet) -> Value {
+    settings(fleet)["data"]["message"].clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
