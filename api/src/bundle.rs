@@ -42,9 +42,16 @@ pub struct BundleSpec {
     /// The bundle's files.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<BundleResource>,
-    /// Targets with their customizations; the first match wins.
+    /// Targets with their customizations; the first match wins, unless
+    /// `targetCustomizationMode` is `AllMatches`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<BundleTarget>,
+    /// Whether the first matching target's customization applies, or all of them.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::TargetCustomizationMode::is_first_match"
+    )]
+    pub target_customization_mode: crate::TargetCustomizationMode,
     /// Restrictions that every target must also satisfy.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub target_restrictions: Vec<BundleTargetRestriction>,
@@ -96,7 +103,16 @@ pub struct BundleTarget {
     /// Match, but deploy nothing.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub do_not_deploy: bool,
+    /// Where the target comes from: `customization` (fleet.yaml's
+    /// `targetCustomizations`) or `gitrepo` (the GitRepo's targets), as Fleet marks them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
+
+/// [`BundleTarget::source`] of a fleet.yaml target customization.
+pub const CUSTOMIZATION_SOURCE: &str = "customization";
+/// [`BundleTarget::source`] of a GitRepo target.
+pub const GITREPO_SOURCE: &str = "gitrepo";
 
 /// A restriction that bundle targets must satisfy.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]

@@ -29,15 +29,40 @@ pub struct FleetYaml {
     /// Bundles that must be ready first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub depends_on: Vec<BundleRef>,
-    /// Per-target customizations; the first matching one wins.
+    /// Per-target customizations; the first matching one wins, or under
+    /// `targetCustomizationMode: AllMatches` every match is merged in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub target_customizations: Vec<BundleTarget>,
+    /// Whether the first matching customization applies, or all of them.
+    #[serde(
+        default,
+        skip_serializing_if = "TargetCustomizationMode::is_first_match"
+    )]
+    pub target_customization_mode: TargetCustomizationMode,
     /// Targets replacing the GitRepo's for this bundle.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub override_targets: Vec<GitTarget>,
     /// Image scan definitions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub image_scans: Vec<ImageScan>,
+}
+
+/// How a cluster's matching target customizations combine.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum TargetCustomizationMode {
+    /// The first customization that selects the cluster applies (Fleet's rule).
+    #[default]
+    FirstMatch,
+    /// Every customization that selects the cluster applies, merged in order: later
+    /// ones override earlier ones field by field, and any `doNotDeploy` holds.
+    AllMatches,
+}
+
+impl TargetCustomizationMode {
+    /// Whether this is the default, `FirstMatch`.
+    pub fn is_first_match(&self) -> bool {
+        *self == Self::FirstMatch
+    }
 }
 
 /// An image scan entry of fleet.yaml.

@@ -84,11 +84,18 @@ impl BundleFiles {
         cluster: &ClusterInfo,
         charts: &ChartCache,
     ) -> Result<Variant, VariantError> {
-        let customization = self
+        let customization: Vec<usize> = self
             .fleet
             .target_customizations
             .iter()
-            .position(|t| cluster.matches(t));
+            .enumerate()
+            .filter(|(_, t)| cluster.matches(t))
+            .map(|(i, _)| i)
+            .take(match self.fleet.target_customization_mode {
+                fleet_api::TargetCustomizationMode::FirstMatch => 1,
+                fleet_api::TargetCustomizationMode::AllMatches => usize::MAX,
+            })
+            .collect();
         let key = if self.uses_helm {
             format!("{customization:?}/{}/{:?}", cluster.name, cluster.labels)
         } else {

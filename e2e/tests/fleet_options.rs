@@ -1,7 +1,8 @@
 //! fleet.yaml options the agent acts on, end to end: `namespaceLabels` and
 //! `namespaceAnnotations` on the bundle's namespace, `ignore.conditions` for readiness,
 //! `dependsOn[].acceptedStates`, and on removal CRDs kept unless `deleteCRDResources`,
-//! as objects annotated `helm.sh/resource-policy: keep` are.
+//! as objects annotated `helm.sh/resource-policy: keep` are; `targetCustomizationMode:
+//! AllMatches` merging every matching customization.
 
 mod common;
 
@@ -118,6 +119,91 @@ async fn namespace_marks_ignored_conditions_accepted_states_and_what_removal_kee
             .get("dev", &["get", "configmap", "kept", "-n", "widgets"])
             .is_some(),
         "helm.sh/resource-policy: keep"
+    );
+    fleet.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn all_matches_merges_every_matching_customization_in_order() {
+    let fleet = Fleet::start(&[
+        ("eu", json!({"env": "prod", "region": "eu"})),
+        ("us", json!({"env": "prod", "region": "us"})),
+        ("lab", json!({"env": "prod", "stop": "yes"})),
+    ])
+    .await;
+    fleet
+        .repo
+        .write(
+            "app/fleet.yaml",
+            "defaultNamespace: plain
+targetCustomizationMode: AllMatches
+targetCustomizations:
+- name: prod
+  clusterSelector: {matchLabels: {env: prod}}
+  defaultNamespace: prod
+  namespaceLabels: {tier: prod, region: none}
+- name: eu
+  clusterSelector: {matchLabels: {region: eu}}
+  namespaceLabels: {region: eu}
+- name: stop
+  clusterSelector: {matchLabels: {stop: \"yes\"}}
+  doNotDeploy: true
+",
+        )
+        .write(
+            "app/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n",
+        );
+    fleet.repo.commit("all matches");
+    fleet
+        .gitrepo(json!({"paths": ["app"], "targets": [{"clusterSelector": {}}]}))
+        .await;
+    for member in ["eu", "us"] {
+        eventually(&format!("the ConfigMap in {member}"), WAIT, || async {
+            fleet.get(member, &["get", "configmap", "app", "-n", "prod"])
+        })
+        .await;
+    }
+    let namespace_labels = |member: &str| {
+        let namespace = fleet
+            .get(member, &["get", "namespace", "prod"])
+            .expect("the namespace");
+        namespace["metadata"]["labels"].clone()
+    };
+    // Both customizations apply in eu, the later one overriding `region`; only the
+    // first in us.
+    let eu = namespace_labels("eu");
+    assert_eq!(
+        (eu["tier"].as_str(), eu["region"].as_str()),
+        (Some("prod"), Some("eu"))
+    );
+    let us = namespace_labels("us");
+    assert_eq!(
+        (us["tier"].as_str(), us["region"].as_str()),
+        (Some("prod"), Some("none"))
+    );
+    let deployment = fleet
+        .deployments("eu")
+        .get("demo-app")
+        .await
+        .expect("the eu deployment");
+    assert_eq!(
+        deployment
+            .spec
+            .options
+            .and_then(|o| o.default_namespace)
+            .as_deref(),
+        Some("prod")
+    );
+    // `stop` matches lab after `prod`: doNotDeploy holds, nothing goes there.
+    assert!(
+        fleet
+            .deployments("lab")
+            .get_opt("demo-app")
+            .await
+            .expect("list")
+            .is_none(),
+        "no deployment for a doNotDeploy match"
     );
     fleet.stop().await;
 }

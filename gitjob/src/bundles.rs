@@ -203,6 +203,7 @@ fn repo_targets(targets: &[GitTarget]) -> (Vec<BundleTarget>, Vec<BundleTargetRe
             cluster_selector: t.cluster_selector.clone(),
             cluster_group: t.cluster_group.clone(),
             cluster_group_selector: t.cluster_group_selector.clone(),
+            source: Some(fleet_api::GITREPO_SOURCE.into()),
             ..BundleTarget::default()
         })
         .collect();

@@ -21,5 +21,7 @@ pub use helm::{release_of, FetchedCharts, MemberData, RemoteChartRef};
 pub use manifests::bundle_files;
 pub use names::bundle_name;
 pub use object::{bundle_object, label_value, name_for};
-pub use render::{kustomize_needs, options_for, render, render_with, Sources, Variant};
+pub use render::{
+    kustomize_needs, not_deployed, options_for, render, render_with, Sources, Variant,
+};
 pub use target::ClusterInfo;

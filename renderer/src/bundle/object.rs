@@ -3,7 +3,7 @@
 
 use base64::Engine;
 use fleet_api::labels::{BUNDLE_PATH_LABEL, REPO_NAME_LABEL};
-use fleet_api::{Bundle, BundleResource, BundleSpec, FleetYaml};
+use fleet_api::{Bundle, BundleResource, BundleSpec, BundleTarget, FleetYaml};
 
 use super::discovery::BundleDir;
 use super::manifests::bundle_files;
@@ -55,7 +55,15 @@ pub fn bundle_object(
             paused: fleet.paused,
             rollout_strategy: fleet.rollout_strategy.clone(),
             resources,
-            targets: fleet.target_customizations.clone(),
+            targets: fleet
+                .target_customizations
+                .iter()
+                .map(|t| BundleTarget {
+                    source: Some(fleet_api::CUSTOMIZATION_SOURCE.into()),
+                    ..t.clone()
+                })
+                .collect(),
+            target_customization_mode: fleet.target_customization_mode,
             target_restrictions: Vec::new(),
             depends_on: fleet.depends_on.clone(),
             contents_id: None,

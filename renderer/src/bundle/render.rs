@@ -85,19 +85,37 @@ pub struct Sources<'a> {
     pub member: Option<&'a MemberData>,
 }
 
-/// The options in force for `cluster`: the bundle's, merged with the first matching
-/// customization's. Also says which customization that is.
+/// The options in force for `cluster`: the bundle's, merged with those of the
+/// customizations that apply (the first match, or every match in order under
+/// `AllMatches`). Also says which customizations those are, their names joined by `,`.
 pub fn options_for(
     fleet: &FleetYaml,
     cluster: &ClusterInfo,
 ) -> (Option<String>, BundleDeploymentOptions) {
-    let customization = cluster.first_match(&fleet.target_customizations);
-    let target = customization.and_then(|c| c.name.clone());
-    let options = match customization {
-        Some(c) => options::merge(&fleet.options, &c.options),
-        None => fleet.options.clone(),
-    };
+    let customizations = cluster.customizations(
+        &fleet.target_customizations,
+        fleet.target_customization_mode,
+    );
+    let names: Vec<&str> = customizations
+        .iter()
+        .filter_map(|c| c.name.as_deref())
+        .collect();
+    let target = (!names.is_empty()).then(|| names.join(","));
+    let options = customizations
+        .iter()
+        .fold(fleet.options.clone(), |merged, c| {
+            options::merge(&merged, &c.options)
+        });
     (target, options)
+}
+
+/// Whether any customization that selects `cluster` says `doNotDeploy`, whichever
+/// applies (as Fleet checks it, so a broader match earlier in the list does not hide it).
+pub fn not_deployed(fleet: &FleetYaml, cluster: &ClusterInfo) -> bool {
+    fleet
+        .target_customizations
+        .iter()
+        .any(|c| c.do_not_deploy && cluster.matches(c))
 }
 
 /// Renders `bundle` for `cluster`, taking remote charts and member data from `sources`.
@@ -113,9 +131,8 @@ pub fn render_with(
     let fetched = sources.fetched.unwrap_or(&no_charts);
     let no_member = MemberData::default();
     let fleet_file = root.display(&bundle.dir.join("fleet.yaml"));
-    let customization = cluster.first_match(&fleet.target_customizations);
     let (target, options) = options_for(fleet, cluster);
-    if customization.is_some_and(|c| c.do_not_deploy) {
+    if not_deployed(fleet, cluster) {
         return Ok(Variant {
             target,
             deploy: false,

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use fleet_api::BundleTarget;
+use fleet_api::{BundleTarget, TargetCustomizationMode};
 use fleet_objects::selector::matches_selector;
 
 /// What the renderer knows of a cluster it renders for (serialisable, so that it can travel
@@ -88,6 +88,21 @@ impl ClusterInfo {
     /// The first target customization that selects this cluster.
     pub fn first_match<'t>(&self, targets: &'t [BundleTarget]) -> Option<&'t BundleTarget> {
         targets.iter().find(|t| self.matches(t))
+    }
+
+    /// The customizations that apply to this cluster, in order: the first match under
+    /// `FirstMatch`, every match under `AllMatches`.
+    pub fn customizations<'t>(
+        &self,
+        targets: &'t [BundleTarget],
+        mode: TargetCustomizationMode,
+    ) -> Vec<&'t BundleTarget> {
+        match mode {
+            TargetCustomizationMode::FirstMatch => self.first_match(targets).into_iter().collect(),
+            TargetCustomizationMode::AllMatches => {
+                targets.iter().filter(|t| self.matches(t)).collect()
+            }
+        }
     }
 }
 
