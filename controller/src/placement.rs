@@ -231,7 +231,14 @@ mod fleet_cases {
         let extra = target("extra", &[("extra", "true")]);
         let all = target("all", &[]);
         let both = [("edge", "true"), ("extra", "true")];
-        let cases: Vec<(&str, Vec<BundleTarget>, &[(&str, &str)], Option<&str>)> = vec![
+        // (case, customizations, cluster labels, customizations applied)
+        type Case<'a> = (
+            &'a str,
+            Vec<BundleTarget>,
+            &'a [(&'a str, &'a str)],
+            Option<&'a str>,
+        );
+        let cases: Vec<Case> = vec![
             ("no customizations match", vec![edge.clone()], &[], None),
             (
                 "one customization matches",
