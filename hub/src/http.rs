@@ -86,12 +86,7 @@ async fn answer(
         return Ok(health(hub));
     }
     let identity = authenticate(hub, headers, &cluster)?;
-    if headers
-        .keys()
-        .any(|name| name.as_str().starts_with("impersonate-"))
-    {
-        return Err(ApiError::impersonation_refused());
-    }
+    let identity = impersonated(hub, identity, headers)?;
     let registry = hub
         .registry(&cluster)
         .ok_or_else(|| ApiError::not_found("clusters", "", &cluster))?;
@@ -272,6 +267,58 @@ fn verb(method: &Method, call: &Call) -> ApiResult<&'static str> {
         ("DELETE", false) => "deletecollection",
         (other, _) => return Err(ApiError::method_not_allowed(other)),
     })
+}
+
+/// The identity a request runs as: the caller's, or with `Impersonate-User:
+/// system:serviceaccount:<namespace>:<name>` that service account's, when the caller may
+/// `impersonate` it (an admin may; a service account needs RBAC's `impersonate` verb on
+/// `serviceaccounts`), as kube-apiserver decides. Other users, groups, uids and extras
+/// are refused: the hub knows no identities but its admins and service accounts, and
+/// ignoring the headers would run the request as the caller unawares.
+fn impersonated(hub: &Hub, identity: Identity, headers: &HeaderMap) -> ApiResult<Identity> {
+    let mut asked = headers
+        .keys()
+        .filter(|name| name.as_str().starts_with("impersonate-"));
+    let Some(first) = asked.next() else {
+        return Ok(identity);
+    };
+    if first != "impersonate-user" || asked.next().is_some() {
+        return Err(ApiError::impersonation_refused());
+    }
+    let user = header_str(headers, first.clone());
+    let Some((namespace, name)) = user
+        .strip_prefix("system:serviceaccount:")
+        .and_then(|rest| rest.split_once(':'))
+        .filter(|(namespace, name)| !namespace.is_empty() && !name.is_empty())
+    else {
+        return Err(ApiError::impersonation_refused());
+    };
+    let target = Identity::ServiceAccount {
+        cluster: identity.cluster().to_string(),
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+    };
+    let Some((cluster, caller_namespace, caller)) = identity.service_account() else {
+        return Ok(target);
+    };
+    let attributes = Attributes {
+        verb: "impersonate",
+        group: "",
+        resource: "serviceaccounts",
+        subresource: None,
+        namespace,
+        name: Some(name),
+    };
+    if auth::rbac_allows(&hub.store, cluster, caller_namespace, caller, &attributes) {
+        return Ok(target);
+    }
+    Err(ApiError::forbidden(
+        &identity.user(),
+        "impersonate",
+        "serviceaccounts",
+        "",
+        namespace,
+    ))
 }
 
 fn authorize(hub: &Hub, identity: &Identity, call: &Call, verb: &str) -> ApiResult<()> {

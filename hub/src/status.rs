@@ -159,13 +159,15 @@ impl ApiError {
         )
     }
 
-    /// `403 Forbidden` for a request that asks to act as another user: the hub does not
-    /// impersonate, and ignoring the headers would run the request as the caller unawares.
+    /// `403 Forbidden` for a request that asks to act as someone the hub cannot act as:
+    /// it impersonates service accounts only (`Impersonate-User:
+    /// system:serviceaccount:<namespace>:<name>`), and ignoring the headers would run the
+    /// request as the caller unawares.
     pub fn impersonation_refused() -> Self {
         Self::new(
             403,
             "Forbidden",
-            "impersonation (Impersonate-* headers) is not supported by the hub; send the request with the credentials of the user to act as",
+            "the hub impersonates service accounts only (Impersonate-User: system:serviceaccount:<namespace>:<name>, without Impersonate-Group, -Uid or -Extra); send the request with the credentials of the user to act as",
         )
     }
 

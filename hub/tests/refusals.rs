@@ -204,6 +204,58 @@ subjects:
   namespace: cluster-a
 ";
 
+/// `cluster-a`'s agent may impersonate `cluster-b`'s `reader`, which may read that
+/// namespace's BundleDeployments.
+const IMPERSONATION_RBAC: &str = "apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: impersonate-reader
+  namespace: cluster-b
+rules:
+- apiGroups: [\"\"]
+  resources: [serviceaccounts]
+  resourceNames: [reader]
+  verbs: [impersonate]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: agent-impersonates-reader
+  namespace: cluster-b
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: impersonate-reader
+subjects:
+- kind: ServiceAccount
+  name: agent
+  namespace: cluster-a
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: read-bundledeployments
+  namespace: cluster-b
+rules:
+- apiGroups: [fleet.cattle.io]
+  resources: [bundledeployments]
+  verbs: [get, list]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: reader
+  namespace: cluster-b
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: read-bundledeployments
+subjects:
+- kind: ServiceAccount
+  name: reader
+  namespace: cluster-b
+";
+
 const BUNDLE_DEPLOYMENT: &str = "apiVersion: fleet.cattle.io/v1alpha1
 kind: BundleDeployment
 metadata:
@@ -326,6 +378,67 @@ async fn an_agent_token_reads_its_bundle_deployments_and_writes_their_status_onl
         .success()
         .stdout;
     assert_eq!(written, "Ready s-1");
+
+    // Impersonation as kube-apiserver decides it: an admin may act as the account and
+    // then has exactly its rights; the account may act as another one only when RBAC
+    // grants it `impersonate` on that service account.
+    let as_agent = admin
+        .run(&[
+            "--as",
+            user,
+            "get",
+            "bundledeployments",
+            "-n",
+            "cluster-a",
+            "-o",
+            "name",
+        ])
+        .await
+        .success();
+    assert_eq!(as_agent.stdout, own.stdout);
+    let as_agent_elsewhere = admin
+        .run(&["--as", user, "get", "bundledeployments", "-n", "cluster-b"])
+        .await
+        .failure();
+    assert_eq!(as_agent_elsewhere, other);
+    let reader = "system:serviceaccount:cluster-b:reader";
+    let read_as_reader = [
+        "--as",
+        reader,
+        "get",
+        "bundledeployments",
+        "-n",
+        "cluster-b",
+        "-o",
+        "name",
+    ];
+    let not_yet = agent.run(&read_as_reader).await.failure();
+    assert_eq!(
+        not_yet,
+        format!("Error from server (Forbidden): serviceaccounts is forbidden: User \"{user}\" cannot impersonate resource \"serviceaccounts\" in API group \"\" in the namespace \"cluster-b\"\n")
+    );
+    admin
+        .run_with(&["apply", "-f", "-"], IMPERSONATION_RBAC)
+        .await
+        .success();
+    let as_reader = agent.run(&read_as_reader).await.success();
+    assert_eq!(as_reader.stdout, "bundledeployment.fleet.cattle.io/web\n");
+    let groups = admin
+        .run(&[
+            "--as",
+            user,
+            "--as-group",
+            "system:masters",
+            "get",
+            "bundledeployments",
+            "-A",
+        ])
+        .await
+        .failure();
+    assert!(
+        groups.contains("impersonates service accounts only"),
+        "{groups}"
+    );
 
     // Deleting the account revokes its token at once, and its token Secret goes with it.
     admin
