@@ -45,6 +45,22 @@ struct Findings {
 /// are ready here), prunes, checks drift (correcting it when asked), and reports; a
 /// deleted one is uninstalled.
 pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<(), Error> {
+    let options = deployment.spec.options.clone().unwrap_or_default();
+    let account = crate::impersonate::account_for(agent, options.service_account.as_deref()).await;
+    let impersonated;
+    let agent = match account {
+        Ok(None) => agent,
+        Ok(Some(user)) => {
+            impersonated = agent.acting_as(&user)?;
+            &impersonated
+        }
+        Err(error) => {
+            let status = deployment.status.clone().unwrap_or_default();
+            let outcome = Outcome::failed(&status.resources, &error);
+            report(agent, deployment, outcome).await?;
+            return Err(error);
+        }
+    };
     if deployment.metadata.deletion_timestamp.is_some() {
         return crate::uninstall::uninstall(agent, deployment).await;
     }
@@ -53,7 +69,6 @@ pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<
     if deployment.spec.paused || wanted.is_empty() {
         return Ok(());
     }
-    let options = deployment.spec.options.clone().unwrap_or_default();
     let new_deployment = status.applied_deployment_id.as_deref() != Some(wanted.as_str());
     if new_deployment && agent.rolled_back(deployment).as_deref() == Some(wanted.as_str()) {
         return Ok(());

@@ -12,6 +12,7 @@ pub mod deploy;
 pub mod drift;
 pub mod helm;
 pub mod hooks;
+pub mod impersonate;
 pub mod member_render;
 pub mod readiness;
 pub mod register;
@@ -73,35 +74,58 @@ impl Error {
 }
 
 /// The agent of one cluster.
+#[derive(Clone)]
 pub struct Agent {
     hub: kube::Client,
     local: kube::Client,
     namespace: String,
+    system_namespace: String,
     resync: Duration,
-    discovery: tokio::sync::Mutex<Option<Discovery>>,
+    discovery: Arc<tokio::sync::Mutex<Option<Discovery>>>,
     /// Deployments whose `atomic` release failed and was undone, with the deployment id
     /// that failed: it is not tried again (that would undo and redo it over and over)
     /// until a new one comes.
-    rolled_back: std::sync::Mutex<std::collections::HashMap<String, String>>,
+    rolled_back: Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
 }
 
 impl Agent {
     /// An agent reading BundleDeployments from `namespace` on the hub (`hub`) and applying
     /// them to its own cluster (`local`), looking at each again every `resync` for drift
-    /// (every 5 s while one is not ready).
+    /// (every 5 s while one is not ready). Service accounts bundles name are looked up in
+    /// [`impersonate::SYSTEM_NAMESPACE`].
     pub fn new(
         hub: kube::Client,
         local: kube::Client,
         namespace: &str,
         resync: Duration,
     ) -> Arc<Self> {
+        Self::with_system_namespace(hub, local, namespace, impersonate::SYSTEM_NAMESPACE, resync)
+    }
+
+    /// [`Agent::new`], looking service accounts up in `system_namespace` of its cluster.
+    pub fn with_system_namespace(
+        hub: kube::Client,
+        local: kube::Client,
+        namespace: &str,
+        system_namespace: &str,
+        resync: Duration,
+    ) -> Arc<Self> {
         Arc::new(Self {
             hub,
             local,
             namespace: namespace.to_string(),
+            system_namespace: system_namespace.to_string(),
             resync,
-            discovery: tokio::sync::Mutex::new(None),
-            rolled_back: std::sync::Mutex::default(),
+            discovery: Arc::default(),
+            rolled_back: Arc::default(),
+        })
+    }
+
+    /// This agent acting in its cluster as `user` (impersonated), sharing its memory.
+    fn acting_as(&self, user: &str) -> Result<Self, Error> {
+        Ok(Self {
+            local: impersonate::impersonating(&self.local, user)?,
+            ..self.clone()
         })
     }
 

@@ -2,7 +2,8 @@
 //! `namespaceAnnotations` on the bundle's namespace, `ignore.conditions` for readiness,
 //! `dependsOn[].acceptedStates`, and on removal CRDs kept unless `deleteCRDResources`,
 //! as objects annotated `helm.sh/resource-policy: keep` are; `targetCustomizationMode:
-//! AllMatches` merging every matching customization.
+//! AllMatches` merging every matching customization; `serviceAccount` impersonated by
+//! the agent, so its RBAC bounds what a bundle may touch.
 
 mod common;
 
@@ -204,6 +205,153 @@ targetCustomizations:
             .expect("list")
             .is_none(),
         "no deployment for a doNotDeploy match"
+    );
+    fleet.stop().await;
+}
+
+/// In the member: the account `deployer` in the agent's system namespace, which may read
+/// namespaces and do anything with ConfigMaps and Secrets in `allowed` only.
+const DEPLOYER_RBAC: &str = "apiVersion: v1
+kind: Namespace
+metadata:
+  name: cattle-fleet-system
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: allowed
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: denied
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: deployer
+  namespace: cattle-fleet-system
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: read-namespaces
+rules:
+- apiGroups: [\"\"]
+  resources: [namespaces]
+  verbs: [get]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: deployer-reads-namespaces
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: read-namespaces
+subjects:
+- kind: ServiceAccount
+  name: deployer
+  namespace: cattle-fleet-system
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: deploy
+  namespace: allowed
+rules:
+- apiGroups: [\"\"]
+  resources: [configmaps, secrets]
+  verbs: [\"*\"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: deployer
+  namespace: allowed
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: deploy
+subjects:
+- kind: ServiceAccount
+  name: deployer
+  namespace: cattle-fleet-system
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn service_account_bounds_what_a_bundle_may_touch() {
+    let fleet = Fleet::start(&[("dev", json!({"env": "dev"}))]).await;
+    fleet
+        .kubectl("dev")
+        .run_with(&["apply", "-f", "-"], DEPLOYER_RBAC)
+        .await
+        .success();
+    let config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n";
+    fleet
+        .repo
+        .write(
+            "ok/fleet.yaml",
+            "defaultNamespace: allowed\nserviceAccount: deployer\n",
+        )
+        .write("ok/cm.yaml", config_map)
+        .write(
+            "denied/fleet.yaml",
+            "defaultNamespace: denied\nserviceAccount: deployer\n",
+        )
+        .write("denied/cm.yaml", config_map)
+        .write(
+            "missing/fleet.yaml",
+            "defaultNamespace: allowed\nserviceAccount: nobody\n",
+        )
+        .write("missing/cm.yaml", config_map);
+    fleet.repo.commit("service accounts");
+    fleet
+        .gitrepo(
+            json!({"paths": ["ok", "denied", "missing"], "targets": [{"clusterSelector": {}}]}),
+        )
+        .await;
+    eventually("the permitted bundle deployed", WAIT, || async {
+        fleet.get("dev", &["get", "configmap", "app", "-n", "allowed"])
+    })
+    .await;
+    let release = fleet
+        .get(
+            "dev",
+            &[
+                "get",
+                "secrets",
+                "-n",
+                "allowed",
+                "-l",
+                "owner=helm,name=demo-ok",
+            ],
+        )
+        .expect("release records");
+    assert_eq!(
+        release["items"].as_array().map(Vec::len),
+        Some(1),
+        "{release}"
+    );
+
+    let denied = fleet.deploy_failure("dev", "demo-denied").await;
+    let denied = denied.message.unwrap_or_default();
+    assert!(
+        denied.contains("system:serviceaccount:cattle-fleet-system:deployer")
+            && denied.contains("forbidden"),
+        "{denied}"
+    );
+    assert!(
+        fleet
+            .get("dev", &["get", "configmap", "app", "-n", "denied"])
+            .is_none(),
+        "nothing written where the account may not write"
+    );
+    let missing = fleet.deploy_failure("dev", "demo-missing").await;
+    let missing = missing.message.unwrap_or_default();
+    assert!(
+        missing.contains("serviceAccount nobody: no such service account"),
+        "{missing}"
     );
     fleet.stop().await;
 }

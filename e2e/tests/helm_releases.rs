@@ -291,7 +291,7 @@ async fn helm_reads_the_releases_the_agent_records_and_hooks_run_first() {
 
     // A failing pre-upgrade hook: nothing is applied, the status says it was the hook.
     commit_chart(&fleet, "broken", true);
-    let deployed = deploy_failure(&fleet).await;
+    let deployed = fleet.deploy_failure("dev", RELEASE).await;
     assert_eq!(deployed.reason.as_deref(), Some("HookFailed"));
     let message = deployed.message.unwrap_or_default();
     assert!(
@@ -579,17 +579,6 @@ fn commit_fleet_yaml(fleet: &Fleet, text: &str, message: &str) {
     fleet.repo.commit(message);
 }
 
-/// Waits for the Deployed condition of the release's BundleDeployment to be False.
-async fn deploy_failure(fleet: &Fleet) -> fleet_api::Condition {
-    let deployments = fleet.deployments("dev");
-    eventually("a failed deployment reported", WAIT, || async {
-        let status = deployments.get(RELEASE).await.ok()?.status?;
-        let deployed = status.conditions.iter().find(|c| c.type_ == "Deployed")?;
-        (deployed.status == "False").then(|| deployed.clone())
-    })
-    .await
-}
-
 /// The chart's ConfigMap in the member.
 fn settings(fleet: &Fleet) -> Value {
     fleet
@@ -621,7 +610,7 @@ async fn atomic_rolls_a_failed_upgrade_back_and_force_replaces_what_cannot_chang
         &format!("{base}helm:\n  chart: chart\n  atomic: true\n  values:\n    message: second\n    failHook: true\n    hookEvents: post-upgrade\n"),
         "a failing post-upgrade hook",
     );
-    let failed = deploy_failure(&fleet).await;
+    let failed = fleet.deploy_failure("dev", RELEASE).await;
     assert_eq!(failed.reason.as_deref(), Some("RolledBack"), "{failed:?}");
     let message = failed.message.unwrap_or_default();
     assert!(
@@ -651,7 +640,7 @@ async fn atomic_rolls_a_failed_upgrade_back_and_force_replaces_what_cannot_chang
         .get("dev", &["get", "deployment", RELEASE, "-n", NAMESPACE])
         .expect("the Deployment");
     let refused = eventually("the immutable selector refused", WAIT, || async {
-        let condition = deploy_failure(&fleet).await;
+        let condition = fleet.deploy_failure("dev", RELEASE).await;
         let message = condition.message.clone().unwrap_or_default();
         message.contains("field is immutable").then_some(condition)
     })

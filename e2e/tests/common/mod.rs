@@ -91,6 +91,17 @@ impl Fleet {
         run.ok.then(|| run.json())
     }
 
+    /// The `Deployed` condition of a member's deployment `name`, once it says False.
+    pub async fn deploy_failure(&self, member: &str, name: &str) -> fleet_api::Condition {
+        let deployments = self.deployments(member);
+        fleet_testkit::eventually("a failed deployment reported", WAIT, || async {
+            let status = deployments.get(name).await.ok()?.status?;
+            let deployed = status.conditions.iter().find(|c| c.type_ == "Deployed")?;
+            (deployed.status == "False").then(|| deployed.clone())
+        })
+        .await
+    }
+
     /// The BundleDeployments of a member on the hub.
     pub fn deployments(&self, member: &str) -> Api<BundleDeployment> {
         Api::namespaced(

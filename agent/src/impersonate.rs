@@ -1,0 +1,50 @@
+//! The service account a deployment runs as. A bundle's `serviceAccount` names an account
+//! in the agent's system namespace, and everything the agent does in its cluster for that
+//! deployment (apply, prune, hooks, release records, uninstall) is done impersonating it,
+//! so the account's RBAC bounds what the bundle may touch. As in Fleet, without
+//! `serviceAccount` the account `fleet-default` is used when it exists there, and the
+//! agent's own rights otherwise.
+
+use k8s_openapi::api::core::v1::ServiceAccount;
+use kube::Api;
+
+use crate::{Agent, Error};
+
+/// The system namespace Fleet's agent runs in and looks accounts up in.
+pub const SYSTEM_NAMESPACE: &str = "cattle-fleet-system";
+
+/// The account used when a bundle names none, if it exists (Fleet's default).
+pub const DEFAULT_SERVICE_ACCOUNT: &str = "fleet-default";
+
+/// The user to impersonate for a deployment asking for `requested`
+/// (`system:serviceaccount:<system namespace>:<name>`), or `None` to act as the agent.
+/// A named account that does not exist is an error.
+pub async fn account_for(agent: &Agent, requested: Option<&str>) -> Result<Option<String>, Error> {
+    let requested = requested.filter(|name| !name.is_empty());
+    let name = requested.unwrap_or(DEFAULT_SERVICE_ACCOUNT);
+    let namespace = agent.system_namespace.as_str();
+    let accounts: Api<ServiceAccount> = Api::namespaced(agent.local.clone(), namespace);
+    match accounts.get_opt(name).await? {
+        Some(_) => Ok(Some(format!("system:serviceaccount:{namespace}:{name}"))),
+        None if requested.is_none() => Ok(None),
+        None => Err(Error::Invalid(format!(
+            "serviceAccount {name}: no such service account in {namespace}"
+        ))),
+    }
+}
+
+/// A client of the same cluster as `client` whose every request carries
+/// `Impersonate-User: user`.
+pub fn impersonating(client: &kube::Client, user: &str) -> Result<kube::Client, Error> {
+    let value = http::HeaderValue::from_str(user)
+        .map_err(|_| Error::Invalid(format!("{user:?} cannot be impersonated")))?;
+    let inner = client.clone();
+    let service = tower::service_fn(move |mut request: http::Request<kube::client::Body>| {
+        let inner = inner.clone();
+        request
+            .headers_mut()
+            .insert("impersonate-user", value.clone());
+        async move { inner.send(request).await }
+    });
+    Ok(kube::Client::new(service, client.default_namespace()))
+}
