@@ -47,13 +47,8 @@ struct Findings {
 pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<(), Error> {
     let options = deployment.spec.options.clone().unwrap_or_default();
     let account = crate::impersonate::account_for(agent, options.service_account.as_deref()).await;
-    let impersonated;
     let agent = match account {
-        Ok(None) => agent,
-        Ok(Some(user)) => {
-            impersonated = agent.acting_as(&user)?;
-            &impersonated
-        }
+        Ok(user) => &agent.for_deployment(deployment, user.as_deref())?,
         Err(error) => {
             let status = deployment.status.clone().unwrap_or_default();
             let outcome = Outcome::failed(&status.resources, &error);
@@ -245,7 +240,7 @@ async fn prepare(
             object.metadata.namespace = Some(default_namespace.clone());
         }
         if let Some(namespace) = object.metadata.namespace.as_deref().filter(|_| namespaced) {
-            fleet_objects::client::ensure_namespace(&agent.local, namespace).await?;
+            agent.ensure_namespace(namespace).await?;
         }
         mark(&mut object, deployment, helm.as_ref());
         desired.push(Desired { api, object });

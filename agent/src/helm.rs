@@ -29,7 +29,7 @@ pub(crate) async fn deploy(
     release: &HelmRelease,
 ) -> Result<u64, Error> {
     let helm = options.helm.clone().unwrap_or_default();
-    fleet_objects::client::ensure_namespace(&agent.local, &release.namespace).await?;
+    agent.ensure_namespace(&release.namespace).await?;
     label_namespace(agent, &release.namespace, options).await?;
     let store = Store::new(&agent.local, &release.namespace, &release.name);
     let history = store.history().await?;
@@ -199,7 +199,7 @@ async fn label_namespace(
 ) -> Result<(), Error> {
     let labels = options.namespace_labels.clone().unwrap_or_default();
     let annotations = options.namespace_annotations.clone().unwrap_or_default();
-    if labels.is_empty() && annotations.is_empty() {
+    if labels.is_empty() && annotations.is_empty() || !agent.creates_namespaces {
         return Ok(());
     }
     let patch = serde_json::json!({"metadata": {"labels": labels, "annotations": annotations}});

@@ -162,7 +162,7 @@ async fn target(
     }
     let namespace = object.metadata.namespace.clone().filter(|_| namespaced);
     if let Some(namespace) = &namespace {
-        fleet_objects::client::ensure_namespace(&agent.local, namespace).await?;
+        agent.ensure_namespace(namespace).await?;
     }
     Ok((agent.api_for(&resource, namespace.as_deref()), object))
 }

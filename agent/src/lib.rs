@@ -80,6 +80,9 @@ pub struct Agent {
     local: kube::Client,
     namespace: String,
     system_namespace: String,
+    /// Whether the agent creates (and labels) the namespaces a deployment needs; a Policy
+    /// that requires service accounts turns it off unless it allows namespace creation.
+    creates_namespaces: bool,
     resync: Duration,
     discovery: Arc<tokio::sync::Mutex<Option<Discovery>>>,
     /// Deployments whose `atomic` release failed and was undone, with the deployment id
@@ -115,18 +118,44 @@ impl Agent {
             local,
             namespace: namespace.to_string(),
             system_namespace: system_namespace.to_string(),
+            creates_namespaces: true,
             resync,
             discovery: Arc::default(),
             rolled_back: Arc::default(),
         })
     }
 
-    /// This agent acting in its cluster as `user` (impersonated), sharing its memory.
-    fn acting_as(&self, user: &str) -> Result<Self, Error> {
+    /// This agent as it works for `deployment`, sharing its memory: acting in its cluster
+    /// as `user` (impersonated) when one is given, and creating namespaces only when the
+    /// deployment does not say otherwise.
+    fn for_deployment(
+        &self,
+        deployment: &BundleDeployment,
+        user: Option<&str>,
+    ) -> Result<Self, Error> {
+        let local = match user {
+            Some(user) => impersonate::impersonating(&self.local, user)?,
+            None => self.local.clone(),
+        };
+        let creation = deployment
+            .annotations()
+            .get(fleet_api::labels::NAMESPACE_CREATION_ANNOTATION);
         Ok(Self {
-            local: impersonate::impersonating(&self.local, user)?,
+            local,
+            creates_namespaces: creation.map(String::as_str)
+                != Some(fleet_api::labels::NAMESPACE_CREATION_DISABLED),
             ..self.clone()
         })
+    }
+
+    /// Makes sure `namespace` exists in the agent's cluster, unless namespaces are not to
+    /// be created (then a missing one fails what needs it, as with Helm's
+    /// `--create-namespace` off).
+    pub(crate) async fn ensure_namespace(&self, namespace: &str) -> Result<(), kube::Error> {
+        if !self.creates_namespaces {
+            return Ok(());
+        }
+        fleet_objects::client::ensure_namespace(&self.local, namespace).await
     }
 
     /// The deployment id of `deployment` that failed `atomic`ally and was undone, if any.

@@ -5,7 +5,7 @@ use kube::CustomResourceExt;
 
 use crate::{
     Bundle, BundleDeployment, Cluster, ClusterGroup, ClusterRegistration, ClusterRegistrationToken,
-    Content, GitRepo,
+    Content, GitRepo, Policy,
 };
 
 /// Every Fleet CRD, in a stable order, paired with the file name it is written to.
@@ -22,6 +22,7 @@ pub fn all() -> Vec<(&'static str, CustomResourceDefinition)> {
             ClusterRegistrationToken::crd(),
         ),
         ("clusterregistrations.yaml", ClusterRegistration::crd()),
+        ("policies.yaml", Policy::crd()),
     ]
 }
 

@@ -24,3 +24,10 @@ pub const BUNDLE_FINALIZER: &str = "fleet.cattle.io/bundle-finalizer";
 pub const BUNDLE_DEPLOYMENT_FINALIZER: &str = "fleet.cattle.io/bundle-deployment-finalizer";
 /// On a ClusterRegistration: the token it was made with.
 pub const TOKEN_LABEL: &str = "fleet.cattle.io/token";
+
+/// Annotation of a BundleDeployment telling its agent whether it may create the namespaces
+/// the deployment needs; set to [`NAMESPACE_CREATION_DISABLED`] by the controller when the
+/// namespace's Policies require a service account and do not allow namespace creation.
+pub const NAMESPACE_CREATION_ANNOTATION: &str = "fleet.cattle.io/namespace-creation";
+/// [`NAMESPACE_CREATION_ANNOTATION`]'s value that forbids creating namespaces.
+pub const NAMESPACE_CREATION_DISABLED: &str = "disabled";

@@ -16,6 +16,7 @@ pub mod crds;
 mod fleetyaml;
 mod gitrepo;
 pub mod labels;
+mod policy;
 mod registration;
 pub mod strict;
 
@@ -26,6 +27,7 @@ pub use common::*;
 pub use content::{Content, ContentError, HelmHook, HelmRelease, MemberRender, Payload};
 pub use fleetyaml::*;
 pub use gitrepo::*;
+pub use policy::{GitRepoPolicy, Policy, PolicyRules};
 pub use registration::*;
 
 /// The API group of every Fleet kind.

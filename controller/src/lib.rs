@@ -182,6 +182,7 @@ async fn run_bundles(
     let counters = ctx.metrics();
     let store = controller.store();
     let for_groups = store.clone();
+    let for_policies = store.clone();
     controller
         .watches(
             Api::<Cluster>::all(ctx.client.clone()),
@@ -192,6 +193,11 @@ async fn run_bundles(
             Api::<ClusterGroup>::all(ctx.client.clone()),
             watcher::Config::default(),
             move |group| all_in(&for_groups, group.namespace()),
+        )
+        .watches(
+            Api::<fleet_api::Policy>::all(ctx.client.clone()),
+            watcher::Config::default(),
+            move |policy| all_in(&for_policies, policy.namespace()),
         )
         .watches(
             Api::<BundleDeployment>::all(ctx.client.clone()),

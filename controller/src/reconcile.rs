@@ -9,10 +9,12 @@ use fleet_api::labels::{
     BUNDLE_DEPLOYMENT_FINALIZER, BUNDLE_FINALIZER, BUNDLE_NAMESPACE_LABEL, BUNDLE_NAME_LABEL,
     CLUSTER_LABEL, CLUSTER_NAMESPACE_LABEL, REPO_NAME_LABEL,
 };
+use fleet_api::labels::{NAMESPACE_CREATION_ANNOTATION, NAMESPACE_CREATION_DISABLED};
 use fleet_api::{
     Bundle, BundleDeployment, BundleDeploymentSpec, BundleDisplay, BundleSummary, Cluster,
-    ClusterGroup, Content,
+    ClusterGroup, Content, Policy,
 };
+use fleet_objects::policy::Policies;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
@@ -57,11 +59,23 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
     }
     let deployments = deployments_of(ctx, &namespace, &name).await?;
     let_go_uninstalled(ctx, &deployments).await?;
+    let policies: Vec<Policy> = Api::<Policy>::namespaced(ctx.client.clone(), &namespace)
+        .list(&ListParams::default())
+        .await?
+        .items;
     let key = format!("{namespace}/{name}");
-    let fingerprint = placement_fingerprint(&bundle, &clusters, &groups, &deployments);
+    let fingerprint = placement_fingerprint(&bundle, &clusters, &groups, &deployments, &policies);
     if ctx.placed(&key) == Some(fingerprint) {
-        return write_status(ctx, &bundle, &deployments, &[]).await;
+        return write_status(ctx, &bundle, &deployments, None).await;
     }
+    let deleting = bundle.metadata.deletion_timestamp.is_some();
+    let creates_namespaces = match admitted(&bundle, &policies) {
+        Ok(creates_namespaces) => creates_namespaces,
+        // A deleted bundle is uninstalled whatever the Policies say now.
+        Err(_) if deleting => true,
+        // Refused: the deployments stay as they were, and the bundle says why.
+        Err(refusal) => return write_status(ctx, &bundle, &deployments, Some(refusal)).await,
+    };
     let mut files = None;
     let mut plans = Vec::new();
     let mut failures = Vec::new();
@@ -88,7 +102,13 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
         }
         let target_namespace = cluster_namespace(cluster);
         store_content(ctx, &variant).await?;
-        let desired = deployment_for(&bundle, cluster, &variant, &target_namespace);
+        let mut desired = deployment_for(&bundle, cluster, &variant, &target_namespace);
+        if !creates_namespaces {
+            desired.metadata.annotations = Some(BTreeMap::from([(
+                NAMESPACE_CREATION_ANNOTATION.to_string(),
+                NAMESPACE_CREATION_DISABLED.to_string(),
+            )]));
+        }
         let current = deployments
             .iter()
             .find(|d| d.namespace().as_deref() == Some(target_namespace.as_str()))
@@ -115,6 +135,8 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
         let unchanged = current.as_ref().is_some_and(|d| {
             d.spec == deployment.spec
                 && d.metadata.labels == deployment.metadata.labels
+                && d.metadata.annotations.clone().unwrap_or_default()
+                    == deployment.metadata.annotations.clone().unwrap_or_default()
                 && d.metadata.finalizers == deployment.metadata.finalizers
         });
         if !unchanged {
@@ -149,10 +171,29 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
     }
     // While a rollout holds clusters back, readiness reports must bring the bundle back here.
     if failures.is_empty() && allowed.iter().all(|go| *go) {
-        let placed = placement_fingerprint(&bundle, &clusters, &groups, &deployments);
+        let placed = placement_fingerprint(&bundle, &clusters, &groups, &deployments, &policies);
         ctx.remember_placement(&key, placed);
     }
-    write_status(ctx, &bundle, &deployments, &failures).await
+    let failed = (!failures.is_empty()).then(|| format!("render failed: {}", failures.join("; ")));
+    write_status(ctx, &bundle, &deployments, failed).await
+}
+
+/// Whether the namespace's Policies admit `bundle`: the service account of the bundle and
+/// of each of its targets must be allowed. Says whether its agents may create
+/// namespaces, or why it is refused.
+fn admitted(bundle: &Bundle, policies: &[Policy]) -> Result<bool, String> {
+    let policies = Policies::combine(policies)?;
+    let accounts = std::iter::once(&bundle.spec.options)
+        .chain(bundle.spec.targets.iter().map(|t| &t.options))
+        .map(|options| options.service_account.as_deref());
+    for (index, account) in accounts.enumerate() {
+        // A target that names no account takes the bundle's.
+        if index > 0 && account.is_none() {
+            continue;
+        }
+        policies.check_service_account(account)?;
+    }
+    Ok(policies.namespace_creation_allowed())
 }
 
 /// Lets deleted deployments go once their agent reported them uninstalled, or at once if
@@ -187,6 +228,7 @@ fn placement_fingerprint(
     clusters: &[Cluster],
     groups: &[ClusterGroup],
     deployments: &[BundleDeployment],
+    policies: &[Policy],
 ) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
@@ -215,6 +257,11 @@ fn placement_fingerprint(
         .collect();
     ids.sort();
     ids.hash(&mut hasher);
+    for policy in policies {
+        serde_json::to_string(policy)
+            .unwrap_or_default()
+            .hash(&mut hasher);
+    }
     hasher.finish()
 }
 
@@ -390,7 +437,7 @@ async fn write_status(
     ctx: &Context,
     bundle: &Bundle,
     deployments: &[BundleDeployment],
-    failures: &[String],
+    problem: Option<String>,
 ) -> Result<(), Error> {
     let summary = summarise(deployments);
     let waiting: Vec<String> = deployments
@@ -409,8 +456,8 @@ async fn write_status(
             )
         })
         .collect();
-    let (ready, message) = if !failures.is_empty() {
-        (false, format!("render failed: {}", failures.join("; ")))
+    let (ready, message) = if let Some(problem) = problem {
+        (false, problem)
     } else if summary.ready < summary.desired_ready {
         let not_ready = summary.desired_ready - summary.ready;
         (

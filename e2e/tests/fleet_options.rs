@@ -3,11 +3,12 @@
 //! `dependsOn[].acceptedStates`, and on removal CRDs kept unless `deleteCRDResources`,
 //! as objects annotated `helm.sh/resource-policy: keep` are; `targetCustomizationMode:
 //! AllMatches` merging every matching customization; `serviceAccount` impersonated by
-//! the agent, so its RBAC bounds what a bundle may touch.
+//! the agent, so its RBAC bounds what a bundle may touch; and the Policy kind, enforced by
+//! gitjob and the controller.
 
 mod common;
 
-use common::{Fleet, WAIT};
+use common::{Fleet, NS, WAIT};
 use fleet_testkit::eventually;
 use serde_json::json;
 
@@ -353,5 +354,161 @@ async fn service_account_bounds_what_a_bundle_may_touch() {
         missing.contains("serviceAccount nobody: no such service account"),
         "{missing}"
     );
+    fleet.stop().await;
+}
+
+/// In the member: the account `deployer`, which may make namespaces and do anything with
+/// ConfigMaps and Secrets anywhere.
+const POLICY_RBAC: &str = "apiVersion: v1
+kind: Namespace
+metadata:
+  name: cattle-fleet-system
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: deployer
+  namespace: cattle-fleet-system
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: deploy
+rules:
+- apiGroups: [\"\"]
+  resources: [namespaces]
+  verbs: [get, create]
+- apiGroups: [\"\"]
+  resources: [configmaps, secrets]
+  verbs: [\"*\"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: deployer
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: deploy
+subjects:
+- kind: ServiceAccount
+  name: deployer
+  namespace: cattle-fleet-system
+";
+
+/// The Policy `tenants` of `fleet-local`, allowing repositories matching `pattern`.
+fn tenants_policy(pattern: &str, namespace_creation: bool) -> String {
+    format!(
+        "apiVersion: fleet.cattle.io/v1alpha1
+kind: Policy
+metadata:
+  name: tenants
+  namespace: fleet-local
+requireServiceAccount: true
+allowedServiceAccounts: [deployer]
+allowNamespaceCreation: {namespace_creation}
+gitRepo:
+  defaultServiceAccount: deployer
+  allowedRepoPatterns: [\"{pattern}\"]
+"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn policies_default_refuse_and_gate_namespace_creation() {
+    let fleet = Fleet::start(&[("dev", json!({"env": "dev"}))]).await;
+    fleet
+        .kubectl("dev")
+        .run_with(&["apply", "-f", "-"], POLICY_RBAC)
+        .await
+        .success();
+    let apply_policy = |pattern: &'static str, namespace_creation: bool| {
+        let policy = tenants_policy(pattern, namespace_creation);
+        let hub = fleet.kubectl("local");
+        async move {
+            hub.run_with(&["apply", "-f", "-"], &policy).await.success();
+        }
+    };
+    apply_policy("^https://git\\\\.example\\\\.com/", false).await;
+    let config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n";
+    fleet
+        .repo
+        .write("app/fleet.yaml", "defaultNamespace: cattle-fleet-system\n")
+        .write("app/cm.yaml", config_map)
+        .write(
+            "rogue/fleet.yaml",
+            "defaultNamespace: cattle-fleet-system\nserviceAccount: root\n",
+        )
+        .write("rogue/cm.yaml", config_map)
+        .write("fresh/fleet.yaml", "defaultNamespace: fresh\n")
+        .write("fresh/cm.yaml", config_map);
+    fleet.repo.commit("tenants");
+    fleet
+        .gitrepo(json!({"paths": ["app", "rogue", "fresh"], "targets": [{"clusterSelector": {}}]}))
+        .await;
+
+    // gitjob refuses a repository the Policy does not allow, and says so.
+    let refused = eventually("the GitRepo refused", WAIT, || async {
+        let gitrepo = fleet.get("local", &["get", "gitrepo", "demo", "-n", NS])?;
+        let conditions = gitrepo["status"]["conditions"].as_array()?.clone();
+        let accepted = conditions.iter().find(|c| c["type"] == "Accepted")?;
+        (accepted["status"] == "False").then(|| accepted.clone())
+    })
+    .await;
+    assert_eq!(refused["reason"], "Refused");
+    let message = refused["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("refused by Policy tenants: repo git://")
+            && message.contains("matches none of the allowed patterns"),
+        "{message}"
+    );
+    assert!(fleet
+        .get("local", &["get", "bundle", "demo-app", "-n", NS])
+        .is_none());
+
+    // Allowed: the GitRepo's bundles get the Policy's default account.
+    apply_policy("^git://", false).await;
+    eventually("the allowed bundle deployed", WAIT, || async {
+        fleet.get(
+            "dev",
+            &["get", "configmap", "app", "-n", "cattle-fleet-system"],
+        )
+    })
+    .await;
+    let app = fleet
+        .get("local", &["get", "bundle", "demo-app", "-n", NS])
+        .expect("the bundle");
+    assert_eq!(app["spec"]["serviceAccount"], "deployer");
+
+    // The controller refuses a bundle whose own account the Policy does not allow.
+    let rogue = eventually("the rogue bundle refused", WAIT, || async {
+        let bundle = fleet.get("local", &["get", "bundle", "demo-rogue", "-n", NS])?;
+        let conditions = bundle["status"]["conditions"].as_array()?.clone();
+        let ready = conditions.iter().find(|c| c["type"] == "Ready")?;
+        let message = ready["message"].as_str()?.to_string();
+        message.starts_with("refused by Policy").then_some(message)
+    })
+    .await;
+    assert_eq!(
+        rogue,
+        "refused by Policy tenants: serviceAccount root is not allowed (allowed: deployer)"
+    );
+    assert!(fleet
+        .deployments("dev")
+        .get_opt("demo-rogue")
+        .await
+        .expect("get")
+        .is_none());
+
+    // A required account without allowNamespaceCreation: the agent creates no namespace.
+    let fresh = fleet.deploy_failure("dev", "demo-fresh").await;
+    let fresh = fresh.message.unwrap_or_default();
+    assert!(fresh.contains("namespaces \"fresh\" not found"), "{fresh}");
+    assert!(fleet.get("dev", &["get", "namespace", "fresh"]).is_none());
+    apply_policy("^git://", true).await;
+    eventually("the namespace made once allowed", WAIT, || async {
+        fleet.get("dev", &["get", "configmap", "app", "-n", "fresh"])
+    })
+    .await;
     fleet.stop().await;
 }

@@ -14,6 +14,7 @@ pub mod backoff;
 pub mod client;
 pub mod conditions;
 pub mod duration;
+pub mod policy;
 pub mod schema;
 pub mod secret_file;
 pub mod selector;

@@ -244,6 +244,14 @@ async fn reconcile(gitrepo: Arc<GitRepo>, ctx: Arc<Gitjob>) -> Result<Action, Re
         write_status(&ctx, &gitrepo, &old, new, &outcome).await?;
         return Ok(next_poll);
     }
+    let gitrepo = match admitted(&ctx.client, &gitrepo).await? {
+        Ok(admitted) => admitted,
+        Err(refusal) => {
+            outcome.refused = Some(refusal);
+            write_status(&ctx, &gitrepo, &old, new, &outcome).await?;
+            return Ok(Action::requeue(period));
+        }
+    };
     match poll_and_sync(&ctx, &gitrepo, &key, &old, &mut new, &mut outcome).await {
         Ok(()) => {
             ctx.failures(&key, false);
@@ -259,6 +267,25 @@ async fn reconcile(gitrepo: Arc<GitRepo>, ctx: Arc<Gitjob>) -> Result<Action, Re
         }
         Err(StepError::Kube(error)) => Err(error.into()),
     }
+}
+
+/// `gitrepo` as the Policies of its namespace admit it, with their defaults (service
+/// account, client secret) filled in; or why they refuse it.
+async fn admitted(
+    client: &kube::Client,
+    gitrepo: &GitRepo,
+) -> Result<Result<GitRepo, String>, ReconcileError> {
+    let namespace = gitrepo.namespace().unwrap_or_default();
+    let policies = kube::Api::<fleet_api::Policy>::namespaced(client.clone(), &namespace)
+        .list(&Default::default())
+        .await?;
+    let admitted = fleet_objects::policy::Policies::combine(&policies.items)
+        .and_then(|policies| policies.admit_git_repo(&gitrepo.spec))
+        .map(|spec| GitRepo {
+            spec,
+            ..gitrepo.clone()
+        });
+    Ok(admitted)
 }
 
 enum StepError {

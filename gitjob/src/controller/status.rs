@@ -15,6 +15,8 @@ pub struct Outcome {
     pub synced_bundles: Option<usize>,
     /// Syncing is paused.
     pub paused: bool,
+    /// The namespace's Policies refuse the GitRepo (why).
+    pub refused: Option<String>,
 }
 
 /// Writes `outcome` and the Bundles' summary into `status`.
@@ -31,6 +33,8 @@ pub fn apply_outcome(
             "Paused",
             "paused: new commits are not synced".to_string(),
         )
+    } else if let Some(refusal) = &outcome.refused {
+        (false, "Refused", refusal.clone())
     } else if let Some(error) = &outcome.git_error {
         (false, "GitError", error.clone())
     } else if !outcome.broken_bundles.is_empty() {
@@ -50,7 +54,7 @@ pub fn apply_outcome(
     } else {
         (true, "", String::new())
     };
-    let accepted = outcome.git_error.is_none();
+    let accepted = outcome.git_error.is_none() && outcome.refused.is_none();
     set_condition(
         &mut status.conditions,
         "Ready",
@@ -63,11 +67,11 @@ pub fn apply_outcome(
         &mut status.conditions,
         "Accepted",
         accepted,
-        if accepted { "" } else { "GitError" },
-        outcome.git_error.as_deref().unwrap_or(""),
+        if accepted { "" } else { reason },
+        if accepted { "" } else { &message },
         now,
     );
-    let stalled = outcome.git_error.is_some() || !outcome.broken_bundles.is_empty();
+    let stalled = !accepted || !outcome.broken_bundles.is_empty();
     set_condition(
         &mut status.conditions,
         "Stalled",

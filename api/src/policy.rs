@@ -1,0 +1,154 @@
+//! The Policy kind: what the GitRepos and Bundles of its namespace may do (service
+//! accounts, repositories, client secrets, namespace creation), as Rancher Fleet's Policy.
+//! Like Fleet's, it has no spec: its fields sit beside the metadata.
+
+use std::borrow::Cow;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, CustomResourceDefinitionNames, CustomResourceDefinitionSpec,
+    CustomResourceDefinitionVersion, CustomResourceValidation, JSONSchemaProps,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Restrictions and defaults for the GitRepos and Bundles of one namespace. Several
+/// Policies of a namespace combine: any may allow, any may require.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+pub struct Policy {
+    /// Object metadata.
+    pub metadata: ObjectMeta,
+    /// What the policy says.
+    #[serde(flatten)]
+    pub rules: PolicyRules,
+}
+
+/// The fields of a [`Policy`].
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PolicyRules {
+    /// Refuse GitRepos and Bundles without a service account (after defaults apply).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub require_service_account: bool,
+    /// When not empty, the service accounts that may be used.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_service_accounts: Vec<String>,
+    /// Let the agent create namespaces even though a service account is required (by
+    /// default it then creates none, so that tenant accounts need no cluster-scoped
+    /// right to create namespaces).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_namespace_creation: bool,
+    /// Defaults and restrictions for GitRepos.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_repo: Option<GitRepoPolicy>,
+    /// Defaults and restrictions for HelmOps (kept, for Fleet's objects; fleet-rs has no
+    /// HelmOp kind).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::preserve_unknown_fields")]
+    pub helm_op: Option<crate::FreeForm>,
+}
+
+/// What a [`Policy`] says of GitRepos.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct GitRepoPolicy {
+    /// Service account set on GitRepos that name none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_service_account: Option<String>,
+    /// Client secret set on GitRepos that name none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_client_secret_name: Option<String>,
+    /// When not empty, the client secrets GitRepos may name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_client_secret_names: Vec<String>,
+    /// When not empty, regular expressions one of which a GitRepo's `repo` must match.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_repo_patterns: Vec<String>,
+}
+
+impl kube::Resource for Policy {
+    type DynamicType = ();
+    type Scope = k8s_openapi::NamespaceResourceScope;
+
+    fn kind(_: &()) -> Cow<'_, str> {
+        "Policy".into()
+    }
+    fn group(_: &()) -> Cow<'_, str> {
+        crate::GROUP.into()
+    }
+    fn version(_: &()) -> Cow<'_, str> {
+        crate::VERSION.into()
+    }
+    fn plural(_: &()) -> Cow<'_, str> {
+        "policies".into()
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+impl Policy {
+    /// The CRD of the kind: the schema of [`PolicyRules`] beside `metadata`.
+    pub fn crd() -> CustomResourceDefinition {
+        let settings = schemars::generate::SchemaSettings::openapi3().with(|s| {
+            s.inline_subschemas = true;
+            s.meta_schema = None;
+        });
+        let rules = settings
+            .into_generator()
+            .into_root_schema_for::<PolicyRules>();
+        let mut schema: JSONSchemaProps =
+            serde_json::from_value(rules.to_value()).unwrap_or_default();
+        schema.description = Some("What the GitRepos and Bundles of a namespace may do.".into());
+        let properties = schema.properties.get_or_insert_with(Default::default);
+        for (field, description) in [("apiVersion", "API version."), ("kind", "Kind.")] {
+            properties.insert(
+                field.into(),
+                JSONSchemaProps {
+                    type_: Some("string".into()),
+                    description: Some(description.into()),
+                    ..JSONSchemaProps::default()
+                },
+            );
+        }
+        properties.insert(
+            "metadata".into(),
+            JSONSchemaProps {
+                type_: Some("object".into()),
+                ..JSONSchemaProps::default()
+            },
+        );
+        CustomResourceDefinition {
+            metadata: ObjectMeta {
+                name: Some(format!("policies.{}", crate::GROUP)),
+                ..ObjectMeta::default()
+            },
+            spec: CustomResourceDefinitionSpec {
+                group: crate::GROUP.into(),
+                names: CustomResourceDefinitionNames {
+                    kind: "Policy".into(),
+                    plural: "policies".into(),
+                    singular: Some("policy".into()),
+                    list_kind: Some("PolicyList".into()),
+                    categories: Some(vec!["fleet".into()]),
+                    short_names: None,
+                },
+                scope: "Namespaced".into(),
+                versions: vec![CustomResourceDefinitionVersion {
+                    name: crate::VERSION.into(),
+                    served: true,
+                    storage: true,
+                    schema: Some(CustomResourceValidation {
+                        open_api_v3_schema: Some(schema),
+                    }),
+                    ..CustomResourceDefinitionVersion::default()
+                }],
+                ..CustomResourceDefinitionSpec::default()
+            },
+            status: None,
+        }
+    }
+}
