@@ -219,6 +219,9 @@ async fn prepare(
         .clone()
         .or_else(|| options.default_namespace.clone())
         .unwrap_or_else(|| "default".into());
+    let mut resources = resources;
+    let copies = crate::downstream::objects(agent, deployment, options, &default_namespace).await?;
+    resources.splice(0..0, copies);
     let mut desired = Vec::new();
     let mut crds_applied = false;
     for resource in resources.iter().cloned() {

@@ -9,6 +9,7 @@
 
 pub mod command;
 pub mod deploy;
+pub mod downstream;
 pub mod drift;
 pub mod helm;
 pub mod hooks;

@@ -5,6 +5,7 @@
 //! the deployments' states.
 
 pub mod clusters;
+pub mod downstream;
 pub mod metrics;
 pub mod placement;
 pub mod reconcile;
@@ -135,6 +136,29 @@ where
         .collect()
 }
 
+/// The bundles of `object`'s namespace whose `downstreamResources` (their own or a
+/// target's) name it.
+fn naming<K: kube::Resource>(
+    store: &kube::runtime::reflector::Store<Bundle>,
+    kind: &str,
+    object: &K,
+) -> Vec<ObjectRef<Bundle>> {
+    let namespace = object.namespace();
+    let name = object.name_any();
+    store
+        .state()
+        .iter()
+        .filter(|bundle| bundle.namespace() == namespace)
+        .filter(|bundle| {
+            std::iter::once(&bundle.spec.options)
+                .chain(bundle.spec.targets.iter().map(|t| &t.options))
+                .flat_map(|options| options.downstream_resources.iter())
+                .any(|r| r.kind == kind && r.name == name)
+        })
+        .map(|bundle| ObjectRef::from_obj(&**bundle))
+        .collect()
+}
+
 fn label_ref<K: kube::Resource<DynamicType = ()>>(
     deployment: &BundleDeployment,
     name: &str,
@@ -183,6 +207,8 @@ async fn run_bundles(
     let store = controller.store();
     let for_groups = store.clone();
     let for_policies = store.clone();
+    let for_secrets = store.clone();
+    let for_config_maps = store.clone();
     controller
         .watches(
             Api::<Cluster>::all(ctx.client.clone()),
@@ -198,6 +224,17 @@ async fn run_bundles(
             Api::<fleet_api::Policy>::all(ctx.client.clone()),
             watcher::Config::default(),
             move |policy| all_in(&for_policies, policy.namespace()),
+        )
+        // A Secret or ConfigMap named in downstreamResources changed: its bundles redeploy.
+        .watches(
+            Api::<k8s_openapi::api::core::v1::Secret>::all(ctx.client.clone()),
+            watcher::Config::default(),
+            move |secret| naming(&for_secrets, "Secret", &secret),
+        )
+        .watches(
+            Api::<k8s_openapi::api::core::v1::ConfigMap>::all(ctx.client.clone()),
+            watcher::Config::default(),
+            move |config_map| naming(&for_config_maps, "ConfigMap", &config_map),
         )
         .watches(
             Api::<BundleDeployment>::all(ctx.client.clone()),

@@ -22,6 +22,7 @@ use serde_json::json;
 use fleet_objects::client::{add_finalizer, ensure_namespace, remove_finalizer};
 use fleet_objects::conditions::set_condition;
 
+use crate::downstream::{self, Sources};
 use crate::placement::{cluster_info, is_targeted};
 use crate::rollout::{self, Candidate};
 use crate::variant::{deployment_id, BundleFiles, VariantError};
@@ -63,8 +64,13 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
         .list(&ListParams::default())
         .await?
         .items;
+    let sources = Sources::read(&ctx.client, &bundle).await?;
     let key = format!("{namespace}/{name}");
-    let fingerprint = placement_fingerprint(&bundle, &clusters, &groups, &deployments, &policies);
+    let outside = Outside {
+        policies: &policies,
+        downstream: sources.fingerprint(),
+    };
+    let fingerprint = placement_fingerprint(&bundle, &clusters, &groups, &deployments, &outside);
     if ctx.placed(&key) == Some(fingerprint) {
         return write_status(ctx, &bundle, &deployments, None).await;
     }
@@ -100,9 +106,17 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
         if !variant.deploy {
             continue;
         }
+        let copies = match sources.for_variant(&variant.options.downstream_resources) {
+            Ok(copies) => copies,
+            Err(why) => {
+                failures.push(format!("{}: {why}", cluster.name_any()));
+                continue;
+            }
+        };
         let target_namespace = cluster_namespace(cluster);
         store_content(ctx, &variant).await?;
-        let mut desired = deployment_for(&bundle, cluster, &variant, &target_namespace);
+        let id = deployment_id(&variant, &downstream::digest(&copies));
+        let mut desired = deployment_for(&bundle, cluster, &variant, &target_namespace, id);
         if !creates_namespaces {
             desired.metadata.annotations = Some(BTreeMap::from([(
                 NAMESPACE_CREATION_ANNOTATION.to_string(),
@@ -113,11 +127,11 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
             .iter()
             .find(|d| d.namespace().as_deref() == Some(target_namespace.as_str()))
             .cloned();
-        plans.push((info, target_namespace, desired, current));
+        plans.push((info, target_namespace, desired, current, copies));
     }
     let candidates: Vec<Candidate> = plans
         .iter()
-        .map(|(info, _, desired, current)| Candidate {
+        .map(|(info, _, desired, current, _)| Candidate {
             cluster: info.clone(),
             current: current.as_ref().and_then(|d| d.spec.deployment_id.clone()),
             wanted: desired.spec.deployment_id.clone().unwrap_or_default(),
@@ -126,7 +140,7 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
         .collect();
     let allowed = rollout::allowed(bundle.spec.rollout_strategy.as_ref(), &candidates);
     let mut wanted = BTreeSet::new();
-    for ((_, target_namespace, desired, current), go) in plans.into_iter().zip(&allowed) {
+    for ((_, target_namespace, desired, current, copies), go) in plans.into_iter().zip(&allowed) {
         let deployment = if *go {
             desired
         } else {
@@ -141,6 +155,12 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
         });
         if !unchanged {
             ensure_namespace(&ctx.client, &target_namespace).await?;
+            if *go {
+                // The copies go first: the agent reads them when it sees the deployment.
+                let had_copies = current.as_ref().is_some_and(has_downstream_resources);
+                downstream::sync(&ctx.client, &bundle, &target_namespace, &copies, had_copies)
+                    .await?;
+            }
             Api::<BundleDeployment>::namespaced(ctx.client.clone(), &target_namespace)
                 .patch(
                     &name,
@@ -155,8 +175,11 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
         .iter()
         .filter(|d| !d.namespace().is_some_and(|ns| wanted.contains(&ns)))
     {
-        let api: Api<BundleDeployment> =
-            Api::namespaced(ctx.client.clone(), &stale.namespace().unwrap_or_default());
+        let stale_namespace = stale.namespace().unwrap_or_default();
+        if has_downstream_resources(stale) {
+            downstream::sync(&ctx.client, &bundle, &stale_namespace, &[], true).await?;
+        }
+        let api: Api<BundleDeployment> = Api::namespaced(ctx.client.clone(), &stale_namespace);
         api.delete(&stale.name_any(), &DeleteParams::background())
             .await?;
     }
@@ -171,11 +194,27 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
     }
     // While a rollout holds clusters back, readiness reports must bring the bundle back here.
     if failures.is_empty() && allowed.iter().all(|go| *go) {
-        let placed = placement_fingerprint(&bundle, &clusters, &groups, &deployments, &policies);
+        let placed = placement_fingerprint(&bundle, &clusters, &groups, &deployments, &outside);
         ctx.remember_placement(&key, placed);
     }
     let failed = (!failures.is_empty()).then(|| format!("render failed: {}", failures.join("; ")));
     write_status(ctx, &bundle, &deployments, failed).await
+}
+
+/// Whether a deployment's options name downstream resources (so copies of them may exist).
+fn has_downstream_resources(deployment: &BundleDeployment) -> bool {
+    deployment
+        .spec
+        .options
+        .as_ref()
+        .is_some_and(|o| !o.downstream_resources.is_empty())
+}
+
+/// What placement reads besides the bundle, its clusters, groups and deployments: the
+/// namespace's Policies and the downstream resources the bundle names.
+struct Outside<'a> {
+    policies: &'a [Policy],
+    downstream: String,
 }
 
 /// Whether the namespace's Policies admit `bundle`: the service account of the bundle and
@@ -228,7 +267,7 @@ fn placement_fingerprint(
     clusters: &[Cluster],
     groups: &[ClusterGroup],
     deployments: &[BundleDeployment],
-    policies: &[Policy],
+    outside: &Outside<'_>,
 ) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
@@ -257,11 +296,12 @@ fn placement_fingerprint(
         .collect();
     ids.sort();
     ids.hash(&mut hasher);
-    for policy in policies {
+    for policy in outside.policies {
         serde_json::to_string(policy)
             .unwrap_or_default()
             .hash(&mut hasher);
     }
+    outside.downstream.hash(&mut hasher);
     hasher.finish()
 }
 
@@ -300,8 +340,8 @@ fn deployment_for(
     cluster: &Cluster,
     variant: &fleet_renderer::bundle::Variant,
     target_namespace: &str,
+    id: String,
 ) -> BundleDeployment {
-    let id = deployment_id(variant);
     let paused = bundle.spec.paused || cluster.spec.paused;
     let mut labels = BTreeMap::from([
         (BUNDLE_NAME_LABEL.to_string(), bundle.name_any()),

@@ -279,6 +279,8 @@ pub async fn registration(
     let rules = json!([
         {"apiGroups": ["fleet.cattle.io"], "resources": ["bundledeployments"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": ["fleet.cattle.io"], "resources": ["bundledeployments/status"], "verbs": ["get", "update", "patch"]},
+        // The copies of downstreamResources the controller places here.
+        {"apiGroups": [""], "resources": ["secrets", "configmaps"], "verbs": ["get"]},
     ]);
     account_with_role(&ctx.client, &home, AGENT_ACCOUNT, rules).await?;
     create(

@@ -137,9 +137,11 @@ impl BundleFiles {
 }
 
 /// `<content id>:<sha256 of the options>`: what a BundleDeployment deploys; a change of
-/// either is a new deployment.
-pub fn deployment_id(variant: &Variant) -> String {
-    let options = serde_json::to_vec(&variant.options).unwrap_or_default();
+/// either is a new deployment. `downstream` (a digest of the downstream resources copied
+/// with it, empty for none) is hashed with the options, so a change to one redeploys.
+pub fn deployment_id(variant: &Variant, downstream: &str) -> String {
+    let mut options = serde_json::to_vec(&variant.options).unwrap_or_default();
+    options.extend_from_slice(downstream.as_bytes());
     let digest = Sha256::digest(&options);
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     format!("{}:{hex}", variant.id)

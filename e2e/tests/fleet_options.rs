@@ -4,7 +4,7 @@
 //! as objects annotated `helm.sh/resource-policy: keep` are; `targetCustomizationMode:
 //! AllMatches` merging every matching customization; `serviceAccount` impersonated by
 //! the agent, so its RBAC bounds what a bundle may touch; and the Policy kind, enforced by
-//! gitjob and the controller.
+//! gitjob and the controller; `downstreamResources` copied to each target, per target.
 
 mod common;
 
@@ -510,5 +510,143 @@ async fn policies_default_refuse_and_gate_namespace_creation() {
         fleet.get("dev", &["get", "configmap", "app", "-n", "fresh"])
     })
     .await;
+    fleet.stop().await;
+}
+
+/// The Secret `db` and ConfigMap `settings` of `fleet-local` on the hub.
+fn downstream_sources(password: &str) -> String {
+    format!(
+        "apiVersion: v1
+kind: Secret
+metadata:
+  name: db
+  namespace: fleet-local
+stringData:
+  password: {password}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: fleet-local
+data:
+  mode: fast
+"
+    )
+}
+
+const DOWNSTREAM_FLEET_YAML: &str = "defaultNamespace: apps
+downstreamResources:
+- {kind: Secret, name: db}
+- {kind: ConfigMap, name: settings}
+targetCustomizations:
+- name: prod
+  clusterSelector: {matchLabels: {env: prod}}
+  downstreamResources:
+  - {kind: Secret, name: db}
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn downstream_resources_are_copied_per_target_and_follow_their_source() {
+    let fleet = Fleet::start(&[
+        ("dev", json!({"env": "dev"})),
+        ("prod", json!({"env": "prod"})),
+    ])
+    .await;
+    let hub = fleet.kubectl("local");
+    hub.run_with(&["apply", "-f", "-"], &downstream_sources("one"))
+        .await
+        .success();
+    fleet
+        .repo
+        .write("app/fleet.yaml", DOWNSTREAM_FLEET_YAML)
+        .write(
+            "app/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n",
+        );
+    fleet.repo.commit("downstream");
+    fleet
+        .gitrepo(json!({"paths": ["app"], "targets": [{"clusterSelector": {}}]}))
+        .await;
+    let password = |member: &'static str| {
+        let fleet = &fleet;
+        async move {
+            let secret = fleet.get(member, &["get", "secret", "db", "-n", "apps"])?;
+            let encoded = secret["data"]["password"].as_str()?.to_string();
+            Some(encoded)
+        }
+    };
+    // base64("one"), base64("two")
+    let (one, two) = ("b25l", "dHdv");
+    for member in ["dev", "prod"] {
+        let found = eventually(&format!("the Secret in {member}"), WAIT, || {
+            password(member)
+        })
+        .await;
+        assert_eq!(found, one);
+    }
+    let settings = fleet
+        .get("dev", &["get", "configmap", "settings", "-n", "apps"])
+        .expect("the ConfigMap in dev");
+    assert_eq!(settings["data"]["mode"], "fast");
+    assert!(
+        fleet
+            .get("prod", &["get", "configmap", "settings", "-n", "apps"])
+            .is_none(),
+        "prod's customization names the Secret only"
+    );
+
+    // A change to the source redeploys it everywhere.
+    hub.run_with(&["apply", "-f", "-"], &downstream_sources("two"))
+        .await
+        .success();
+    for member in ["dev", "prod"] {
+        eventually(&format!("the new password in {member}"), WAIT, || async {
+            (password(member).await.as_deref() == Some(two)).then_some(())
+        })
+        .await;
+    }
+
+    // Named no more: pruned in the member, and its copy on the hub goes.
+    fleet.repo.write(
+        "app/fleet.yaml",
+        "defaultNamespace: apps\ndownstreamResources:\n- {kind: Secret, name: db}\n",
+    );
+    fleet.repo.commit("settings no more");
+    eventually("the ConfigMap pruned in dev", WAIT, || async {
+        fleet
+            .get("dev", &["get", "configmap", "settings", "-n", "apps"])
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    let copies = fleet
+        .get(
+            "local",
+            &[
+                "get",
+                "configmaps",
+                "-n",
+                "cluster-fleet-local-dev",
+                "-l",
+                "fleet.cattle.io/downstream-resource",
+            ],
+        )
+        .expect("copies");
+    assert_eq!(
+        copies["items"].as_array().map(Vec::len),
+        Some(0),
+        "{copies}"
+    );
+
+    fleet.delete_gitrepo().await;
+    for member in ["dev", "prod"] {
+        assert!(
+            fleet
+                .get(member, &["get", "secret", "db", "-n", "apps"])
+                .is_none(),
+            "uninstalled from {member}"
+        );
+    }
     fleet.stop().await;
 }

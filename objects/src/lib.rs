@@ -13,6 +13,7 @@ pub mod backoff;
 #[cfg(feature = "client")]
 pub mod client;
 pub mod conditions;
+pub mod downstream;
 pub mod duration;
 pub mod policy;
 pub mod schema;

@@ -1,0 +1,49 @@
+//! `downstreamResources` in the member: the agent reads the copies the controller placed
+//! in its cluster's namespace on the hub and recreates them, under their own names, in the
+//! deployment's namespace. They are applied first and then tracked like the bundle's other
+//! objects: pruned when they leave it, removed on uninstall unless `keepResources`.
+
+use fleet_api::{BundleDeployment, BundleDeploymentOptions};
+use fleet_objects::downstream::{copy_name, restored};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::{Api, ResourceExt};
+use serde_json::Value;
+
+use crate::{Agent, Error};
+
+/// The objects `deployment`'s downstream resources become in `namespace` of the member.
+pub(crate) async fn objects(
+    agent: &Agent,
+    deployment: &BundleDeployment,
+    options: &BundleDeploymentOptions,
+    namespace: &str,
+) -> Result<Vec<Value>, Error> {
+    let bundle = deployment.name_any();
+    let mut objects = Vec::new();
+    for reference in &options.downstream_resources {
+        let name = copy_name(&bundle, reference);
+        let copy = match reference.kind.as_str() {
+            "Secret" => Api::<Secret>::namespaced(agent.hub.clone(), &agent.namespace)
+                .get_opt(&name)
+                .await?
+                .and_then(|o| serde_json::to_value(o).ok()),
+            "ConfigMap" => Api::<ConfigMap>::namespaced(agent.hub.clone(), &agent.namespace)
+                .get_opt(&name)
+                .await?
+                .and_then(|o| serde_json::to_value(o).ok()),
+            other => {
+                return Err(Error::Invalid(format!(
+                    "downstreamResources: kind {other:?} is not supported (Secret or ConfigMap)"
+                )))
+            }
+        };
+        let copy = copy.ok_or_else(|| {
+            Error::Invalid(format!(
+                "downstreamResources: {} {} has no copy on the hub yet",
+                reference.kind, reference.name
+            ))
+        })?;
+        objects.push(restored(&copy, namespace));
+    }
+    Ok(objects)
+}
