@@ -410,6 +410,13 @@ pub struct RolloutStrategy {
     /// Explicit partitions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub partitions: Vec<Partition>,
+    /// Clusters below which no automatic partitions are made (default 200, as Fleet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_partition_threshold: Option<i32>,
+    /// BundleDeployments created at most per pass of the controller (default: no limit;
+    /// Fleet's default of 50 guards a slower controller).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_new: Option<i32>,
 }
 
 /// One rollout partition.

@@ -141,6 +141,10 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
     let allowed = rollout::allowed(bundle.spec.rollout_strategy.as_ref(), &candidates);
     let mut wanted = BTreeSet::new();
     for ((_, target_namespace, desired, current, copies), go) in plans.into_iter().zip(&allowed) {
+        if !go && current.is_none() {
+            // Held back by maxNew: created on a later pass.
+            continue;
+        }
         let deployment = if *go {
             desired
         } else {

@@ -52,7 +52,8 @@ fn selects(partition: &Partition, cluster: &ClusterInfo) -> bool {
 
 /// The partitions of `candidates` (indexes), each with its own `maxUnavailable` setting:
 /// the explicit ones in order (a cluster goes to the first that selects it; the rest to a
-/// last one), else blocks of `autoPartitionSize`, else one partition of all.
+/// last one), else blocks of `autoPartitionSize` (default 25%) once there are
+/// `autoPartitionThreshold` clusters (default 200), else one partition of all.
 fn partitions<'s>(
     strategy: &'s RolloutStrategy,
     candidates: &[Candidate],
@@ -80,15 +81,32 @@ fn partitions<'s>(
         return out;
     }
     let all: Vec<usize> = (0..candidates.len()).collect();
+    let threshold = strategy
+        .auto_partition_threshold
+        .unwrap_or(AUTO_PARTITION_THRESHOLD)
+        .max(0) as usize;
     let size = scaled(
-        strategy.auto_partition_size.as_ref(),
+        Some(
+            strategy
+                .auto_partition_size
+                .as_ref()
+                .unwrap_or(&IntOrString::String(AUTO_PARTITION_SIZE.into())),
+        ),
         candidates.len(),
         candidates.len(),
     );
-    all.chunks(size.max(1))
+    if candidates.len() < threshold || size == 0 {
+        return vec![(all, fallback)];
+    }
+    all.chunks(size)
         .map(|chunk| (chunk.to_vec(), fallback))
         .collect()
 }
+
+/// Clusters below which no automatic partitions are made, as in Fleet.
+const AUTO_PARTITION_THRESHOLD: i32 = 200;
+/// The size of automatic partitions, as in Fleet.
+const AUTO_PARTITION_SIZE: &str = "25%";
 
 /// Which candidates may take their wanted deployment now (in `candidates`' order).
 pub fn allowed(strategy: Option<&RolloutStrategy>, candidates: &[Candidate]) -> Vec<bool> {
@@ -129,6 +147,15 @@ pub fn allowed(strategy: Option<&RolloutStrategy>, candidates: &[Candidate]) -> 
         }
         if unavailable > scaled(max_unavailable, members.len(), members.len()) {
             bad_partitions += 1;
+        }
+    }
+    if let Some(max_new) = strategy.max_new {
+        let mut new = 0;
+        for (go, candidate) in allowed.iter_mut().zip(candidates) {
+            if *go && candidate.current.is_none() {
+                new += 1;
+                *go = new <= max_new.max(0);
+            }
         }
     }
     allowed
@@ -217,8 +244,59 @@ mod tests {
         let four: Vec<Candidate> = (0..4)
             .map(|i| candidate(&format!("c{i}"), "prod", true, "v1"))
             .collect();
+        // Fewer clusters than autoPartitionThreshold (200 unless set): one partition.
+        assert_eq!(partitions(&auto, &four).len(), 1);
+        let auto = RolloutStrategy {
+            auto_partition_threshold: Some(4),
+            ..auto
+        };
         assert_eq!(partitions(&auto, &four).len(), 2);
         // One cluster of the first block goes; the block is then at its limit of one.
         assert_eq!(allowed(Some(&auto), &four), [true, false, false, false]);
+    }
+
+    /// Fleet's automatic partitions: none below 200 clusters, blocks of 25% from there,
+    /// and an `autoPartitionSize` of 0 turns them off.
+    #[test]
+    fn automatic_partitions_as_fleet_makes_them() {
+        let many = |n: usize| -> Vec<Candidate> {
+            (0..n)
+                .map(|i| candidate(&format!("c{i}"), "prod", true, "v1"))
+                .collect()
+        };
+        let default = RolloutStrategy::default();
+        let sizes = |strategy: &RolloutStrategy, n: usize| -> Vec<usize> {
+            partitions(strategy, &many(n))
+                .iter()
+                .map(|(members, _)| members.len())
+                .collect()
+        };
+        assert_eq!(sizes(&default, 199), [199]);
+        assert_eq!(sizes(&default, 200), [50, 50, 50, 50]);
+        assert_eq!(sizes(&default, 201), [50, 50, 50, 50, 1]);
+        let off = RolloutStrategy {
+            auto_partition_size: Some(IntOrString::Int(0)),
+            ..RolloutStrategy::default()
+        };
+        assert_eq!(sizes(&off, 400), [400]);
+    }
+
+    #[test]
+    fn max_new_limits_the_deployments_created_at_once() {
+        let mut fresh: Vec<Candidate> = (0..5)
+            .map(|i| candidate(&format!("c{i}"), "prod", i == 0, "v1"))
+            .collect();
+        for c in &mut fresh[1..] {
+            c.current = None;
+        }
+        let strategy = RolloutStrategy {
+            max_new: Some(2),
+            ..RolloutStrategy::default()
+        };
+        // c0 exists (and updates); two of the four new ones are created now.
+        assert_eq!(
+            allowed(Some(&strategy), &fresh),
+            [true, true, true, false, false]
+        );
     }
 }

@@ -2,7 +2,8 @@
 //! `namespaceAnnotations` on the bundle's namespace, `ignore.conditions` for readiness,
 //! `dependsOn[].acceptedStates`, and on removal CRDs kept unless `deleteCRDResources`,
 //! as objects annotated `helm.sh/resource-policy: keep` are; `targetCustomizationMode:
-//! AllMatches` merging every matching customization; `serviceAccount` impersonated by
+//! AllMatches` merging every matching customization, `rolloutStrategy.maxNew` and the
+//! GitRepo's `deleteNamespace`; `serviceAccount` impersonated by
 //! the agent, so its RBAC bounds what a bundle may touch; and the Policy kind, enforced by
 //! gitjob and the controller; `downstreamResources` copied to each target, per target.
 
@@ -138,6 +139,7 @@ async fn all_matches_merges_every_matching_customization_in_order() {
         .write(
             "app/fleet.yaml",
             "defaultNamespace: plain
+rolloutStrategy: {maxNew: 1}
 targetCustomizationMode: AllMatches
 targetCustomizations:
 - name: prod
@@ -158,8 +160,9 @@ targetCustomizations:
         );
     fleet.repo.commit("all matches");
     fleet
-        .gitrepo(json!({"paths": ["app"], "targets": [{"clusterSelector": {}}]}))
+        .gitrepo(json!({"paths": ["app"], "targets": [{"clusterSelector": {}}], "deleteNamespace": true}))
         .await;
+    // maxNew: 1 creates one deployment per pass of the controller; both come.
     for member in ["eu", "us"] {
         eventually(&format!("the ConfigMap in {member}"), WAIT, || async {
             fleet.get(member, &["get", "configmap", "app", "-n", "prod"])
@@ -207,6 +210,21 @@ targetCustomizations:
             .is_none(),
         "no deployment for a doNotDeploy match"
     );
+    // The GitRepo's deleteNamespace: its bundles' namespaces go with it.
+    fleet.delete_gitrepo().await;
+    for member in ["eu", "us"] {
+        eventually(
+            &format!("the namespace gone from {member}"),
+            WAIT,
+            || async {
+                fleet
+                    .get(member, &["get", "namespace", "prod"])
+                    .is_none_or(|n| n["status"]["phase"] == "Terminating")
+                    .then_some(())
+            },
+        )
+        .await;
+    }
     fleet.stop().await;
 }
 
