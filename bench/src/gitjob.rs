@@ -132,7 +132,13 @@ fn clone_and_render(
             "spec": {"repo": url},
         }))?;
         let charts = fleet_charts::ChartCache::new(scratch.join("charts"));
-        let bundles = fleet_gitjob::bundles::for_commit(&gitrepo, &tree, &commit, &charts)?;
+        let bundles = fleet_gitjob::bundles::for_commit(
+            &gitrepo,
+            &tree,
+            &commit,
+            &charts,
+            &fleet_charts::RepoHelmAuth::default(),
+        )?;
         ours.push(started.elapsed().as_secs_f64() * 1000.0);
         our_cpu += crate::measure::cpu_seconds("self") - own_before;
         if bundles.bundles.len() != args.bundles {

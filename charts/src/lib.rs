@@ -3,7 +3,13 @@
 //! a `.tgz` URL. Archives are cached by their sha256 digest, so a chart a repository lists
 //! with a digest is downloaded once.
 
+mod auth;
+
 use std::path::PathBuf;
+
+#[cfg(feature = "client")]
+pub use auth::ReadAuthError;
+pub use auth::{AuthError, Basic, HelmAuth, RepoHelmAuth};
 
 use fleet_renderer::helm::sprig::semver::{self, Version};
 use serde_json::Value;
@@ -88,15 +94,22 @@ impl ChartCache {
         }
     }
 
-    /// The archive of a chart, from the cache or the network.
-    pub fn fetch(&self, chart: &RemoteChart) -> Result<Vec<u8>, ChartError> {
+    /// The archive of a chart, from the cache or the network, with the credentials `auth`
+    /// gives for its repository.
+    pub fn fetch(&self, chart: &RemoteChart, auth: &HelmAuth) -> Result<Vec<u8>, ChartError> {
         let version = chart.version.clone().unwrap_or_default();
+        let repo = chart.repo.as_deref().filter(|r| !r.is_empty());
+        let credentials: Vec<(&str, String)> = auth
+            .for_repository(repo.unwrap_or(&chart.chart))
+            .map(|basic| ("Authorization", basic.header()))
+            .into_iter()
+            .collect();
         if let Some(reference) = chart.chart.strip_prefix("oci://") {
-            return self.oci(reference, &version);
+            return self.oci(reference, &version, &credentials);
         }
-        match chart.repo.as_deref().filter(|r| !r.is_empty()) {
-            Some(repo) => self.repository(repo, &chart.chart, &version),
-            None if chart.chart.contains("://") => self.download(&chart.chart, None, &[]),
+        match repo {
+            Some(repo) => self.repository(repo, &chart.chart, &version, &credentials),
+            None if chart.chart.contains("://") => self.download(&chart.chart, None, &credentials),
             None => Err(ChartError::NotFound(format!(
                 "chart `{}` is neither local, nor in a repository, nor a URL",
                 chart.chart
@@ -184,10 +197,17 @@ impl ChartCache {
         Ok(bytes)
     }
 
-    fn repository(&self, repo: &str, name: &str, version: &str) -> Result<Vec<u8>, ChartError> {
+    fn repository(
+        &self,
+        repo: &str,
+        name: &str,
+        version: &str,
+        credentials: &[(&str, String)],
+    ) -> Result<Vec<u8>, ChartError> {
         let base = repo.trim_end_matches('/');
         let index_url = format!("{base}/index.yaml");
-        let text = String::from_utf8(self.ok(&index_url, &[])?).map_err(|e| http(&index_url, e))?;
+        let text = String::from_utf8(self.ok(&index_url, credentials)?)
+            .map_err(|e| http(&index_url, e))?;
         let index: Value = serde_yaml_ng::from_str(&text).map_err(|e| http(&index_url, e))?;
         let entries = index
             .pointer(&format!("/entries/{name}"))
@@ -212,10 +232,18 @@ impl ChartCache {
             format!("{base}/{url}")
         };
         let digest = entry.get("digest").and_then(Value::as_str);
-        self.download(&url, digest, &[])
+        // As Helm does, the repository's credentials go to archives on its own host only.
+        let same_host = host_of(&url) == host_of(base);
+        let credentials = if same_host { credentials } else { &[] };
+        self.download(&url, digest, credentials)
     }
 
-    fn oci(&self, reference: &str, version: &str) -> Result<Vec<u8>, ChartError> {
+    fn oci(
+        &self,
+        reference: &str,
+        version: &str,
+        credentials: &[(&str, String)],
+    ) -> Result<Vec<u8>, ChartError> {
         let (host, repository) = reference.split_once('/').ok_or_else(|| {
             ChartError::NotFound(format!("oci://{reference} names no repository"))
         })?;
@@ -229,7 +257,7 @@ impl ChartCache {
             version.to_string()
         } else {
             let url = format!("{base}/tags/list");
-            let body = self.authorized(&url, &[], &mut auth)?;
+            let body = self.authorized(&url, &[], credentials, &mut auth)?;
             let tags: Value = serde_json::from_slice(&body).map_err(|e| http(&url, e))?;
             let candidates = tags
                 .get("tags")
@@ -249,7 +277,7 @@ impl ChartCache {
             "Accept",
             "application/vnd.oci.image.manifest.v1+json".to_string(),
         );
-        let body = self.authorized(&url, &[accept], &mut auth)?;
+        let body = self.authorized(&url, &[accept], credentials, &mut auth)?;
         let manifest: Value = serde_json::from_slice(&body).map_err(|e| http(&url, e))?;
         let digest = manifest
             .get("layers")
@@ -266,11 +294,13 @@ impl ChartCache {
         self.download(&format!("{base}/blobs/{digest}"), Some(hex), &auth)
     }
 
-    /// A GET that answers a registry's bearer challenge once with an anonymous token.
+    /// A GET that answers a registry's challenge once: a bearer challenge with a token
+    /// (asked for with `credentials`, anonymous without), a basic one with `credentials`.
     fn authorized<'h>(
         &self,
         url: &str,
         headers: &[(&'h str, String)],
+        credentials: &[(&'h str, String)],
         auth: &mut Vec<(&'h str, String)>,
     ) -> Result<Vec<u8>, ChartError> {
         let mut all: Vec<(&str, String)> = headers.to_vec();
@@ -278,6 +308,11 @@ impl ChartCache {
         let (status, challenge, body) = self.get(url, &all)?;
         if status == 200 {
             return Ok(body);
+        }
+        if status == 401 && challenge.starts_with("Basic") && !credentials.is_empty() {
+            auth.extend(credentials.iter().cloned());
+            all.extend(credentials.iter().cloned());
+            return self.ok(url, &all);
         }
         if status != 401 || !challenge.starts_with("Bearer ") {
             return Err(http(url, format!("HTTP {status}")));
@@ -299,8 +334,8 @@ impl ChartCache {
             field("service").unwrap_or_default(),
             field("scope").unwrap_or_default()
         );
-        let token: Value =
-            serde_json::from_slice(&self.ok(&token_url, &[])?).map_err(|e| http(&token_url, e))?;
+        let token: Value = serde_json::from_slice(&self.ok(&token_url, credentials)?)
+            .map_err(|e| http(&token_url, e))?;
         let token = token
             .get("token")
             .or_else(|| token.get("access_token"))
@@ -310,6 +345,12 @@ impl ChartCache {
         all.extend(auth.iter().cloned());
         self.ok(url, &all)
     }
+}
+
+/// The `host[:port]` of a URL.
+fn host_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    rest.split('/').next().unwrap_or_default()
 }
 
 fn is_range(version: &str) -> bool {
@@ -353,10 +394,11 @@ pub enum FetchForError {
 pub fn fetch_for(
     cache: &ChartCache,
     options: &fleet_api::BundleDeploymentOptions,
+    auth: &HelmAuth,
 ) -> Result<fleet_renderer::bundle::FetchedCharts, FetchForError> {
     let mut fetched = fleet_renderer::bundle::FetchedCharts::default();
     if let Some(remote) = fleet_renderer::bundle::RemoteChartRef::of(options) {
-        fetch_into(cache, remote, &mut fetched)?;
+        fetch_into(cache, remote, auth, &mut fetched)?;
     }
     Ok(fetched)
 }
@@ -369,10 +411,11 @@ pub fn fetch_for_bundle(
     bundle: &fleet_renderer::bundle::BundleDir,
     fleet: &fleet_api::FleetYaml,
     options: &fleet_api::BundleDeploymentOptions,
+    auth: &HelmAuth,
 ) -> Result<fleet_renderer::bundle::FetchedCharts, FetchForError> {
-    let mut fetched = fetch_for(cache, options)?;
+    let mut fetched = fetch_for(cache, options, auth)?;
     for remote in fleet_renderer::bundle::kustomize_needs(root, bundle, fleet)?.charts {
-        fetch_into(cache, remote, &mut fetched)?;
+        fetch_into(cache, remote, auth, &mut fetched)?;
     }
     Ok(fetched)
 }
@@ -380,6 +423,7 @@ pub fn fetch_for_bundle(
 fn fetch_into(
     cache: &ChartCache,
     remote: fleet_renderer::bundle::RemoteChartRef,
+    auth: &HelmAuth,
     fetched: &mut fleet_renderer::bundle::FetchedCharts,
 ) -> Result<(), FetchForError> {
     let request = RemoteChart {
@@ -388,7 +432,7 @@ fn fetch_into(
         version: Some(remote.version.clone()).filter(|v| !v.is_empty()),
     };
     let archive = cache
-        .fetch(&request)
+        .fetch(&request, auth)
         .map_err(|source| FetchForError::Fetch {
             chart: remote.chart.clone(),
             source,

@@ -1,6 +1,6 @@
 //! Remote charts from a Helm repository and an OCI registry on loopback, cached by digest.
 
-use fleet_charts::{ChartCache, ChartError, RemoteChart};
+use fleet_charts::{ChartCache, ChartError, HelmAuth, RemoteChart};
 use fleet_testkit::ChartServer;
 
 fn archive() -> Vec<u8> {
@@ -27,14 +27,16 @@ fn a_repository_chart_is_chosen_by_range_and_cached_by_digest() {
         chart: "metrics".into(),
         version: Some("~0.2".into()),
     };
-    let bytes = cache.fetch(&request).expect("fetched");
+    let bytes = cache.fetch(&request, &HelmAuth::none()).expect("fetched");
     assert_eq!(loaded_name(&bytes), "metrics");
     let latest = RemoteChart {
         version: None,
         ..request.clone()
     };
     assert_eq!(
-        cache.fetch(&latest).expect("latest release"),
+        cache
+            .fetch(&latest, &HelmAuth::none())
+            .expect("latest release"),
         bytes,
         "9.0.0-rc.1 is a prerelease"
     );
@@ -55,7 +57,9 @@ fn a_repository_chart_is_chosen_by_range_and_cached_by_digest() {
         version: Some(">=5.0".into()),
         ..request
     };
-    let error = cache.fetch(&missing).expect_err("no match");
+    let error = cache
+        .fetch(&missing, &HelmAuth::none())
+        .expect_err("no match");
     assert!(matches!(error, ChartError::NotFound(_)), "{error}");
     assert!(error.to_string().contains("matches `>=5.0`"), "{error}");
 }
@@ -72,7 +76,7 @@ fn an_oci_chart_is_pulled_with_an_anonymous_token() {
             version: version.map(String::from),
         };
         assert_eq!(
-            loaded_name(&cache.fetch(&request).expect("pulled")),
+            loaded_name(&cache.fetch(&request, &HelmAuth::none()).expect("pulled")),
             "metrics",
             "{version:?}"
         );
@@ -95,7 +99,7 @@ fn a_wrong_digest_is_refused() {
     };
     // The index announces digest 0000 for 0.1.0; the archive served is another.
     let error = ChartCache::new(dir.path())
-        .fetch(&request)
+        .fetch(&request, &HelmAuth::none())
         .expect_err("digest mismatch");
     assert!(matches!(error, ChartError::Digest { .. }), "{error}");
     assert!(
@@ -109,10 +113,77 @@ fn a_wrong_digest_is_refused() {
         ..request
     };
     let error = ChartCache::new(dir.path())
-        .fetch(&gone)
+        .fetch(&gone, &HelmAuth::none())
         .expect_err("no such chart");
     assert!(
         error.to_string().contains("chart `absent` is not in"),
         "{error}"
     );
+}
+
+/// The GitRepo's `helmSecretName` credentials, limited by `regex` when given.
+fn gitrepo_auth(username: &str, password: &str, regex: Option<&str>) -> HelmAuth {
+    let data = [("username", username), ("password", password)]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.as_bytes().to_vec()))
+        .collect();
+    fleet_charts::RepoHelmAuth::new(Some(("helm-creds", &data)), None, regex)
+        .expect("credentials")
+        .for_path("app")
+}
+
+#[test]
+fn private_repositories_and_registries_take_the_gitrepo_credentials_and_no_others_do() {
+    let server =
+        ChartServer::start_private("metrics", "0.2.0", archive(), "ci:s3cret").expect("server");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let from_repo = RemoteChart {
+        repo: Some(server.url.clone()),
+        chart: "metrics".into(),
+        version: Some("0.2.0".into()),
+    };
+    let from_registry = RemoteChart {
+        repo: None,
+        chart: format!("oci://{}/charts/metrics", server.host),
+        version: Some("0.2.0".into()),
+    };
+    for request in [&from_repo, &from_registry] {
+        // A fresh cache each time: a cached archive would hide what the server asks.
+        let cache = ChartCache::new(dir.path().join(request.chart.replace(['/', ':'], "-")));
+        let refused = cache
+            .fetch(request, &HelmAuth::none())
+            .expect_err("credentials are needed");
+        assert!(refused.to_string().contains("HTTP 401"), "{refused}");
+        let wrong = cache
+            .fetch(request, &gitrepo_auth("ci", "wrong", None))
+            .expect_err("wrong password");
+        assert!(wrong.to_string().contains("HTTP 401"), "{wrong}");
+        let fetched = cache
+            .fetch(request, &gitrepo_auth("ci", "s3cret", None))
+            .expect("fetched with the credentials");
+        assert_eq!(loaded_name(&fetched), "metrics");
+    }
+    let sent = server
+        .with_credentials
+        .load(std::sync::atomic::Ordering::Relaxed);
+    assert!(sent > 0);
+
+    // helmRepoURLRegex: a repository it does not match never sees the credentials.
+    let elsewhere = ChartServer::start("metrics", "0.2.0", archive()).expect("server");
+    let cache = ChartCache::new(dir.path().join("elsewhere"));
+    let public = RemoteChart {
+        repo: Some(elsewhere.url.clone()),
+        ..from_repo.clone()
+    };
+    let limited = gitrepo_auth("ci", "s3cret", Some("^https://charts\\.example\\.com/"));
+    cache.fetch(&public, &limited).expect("a public chart");
+    assert_eq!(
+        elsewhere
+            .with_credentials
+            .load(std::sync::atomic::Ordering::Relaxed),
+        0,
+        "no credentials sent where the regex does not match"
+    );
+    let unmatched = cache.fetch(&from_repo, &limited).expect_err("not matched");
+    assert!(unmatched.to_string().contains("HTTP 401"), "{unmatched}");
 }

@@ -12,7 +12,7 @@ use fleet_api::labels::{
 use fleet_api::labels::{NAMESPACE_CREATION_ANNOTATION, NAMESPACE_CREATION_DISABLED};
 use fleet_api::{
     Bundle, BundleDeployment, BundleDeploymentSpec, BundleDisplay, BundleSummary, Cluster,
-    ClusterGroup, Content, Policy,
+    ClusterGroup, Content, GitRepo, Policy,
 };
 use fleet_objects::policy::Policies;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
@@ -91,7 +91,14 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
             continue;
         }
         if files.is_none() {
-            files = Some(BundleFiles::write(&bundle, &ctx.work_dir)?);
+            let auth = match helm_auth(ctx, &bundle).await? {
+                Ok(auth) => auth,
+                Err(why) => {
+                    failures.push(why);
+                    break;
+                }
+            };
+            files = Some(BundleFiles::write(&bundle, &ctx.work_dir, auth)?);
         }
         let Some(files) = files.as_mut() else {
             continue;
@@ -203,6 +210,35 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
     }
     let failed = (!failures.is_empty()).then(|| format!("render failed: {}", failures.join("; ")));
     write_status(ctx, &bundle, &deployments, failed).await
+}
+
+/// The credentials for `bundle`'s remote charts: those its GitRepo names for its path
+/// (none for a bundle not made from a GitRepo), or why they cannot be read.
+async fn helm_auth(
+    ctx: &Context,
+    bundle: &Bundle,
+) -> Result<Result<fleet_charts::HelmAuth, String>, Error> {
+    let none = Ok(fleet_charts::HelmAuth::none());
+    let Some(repo) = bundle.labels().get(REPO_NAME_LABEL) else {
+        return Ok(none);
+    };
+    let namespace = bundle.namespace().unwrap_or_default();
+    let gitrepos: Api<GitRepo> = Api::namespaced(ctx.client.clone(), &namespace);
+    let Some(gitrepo) = gitrepos.get_opt(repo).await? else {
+        return Ok(none);
+    };
+    if !fleet_charts::RepoHelmAuth::named_by(&gitrepo) {
+        return Ok(none);
+    }
+    let path = bundle
+        .labels()
+        .get(fleet_api::labels::BUNDLE_PATH_LABEL)
+        .cloned()
+        .unwrap_or_default();
+    Ok(fleet_charts::RepoHelmAuth::read(&ctx.client, &gitrepo)
+        .await
+        .map(|auth| auth.for_path(&path))
+        .map_err(|e| format!("Helm credentials: {e}")))
 }
 
 /// Whether a deployment's options name downstream resources (so copies of them may exist).

@@ -39,12 +39,18 @@ pub struct BundleFiles {
     files: Vec<fleet_api::BundleResource>,
     fleet: FleetYaml,
     uses_helm: bool,
+    auth: fleet_charts::HelmAuth,
     rendered: HashMap<String, Variant>,
 }
 
 impl BundleFiles {
-    /// Writes `bundle`'s resources into a scratch directory under `work`.
-    pub fn write(bundle: &Bundle, work: &Path) -> Result<Self, VariantError> {
+    /// Writes `bundle`'s resources into a scratch directory under `work`; its remote
+    /// charts are fetched with `auth`.
+    pub fn write(
+        bundle: &Bundle,
+        work: &Path,
+        auth: fleet_charts::HelmAuth,
+    ) -> Result<Self, VariantError> {
         std::fs::create_dir_all(work)?;
         let scratch = tempfile::Builder::new()
             .prefix("bundle-")
@@ -72,6 +78,7 @@ impl BundleFiles {
             files: bundle.spec.resources.clone(),
             fleet,
             uses_helm,
+            auth,
             rendered: HashMap::new(),
         })
     }
@@ -105,8 +112,14 @@ impl BundleFiles {
             return Ok(variant.clone());
         }
         let (_, options) = bundle::options_for(&self.fleet, cluster);
-        let fetched =
-            fleet_charts::fetch_for_bundle(charts, &self.root, &self.dir, &self.fleet, &options)?;
+        let fetched = fleet_charts::fetch_for_bundle(
+            charts,
+            &self.root,
+            &self.dir,
+            &self.fleet,
+            &options,
+            &self.auth,
+        )?;
         let variant = bundle::render_with(
             &self.root,
             &self.dir,

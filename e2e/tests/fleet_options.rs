@@ -5,7 +5,9 @@
 //! AllMatches` merging every matching customization, `rolloutStrategy.maxNew` and the
 //! GitRepo's `deleteNamespace`; `serviceAccount` impersonated by
 //! the agent, so its RBAC bounds what a bundle may touch; and the Policy kind, enforced by
-//! gitjob and the controller; `downstreamResources` copied to each target, per target.
+//! gitjob and the controller; `downstreamResources` copied to each target, per target;
+//! the GitRepo's Helm credentials (`helmSecretName`, `helmSecretNameForPaths`,
+//! `helmRepoURLRegex`) for a private chart repository.
 
 mod common;
 
@@ -666,5 +668,137 @@ async fn downstream_resources_are_copied_per_target_and_follow_their_source() {
             "uninstalled from {member}"
         );
     }
+    fleet.stop().await;
+}
+
+fn metrics_archive() -> Vec<u8> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../testdata/charts/v1-requirements/charts/metrics-0.2.0.tgz"
+    );
+    std::fs::read(path).expect("the packaged test chart")
+}
+
+/// A bundle `path` installing the private chart `metrics` from `repo`.
+fn private_chart_bundle(fleet: &Fleet, path: &str, repo: &str) {
+    fleet.repo.write(
+        &format!("{path}/fleet.yaml"),
+        &format!(
+            "defaultNamespace: charts\nhelm:\n  repo: {repo}\n  chart: metrics\n  version: 0.2.0\n  releaseName: {path}\n"
+        ),
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn helm_credentials_reach_the_private_repository_they_are_meant_for() {
+    let server = fleet_testkit::ChartServer::start_private(
+        "metrics",
+        "0.2.0",
+        metrics_archive(),
+        "ci:s3cret",
+    )
+    .expect("the private chart repository");
+    let fleet = Fleet::start(&[("dev", json!({"env": "dev"}))]).await;
+    let hub = fleet.kubectl("local");
+    let secrets = "apiVersion: v1
+kind: Secret
+metadata:
+  name: helm-creds
+  namespace: fleet-local
+stringData:
+  username: ci
+  password: s3cret
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: helm-paths
+  namespace: fleet-local
+stringData:
+  secrets-path.yaml: |
+    good:
+      username: ci
+      password: s3cret
+    bad:
+      username: ci
+      password: wrong
+";
+    hub.run_with(&["apply", "-f", "-"], secrets).await.success();
+    private_chart_bundle(&fleet, "good", &server.url);
+    private_chart_bundle(&fleet, "bad", &server.url);
+    fleet.repo.commit("private charts");
+
+    // helmSecretNameForPaths: each path its own credentials.
+    fleet
+        .gitrepo(
+            json!({"paths": ["good", "bad"], "helmSecretNameForPaths": "helm-paths",
+                        "targets": [{"clusterSelector": {}}]}),
+        )
+        .await;
+    eventually("the chart with good credentials deployed", WAIT, || async {
+        fleet.get("dev", &["get", "service", "good-metrics", "-n", "charts"])
+    })
+    .await;
+    let refused = eventually("the path with wrong credentials reported", WAIT, || async {
+        let gitrepo = fleet.get("local", &["get", "gitrepo", "demo", "-n", NS])?;
+        let message = gitrepo["status"]["display"]["message"]
+            .as_str()?
+            .to_string();
+        message.contains("bad").then_some(message)
+    })
+    .await;
+    assert!(refused.contains("HTTP 401"), "{refused}");
+    fleet.delete_gitrepo().await;
+
+    // helmSecretName limited by helmRepoURLRegex: sent to the matching repository.
+    let matching = format!("^{}", server.url.replace('.', "\\."));
+    fleet
+        .gitrepo(
+            json!({"paths": ["good", "bad"], "helmSecretName": "helm-creds",
+                        "helmRepoURLRegex": matching, "targets": [{"clusterSelector": {}}]}),
+        )
+        .await;
+    for release in ["good", "bad"] {
+        eventually(&format!("{release} deployed"), WAIT, || async {
+            fleet.get(
+                "dev",
+                &[
+                    "get",
+                    "service",
+                    &format!("{release}-metrics"),
+                    "-n",
+                    "charts",
+                ],
+            )
+        })
+        .await;
+    }
+    fleet.delete_gitrepo().await;
+
+    // A regex the repository does not match: the credentials are not sent.
+    let before = server
+        .with_credentials
+        .load(std::sync::atomic::Ordering::Relaxed);
+    fleet
+        .gitrepo(json!({"paths": ["good"], "helmSecretName": "helm-creds",
+                        "helmRepoURLRegex": "^https://charts\\.example\\.com/",
+                        "targets": [{"clusterSelector": {}}]}))
+        .await;
+    let unsent = eventually("the chart refused without credentials", WAIT, || async {
+        let gitrepo = fleet.get("local", &["get", "gitrepo", "demo", "-n", NS])?;
+        let message = gitrepo["status"]["display"]["message"]
+            .as_str()?
+            .to_string();
+        message.contains("HTTP 401").then_some(message)
+    })
+    .await;
+    assert!(unsent.contains("good"), "{unsent}");
+    assert_eq!(
+        server
+            .with_credentials
+            .load(std::sync::atomic::Ordering::Relaxed),
+        before,
+        "no credentials sent to a repository the regex does not match"
+    );
     fleet.stop().await;
 }

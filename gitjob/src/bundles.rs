@@ -10,7 +10,7 @@ use fleet_api::{Bundle, BundleTarget, BundleTargetRestriction, FleetYaml, GitRep
 use fleet_renderer::bundle::{self, BundleDir, ClusterInfo};
 use fleet_renderer::{RenderError, RepoRoot};
 
-use fleet_charts::ChartCache;
+use fleet_charts::{ChartCache, HelmAuth, RepoHelmAuth};
 
 /// The Bundles of one commit.
 #[derive(Debug, Default)]
@@ -30,14 +30,16 @@ pub struct BundleFailure {
     pub message: String,
 }
 
-/// Builds the Bundles of `gitrepo` from its checkout of `commit` at `checkout`. Only a
-/// failure to find the bundles at all (a missing path) is an error; a broken bundle is
-/// recorded in [`CommitBundles::failures`].
+/// Builds the Bundles of `gitrepo` from its checkout of `commit` at `checkout`, fetching
+/// remote charts with the credentials `auth` gives each bundle's path. Only a failure to
+/// find the bundles at all (a missing path) is an error; a broken bundle is recorded in
+/// [`CommitBundles::failures`].
 pub fn for_commit(
     gitrepo: &GitRepo,
     checkout: &Path,
     commit: &str,
     charts: &ChartCache,
+    auth: &RepoHelmAuth,
 ) -> Result<CommitBundles, RenderError> {
     let root = RepoRoot::new(checkout)?;
     let repo_name = gitrepo.metadata.name.clone().unwrap_or_default();
@@ -48,7 +50,13 @@ pub fn for_commit(
         .unwrap_or_else(|| "fleet-local".into());
     let dirs = bundle::discover(&root, &gitrepo.spec.paths)?;
     let built = in_parallel(&dirs, |dir| {
-        one_bundle(gitrepo, &root, dir, &repo_name, &namespace, commit, charts)
+        let auth = auth.for_path(&dir.rel);
+        let source = Source {
+            root: &root,
+            charts,
+            auth: &auth,
+        };
+        one_bundle(gitrepo, &source, dir, &repo_name, &namespace, commit)
     })
     .ok_or_else(|| RenderError::in_file(root.display(checkout), "a render thread failed"))?;
     let mut out = CommitBundles::default();
@@ -99,15 +107,23 @@ fn in_parallel<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> R + Sync) -> 
     })
 }
 
+/// Where a bundle's files and charts come from: the checkout, the chart cache, and the
+/// credentials for its charts.
+struct Source<'a> {
+    root: &'a RepoRoot,
+    charts: &'a ChartCache,
+    auth: &'a HelmAuth,
+}
+
 fn one_bundle(
     gitrepo: &GitRepo,
-    root: &RepoRoot,
+    source: &Source<'_>,
     dir: &BundleDir,
     repo_name: &str,
     namespace: &str,
     commit: &str,
-    charts: &ChartCache,
 ) -> Result<Bundle, String> {
+    let root = source.root;
     let fleet = match &dir.fleet_yaml {
         Some(path) => {
             bundle::load_fleet_yaml(root, path, false)
@@ -117,7 +133,7 @@ fn one_bundle(
         None => FleetYaml::default(),
     };
     let name = bundle::name_for(&fleet, repo_name, dir);
-    check_renders(root, dir, &name, &fleet, charts)?;
+    check_renders(source, dir, &name, &fleet)?;
     let mut object = bundle::bundle_object(root, dir, &fleet, repo_name, namespace)
         .map_err(|e| e.to_string())?;
     let spec = &gitrepo.spec;
@@ -156,16 +172,17 @@ fn one_bundle(
 /// Renders the bundle for a cluster without labels and once for each customization, so a
 /// broken template, patch or chart is found here rather than on every cluster.
 fn check_renders(
-    root: &RepoRoot,
+    source: &Source<'_>,
     dir: &BundleDir,
     name: &str,
     fleet: &FleetYaml,
-    charts: &ChartCache,
 ) -> Result<(), String> {
+    let root = source.root;
     for cluster in ClusterInfo::checks_for(fleet) {
         let (_, options) = bundle::options_for(fleet, &cluster);
-        let fetched = fleet_charts::fetch_for_bundle(charts, root, dir, fleet, &options)
-            .map_err(|e| e.to_string())?;
+        let fetched =
+            fleet_charts::fetch_for_bundle(source.charts, root, dir, fleet, &options, source.auth)
+                .map_err(|e| e.to_string())?;
         bundle::render_with(
             root,
             dir,

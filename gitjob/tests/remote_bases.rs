@@ -72,7 +72,14 @@ fn remote_bases_are_fetched_into_the_bundle_and_render_offline_from_it() {
         max_fetch_bytes: 10 << 20,
     };
     fetcher.fetch_all(&gitrepo, app.path());
-    let rendered = bundles::for_commit(&gitrepo, app.path(), &commit, &charts).expect("bundles");
+    let rendered = bundles::for_commit(
+        &gitrepo,
+        app.path(),
+        &commit,
+        &charts,
+        &fleet_charts::RepoHelmAuth::default(),
+    )
+    .expect("bundles");
     // What follows must not need the Git server.
     drop(daemon);
 

@@ -1,5 +1,6 @@
 //! A chart server for tests: a Helm HTTP repository and an OCI
-//! registry with anonymous bearer tokens, on loopback, serving one chart archive.
+//! registry with anonymous bearer tokens, on loopback, serving one chart archive; or a
+//! private one, which asks for HTTP basic credentials.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -17,6 +18,8 @@ pub struct ChartServer {
     pub host: String,
     /// Requests served, by path.
     pub hits: Arc<Mutex<BTreeMap<String, usize>>>,
+    /// Requests that carried basic credentials, whatever they were.
+    pub with_credentials: Arc<AtomicUsize>,
     served: Arc<AtomicUsize>,
 }
 
@@ -24,6 +27,31 @@ impl ChartServer {
     /// Serves `archive` as chart `name` version `version` (and lists a `0.1.0` with a wrong
     /// digest and a prerelease, which must not be chosen).
     pub fn start(name: &str, version: &str, archive: Vec<u8>) -> std::io::Result<Self> {
+        Self::serve(name, version, archive, None)
+    }
+
+    /// [`ChartServer::start`], answering 401 (a basic challenge) to any request to the
+    /// repository or the token endpoint without `username:password` as basic credentials.
+    pub fn start_private(
+        name: &str,
+        version: &str,
+        archive: Vec<u8>,
+        credentials: &str,
+    ) -> std::io::Result<Self> {
+        use base64::Engine;
+        let expected = format!(
+            "basic {}",
+            base64::engine::general_purpose::STANDARD.encode(credentials)
+        );
+        Self::serve(name, version, archive, Some(expected))
+    }
+
+    fn serve(
+        name: &str,
+        version: &str,
+        archive: Vec<u8>,
+        required: Option<String>,
+    ) -> std::io::Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let host = listener.local_addr()?.to_string();
         let url = format!("http://{host}");
@@ -40,18 +68,31 @@ impl ChartServer {
         let hits: Arc<Mutex<BTreeMap<String, usize>>> = Arc::default();
         let served = Arc::new(AtomicUsize::new(0));
         let (name, version, url_for_token) = (name.to_string(), version.to_string(), url.clone());
+        let with_credentials = Arc::new(AtomicUsize::new(0));
         let (thread_hits, thread_served) = (hits.clone(), served.clone());
+        let thread_credentials = with_credentials.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let (path, authorized) = match read_request(&stream) {
-                    Some(request) => request,
-                    None => continue,
+                let Some(request) = read_request(&stream) else {
+                    continue;
                 };
+                let (path, authorized) = (request.path, request.bearer);
+                if request.basic.is_some() {
+                    thread_credentials.fetch_add(1, Ordering::Relaxed);
+                }
+                let oci = format!("/v2/charts/{name}");
+                let guarded = !path.starts_with(&oci);
+                if let Some(required) = required.as_ref().filter(|_| guarded) {
+                    if request.basic.as_deref() != Some(required.as_str()) {
+                        let challenge = "WWW-Authenticate: Basic realm=\"charts\"\r\n";
+                        respond(stream, 401, b"unauthorized", challenge);
+                        continue;
+                    }
+                }
                 if let Ok(mut hits) = thread_hits.lock() {
                     *hits.entry(path.clone()).or_default() += 1;
                 }
                 thread_served.fetch_add(1, Ordering::Relaxed);
-                let oci = format!("/v2/charts/{name}");
                 let (status, body, extra): (u16, Vec<u8>, String) = match path.as_str() {
                     "/index.yaml" => (200, index.clone().into_bytes(), String::new()),
                     p if p == format!("/{name}-{version}.tgz") || p == format!("/{name}-0.1.0.tgz") => {
@@ -77,6 +118,7 @@ impl ChartServer {
             url,
             host,
             hits,
+            with_credentials,
             served,
         })
     }
@@ -87,25 +129,40 @@ impl ChartServer {
     }
 }
 
-fn read_request(stream: &TcpStream) -> Option<(String, bool)> {
+/// What the server reads of a request.
+struct Request {
+    path: String,
+    /// It carries the token the token endpoint hands out.
+    bearer: bool,
+    /// Its basic credentials, as `basic <base64>` (lower-cased scheme).
+    basic: Option<String>,
+}
+
+fn read_request(stream: &TcpStream) -> Option<Request> {
     let mut reader = BufReader::new(stream.try_clone().ok()?);
     let mut line = String::new();
     reader.read_line(&mut line).ok()?;
     let path = line.split_whitespace().nth(1)?.to_string();
-    let mut authorized = false;
+    let mut request = Request {
+        path,
+        bearer: false,
+        basic: None,
+    };
     loop {
         let mut header = String::new();
         if reader.read_line(&mut header).ok()? == 0 || header == "\r\n" {
             break;
         }
-        if header
-            .to_ascii_lowercase()
-            .starts_with("authorization: bearer anonymous-pull")
-        {
-            authorized = true;
+        let lower = header.to_ascii_lowercase();
+        if lower.starts_with("authorization: bearer anonymous-pull") {
+            request.bearer = true;
+        }
+        if lower.starts_with("authorization: basic ") {
+            let value = header.trim_end()["authorization: ".len()..].to_string();
+            request.basic = Some(format!("basic {}", &value["basic ".len()..]));
         }
     }
-    Some((path, authorized))
+    Some(request)
 }
 
 fn respond(mut stream: TcpStream, status: u16, body: &[u8], extra: &str) {

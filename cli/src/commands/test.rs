@@ -98,7 +98,8 @@ pub fn render_for(
     };
     let (_, options) = bundle::options_for(&fleet, cluster);
     let cache = fleet_charts::ChartCache::new(chart_cache_dir());
-    let fetched = fleet_charts::fetch_for_bundle(&cache, root, bundle, &fleet, &options)?;
+    let none = fleet_charts::HelmAuth::none();
+    let fetched = fleet_charts::fetch_for_bundle(&cache, root, bundle, &fleet, &options, &none)?;
     let name = bundle::name_for(&fleet, repo_name, bundle);
     Ok(bundle::render_with(
         root,

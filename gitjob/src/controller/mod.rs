@@ -351,7 +351,14 @@ async fn poll_and_sync(
         new.update_generation = target.force;
         return Ok(());
     }
-    let rendered = sync::render_commit(ctx, gitrepo, &access, &wanted, &commit)
+    let auth = if fleet_charts::RepoHelmAuth::named_by(gitrepo) {
+        fleet_charts::RepoHelmAuth::read(&ctx.client, gitrepo)
+            .await
+            .map_err(|e| StepError::Git(format!("Helm credentials: {e}")))?
+    } else {
+        fleet_charts::RepoHelmAuth::default()
+    };
+    let rendered = sync::render_commit(ctx, gitrepo, &access, &wanted, &commit, &auth)
         .await
         .map_err(|e| StepError::Git(e.to_string()))?;
     let synced = sync::write_bundles(&ctx.client, gitrepo, rendered)

@@ -55,18 +55,20 @@ pub async fn render_commit(
     access: &Access,
     wanted: &Wanted,
     commit: &str,
+    auth: &fleet_charts::RepoHelmAuth,
 ) -> Result<CommitBundles, SyncError> {
     let _permit = ctx
         .git_slots
         .acquire()
         .await
         .map_err(|e| SyncError::Task(e.to_string()))?;
-    let (ctx, gitrepo, access, wanted, commit) = (
+    let (ctx, gitrepo, access, wanted, commit, auth) = (
         ctx.clone(),
         gitrepo.clone(),
         access.clone(),
         wanted.clone(),
         commit.to_string(),
+        auth.clone(),
     );
     tokio::task::spawn_blocking(move || {
         let mirror = ctx.mirrors.mirror(&access.url)?;
@@ -99,7 +101,7 @@ pub async fn render_commit(
         };
         fetcher.fetch_all(&gitrepo, &tree);
         let started = Instant::now();
-        let result = bundles::for_commit(&gitrepo, &tree, &commit, &ctx.charts);
+        let result = bundles::for_commit(&gitrepo, &tree, &commit, &ctx.charts, &auth);
         let ok = result.as_ref().is_ok_and(|b| b.failures.is_empty());
         ctx.metrics.sync(ok, started.elapsed().as_secs_f64());
         Ok(result?)

@@ -1,0 +1,353 @@
+//! Credentials for private Helm repositories and registries, as a GitRepo gives them:
+//! `helmSecretName` (keys `username` and `password`) for every chart, limited to the
+//! repositories matching `helmRepoURLRegex` when it is set; or `helmSecretNameForPaths`
+//! (key `secrets-path.yaml`: bundle path to `username`/`password`) per bundle path, which
+//! takes precedence, as in Fleet. Credentials go to no other repository.
+
+use std::collections::BTreeMap;
+
+use base64::Engine;
+use regex::Regex;
+
+/// A user name and password for HTTP basic authentication.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Basic {
+    /// User name.
+    pub username: String,
+    /// Password.
+    pub password: String,
+}
+
+impl std::fmt::Debug for Basic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Basic")
+            .field("username", &self.username)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Basic {
+    /// The `Authorization` header value.
+    pub fn header(&self) -> String {
+        let pair = format!("{}:{}", self.username, self.password);
+        format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(pair)
+        )
+    }
+}
+
+/// The credentials a bundle's charts may be fetched with.
+#[derive(Clone, Debug, Default)]
+pub struct HelmAuth {
+    basic: Option<Basic>,
+    only: Option<Regex>,
+}
+
+impl HelmAuth {
+    /// No credentials: public repositories only.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// The credentials for a chart from `repository` (`helm.repo`, or the chart's own
+    /// `oci://` or `https://` URL), if they may go there.
+    pub fn for_repository(&self, repository: &str) -> Option<&Basic> {
+        let basic = self.basic.as_ref()?;
+        match &self.only {
+            Some(only) if !only.is_match(repository) => None,
+            _ => Some(basic),
+        }
+    }
+}
+
+/// Why a GitRepo's Helm credentials cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    /// `helmRepoURLRegex` is not a regular expression.
+    #[error("helmRepoURLRegex {pattern:?}: {source}")]
+    Pattern {
+        /// The pattern.
+        pattern: String,
+        /// The cause.
+        source: regex::Error,
+    },
+    /// A Secret lacks what it must hold, or holds it unreadably.
+    #[error("secret {secret}: {message}")]
+    Secret {
+        /// The Secret's name.
+        secret: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// A GitRepo's Helm credentials, from which each bundle's are chosen by its path.
+#[derive(Clone, Debug, Default)]
+pub struct RepoHelmAuth {
+    default: HelmAuth,
+    by_path: Option<BTreeMap<String, Basic>>,
+}
+
+impl RepoHelmAuth {
+    /// From the decoded data of the `helmSecretName` Secret (`secret`), the
+    /// `helmSecretNameForPaths` Secret (`for_paths`) and `helmRepoURLRegex`.
+    pub fn new(
+        secret: Option<(&str, &BTreeMap<String, Vec<u8>>)>,
+        for_paths: Option<(&str, &BTreeMap<String, Vec<u8>>)>,
+        url_regex: Option<&str>,
+    ) -> Result<Self, AuthError> {
+        let only = url_regex
+            .filter(|p| !p.is_empty())
+            .map(|pattern| {
+                Regex::new(pattern).map_err(|source| AuthError::Pattern {
+                    pattern: pattern.to_string(),
+                    source,
+                })
+            })
+            .transpose()?;
+        let basic = secret
+            .map(|(name, data)| basic_of(name, data))
+            .transpose()?;
+        let by_path = for_paths
+            .map(|(name, data)| paths_of(name, data))
+            .transpose()?;
+        Ok(Self {
+            default: HelmAuth { basic, only },
+            by_path,
+        })
+    }
+
+    /// The credentials of the bundle at `path` (relative to the repository's root; matched
+    /// as written in `secrets-path.yaml`, or as the bundle's path label writes it).
+    pub fn for_path(&self, path: &str) -> HelmAuth {
+        let Some(by_path) = &self.by_path else {
+            return self.default.clone();
+        };
+        let wanted = path.trim_matches('/');
+        let basic = by_path
+            .iter()
+            .find(|(key, _)| {
+                let key = key.trim_matches('/');
+                key == wanted || label_form(key) == wanted
+            })
+            .map(|(_, basic)| basic.clone());
+        HelmAuth { basic, only: None }
+    }
+}
+
+/// A path as a label value writes it (characters a label refuses become `-`).
+fn label_form(path: &str) -> String {
+    path.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(63)
+        .collect()
+}
+
+fn text(secret: &str, data: &BTreeMap<String, Vec<u8>>, key: &str) -> Result<String, AuthError> {
+    let bytes = data.get(key).ok_or_else(|| AuthError::Secret {
+        secret: secret.to_string(),
+        message: format!("no `{key}`"),
+    })?;
+    String::from_utf8(bytes.clone()).map_err(|_| AuthError::Secret {
+        secret: secret.to_string(),
+        message: format!("`{key}` is not UTF-8"),
+    })
+}
+
+fn basic_of(secret: &str, data: &BTreeMap<String, Vec<u8>>) -> Result<Basic, AuthError> {
+    Ok(Basic {
+        username: text(secret, data, "username")?,
+        password: text(secret, data, "password")?,
+    })
+}
+
+fn paths_of(
+    secret: &str,
+    data: &BTreeMap<String, Vec<u8>>,
+) -> Result<BTreeMap<String, Basic>, AuthError> {
+    let file = text(secret, data, "secrets-path.yaml")?;
+    let entries: BTreeMap<String, serde_json::Value> =
+        serde_yaml_ng::from_str(&file).map_err(|e| AuthError::Secret {
+            secret: secret.to_string(),
+            message: format!("secrets-path.yaml: {e}"),
+        })?;
+    entries
+        .into_iter()
+        .map(|(path, entry)| {
+            let field = |name: &str| {
+                entry
+                    .get(name)
+                    .and_then(serde_json::Value::as_str)
+                    .map(String::from)
+                    .ok_or_else(|| AuthError::Secret {
+                        secret: secret.to_string(),
+                        message: format!("secrets-path.yaml: {path}: no `{name}`"),
+                    })
+            };
+            Ok((
+                path.clone(),
+                Basic {
+                    username: field("username")?,
+                    password: field("password")?,
+                },
+            ))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(pairs: &[(&str, &str)]) -> BTreeMap<String, Vec<u8>> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.as_bytes().to_vec()))
+            .collect()
+    }
+
+    #[test]
+    fn credentials_go_only_where_the_regex_lets_them() {
+        let secret = data(&[("username", "u"), ("password", "p")]);
+        let auth = RepoHelmAuth::new(
+            Some(("helm", &secret)),
+            None,
+            Some("^https://charts\\.example\\.com/"),
+        )
+        .expect("valid");
+        let for_bundle = auth.for_path("apps/web");
+        assert!(for_bundle
+            .for_repository("https://charts.example.com/stable")
+            .is_some());
+        assert!(for_bundle
+            .for_repository("https://elsewhere.example.org/charts.example.com/")
+            .is_none());
+        let open = RepoHelmAuth::new(Some(("helm", &secret)), None, None).expect("valid");
+        assert_eq!(
+            open.for_path("x")
+                .for_repository("oci://r/x")
+                .map(Basic::header),
+            Some("Basic dTpw".to_string())
+        );
+        assert!(RepoHelmAuth::new(None, None, Some("(")).is_err());
+    }
+
+    #[test]
+    fn per_path_credentials_take_precedence() {
+        let secret = data(&[("username", "u"), ("password", "p")]);
+        let paths = data(&[(
+            "secrets-path.yaml",
+            "apps/web:\n  username: web\n  password: w\nother:\n  username: o\n  password: o\n",
+        )]);
+        let auth = RepoHelmAuth::new(Some(("helm", &secret)), Some(("paths", &paths)), None)
+            .expect("valid");
+        let web = auth.for_path("apps/web");
+        assert_eq!(
+            web.for_repository("https://r").map(|b| b.username.as_str()),
+            Some("web")
+        );
+        // The bundle path label's form of the path finds it too.
+        assert!(auth
+            .for_path("apps-web")
+            .for_repository("https://r")
+            .is_some());
+        assert!(auth
+            .for_path("unlisted")
+            .for_repository("https://r")
+            .is_none());
+        let broken = data(&[("secrets-path.yaml", "apps: {username: a}\n")]);
+        let error = RepoHelmAuth::new(None, Some(("paths", &broken)), None).expect_err("password");
+        assert_eq!(
+            error.to_string(),
+            "secret paths: secrets-path.yaml: apps: no `password`"
+        );
+    }
+}
+
+/// Reading a GitRepo's Helm credentials from its namespace.
+#[cfg(feature = "client")]
+mod read {
+    use std::collections::BTreeMap;
+
+    use fleet_api::GitRepo;
+    use k8s_openapi::api::core::v1::Secret;
+
+    use super::{AuthError, RepoHelmAuth};
+
+    /// Why a GitRepo's Helm credentials could not be read.
+    #[derive(Debug, thiserror::Error)]
+    pub enum ReadAuthError {
+        /// A Secret could not be read, or is missing.
+        #[error("secret {namespace}/{name}: {message}")]
+        Read {
+            /// Its namespace.
+            namespace: String,
+            /// Its name.
+            name: String,
+            /// What went wrong.
+            message: String,
+        },
+        /// What the Secrets hold cannot be used.
+        #[error(transparent)]
+        Auth(#[from] AuthError),
+    }
+
+    impl RepoHelmAuth {
+        /// The Helm credentials `gitrepo` names (`helmSecretName`,
+        /// `helmSecretNameForPaths`, `helmRepoURLRegex`), read from its namespace.
+        pub async fn read(client: &kube::Client, gitrepo: &GitRepo) -> Result<Self, ReadAuthError> {
+            let spec = &gitrepo.spec;
+            let namespace = gitrepo.metadata.namespace.clone().unwrap_or_default();
+            let secrets: kube::Api<Secret> = kube::Api::namespaced(client.clone(), &namespace);
+            let read = |name: Option<String>| {
+                let secrets = secrets.clone();
+                let namespace = namespace.clone();
+                async move {
+                    let Some(name) = name.filter(|n| !n.is_empty()) else {
+                        return Ok(None);
+                    };
+                    let failed = |message: String| ReadAuthError::Read {
+                        namespace: namespace.clone(),
+                        name: name.clone(),
+                        message,
+                    };
+                    let secret = secrets
+                        .get_opt(&name)
+                        .await
+                        .map_err(|e| failed(e.to_string()))?
+                        .ok_or_else(|| failed("not found".into()))?;
+                    let data: BTreeMap<String, Vec<u8>> = secret
+                        .data
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(|(k, v)| (k, v.0))
+                        .collect();
+                    Ok::<_, ReadAuthError>(Some((name, data)))
+                }
+            };
+            let secret = read(spec.helm_secret_name.clone()).await?;
+            let for_paths = read(spec.helm_secret_name_for_paths.clone()).await?;
+            Ok(Self::new(
+                secret.as_ref().map(|(n, d)| (n.as_str(), d)),
+                for_paths.as_ref().map(|(n, d)| (n.as_str(), d)),
+                spec.helm_repo_url_regex.as_deref(),
+            )?)
+        }
+
+        /// Whether `gitrepo` names any Helm credentials.
+        pub fn named_by(gitrepo: &GitRepo) -> bool {
+            let named = |n: &Option<String>| n.as_deref().is_some_and(|n| !n.is_empty());
+            named(&gitrepo.spec.helm_secret_name) || named(&gitrepo.spec.helm_secret_name_for_paths)
+        }
+    }
+}
+
+#[cfg(feature = "client")]
+pub use read::ReadAuthError;
