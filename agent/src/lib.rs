@@ -15,6 +15,7 @@ pub mod helm;
 pub mod hooks;
 pub mod impersonate;
 pub mod member_render;
+pub mod push;
 pub mod readiness;
 pub mod register;
 pub mod release;

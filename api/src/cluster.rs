@@ -66,6 +66,34 @@ pub struct ClusterSpec {
     pub private_repo_url: Option<String>,
 }
 
+impl Cluster {
+    /// Whether the controller deploys to this cluster itself, through the kubeconfig in
+    /// `spec.kubeConfigSecret` (the push model), instead of an agent pulling.
+    pub fn is_pushed(&self) -> bool {
+        self.spec
+            .kube_config_secret
+            .as_deref()
+            .is_some_and(|s| !s.is_empty())
+    }
+
+    /// Whether an agent registered for this cluster has reported (a heartbeat).
+    pub fn has_agent(&self) -> bool {
+        self.status
+            .as_ref()
+            .and_then(|s| s.agent.as_ref())
+            .is_some_and(|a| a.last_seen.is_some())
+    }
+
+    /// Whether the cluster would be driven both ways (a kubeconfig to push through and a
+    /// registered agent pulling): it is then refused, and nothing is deployed to it.
+    pub fn is_driven_twice(&self) -> bool {
+        self.is_pushed() && self.has_agent()
+    }
+}
+
+/// The reason of a Cluster's `Ready` condition when it is driven both ways.
+pub const DRIVEN_TWICE_REASON: &str = "DrivenTwice";
+
 /// Observed state of a Cluster.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]

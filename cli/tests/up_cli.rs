@@ -140,7 +140,7 @@ fn the_readme_demo_deploys_each_variant_survives_a_restart_and_stops_on_ctrl_c()
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(
-        stdout.contains("all 3 bundles Ready on dev and prod"),
+        stdout.contains("all 3 bundles Ready on dev, prod and edge"),
         "{stdout}"
     );
     assert!(
@@ -165,6 +165,8 @@ fn the_readme_demo_deploys_each_variant_survives_a_restart_and_stops_on_ctrl_c()
         "dev",
         "--cluster",
         "prod",
+        "--cluster",
+        "edge",
     ]);
     wait_for_port(port);
     let local = hub.join("local.kubeconfig");
@@ -203,7 +205,13 @@ fn the_readme_demo_deploys_each_variant_survives_a_restart_and_stops_on_ctrl_c()
             "fleet-default",
             ".status.display.readyBundleDeployments"
         ),
-        "6/6"
+        "9/9"
+    );
+    // edge, deployed to through its kubeconfig by the controllers' process, no agent.
+    let edge = hub.join("edge.kubeconfig");
+    assert_eq!(
+        get(&edge, "configmap", "hello", "demo-yaml", ".data.greeting"),
+        "Hello from fleet-rs"
     );
     let (_, clusters) = kubectl(
         &local,
@@ -214,6 +222,7 @@ fn the_readme_demo_deploys_each_variant_survives_a_restart_and_stops_on_ctrl_c()
         clusters.lines().collect::<Vec<_>>(),
         [
             "cluster.fleet.cattle.io/dev",
+            "cluster.fleet.cattle.io/edge",
             "cluster.fleet.cattle.io/prod"
         ]
     );

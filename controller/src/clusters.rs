@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use fleet_api::{
     BundleDeployment, BundleSummary, Cluster, ClusterDisplay, ClusterGroup, ClusterGroupDisplay,
-    Condition,
+    Condition, DRIVEN_TWICE_REASON,
 };
 use fleet_objects::selector::matches_selector;
 use kube::api::{ListParams, Patch, PatchParams};
@@ -50,7 +50,24 @@ pub async fn cluster(cluster: Arc<Cluster>, ctx: &Context) -> Result<(), Error> 
         ready_bundles: Some(format!("{}/{}", summary.ready, summary.desired_ready)),
         state: Some(if ready { "Ready" } else { "NotReady" }.into()),
     };
-    let conditions = ready_condition(&old.conditions, ready, &message);
+    let conditions = if cluster.is_driven_twice() {
+        let mut conditions = old.conditions.clone();
+        let now = jiff::Timestamp::now().to_string();
+        let message = "refused: the cluster has both spec.kubeConfigSecret (the controller \
+                       deploys to it) and a registered agent (it deploys itself); nothing is \
+                       deployed to it until one of them goes";
+        set_condition(
+            &mut conditions,
+            "Ready",
+            false,
+            DRIVEN_TWICE_REASON,
+            message,
+            &now,
+        );
+        conditions
+    } else {
+        ready_condition(&old.conditions, ready, &message)
+    };
     let namespace_used = cluster_namespace(&cluster);
     let unchanged = old.summary.as_ref() == Some(&summary)
         && old.display.as_ref() == Some(&display)

@@ -87,7 +87,10 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
     let mut failures = Vec::new();
     for cluster in &clusters {
         let info = cluster_info(cluster, &groups);
-        if bundle.metadata.deletion_timestamp.is_some() || !is_targeted(&bundle, &info) {
+        if bundle.metadata.deletion_timestamp.is_some()
+            || !is_targeted(&bundle, &info)
+            || cluster.is_driven_twice()
+        {
             continue;
         }
         if files.is_none() {
@@ -322,6 +325,7 @@ fn placement_fingerprint(
         cluster.labels().hash(&mut hasher);
         cluster_namespace(cluster).hash(&mut hasher);
         cluster.spec.paused.hash(&mut hasher);
+        cluster.is_driven_twice().hash(&mut hasher);
     }
     for group in groups {
         group.name_any().hash(&mut hasher);

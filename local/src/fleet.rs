@@ -83,9 +83,20 @@ impl Fleet {
         )));
     }
 
-    /// Runs gitjob and the targeting controller against `hub`, keeping their data under
-    /// `data` (`gitjob/`, `controller/`), as a test or a benchmark runs them.
+    /// Deploys to the pushed clusters of `hub` (`spec.kubeConfigSecret`), looking at each
+    /// deployment again every `resync`, until the fleet stops ([`fleet_agent::push`]).
+    pub fn run_pusher(&mut self, hub: &kube::Client, resync: Duration) {
+        self.controllers.push(tokio::spawn(fleet_agent::push::run(
+            hub.clone(),
+            resync,
+            self.signal.clone(),
+        )));
+    }
+
+    /// Runs gitjob, the targeting controller and the pusher against `hub`, keeping their
+    /// data under `data` (`gitjob/`, `controller/`), as a test or a benchmark runs them.
     pub fn run_controllers(&mut self, hub: &kube::Client, data: &Path) {
+        self.run_pusher(hub, Duration::from_secs(1));
         self.run_gitjob(fleet_gitjob::controller::Gitjob::new(
             hub.clone(),
             fleet_gitjob::controller::Settings::new(data.join("gitjob")),

@@ -34,6 +34,9 @@ pub struct ControllerArgs {
     /// Serve /metrics, /healthz and /readyz on this address.
     #[arg(long)]
     metrics_listen: Option<SocketAddr>,
+    /// Seconds between looks at a deployment of a pushed cluster (drift, readiness).
+    #[arg(long, default_value_t = 60)]
+    push_resync_seconds: u64,
 }
 
 /// Where agents are told to find the hub: the flags, else the kubeconfig's cluster.
@@ -65,10 +68,10 @@ pub fn run(args: ControllerArgs) -> Result<()> {
     runtime.block_on(async move {
         let client = super::cluster_client(args.kubeconfig.as_deref()).await?;
         let ctx = match agents_hub(&args)? {
-            Some(hub) => fleet_controller::Context::registering(client, &args.data, hub),
+            Some(hub) => fleet_controller::Context::registering(client.clone(), &args.data, hub),
             None => {
                 tracing::warn!("no --api-server-url: cluster registrations are not served");
-                fleet_controller::Context::new(client, &args.data)
+                fleet_controller::Context::new(client.clone(), &args.data)
             }
         };
         if let Some(addr) = args.metrics_listen {
@@ -80,7 +83,14 @@ pub fn run(args: ControllerArgs) -> Result<()> {
             super::serve_http(addr, router, "metrics").await?;
         }
         tracing::info!(data = %args.data.display(), "controller running");
+        // Clusters with spec.kubeConfigSecret are deployed to from here (the push model).
+        let pusher = tokio::spawn(fleet_agent::push::run(
+            client.clone(),
+            std::time::Duration::from_secs(args.push_resync_seconds.max(1)),
+            super::shutdown_signal(),
+        ));
         fleet_controller::run(ctx, super::shutdown_signal()).await;
+        let _ = pusher.await;
         Ok(())
     })
 }

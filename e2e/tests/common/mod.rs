@@ -14,6 +14,32 @@ use serde_json::{json, Value};
 pub const NS: &str = "fleet-local";
 pub const WAIT: Duration = Duration::from_secs(30);
 
+/// Creates the Cluster `name` with `labels`, pushed to through the kubeconfig of the hub's
+/// logical cluster `name`, kept in the Secret `<name>-kubeconfig` (key `value`).
+pub async fn push_cluster(hub: &FleetHub, name: &str, labels: Value) {
+    let kubeconfig = std::fs::read_to_string(hub.kubeconfig(name)).expect("the kubeconfig");
+    let secret: k8s_openapi::api::core::v1::Secret = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": format!("{name}-kubeconfig"), "namespace": NS},
+        "stringData": {"value": kubeconfig},
+    }))
+    .expect("Secret");
+    Api::<k8s_openapi::api::core::v1::Secret>::namespaced(hub.client.clone(), NS)
+        .create(&PostParams::default(), &secret)
+        .await
+        .expect("the kubeconfig Secret");
+    let cluster: fleet_api::Cluster = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
+        "metadata": {"name": name, "namespace": NS, "labels": labels},
+        "spec": {"kubeConfigSecret": format!("{name}-kubeconfig")},
+    }))
+    .expect("Cluster");
+    Api::<fleet_api::Cluster>::namespaced(hub.client.clone(), NS)
+        .create(&PostParams::default(), &cluster)
+        .await
+        .expect("the pushed Cluster");
+}
+
 /// Everything running, with members named and labelled as given.
 pub struct Fleet {
     pub hub: FleetHub,
@@ -25,12 +51,22 @@ pub struct Fleet {
 impl Fleet {
     /// Starts the hub, `git daemon`, the controllers and one agent per member.
     pub async fn start(members: &[(&str, Value)]) -> Self {
-        let names: Vec<&str> = members.iter().map(|(n, _)| *n).collect();
+        Self::start_with_pushed(members, &[]).await
+    }
+
+    /// [`Fleet::start`], plus `pushed` members that run no agent: each Cluster names a
+    /// Secret holding its kubeconfig (`spec.kubeConfigSecret`), and the controllers'
+    /// process deploys to it (the push model).
+    pub async fn start_with_pushed(members: &[(&str, Value)], pushed: &[(&str, Value)]) -> Self {
+        let names: Vec<&str> = members.iter().chain(pushed).map(|(n, _)| *n).collect();
         let hub = FleetHub::start(&names).await;
         for (name, labels) in members {
             create_cluster(&hub.client, NS, name, labels.clone())
                 .await
                 .expect("cluster");
+        }
+        for (name, labels) in pushed {
+            push_cluster(&hub, name, labels.clone()).await;
         }
         let repos = hub.dir().join("repos");
         let repo = TestRepo::in_dir(&repos, "app");
@@ -43,7 +79,7 @@ impl Fleet {
             daemon,
             running,
         };
-        for name in names {
+        for (name, _) in members {
             fleet.start_agent(name).await;
         }
         fleet

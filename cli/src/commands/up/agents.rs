@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 
-use super::{Fleet, MEMBERS, NAMESPACE};
+use super::{Fleet, FIELD_MANAGER, MEMBERS, NAMESPACE, PUSHED};
 
 /// Registers each member's agent with a token (once: a later start reuses the credential
 /// kept in `data/agents/NAME`), then runs it with its heartbeat.
@@ -54,6 +54,44 @@ pub(super) async fn register_agents(
         let workloads = fleet.hub.client_of(name).await?;
         fleet.running.run_simulator(workloads, WORKLOAD_DELAY);
     }
+    Ok(())
+}
+
+/// Registers `edge` the push way: a Secret holding its kubeconfig (key `value`, as Fleet's
+/// manager-initiated registration keeps it) and a Cluster naming it; the controllers'
+/// process then deploys to it. Written again on every start, since the hub's address may
+/// have changed.
+pub(super) async fn push_to_edge(fleet: &mut Fleet) -> Result<()> {
+    let (name, env) = PUSHED;
+    let path = fleet.hub.kubeconfig(name);
+    let kubeconfig =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let secret_name = format!("{name}-kubeconfig");
+    let apply = kube::api::PatchParams::apply(FIELD_MANAGER).force();
+    let secret = serde_json::json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": secret_name, "namespace": NAMESPACE},
+        "stringData": {fleet_agent::push::KUBECONFIG_KEY: kubeconfig},
+    });
+    kube::Api::<k8s_openapi::api::core::v1::Secret>::namespaced(
+        fleet.hub.client.clone(),
+        NAMESPACE,
+    )
+    .patch(&secret_name, &apply, &kube::api::Patch::Apply(&secret))
+    .await
+    .context("writing edge's kubeconfig Secret")?;
+    let cluster = serde_json::json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
+        "metadata": {"name": name, "namespace": NAMESPACE, "labels": {"env": env}},
+        "spec": {"kubeConfigSecret": secret_name},
+    });
+    kube::Api::<fleet_api::Cluster>::namespaced(fleet.hub.client.clone(), NAMESPACE)
+        .patch(name, &apply, &kube::api::Patch::Apply(&cluster))
+        .await
+        .context("writing the Cluster edge")?;
+    fleet.running.run_pusher(&fleet.hub.client, RESYNC);
+    let workloads = fleet.hub.client_of(name).await?;
+    fleet.running.run_simulator(workloads, WORKLOAD_DELAY);
     Ok(())
 }
 

@@ -24,8 +24,11 @@ use serde_json::json;
 use super::status::Snapshot;
 use progress::Progress;
 
-/// The member clusters of the demo and their `env` label.
+/// The member clusters of the demo with an agent, and their `env` label.
 const MEMBERS: [(&str, &str); 2] = [("dev", "dev"), ("prod", "prod")];
+/// The member the controllers deploy to through its kubeconfig (the push model: no agent
+/// runs for it), and its `env` label.
+const PUSHED: (&str, &str) = ("edge", "edge");
 /// Where the GitRepo and the registered clusters live, as in Rancher Fleet.
 const NAMESPACE: &str = "fleet-default";
 /// The GitRepo's name.
@@ -130,7 +133,11 @@ impl Fleet {
 
 async fn start(args: &UpArgs, data: &Path, progress: &Progress) -> Result<Fleet> {
     progress.working("starting the hub");
-    let members: Vec<String> = MEMBERS.iter().map(|(name, _)| name.to_string()).collect();
+    let members: Vec<String> = MEMBERS
+        .iter()
+        .chain([&PUSHED])
+        .map(|(name, _)| name.to_string())
+        .collect();
     let hub = LocalHub::start(&data.join("hub"), args.listen, &members, "fleet-cli")
         .await
         .with_context(|| {
@@ -141,7 +148,7 @@ async fn start(args: &UpArgs, data: &Path, progress: &Progress) -> Result<Fleet>
             )
         })?;
     progress.done(&format!(
-        "hub on {} with clusters local (management), dev and prod",
+        "hub on {} with clusters local (management), dev, prod and edge",
         hub.running.url
     ));
     progress.done("Fleet's CRDs and namespaces installed");
@@ -171,6 +178,8 @@ async fn start(args: &UpArgs, data: &Path, progress: &Progress) -> Result<Fleet>
     progress.working("registering the agents of dev and prod");
     agents::register_agents(&mut fleet, data, &local_kubeconfig).await?;
     progress.done("agents of dev (env=dev) and prod (env=prod) registered and running");
+    agents::push_to_edge(&mut fleet).await?;
+    progress.done("edge (env=edge) deployed to through its kubeconfig: no agent runs there");
 
     let repo = data.join("repo");
     if demo::create_repo(&repo)? {

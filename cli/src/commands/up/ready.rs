@@ -75,7 +75,7 @@ pub(super) async fn wait_until_ready(
     timeout: u64,
 ) -> Result<()> {
     let started = Instant::now();
-    let wanted = demo::BUNDLES.len() * MEMBERS.len();
+    let wanted = demo::BUNDLES.len() * (MEMBERS.len() + 1);
     loop {
         let head = demo::head(&data.join("repo"))?;
         let repo = demo_repo(client).await?;
@@ -107,7 +107,7 @@ pub(super) async fn wait_until_ready(
         };
         if synced && repo.as_ref().is_some_and(RepoNode::is_ready) && current >= wanted {
             progress.done(&format!(
-                "all {} bundles Ready on dev and prod in {:.1} s",
+                "all {} bundles Ready on dev, prod and edge in {:.1} s",
                 demo::BUNDLES.len(),
                 started.elapsed().as_secs_f64()
             ));

@@ -1,0 +1,208 @@
+//! The push model: a Cluster whose `spec.kubeConfigSecret` names a Secret (key `value`, a
+//! kubeconfig, as Fleet's manager-initiated registration keeps it) is deployed to by the
+//! controller's process itself, through that kubeconfig, with this crate's agent: the same
+//! apply, prune, drift, hooks and status code as a pulling agent, run once per such cluster.
+//! No agent process runs in the cluster. A cluster that also has a registered agent is
+//! driven by neither (the controller refuses it, saying so in its status).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use fleet_api::Cluster;
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Secret;
+use kube::runtime::{reflector, watcher, WatchStreamExt};
+use kube::{Api, ResourceExt};
+
+use crate::Agent;
+
+/// The Secret key holding the kubeconfig, as in Fleet.
+pub const KUBECONFIG_KEY: &str = "value";
+
+/// How often clusters that could not be started are tried again.
+const RETRY: Duration = Duration::from_secs(5);
+
+/// Why a pushed cluster could not be reached.
+#[derive(Debug, thiserror::Error)]
+pub enum PushError {
+    /// The Secret could not be read.
+    #[error("secret {namespace}/{name}: {message}")]
+    Secret {
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The kubeconfig could not be used.
+    #[error("secret {namespace}/{name}: key `value`: {message}")]
+    Kubeconfig {
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// One pushed cluster being driven: what it was started with, and how to stop it.
+struct Driven {
+    started_with: String,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+/// Drives every pushed cluster the hub (`hub`) lists, looking at each deployment again
+/// every `resync`, until `shutdown` resolves. Clusters are started once their controller
+/// gave them a namespace, stopped when they stop being pushed (or are refused), and
+/// started again when their Secret reference or namespace changes.
+pub async fn run(
+    hub: kube::Client,
+    resync: Duration,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) {
+    let (store, writer) = reflector::store::<Cluster>();
+    let events = reflector(
+        writer,
+        watcher(Api::<Cluster>::all(hub.clone()), watcher::Config::default()),
+    )
+    .default_backoff()
+    .touched_objects()
+    .boxed();
+    let mut events = events.fuse();
+    let mut shutdown = Box::pin(shutdown);
+    let mut retry = tokio::time::interval(RETRY);
+    let mut driven: HashMap<String, Driven> = HashMap::new();
+    loop {
+        tokio::select! {
+            _ = &mut shutdown => break,
+            event = events.next() => {
+                if event.is_none() {
+                    break;
+                }
+            }
+            _ = retry.tick() => {}
+        }
+        let clusters = store.state();
+        reconcile(&hub, resync, &clusters, &mut driven).await;
+    }
+    tracing::info!(clusters = driven.len(), "push: stopping");
+}
+
+/// What a pushed cluster is started with: its Secret and its namespace on the hub.
+fn start_key(cluster: &Cluster) -> Option<String> {
+    if !cluster.is_pushed() || cluster.is_driven_twice() {
+        return None;
+    }
+    let namespace = cluster.status.as_ref()?.namespace.clone()?;
+    let secret = cluster.spec.kube_config_secret.clone()?;
+    let secret_namespace = cluster
+        .spec
+        .kube_config_secret_namespace
+        .clone()
+        .filter(|n| !n.is_empty())
+        .or_else(|| cluster.namespace())?;
+    Some(format!("{secret_namespace}/{secret}@{namespace}"))
+}
+
+async fn reconcile(
+    hub: &kube::Client,
+    resync: Duration,
+    clusters: &[Arc<Cluster>],
+    driven: &mut HashMap<String, Driven>,
+) {
+    let wanted: HashMap<String, (&Cluster, String)> = clusters
+        .iter()
+        .filter_map(|cluster| {
+            let key = format!("{}/{}", cluster.namespace()?, cluster.name_any());
+            Some((key, (&**cluster, start_key(cluster)?)))
+        })
+        .collect();
+    driven.retain(|key, running| {
+        let keep = wanted
+            .get(key)
+            .is_some_and(|(_, started_with)| *started_with == running.started_with);
+        if !keep {
+            tracing::info!(cluster = %key, "push: stopped");
+        }
+        keep
+    });
+    for (key, (cluster, started_with)) in wanted {
+        if driven.contains_key(&key) {
+            continue;
+        }
+        match start(hub, resync, cluster).await {
+            Ok(stop) => {
+                tracing::info!(cluster = %key, "push: deploying through the cluster's kubeconfig");
+                driven.insert(
+                    key,
+                    Driven {
+                        started_with,
+                        _stop: stop,
+                    },
+                );
+            }
+            Err(error) => tracing::warn!(cluster = %key, %error, "push: not started"),
+        }
+    }
+}
+
+/// Starts the agent of a pushed cluster; it stops when the returned sender is dropped.
+async fn start(
+    hub: &kube::Client,
+    resync: Duration,
+    cluster: &Cluster,
+) -> Result<tokio::sync::oneshot::Sender<()>, PushError> {
+    let namespace = cluster
+        .status
+        .as_ref()
+        .and_then(|s| s.namespace.clone())
+        .unwrap_or_default();
+    let local = member_client(hub, cluster).await?;
+    let agent = Agent::new(hub.clone(), local, &namespace, resync);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(agent.run(async move {
+        let _ = stopped.await;
+    }));
+    Ok(stop)
+}
+
+/// A client of the cluster, from the kubeconfig its Secret holds.
+async fn member_client(hub: &kube::Client, cluster: &Cluster) -> Result<kube::Client, PushError> {
+    let name = cluster.spec.kube_config_secret.clone().unwrap_or_default();
+    let namespace = cluster
+        .spec
+        .kube_config_secret_namespace
+        .clone()
+        .filter(|n| !n.is_empty())
+        .or_else(|| cluster.namespace())
+        .unwrap_or_default();
+    let secret_error = |message: String| PushError::Secret {
+        namespace: namespace.clone(),
+        name: name.clone(),
+        message,
+    };
+    let kubeconfig_error = |message: String| PushError::Kubeconfig {
+        namespace: namespace.clone(),
+        name: name.clone(),
+        message,
+    };
+    let secret = Api::<Secret>::namespaced(hub.clone(), &namespace)
+        .get_opt(&name)
+        .await
+        .map_err(|e| secret_error(e.to_string()))?
+        .ok_or_else(|| secret_error("not found".into()))?;
+    let bytes = secret
+        .data
+        .and_then(|mut data| data.remove(KUBECONFIG_KEY))
+        .ok_or_else(|| kubeconfig_error("missing".into()))?;
+    let text = String::from_utf8(bytes.0).map_err(|_| kubeconfig_error("not UTF-8".into()))?;
+    let kubeconfig =
+        kube::config::Kubeconfig::from_yaml(&text).map_err(|e| kubeconfig_error(e.to_string()))?;
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .map_err(|e| kubeconfig_error(e.to_string()))?;
+    kube::Client::try_from(config).map_err(|e| kubeconfig_error(e.to_string()))
+}
