@@ -72,6 +72,7 @@ fn render_files(
         dir: root.path().to_path_buf(),
         rel: ".".into(),
         fleet_yaml: None,
+        left_out: Vec::new(),
     };
     let cluster: ClusterInfo =
         serde_json::from_value(render.cluster.clone()).map_err(|e| failed(&e))?;

@@ -63,6 +63,10 @@ pub struct GitRepoSpec {
     /// Skip TLS verification.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub insecure_skip_tls_verify: bool,
+    /// Bundles declared one by one (a driven scan): each a base directory and, optionally,
+    /// an options file replacing its fleet.yaml. When given, `paths` is not scanned.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bundles: Vec<BundlePath>,
     /// Directories scanned for bundles; the repo root when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<String>,
@@ -177,4 +181,16 @@ pub struct GitRepoDisplay {
     /// Whether the state is an error.
     #[serde(default)]
     pub error: bool,
+}
+
+/// A bundle a GitRepo declares (a driven scan): its directory and its options file.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BundlePath {
+    /// The bundle's directory, relative to the repository root.
+    #[serde(default)]
+    pub base: String,
+    /// The options file (in place of fleet.yaml), relative to `base`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub options: Option<String>,
 }

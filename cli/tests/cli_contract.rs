@@ -293,3 +293,112 @@ fn lint_reports_as_json_with_the_same_problems() {
         "{problem}"
     );
 }
+
+/// A repository with one directory declared twice by a driven scan (two options files)
+/// and one with a fleet.yaml.
+fn driven_repo() -> tempfile::TempDir {
+    let repo = tempfile::tempdir().expect("tempdir");
+    let write = |path: &str, text: &str| {
+        let path = repo.path().join(path);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    };
+    write(
+        "app/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n",
+    );
+    write("app/dev.yaml", "defaultNamespace: dev-ns\n");
+    write("app/prod.yaml", "defaultNamespace: prod-ns\n");
+    write("other/fleet.yaml", "defaultNamespace: other\n");
+    write(
+        "other/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n",
+    );
+    repo
+}
+
+fn resource_names(bundle: &serde_json::Value) -> Vec<&str> {
+    bundle["spec"]["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["name"].as_str())
+        .collect()
+}
+
+#[test]
+fn apply_driven_scan_names_bundles_as_fleet_and_leaves_options_files_out() {
+    let repo = driven_repo();
+    let root = repo.path().to_string_lossy().to_string();
+    let out = fleet_ok(&[
+        "apply",
+        "--driven-scan",
+        "-o",
+        "-",
+        "--root",
+        &root,
+        "repo",
+        "app:dev.yaml",
+        "app:prod.yaml",
+        "other",
+    ]);
+    let bundles = documents(&out);
+    // Fleet names a driven bundle after its directory and its options file's stem.
+    assert_eq!(
+        names(&bundles),
+        vec!["repo-app-dev", "repo-app-prod", "repo-other"]
+    );
+    assert_eq!(bundles[0]["spec"]["defaultNamespace"], "dev-ns");
+    assert_eq!(bundles[1]["spec"]["defaultNamespace"], "prod-ns");
+    for bundle in &bundles[..2] {
+        assert_eq!(resource_names(bundle), vec!["cm.yaml"], "{bundle}");
+    }
+    // -b: another options file for a scanned directory, left out of the bundle too.
+    let out = fleet_ok(&[
+        "apply", "-o", "-", "--root", &root, "-b", "dev.yaml", "repo", "other",
+    ]);
+    let bundles = documents(&out);
+    assert_eq!(names(&bundles), vec!["repo-other"]);
+    assert_eq!(bundles[0]["spec"]["defaultNamespace"], "other");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apply_to_a_live_cluster_writes_bundles_and_prunes_those_gone() {
+    let hub = fleet_testkit::FleetHub::start(&[]).await;
+    let kubeconfig = hub.kubeconfig("local").to_string_lossy().to_string();
+    let repo = driven_repo();
+    let root = repo.path().to_string_lossy().to_string();
+    let apply = |declared: &[&str]| {
+        let mut args = vec![
+            "apply",
+            "--kubeconfig",
+            &kubeconfig,
+            "--root",
+            &root,
+            "--driven-scan",
+            "repo",
+        ];
+        args.extend(declared);
+        fleet_ok(&args)
+    };
+    let listed = |kubectl: &fleet_testkit::Kubectl| {
+        let run = kubectl.run_blocking(&["get", "bundles", "-n", "fleet-local", "-o", "name"]);
+        run.stdout
+    };
+    let kubectl = hub.hub.kubectl("local");
+    let said = apply(&["app:dev.yaml", "app:prod.yaml"]);
+    assert!(
+        said.contains("bundle fleet-local/repo-app-prod applied"),
+        "{said}"
+    );
+    assert_eq!(
+        listed(&kubectl),
+        "bundle.fleet.cattle.io/repo-app-dev\nbundle.fleet.cattle.io/repo-app-prod\n"
+    );
+    let said = apply(&["app:dev.yaml"]);
+    assert!(
+        said.contains("bundle fleet-local/repo-app-prod deleted: no longer found"),
+        "{said}"
+    );
+    assert_eq!(listed(&kubectl), "bundle.fleet.cattle.io/repo-app-dev\n");
+}

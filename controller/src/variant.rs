@@ -62,6 +62,7 @@ impl BundleFiles {
             dir: root.path().to_path_buf(),
             rel: ".".into(),
             fleet_yaml: None,
+            left_out: Vec::new(),
         };
         let fleet = crate::placement::as_fleet_yaml(bundle);
         let uses_helm = fleet.options.helm.is_some()

@@ -7,7 +7,7 @@
 //! the agent, so its RBAC bounds what a bundle may touch; and the Policy kind, enforced by
 //! gitjob and the controller; `downstreamResources` copied to each target, per target;
 //! the GitRepo's Helm credentials (`helmSecretName`, `helmSecretNameForPaths`,
-//! `helmRepoURLRegex`) for a private chart repository.
+//! `helmRepoURLRegex`) for a private chart repository; a driven scan (`bundles`).
 
 mod common;
 
@@ -800,5 +800,47 @@ stringData:
         before,
         "no credentials sent to a repository the regex does not match"
     );
+    fleet.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_driven_scan_makes_one_bundle_per_declaration() {
+    let fleet = Fleet::start(&[("dev", json!({"env": "dev"}))]).await;
+    fleet
+        .repo
+        .write(
+            "app/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n",
+        )
+        .write("app/dev.yaml", "defaultNamespace: dev-ns\n")
+        .write("app/prod.yaml", "defaultNamespace: prod-ns\n")
+        // Not declared: a driven scan does not look for other bundles.
+        .write("unlisted/fleet.yaml", "defaultNamespace: unlisted\n")
+        .write(
+            "unlisted/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: unlisted\n",
+        );
+    fleet.repo.commit("driven");
+    fleet
+        .gitrepo(json!({"bundles": [{"base": "app", "options": "dev.yaml"},
+                                    {"base": "app", "options": "prod.yaml"}],
+                        "targets": [{"clusterSelector": {}}]}))
+        .await;
+    for namespace in ["dev-ns", "prod-ns"] {
+        eventually(&format!("the ConfigMap in {namespace}"), WAIT, || async {
+            fleet.get("dev", &["get", "configmap", "app", "-n", namespace])
+        })
+        .await;
+    }
+    let bundles = fleet
+        .get("local", &["get", "bundles", "-n", NS])
+        .expect("bundles");
+    let names: Vec<&str> = bundles["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|b| b["metadata"]["name"].as_str())
+        .collect();
+    assert_eq!(names, ["demo-app-dev", "demo-app-prod"]);
     fleet.stop().await;
 }

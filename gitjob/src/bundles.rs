@@ -48,7 +48,11 @@ pub fn for_commit(
         .namespace
         .clone()
         .unwrap_or_else(|| "fleet-local".into());
-    let dirs = bundle::discover(&root, &gitrepo.spec.paths)?;
+    let dirs = if gitrepo.spec.bundles.is_empty() {
+        bundle::discover(&root, &gitrepo.spec.paths)?
+    } else {
+        bundle::discover_driven(&root, &gitrepo.spec.bundles, "bundles")?
+    };
     let built = in_parallel(&dirs, |dir| {
         let auth = auth.for_path(&dir.rel);
         let source = Source {
@@ -80,7 +84,7 @@ pub fn for_commit(
                 }
             }
             Err(message) => {
-                let name = bundle::bundle_name(&repo_name, &dir.rel);
+                let name = bundle::bundle_name(&repo_name, &dir.name_path());
                 out.failures.insert(name, failure(message));
             }
         }

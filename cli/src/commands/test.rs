@@ -51,6 +51,7 @@ pub fn run(args: TestArgs) -> Result<()> {
         rel: root.display(&dir),
         fleet_yaml: bundle::fleet_yaml_in(&dir),
         dir,
+        left_out: Vec::new(),
     };
     let cluster = ClusterInfo {
         name: args.cluster_name,

@@ -6,14 +6,94 @@ use crate::error::{RenderError, Result};
 use crate::root::RepoRoot;
 
 /// A directory that is a bundle.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BundleDir {
     /// Absolute path of the directory.
     pub dir: PathBuf,
     /// Path relative to the repository root (`.` for the root).
     pub rel: String,
-    /// The directory's fleet.yaml, if it has one.
+    /// The bundle's options file: its fleet.yaml, or the one a driven scan names.
     pub fleet_yaml: Option<PathBuf>,
+    /// Files of the directory that are not part of the bundle: the options files a driven
+    /// scan names for it.
+    pub left_out: Vec<PathBuf>,
+}
+
+impl BundleDir {
+    /// The path the bundle is named after: its directory, and for an options file other
+    /// than fleet.yaml also that file's name without its extension, as Fleet names the
+    /// bundles of a driven scan.
+    pub fn name_path(&self) -> String {
+        let options = self.fleet_yaml.as_deref().filter(|f| {
+            !matches!(
+                f.file_name().and_then(|n| n.to_str()),
+                Some("fleet.yaml" | "fleet.yml")
+            )
+        });
+        match options.and_then(|f| f.strip_prefix(&self.dir).ok()) {
+            Some(file) => {
+                let stem = file.with_extension("");
+                format!(
+                    "{}/{}",
+                    self.rel.trim_end_matches('/'),
+                    stem.to_string_lossy()
+                )
+            }
+            None => self.rel.clone(),
+        }
+    }
+}
+
+/// The bundles a driven scan declares (a GitRepo's `bundles`, `fleet apply
+/// --driven-scan`): each base directory as one bundle, not scanned for others, with its
+/// options file (relative to the base; its fleet.yaml when none is named). Options files
+/// are left out of the bundles of their directory. `field` names the declarations in
+/// errors (`bundles`).
+pub fn discover_driven(
+    root: &RepoRoot,
+    declared: &[fleet_api::BundlePath],
+    field: &str,
+) -> Result<Vec<BundleDir>> {
+    let mut found = Vec::new();
+    for (index, declaration) in declared.iter().enumerate() {
+        let base = root.resolve(root.path(), &declaration.base, root.path())?;
+        if !base.is_dir() {
+            return Err(RenderError::in_field(
+                field,
+                format!("{field}[{index}].base"),
+                format!("{} is not a directory", declaration.base),
+            ));
+        }
+        let fleet_yaml = match declaration.options.as_deref().filter(|o| !o.is_empty()) {
+            Some(options) => {
+                let file = root.resolve(&base, options, &base)?;
+                if !file.is_file() {
+                    return Err(RenderError::in_field(
+                        field,
+                        format!("{field}[{index}].options"),
+                        format!("{options} is not a file in {}", declaration.base),
+                    ));
+                }
+                Some(file)
+            }
+            None => fleet_yaml_in(&base),
+        };
+        found.push(BundleDir {
+            rel: root.display(&base),
+            dir: base,
+            fleet_yaml,
+            left_out: Vec::new(),
+        });
+    }
+    let options: Vec<PathBuf> = found.iter().filter_map(|b| b.fleet_yaml.clone()).collect();
+    for bundle in &mut found {
+        bundle.left_out = options
+            .iter()
+            .filter(|file| file.parent() == Some(bundle.dir.as_path()))
+            .cloned()
+            .collect();
+    }
+    Ok(found)
 }
 
 /// The name of the bundle file in a directory (`fleet.yaml`, or `fleet.yml`).
@@ -55,6 +135,7 @@ pub fn discover(root: &RepoRoot, paths: &[String]) -> Result<Vec<BundleDir>> {
                 rel: root.display(&dir),
                 dir,
                 fleet_yaml,
+                left_out: Vec::new(),
             });
         }
     }

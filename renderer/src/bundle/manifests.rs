@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::discovery::BundleDir;
 use crate::error::{RenderError, Result};
 use crate::root::RepoRoot;
 use crate::yaml;
@@ -21,11 +22,14 @@ pub fn is_manifest_name(path: &Path) -> bool {
 }
 
 /// Manifest files of a bundle by path relative to it, parsed; nested bundles, the
-/// `overlays/` directory and `.fleetignore`d files are left out.
-pub fn collect(root: &RepoRoot, bundle_dir: &Path) -> Result<BTreeMap<String, Vec<Value>>> {
-    let overlays = bundle_dir.join("overlays");
+/// `overlays/` directory, `.fleetignore`d files and the bundle's left-out files are left
+/// out.
+pub fn collect(root: &RepoRoot, bundle: &BundleDir) -> Result<BTreeMap<String, Vec<Value>>> {
+    let bundle_dir = bundle.dir.as_path();
+    let mut excluded = bundle.left_out.clone();
+    excluded.push(bundle_dir.join("overlays"));
     let mut files = BTreeMap::new();
-    for path in files_under(root, bundle_dir, &[overlays])? {
+    for path in files_under(root, bundle_dir, &excluded)? {
         let rel = relative(bundle_dir, &path);
         files.insert(rel, read_documents(root, &path)?);
     }
@@ -104,11 +108,12 @@ fn patched_file(rel: &str) -> Option<String> {
     None
 }
 
-/// Every file of a bundle (any type), by path relative to it, as stored in a Bundle.
-pub fn bundle_files(root: &RepoRoot, bundle_dir: &Path) -> Result<Vec<(String, Vec<u8>)>> {
+/// Every file of a bundle (any type), by path relative to it, as stored in a Bundle; its
+/// left-out files are not.
+pub fn bundle_files(root: &RepoRoot, bundle: &BundleDir) -> Result<Vec<(String, Vec<u8>)>> {
     let mut out = Vec::new();
-    for path in walk_files(root, bundle_dir, &[], |_| true)? {
-        out.push((relative(bundle_dir, &path), root.read(&path)?));
+    for path in walk_files(root, &bundle.dir, &bundle.left_out, |_| true)? {
+        out.push((relative(&bundle.dir, &path), root.read(&path)?));
     }
     Ok(out)
 }
@@ -124,13 +129,14 @@ fn relative(base: &Path, path: &Path) -> String {
         .unwrap_or_else(|_| path.display().to_string())
 }
 
-/// Manifest files under `dir`, skipping `excluded` directories and nested bundles.
+/// Manifest files under `dir`, skipping `excluded` entries and nested bundles.
 fn files_under(root: &RepoRoot, dir: &Path, excluded: &[PathBuf]) -> Result<Vec<PathBuf>> {
     walk_files(root, dir, excluded, is_manifest_name)
 }
 
-/// Files under `dir` that `keep` accepts, skipping `excluded` directories, nested bundles,
-/// hidden and `.fleetignore`d entries; symlinks leaving the root are an error.
+/// Files under `dir` that `keep` accepts, skipping `excluded` entries (directories or
+/// files), nested bundles, hidden and `.fleetignore`d entries; symlinks leaving the root
+/// are an error.
 fn walk_files(
     root: &RepoRoot,
     dir: &Path,
@@ -143,7 +149,10 @@ fn walk_files(
     let walked = super::fleetignore::walk(root, dir, &enter)?;
     let mut files = Vec::new();
     for path in walked.files.iter().filter(|p| keep(p)) {
-        files.push(root.resolve(dir, &path.to_string_lossy(), path)?);
+        let file = root.resolve(dir, &path.to_string_lossy(), path)?;
+        if !excluded.contains(&file) {
+            files.push(file);
+        }
     }
     files.sort();
     Ok(files)

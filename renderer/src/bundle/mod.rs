@@ -14,7 +14,7 @@ mod render;
 mod target;
 
 pub use content::{content_id, helm_install_order};
-pub use discovery::{discover, fleet_yaml_in, BundleDir};
+pub use discovery::{discover, discover_driven, fleet_yaml_in, BundleDir};
 pub use files::{write_files, FilesError};
 pub use fleetyaml::{load_fleet_yaml, LoadedFleetYaml};
 pub use helm::{release_of, FetchedCharts, MemberData, RemoteChartRef};

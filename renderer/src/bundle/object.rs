@@ -17,7 +17,7 @@ pub fn name_for(fleet: &FleetYaml, repo_name: &str, dir: &BundleDir) -> String {
     fleet
         .name
         .clone()
-        .unwrap_or_else(|| bundle_name(repo_name, &dir.rel))
+        .unwrap_or_else(|| bundle_name(repo_name, &dir.name_path()))
 }
 
 /// The Bundle for `dir`, described by `fleet`, named after `repo_name` and placed in
@@ -30,7 +30,7 @@ pub fn bundle_object(
     namespace: &str,
 ) -> Result<Bundle> {
     let name = name_for(fleet, repo_name, dir);
-    let resources = bundle_files(root, &dir.dir)?
+    let resources = bundle_files(root, dir)?
         .into_iter()
         .map(|(rel, bytes)| match String::from_utf8(bytes) {
             Ok(text) => BundleResource {

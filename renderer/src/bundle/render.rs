@@ -1,7 +1,7 @@
 //! Rendering one bundle for one cluster: customization, Kustomize or raw YAML with
 //! overlays, namespaces, order and content id.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use fleet_api::{BundleDeploymentOptions, FleetYaml, HelmRelease, MemberRender, Payload};
 use serde_json::Value;
@@ -323,18 +323,18 @@ fn render_sources(
             format!("`{}` holds no kustomization.yaml", root.display(&dir)),
         ));
     }
-    raw_manifests(root, &bundle.dir, options, fleet_file)
+    raw_manifests(root, bundle, options, fleet_file)
 }
 
 fn raw_manifests(
     root: &RepoRoot,
-    dir: &Path,
+    bundle: &BundleDir,
     options: &BundleDeploymentOptions,
     fleet_file: &str,
 ) -> Result<Vec<Value>> {
-    let mut files = manifests::collect(root, dir)?;
+    let mut files = manifests::collect(root, bundle)?;
     if let Some(yaml) = &options.yaml {
-        manifests::apply_overlays(root, dir, &yaml.overlays, &mut files, fleet_file)?;
+        manifests::apply_overlays(root, &bundle.dir, &yaml.overlays, &mut files, fleet_file)?;
     }
     Ok(files.into_values().flatten().collect())
 }
