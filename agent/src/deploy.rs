@@ -441,9 +441,11 @@ async fn inspect(
             continue;
         };
         if !paths.is_empty() {
+            let patch = crate::drift::live_patch(&live, &paths).to_string();
             findings.modified.push(json!({
                 "kind": item.api.kind, "apiVersion": item.api.api_version,
                 "namespace": namespace, "name": item.object.name_any(), "paths": paths,
+                "patch": patch,
             }));
         }
         if let Some(reason) = crate::readiness::not_ready(&live, &ignored) {

@@ -151,3 +151,62 @@ mod tests {
         );
     }
 }
+
+/// A JSON merge patch (RFC 7386) that would bring the desired object to what `live` holds
+/// at the drifted `paths` (JSON pointers): their live values, `null` where live has none.
+/// Reported, as a string, in a modified resource's `patch`, as Fleet reports it.
+pub fn live_patch(live: &Value, paths: &[String]) -> Value {
+    let mut patch = Value::Object(serde_json::Map::new());
+    for path in paths {
+        let segments: Vec<String> = path
+            .split('/')
+            .skip(1)
+            .map(|s| s.replace("~1", "/").replace("~0", "~"))
+            .collect();
+        let Some((last, parents)) = segments.split_last() else {
+            continue;
+        };
+        let value = live.pointer(path).cloned().unwrap_or(Value::Null);
+        insert_at(&mut patch, parents, last, value);
+    }
+    patch
+}
+
+/// Sets `value` at `parents`/`last` in `object`, making the objects on the way; a
+/// non-object in the way leaves it unset.
+fn insert_at(object: &mut Value, parents: &[String], last: &str, value: Value) {
+    let Some(map) = object.as_object_mut() else {
+        return;
+    };
+    match parents.split_first() {
+        None => {
+            map.insert(last.to_string(), value);
+        }
+        Some((first, rest)) => {
+            let child = map
+                .entry(first.clone())
+                .or_insert_with(|| Value::Object(serde_json::Map::new()));
+            insert_at(child, rest, last, value);
+        }
+    }
+}
+
+#[cfg(test)]
+mod patch_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_patch_holds_the_live_values_of_the_drifted_paths() {
+        let live = json!({"data": {"mode": "slow", "a/b": "x"}, "spec": {"replicas": 3}});
+        let paths = [
+            "/data/mode".to_string(),
+            "/data/a~1b".to_string(),
+            "/data/gone".to_string(),
+        ];
+        assert_eq!(
+            live_patch(&live, &paths),
+            json!({"data": {"mode": "slow", "a/b": "x", "gone": null}})
+        );
+    }
+}
