@@ -402,3 +402,149 @@ async fn apply_to_a_live_cluster_writes_bundles_and_prunes_those_gone() {
     );
     assert_eq!(listed(&kubectl), "bundle.fleet.cattle.io/repo-app-dev\n");
 }
+
+const CUSTOMIZED: &str = "targetCustomizations:
+- name: dev
+  clusterSelector: {matchLabels: {env: dev}}
+- name: prod
+  clusterSelector: {matchLabels: {env: prod}}
+  defaultNamespace: prod-ns
+";
+
+/// A BundleDeployment whose agent reported a changed field.
+const MODIFIED: &str = r#"{"status":{"nonModified":false,"modifiedStatus":[{"apiVersion":"v1","kind":"ConfigMap","namespace":"app","name":"settings","paths":["/data/mode"],"patch":"{\"data\":{\"mode\":\"hacked\"}}"}]}}"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn target_deploy_dry_run_bundlediff_and_dump_against_a_live_hub() {
+    let hub = fleet_testkit::FleetHub::start(&[]).await;
+    for (name, env) in [("dev", "dev"), ("prod", "prod")] {
+        fleet_testkit::create_cluster(
+            &hub.client,
+            "fleet-local",
+            name,
+            serde_json::json!({"env": env}),
+        )
+        .await
+        .expect("cluster");
+    }
+    let kubeconfig = hub.kubeconfig("local").to_string_lossy().to_string();
+    let work = tempfile::tempdir().expect("tempdir");
+    let app = work.path().join("app");
+    std::fs::create_dir_all(&app).expect("mkdir");
+    std::fs::write(app.join("fleet.yaml"), CUSTOMIZED).expect("write");
+    std::fs::write(
+        app.join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: fast\n",
+    )
+    .expect("write");
+    let path = |name: &str| work.path().join(name).to_string_lossy().to_string();
+    let root = work.path().to_string_lossy().to_string();
+    fleet_ok(&[
+        "apply",
+        "-o",
+        &path("bundle.yaml"),
+        "--root",
+        &root,
+        "demo",
+        "app",
+    ]);
+
+    // fleet target: the Contents, a deployment per cluster with its customization, and how
+    // each cluster was judged.
+    fleet_ok(&[
+        "target",
+        "--kubeconfig",
+        &kubeconfig,
+        "--bundle-file",
+        &path("bundle.yaml"),
+        "--dump-input-list",
+        "-o",
+        &path("bd.yaml"),
+    ]);
+    let text = std::fs::read_to_string(path("bd.yaml")).expect("bd.yaml");
+    assert!(
+        text.contains(r#""cluster":"fleet-local/prod""#) && text.contains(r#""targeted":true"#),
+        "{text}"
+    );
+    // One List, read back as its items.
+    assert!(text.contains("kind: List"), "{text}");
+    let items = documents(&text);
+    let kinds: Vec<&str> = items.iter().filter_map(|i| i["kind"].as_str()).collect();
+    // A Content per variant: the release each records names its namespace.
+    assert_eq!(
+        kinds,
+        ["Content", "Content", "BundleDeployment", "BundleDeployment"]
+    );
+    let prod = &items[3];
+    assert_eq!(prod["metadata"]["namespace"], "cluster-fleet-local-prod");
+    assert_eq!(prod["spec"]["options"]["defaultNamespace"], "prod-ns");
+
+    // fleet deploy --dry-run: what each deployment would deploy.
+    let printed = fleet_ok(&["deploy", "--input-file", &path("bd.yaml"), "--dry-run"]);
+    assert!(
+        printed.contains(
+            "# dry run: BundleDeployment cluster-fleet-local-prod/demo-app: 1 resource(s), namespace prod-ns"
+        ),
+        "{printed}"
+    );
+    assert!(printed.contains("name: settings"), "{printed}");
+    let refused = common::fleet(&["deploy", "--input-file", &path("bd.yaml")]);
+    assert!(!refused.status.success(), "deploying is the agent's work");
+
+    // fleet bundlediff: the changes an agent reported.
+    let kubectl = hub.hub.kubectl("local");
+    let deployment = serde_json::to_string(prod).expect("json");
+    kubectl
+        .run(&["create", "namespace", "cluster-fleet-local-prod"])
+        .await
+        .success();
+    kubectl
+        .run_with(&["apply", "-f", "-"], &deployment)
+        .await
+        .success();
+    kubectl
+        .patch(
+            "bundledeployment demo-app -n cluster-fleet-local-prod --subresource=status",
+            "merge",
+            MODIFIED,
+        )
+        .await
+        .success();
+    let diff = fleet_ok(&["bundlediff", "--kubeconfig", &kubeconfig]);
+    assert_eq!(
+        diff,
+        "Bundle demo-app\n  BundleDeployment cluster-fleet-local-prod/demo-app\n    v1 ConfigMap app/settings: patch {\"data\":{\"mode\":\"hacked\"}}\n"
+    );
+    let snippet = fleet_ok(&[
+        "bundlediff",
+        "--kubeconfig",
+        &kubeconfig,
+        "--fleet-yaml",
+        "--bundle-deployment",
+        "demo-app",
+        "-n",
+        "cluster-fleet-local-prod",
+    ]);
+    let snippet: serde_json::Value = serde_yaml_ng::from_str(&snippet).expect("YAML");
+    assert_eq!(
+        snippet,
+        serde_json::json!({"diff": {"comparePatches": [{"apiVersion": "v1", "kind": "ConfigMap",
+            "name": "settings", "namespace": "app", "jsonPointers": ["/data/mode"]}]}})
+    );
+
+    // fleet dump: an archive of Fleet's objects and events.
+    fleet_ok(&["dump", "--kubeconfig", &kubeconfig, "-p", &path("dump.tgz")]);
+    let listing = std::process::Command::new("tar")
+        .args(["tzf", &path("dump.tgz")])
+        .output()
+        .expect("tar");
+    let listing = String::from_utf8_lossy(&listing.stdout);
+    for entry in [
+        "cluster_fleet-local_dev",
+        "bundledeployment_cluster-fleet-local-prod_demo-app",
+        "events_fleet-local",
+        "events_default",
+    ] {
+        assert!(listing.lines().any(|l| l == entry), "{entry} in {listing}");
+    }
+}

@@ -8,6 +8,7 @@ pub mod clusters;
 pub mod downstream;
 pub mod metrics;
 pub mod placement;
+pub mod preview;
 pub mod reconcile;
 pub mod registration;
 pub mod rollout;

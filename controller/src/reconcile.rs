@@ -379,7 +379,7 @@ fn staged(mut desired: BundleDeployment, current: Option<&BundleDeployment>) -> 
     desired
 }
 
-fn deployment_for(
+pub(crate) fn deployment_for(
     bundle: &Bundle,
     cluster: &Cluster,
     variant: &fleet_renderer::bundle::Variant,

@@ -193,6 +193,8 @@ async fn each_cluster_gets_its_variant_and_a_hand_edit_is_reported_then_correcte
     .await;
     assert_eq!(modified[0]["paths"], json!(["/data/mode"]));
     assert_eq!(modified[0]["name"], "settings");
+    // The patch holds what the cluster has instead, as Fleet's modifiedStatus does.
+    assert_eq!(modified[0]["patch"], r#"{"data":{"mode":"hacked"}}"#);
     let bundles: Api<fleet_api::Bundle> = Api::namespaced(fleet.hub.client.clone(), NS);
     eventually("the Bundle counting it", WAIT, || async {
         let summary = bundles.get("demo-app").await.ok()?.status?.summary?;

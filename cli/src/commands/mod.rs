@@ -2,9 +2,12 @@
 
 mod apply;
 mod bench;
+mod bundlediff;
 mod controller;
 mod crds;
+mod deploy;
 mod diff;
+mod dump;
 mod gitjob;
 mod helm;
 mod hub;
@@ -13,6 +16,7 @@ mod lint;
 mod output;
 mod releases;
 mod status;
+mod target;
 mod test;
 mod token;
 mod up;
@@ -82,6 +86,14 @@ enum Command {
     Releases(releases::ReleasesArgs),
     /// Show GitRepos, their Bundles and each cluster's state as a tree.
     Status(status::StatusArgs),
+    /// Show what changed on deployed resources, as the agents report it.
+    Bundlediff(bundlediff::BundleDiffArgs),
+    /// Print the Contents and BundleDeployments the controller would create for Bundles.
+    Target(target::TargetArgs),
+    /// Print what BundleDeployments would deploy (`fleet target`'s output), with --dry-run.
+    Deploy(deploy::DeployArgs),
+    /// Write Fleet's objects and the relevant events into a .tgz archive for a bug report.
+    Dump(dump::DumpArgs),
     /// Print a completion script for a shell.
     #[command(after_help = "Examples:
   fleet completions bash > ~/.local/share/bash-completion/completions/fleet
@@ -117,6 +129,10 @@ pub fn run(cli: Cli) -> Result<()> {
         Command::Hub(args) => hub::run(args),
         Command::Releases(args) => releases::run(args),
         Command::Status(args) => status::run(args),
+        Command::Bundlediff(args) => bundlediff::run(args),
+        Command::Target(args) => target::run(args),
+        Command::Deploy(args) => deploy::run(args),
+        Command::Dump(args) => dump::run(args),
         Command::Token(command) => token::run(command),
         Command::Bench(args) => bench::run(args),
         Command::Completions { shell } => {
