@@ -237,6 +237,19 @@ impl Lookup for MemberLookup {
             }
         })
     }
+
+    /// Resolves `name` where the agent runs (the member cluster), as Helm's
+    /// `getHostByName` with DNS lookups on: the first address, or an error naming the host.
+    fn host_by_name(&self, name: &str) -> Result<String, String> {
+        use std::net::ToSocketAddrs;
+        let mut addresses = (name, 0)
+            .to_socket_addrs()
+            .map_err(|e| format!("lookup {name}: {e}"))?;
+        addresses
+            .next()
+            .map(|a| a.ip().to_string())
+            .ok_or_else(|| format!("lookup {name}: no such host"))
+    }
 }
 
 impl Agent {

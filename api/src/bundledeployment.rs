@@ -40,7 +40,11 @@ pub struct BundleDeploymentSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub staged_options: Option<BundleDeploymentOptions>,
     /// Id of the staged deployment.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "stagedDeploymentID",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub staged_deployment_id: Option<String>,
     /// Options of the current deployment.
     #[serde(default, skip_serializing_if = "Option::is_none")]

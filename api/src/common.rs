@@ -185,7 +185,11 @@ pub struct BundleDeploymentOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keep_resources: Option<bool>,
     /// Delete CRD-created resources when the CRD is removed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "deleteCRDResources",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub delete_crd_resources: Option<bool>,
     /// Conditions ignored when computing readiness.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -272,8 +276,12 @@ pub struct HelmOptions {
     /// Do not template `helm.values` with cluster data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disable_pre_process: Option<bool>,
-    /// Disable DNS lookups in templates.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Disable DNS lookups in templates (Fleet spells it `disableDNS`).
+    #[serde(
+        rename = "disableDNS",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub disable_dns: Option<bool>,
     /// Skip values.schema.json validation.
     #[serde(default, skip_serializing_if = "Option::is_none")]

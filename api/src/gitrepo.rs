@@ -61,7 +61,11 @@ pub struct GitRepoSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ca_bundle: Option<String>,
     /// Skip TLS verification.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(
+        rename = "insecureSkipTLSVerify",
+        default,
+        skip_serializing_if = "std::ops::Not::not"
+    )]
     pub insecure_skip_tls_verify: bool,
     /// Bundles declared one by one (a driven scan): each a base directory and, optionally,
     /// an options file replacing its fleet.yaml. When given, `paths` is not scanned.

@@ -140,4 +140,26 @@ mod tests {
         });
         assert_eq!(unknown_fields::<FleetYaml>(&input), Vec::<String>::new());
     }
+
+    /// Fleet spells acronyms in capitals (`json:"disableDNS"`); camelCase would not.
+    #[test]
+    fn fields_with_acronyms_are_spelled_as_fleet_spells_them() {
+        let fleet_yaml = json!({"deleteCRDResources": true,
+            "helm": {"disableDNS": true, "disableDependencyUpdate": true}});
+        assert_eq!(
+            unknown_fields::<FleetYaml>(&fleet_yaml),
+            Vec::<String>::new()
+        );
+        let parsed: FleetYaml = serde_json::from_value(fleet_yaml).expect("fleet.yaml");
+        assert_eq!(parsed.options.delete_crd_resources, Some(true));
+        assert_eq!(parsed.options.helm.and_then(|h| h.disable_dns), Some(true));
+        let gitrepo: crate::GitRepoSpec = serde_json::from_value(json!({"repo": "r",
+            "insecureSkipTLSVerify": true, "helmRepoURLRegex": "x"}))
+        .expect("GitRepo spec");
+        assert!(gitrepo.insecure_skip_tls_verify);
+        let deployment: crate::BundleDeploymentSpec = serde_json::from_value(json!({
+            "deploymentID": "s-1:a", "stagedDeploymentID": "s-2:b"}))
+        .expect("BundleDeployment spec");
+        assert_eq!(deployment.staged_deployment_id.as_deref(), Some("s-2:b"));
+    }
 }

@@ -404,7 +404,8 @@ pub fn fetch_for(
 }
 
 /// [`fetch_for`], plus the charts the bundle's kustomizations take from repositories
-/// (`helmCharts` with `repo`), so that Kustomize bundles render offline too.
+/// (`helmCharts` with `repo`), so that Kustomize bundles render offline too, and the
+/// dependencies its local chart lacks (as `helm dependency update` fetches them).
 pub fn fetch_for_bundle(
     cache: &ChartCache,
     root: &fleet_renderer::RepoRoot,
@@ -415,6 +416,9 @@ pub fn fetch_for_bundle(
 ) -> Result<fleet_renderer::bundle::FetchedCharts, FetchForError> {
     let mut fetched = fetch_for(cache, options, auth)?;
     for remote in fleet_renderer::bundle::kustomize_needs(root, bundle, fleet)?.charts {
+        fetch_into(cache, remote, auth, &mut fetched)?;
+    }
+    for remote in fleet_renderer::bundle::dependency_needs(root, bundle, options)? {
         fetch_into(cache, remote, auth, &mut fetched)?;
     }
     Ok(fetched)

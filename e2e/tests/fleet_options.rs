@@ -7,7 +7,9 @@
 //! the agent, so its RBAC bounds what a bundle may touch; and the Policy kind, enforced by
 //! gitjob and the controller; `downstreamResources` copied to each target, per target;
 //! the GitRepo's Helm credentials (`helmSecretName`, `helmSecretNameForPaths`,
-//! `helmRepoURLRegex`) for a private chart repository; a driven scan (`bundles`).
+//! `helmRepoURLRegex`) for a private chart repository; a driven scan (`bundles`); chart
+//! dependencies fetched unless `helm.disableDependencyUpdate`; `getHostByName` resolved in
+//! the member unless `helm.disableDNS`.
 
 mod common;
 
@@ -842,5 +844,103 @@ async fn a_driven_scan_makes_one_bundle_per_declaration() {
         .filter_map(|b| b["metadata"]["name"].as_str())
         .collect();
     assert_eq!(names, ["demo-app-dev", "demo-app-prod"]);
+    fleet.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn missing_chart_dependencies_are_fetched_unless_disabled() {
+    let server = fleet_testkit::ChartServer::start("metrics", "0.2.0", metrics_archive())
+        .expect("the chart repository");
+    let fleet = Fleet::start(&[("dev", json!({"env": "dev"}))]).await;
+    let chart = format!(
+        "apiVersion: v2\nname: app\nversion: 1.0.0\ndependencies:\n- name: metrics\n  version: 0.2.0\n  repository: {}\n",
+        server.url
+    );
+    let template = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-app\n";
+    for (path, disabled) in [("fetched", false), ("vendored-only", true)] {
+        fleet
+            .repo
+            .write(&format!("{path}/Chart.yaml"), &chart)
+            .write(&format!("{path}/templates/cm.yaml"), template)
+            .write(
+                &format!("{path}/fleet.yaml"),
+                &format!(
+                    "defaultNamespace: deps\nhelm:\n  releaseName: {path}\n  disableDependencyUpdate: {disabled}\n"
+                ),
+            );
+    }
+    fleet.repo.commit("dependencies");
+    fleet
+        .gitrepo(
+            json!({"paths": ["fetched", "vendored-only"], "targets": [{"clusterSelector": {}}]}),
+        )
+        .await;
+    // The dependency charts/ lacks comes from its repository, as `helm dependency update`.
+    eventually("the dependency's Service", WAIT, || async {
+        fleet.get("dev", &["get", "service", "fetched-metrics", "-n", "deps"])
+    })
+    .await;
+    assert!(fleet
+        .get("dev", &["get", "configmap", "fetched-app", "-n", "deps"])
+        .is_some());
+    // disableDependencyUpdate: the chart must carry it; it does not, so it fails, saying so.
+    let failed = eventually(
+        "the bundle without its dependency reported",
+        WAIT,
+        || async {
+            let gitrepo = fleet.get("local", &["get", "gitrepo", "demo", "-n", NS])?;
+            let message = gitrepo["status"]["display"]["message"]
+                .as_str()?
+                .to_string();
+            message.contains("vendored-only").then_some(message)
+        },
+    )
+    .await;
+    assert!(
+        failed.contains("missing in charts/ directory: metrics"),
+        "{failed}"
+    );
+    fleet.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn host_names_resolve_in_the_member_unless_dns_is_disabled() {
+    let fleet = Fleet::start(&[("dev", json!({"env": "dev"}))]).await;
+    let template = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  ip: \"{{ getHostByName \"localhost\" }}\"\n";
+    for (path, disabled) in [("dns", false), ("no-dns", true)] {
+        fleet
+            .repo
+            .write(
+                &format!("{path}/Chart.yaml"),
+                "apiVersion: v2\nname: resolver\nversion: 0.1.0\n",
+            )
+            .write(&format!("{path}/templates/cm.yaml"), template)
+            .write(
+                &format!("{path}/fleet.yaml"),
+                &format!(
+                    "defaultNamespace: dns\nhelm:\n  releaseName: {path}\n  disableDNS: {disabled}\n"
+                ),
+            );
+    }
+    fleet.repo.commit("dns");
+    fleet
+        .gitrepo(json!({"paths": ["dns", "no-dns"], "targets": [{"clusterSelector": {}}]}))
+        .await;
+    let ip = |name: &'static str| {
+        let fleet = &fleet;
+        async move {
+            let config_map = fleet.get("dev", &["get", "configmap", name, "-n", "dns"])?;
+            config_map["data"]["ip"].as_str().map(String::from)
+        }
+    };
+    // Fleet installs with DNS lookups on: the agent resolves the name in its cluster.
+    let resolved = eventually("the resolved address", WAIT, || ip("dns")).await;
+    assert!(
+        resolved == "127.0.0.1" || resolved == "::1",
+        "localhost resolved to {resolved:?}"
+    );
+    // disableDNS: Helm's answer with DNS off, the empty string.
+    let unresolved = eventually("the unresolved address", WAIT, || ip("no-dns")).await;
+    assert_eq!(unresolved, "");
     fleet.stop().await;
 }

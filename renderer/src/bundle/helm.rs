@@ -247,6 +247,49 @@ pub fn manifest_release(
     }
 }
 
+/// The local chart `chart_ref` names (`Chart.yaml`: the bundle's own directory).
+pub(super) fn local_chart(
+    root: &RepoRoot,
+    bundle: &BundleDir,
+    chart_ref: &str,
+    fleet_file: &str,
+) -> Result<chart::Chart> {
+    if chart_ref == "Chart.yaml" {
+        return chart::load(&bundle.dir);
+    }
+    let dir = root
+        .resolve(&bundle.dir, chart_ref, &bundle.dir.join("fleet.yaml"))
+        .map_err(|e| RenderError::in_field(fleet_file, "helm.chart", e.message))?;
+    chart::load(&dir)
+}
+
+/// The dependencies `chart` declares from a Helm repository or OCI registry that its
+/// `charts/` directory lacks.
+pub(super) fn missing_dependencies(chart: &chart::Chart) -> Vec<RemoteChartRef> {
+    chart
+        .dependencies
+        .iter()
+        .filter(|d| !chart.subcharts.iter().any(|sub| sub.name == d.name))
+        .filter(|d| {
+            ["http://", "https://", "oci://"]
+                .iter()
+                .any(|scheme| d.repository.starts_with(scheme))
+        })
+        .map(|d| match d.repository.strip_prefix("oci://") {
+            Some(registry) => RemoteChartRef {
+                repo: String::new(),
+                chart: format!("oci://{}/{}", registry.trim_end_matches('/'), d.name),
+                version: d.version.clone(),
+            },
+            None => RemoteChartRef {
+                repo: d.repository.clone(),
+                chart: d.name.clone(),
+                version: d.version.clone(),
+            },
+        })
+        .collect()
+}
+
 /// Renders a Helm bundle for one cluster into resources and its release.
 pub fn render(
     root: &RepoRoot,
@@ -264,7 +307,7 @@ pub fn render(
     } = *input;
     let helm = options.helm.clone().unwrap_or_default();
     let fleet_yaml = bundle.dir.join("fleet.yaml");
-    let loaded = match RemoteChartRef::of(options) {
+    let mut loaded = match RemoteChartRef::of(options) {
         Some(remote) => fetched.get(&remote).cloned().ok_or_else(|| {
             RenderError::in_field(
                 fleet_file,
@@ -272,14 +315,17 @@ pub fn render(
                 format!("`{chart_ref}` is a remote chart and was not fetched before rendering"),
             )
         })?,
-        None if chart_ref == "Chart.yaml" => chart::load(&bundle.dir)?,
-        None => {
-            let dir = root
-                .resolve(&bundle.dir, chart_ref, &fleet_yaml)
-                .map_err(|e| RenderError::in_field(fleet_file, "helm.chart", e.message))?;
-            chart::load(&dir)?
-        }
+        None => local_chart(root, bundle, chart_ref, fleet_file)?,
     };
+    if !helm.disable_dependency_update.unwrap_or(false) {
+        // As Fleet runs `helm dependency update`: what charts/ lacks comes from its
+        // repository, fetched beforehand.
+        for needed in missing_dependencies(&loaded) {
+            if let Some(chart) = fetched.get(&needed) {
+                loaded.subcharts.push(chart.clone());
+            }
+        }
+    }
     let mut user = serde_json::json!({});
     for file in &helm.values_files {
         let path = root
@@ -314,6 +360,8 @@ pub fn render(
         kube_version: member.kube_version.clone().unwrap_or(defaults.kube_version),
         api_versions: member.api_versions.clone().unwrap_or(defaults.api_versions),
         lookup: member.lookup.clone(),
+        // Fleet installs with DNS lookups on unless `disableDNS`.
+        enable_dns: !helm.disable_dns.unwrap_or(false),
         ..engine::Options::default()
     };
     let rendered = engine::render(&loaded, &user, &engine_options)?;
@@ -354,7 +402,8 @@ pub fn render(
         notes: rendered.notes.clone(),
         hooks,
     };
-    let reads_member = !helm.values_from.is_empty() || loaded.reads_cluster();
+    let resolves = loaded.resolves_hosts() && !helm.disable_dns.unwrap_or(false);
+    let reads_member = !helm.values_from.is_empty() || loaded.reads_cluster() || resolves;
     Ok(HelmOutput {
         resources,
         release,

@@ -22,6 +22,7 @@ pub use manifests::bundle_files;
 pub use names::bundle_name;
 pub use object::{bundle_object, label_value, name_for};
 pub use render::{
-    kustomize_needs, not_deployed, options_for, render, render_with, Sources, Variant,
+    dependency_needs, kustomize_needs, not_deployed, options_for, render, render_with, Sources,
+    Variant,
 };
 pub use target::ClusterInfo;

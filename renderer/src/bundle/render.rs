@@ -223,6 +223,31 @@ fn kustomize_helm_output(
     kustomize::build_with(root, &dir, build)
 }
 
+/// The dependencies of `bundle`'s local chart (for `options`) that must be fetched before
+/// it renders: those its `charts/` directory lacks, from a repository or registry (Fleet
+/// runs `helm dependency update`), unless `helm.disableDependencyUpdate`. None for a
+/// remote chart, which comes whole, or a bundle that is not a chart.
+pub fn dependency_needs(
+    root: &RepoRoot,
+    bundle: &BundleDir,
+    options: &BundleDeploymentOptions,
+) -> Result<Vec<super::RemoteChartRef>> {
+    let disabled = options
+        .helm
+        .as_ref()
+        .and_then(|h| h.disable_dependency_update)
+        .unwrap_or(false);
+    if disabled || super::RemoteChartRef::of(options).is_some() {
+        return Ok(Vec::new());
+    }
+    let Some(chart_ref) = helm_chart(bundle, options) else {
+        return Ok(Vec::new());
+    };
+    let fleet_file = root.display(&bundle.dir.join("fleet.yaml"));
+    let chart = super::helm::local_chart(root, bundle, &chart_ref, &fleet_file)?;
+    Ok(super::helm::missing_dependencies(&chart))
+}
+
 fn helm_chart(bundle: &BundleDir, options: &BundleDeploymentOptions) -> Option<String> {
     let chart = options
         .helm

@@ -52,6 +52,15 @@ impl Chart {
             .any(|(_, text)| text.contains("lookup") || text.contains(".Capabilities"))
             || self.subcharts.iter().any(Chart::reads_cluster)
     }
+
+    /// Whether a template of the chart or a subchart resolves host names
+    /// (`getHostByName`), a text search as [`Chart::reads_cluster`].
+    pub fn resolves_hosts(&self) -> bool {
+        self.templates
+            .iter()
+            .any(|(_, text)| text.contains("getHostByName"))
+            || self.subcharts.iter().any(Chart::resolves_hosts)
+    }
 }
 
 impl Dependency {

@@ -37,6 +37,9 @@ pub struct Options {
     pub now: Option<jiff::Timestamp>,
     /// The cluster `lookup` asks; none finds nothing, as `helm template`.
     pub lookup: Option<ClusterLookup>,
+    /// `getHostByName` resolves names (in `lookup`'s cluster); off, as in Helm, it gives
+    /// the empty string.
+    pub enable_dns: bool,
 }
 
 /// The cluster a render's `lookup` asks.
@@ -61,6 +64,7 @@ impl Default for Options {
             seed: None,
             now: None,
             lookup: None,
+            enable_dns: false,
         }
     }
 }
@@ -347,7 +351,8 @@ pub fn prepare<'c>(
                 Some(seed) => World::seeded(seed, options.now),
                 None => World::from_entropy().stopped_at(options.now),
             }
-            .looking_in(options.lookup.as_ref().map(|l| l.0.clone())),
+            .looking_in(options.lookup.as_ref().map(|l| l.0.clone()))
+            .resolving(options.enable_dns),
         ),
     })
 }

@@ -1,5 +1,6 @@
 //! Defaults and flow: `default`, `empty`, `coalesce`, `all`, `any`, `ternary`,
-//! `required`, `fail`, and `getHostByName`, which a render without network refuses.
+//! `required`, `fail`, and `getHostByName` (answered by the render's world: empty with DNS
+//! lookups off, as in Helm).
 
 use std::collections::HashMap;
 
@@ -71,11 +72,8 @@ pub(super) fn register(funcs: &mut HashMap<&'static str, Func>) {
         arity("fail", &a, 1)?;
         user_error(exec, strval(&a[0]))
     });
-    funcs.insert("getHostByName", |_, a| {
+    funcs.insert("getHostByName", |exec, a| {
         arity("getHostByName", &a, 1)?;
-        Err(format!(
-            "cannot look up {}: charts render without network access here",
-            strval(&a[0])
-        ))
+        exec.world.host_by_name(&strval(&a[0])).map(Value::from)
     });
 }

@@ -21,6 +21,10 @@ pub trait Lookup {
         namespace: &str,
         name: &str,
     ) -> Result<serde_json::Value, String>;
+
+    /// The first address `name` resolves to where the cluster is (Helm's `getHostByName`
+    /// with DNS lookups enabled).
+    fn host_by_name(&self, name: &str) -> Result<String, String>;
 }
 
 /// A random number generator, a clock and a cluster to look objects up in.
@@ -28,6 +32,7 @@ pub struct World {
     rng: RefCell<ChaCha20Rng>,
     clock: Option<jiff::Timestamp>,
     cluster: Option<Rc<dyn Lookup>>,
+    dns: bool,
 }
 
 impl std::fmt::Debug for World {
@@ -52,6 +57,7 @@ impl World {
             rng: RefCell::new(ChaCha20Rng::from_entropy()),
             clock: None,
             cluster: None,
+            dns: false,
         }
     }
 
@@ -62,6 +68,7 @@ impl World {
             rng: RefCell::new(ChaCha20Rng::seed_from_u64(seed)),
             clock: now,
             cluster: None,
+            dns: false,
         }
     }
 
@@ -71,6 +78,23 @@ impl World {
             self.clock = now;
         }
         self
+    }
+
+    /// The same world with DNS lookups (`getHostByName`) enabled or not (Helm's
+    /// `--enable-dns`; off by default, as in Helm).
+    pub fn resolving(mut self, dns: bool) -> Self {
+        self.dns = dns;
+        self
+    }
+
+    /// Helm's `getHostByName`: with DNS lookups off, or with no cluster to resolve from
+    /// (a render that is not the member's), the empty string, as Helm gives it with DNS
+    /// off; else the cluster's answer.
+    pub fn host_by_name(&self, name: &str) -> Result<String, String> {
+        match &self.cluster {
+            Some(cluster) if self.dns => cluster.host_by_name(name),
+            _ => Ok(String::new()),
+        }
     }
 
     /// The same world with `lookup` answered by `cluster`, when given.
