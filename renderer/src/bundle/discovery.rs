@@ -114,7 +114,13 @@ pub fn discover(root: &RepoRoot, paths: &[String]) -> Result<Vec<BundleDir>> {
         paths
     };
     let mut found: Vec<BundleDir> = Vec::new();
+    let mut bases = Vec::new();
     for path in paths {
+        if is_glob(path) {
+            // As Fleet's `filepath.Glob`: the directories it matches (none is no error).
+            bases.extend(glob_dirs(root, path)?);
+            continue;
+        }
         let base = root.resolve(root.path(), path, root.path())?;
         if !base.is_dir() {
             return Err(RenderError::in_file(
@@ -122,6 +128,9 @@ pub fn discover(root: &RepoRoot, paths: &[String]) -> Result<Vec<BundleDir>> {
                 "bundle path is not a directory",
             ));
         }
+        bases.push(base);
+    }
+    for base in bases {
         for dir in walk_dirs(root, &base)? {
             let fleet_yaml = fleet_yaml_in(&dir);
             let is_base = dir == base;
@@ -141,6 +150,49 @@ pub fn discover(root: &RepoRoot, paths: &[String]) -> Result<Vec<BundleDir>> {
     }
     found.sort_by(|a, b| a.rel.cmp(&b.rel));
     Ok(found)
+}
+
+/// Whether a `paths` entry is a glob pattern (`*`, `?` or `[`), as Fleet expands them.
+fn is_glob(path: &str) -> bool {
+    path.contains(['*', '?', '['])
+}
+
+/// The directories `pattern` matches under the root, segment by segment (`*` never
+/// crosses a `/`), as Go's `filepath.Glob` matches them; sorted.
+fn glob_dirs(root: &RepoRoot, pattern: &str) -> Result<Vec<PathBuf>> {
+    let mut current = vec![root.path().to_path_buf()];
+    for segment in pattern.trim_start_matches('/').split('/') {
+        if segment.is_empty() || segment == "." {
+            continue;
+        }
+        let mut next = Vec::new();
+        for dir in &current {
+            if !is_glob(segment) {
+                let child = root.resolve(dir, segment, root.path())?;
+                if child.is_dir() {
+                    next.push(child);
+                }
+                continue;
+            }
+            let matcher = globset::GlobBuilder::new(segment)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| RenderError::in_field("paths", "paths", format!("`{pattern}`: {e}")))?
+                .compile_matcher();
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                if entry.path().is_dir() && matcher.is_match(&name) {
+                    next.push(root.resolve(dir, &name.to_string_lossy(), root.path())?);
+                }
+            }
+        }
+        next.sort();
+        current = next;
+    }
+    Ok(current)
 }
 
 /// Directories under `base` (itself included) that `.fleetignore` files do not exclude.
@@ -188,5 +240,12 @@ mod tests {
             .map(|b| b.rel)
             .collect();
         assert_eq!(plain, vec!["plain"]);
+        // Globs in paths match directories, as Fleet's `filepath.Glob` does.
+        let globbed: Vec<String> = discover(&root, &["/a*".into(), "pl?in".into(), "none*".into()])
+            .expect("discover")
+            .into_iter()
+            .map(|b| b.rel)
+            .collect();
+        assert_eq!(globbed, vec!["app", "app/sub", "plain"]);
     }
 }
