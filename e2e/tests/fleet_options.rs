@@ -76,10 +76,15 @@ async fn namespace_marks_ignored_conditions_accepted_states_and_what_removal_kee
         .write(
             "after/cm.yaml",
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: after\n",
+        )
+        .write("gadgets/fleet.yaml", "deleteCRDResources: true\n")
+        .write(
+            "gadgets/crd.yaml",
+            &CRD.replace("widget", "gadget").replace("Widget", "Gadget"),
         );
     fleet.repo.commit("options");
     fleet
-        .gitrepo(json!({"paths": ["crd", "slow", "after"], "targets": [{"clusterSelector": {}}]}))
+        .gitrepo(json!({"paths": ["crd", "slow", "after", "gadgets"], "targets": [{"clusterSelector": {}}]}))
         .await;
     let deployments = fleet.deployments("dev");
     let state = |name: &'static str| {
@@ -102,6 +107,10 @@ async fn namespace_marks_ignored_conditions_accepted_states_and_what_removal_kee
         fleet.get("dev", &["get", "configmap", "after", "-n", "widgets"])
     })
     .await;
+    eventually("the gadgets CRD deployed", WAIT, || async {
+        fleet.get("dev", &["get", "crd", "gadgets.example.com"])
+    })
+    .await;
     let namespace = fleet
         .get("dev", &["get", "namespace", "widgets"])
         .expect("the namespace");
@@ -120,6 +129,12 @@ async fn namespace_marks_ignored_conditions_accepted_states_and_what_removal_kee
             .get("dev", &["get", "crd", "widgets.example.com"])
             .is_some(),
         "a CRD stays without deleteCRDResources"
+    );
+    assert!(
+        fleet
+            .get("dev", &["get", "crd", "gadgets.example.com"])
+            .is_none(),
+        "deleteCRDResources: true removes the bundle's CRD"
     );
     assert!(
         fleet
