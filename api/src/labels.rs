@@ -31,3 +31,8 @@ pub const TOKEN_LABEL: &str = "fleet.cattle.io/token";
 pub const NAMESPACE_CREATION_ANNOTATION: &str = "fleet.cattle.io/namespace-creation";
 /// [`NAMESPACE_CREATION_ANNOTATION`]'s value that forbids creating namespaces.
 pub const NAMESPACE_CREATION_DISABLED: &str = "disabled";
+
+/// Label giving a GitRepo (and what is made from it: Bundles, BundleDeployments) to the
+/// controller shard of that id, as Fleet shards: a controller started with `--shard-id`
+/// handles only objects with it, one started without only objects without it.
+pub const SHARD_LABEL: &str = "fleet.cattle.io/shard-ref";

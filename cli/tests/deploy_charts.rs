@@ -170,6 +170,10 @@ fn the_charts_install_and_their_least_privileges_suffice() {
             &ca.display().to_string(),
             "--data",
             &dir.path().join("controller").display().to_string(),
+            // As the chart runs it: the Lease is claimed with the chart's RBAC.
+            "--leader-elect",
+            "--leader-election-namespace",
+            NAMESPACE,
         ],
         &logs.join("controller.log"),
     );
@@ -180,6 +184,9 @@ fn the_charts_install_and_their_least_privileges_suffice() {
             &gitjob.display().to_string(),
             "--data",
             &dir.path().join("gitjob").display().to_string(),
+            "--leader-elect",
+            "--leader-election-namespace",
+            NAMESPACE,
         ],
         &logs.join("gitjob.log"),
     );

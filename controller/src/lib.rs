@@ -55,13 +55,22 @@ pub struct Context {
     work_dir: PathBuf,
     placements: Mutex<HashMap<String, u64>>,
     hub: Option<registration::HubAddress>,
+    /// The shard handled (`--shard-id`), none for the unsharded controller.
+    shard: Option<String>,
     metrics: Arc<metrics::Metrics>,
 }
 
 impl Context {
     /// A controller context keeping scratch files and the chart cache under `data_dir`.
     pub fn new(client: kube::Client, data_dir: impl Into<PathBuf>) -> Arc<Self> {
-        Self::build(client, data_dir.into(), None)
+        Self::build(client, data_dir.into(), None, None)
+    }
+
+    /// A context for the shard `shard` (Fleet's `--shard-id`): it places only the Bundles
+    /// labelled `fleet.cattle.io/shard-ref` with it, and leaves Clusters and registration
+    /// to the unsharded controller.
+    pub fn sharded(client: kube::Client, data_dir: impl Into<PathBuf>, shard: &str) -> Arc<Self> {
+        Self::build(client, data_dir.into(), None, Some(shard.to_string()))
     }
 
     /// A context that also accepts cluster registrations, handing agents kubeconfigs for
@@ -71,13 +80,14 @@ impl Context {
         data_dir: impl Into<PathBuf>,
         hub: registration::HubAddress,
     ) -> Arc<Self> {
-        Self::build(client, data_dir.into(), Some(hub))
+        Self::build(client, data_dir.into(), Some(hub), None)
     }
 
     fn build(
         client: kube::Client,
         data_dir: PathBuf,
         hub: Option<registration::HubAddress>,
+        shard: Option<String>,
     ) -> Arc<Self> {
         Arc::new(Self {
             client,
@@ -85,6 +95,7 @@ impl Context {
             work_dir: data_dir.join("work"),
             placements: Mutex::default(),
             hub,
+            shard,
             metrics: Arc::default(),
         })
     }
@@ -114,6 +125,9 @@ pub async fn run(
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
     let shutdown = shutdown.shared();
+    if ctx.shard.is_some() {
+        return run_bundles(ctx, shutdown).await;
+    }
     futures::join!(
         run_bundles(ctx.clone(), shutdown.clone()),
         run_clusters(ctx.clone(), shutdown.clone()),
@@ -200,9 +214,10 @@ async fn run_bundles(
     ctx: Arc<Context>,
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
+    let shard = fleet_objects::selector::shard(ctx.shard.as_deref());
     let controller = Controller::new(
         Api::<Bundle>::all(ctx.client.clone()),
-        watcher::Config::default(),
+        watcher::Config::default().labels(&shard),
     );
     let counters = ctx.metrics();
     let store = controller.store();
@@ -239,7 +254,7 @@ async fn run_bundles(
         )
         .watches(
             Api::<BundleDeployment>::all(ctx.client.clone()),
-            watcher::Config::default().labels(labels::BUNDLE_NAME_LABEL),
+            watcher::Config::default().labels(&format!("{},{shard}", labels::BUNDLE_NAME_LABEL)),
             |deployment| {
                 label_ref(
                     &deployment,

@@ -399,8 +399,10 @@ pub(crate) fn deployment_for(
             cluster.namespace().unwrap_or_default(),
         ),
     ]);
-    if let Some(repo) = bundle.labels().get(REPO_NAME_LABEL) {
-        labels.insert(REPO_NAME_LABEL.to_string(), repo.clone());
+    for carried in [REPO_NAME_LABEL, fleet_api::labels::SHARD_LABEL] {
+        if let Some(value) = bundle.labels().get(carried) {
+            labels.insert(carried.to_string(), value.clone());
+        }
     }
     let mut deployment = BundleDeployment::new(
         &bundle.name_any(),

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use fleet_api::labels::COMMIT_LABEL;
+use fleet_api::labels::{COMMIT_LABEL, SHARD_LABEL};
 use fleet_api::{Bundle, BundleTarget, BundleTargetRestriction, FleetYaml, GitRepo, GitTarget};
 use fleet_renderer::bundle::{self, BundleDir, ClusterInfo};
 use fleet_renderer::{RenderError, RepoRoot};
@@ -170,6 +170,15 @@ fn one_bundle(
     }
     let labels = object.metadata.labels.get_or_insert_with(Default::default);
     labels.insert(COMMIT_LABEL.into(), commit.to_string());
+    // A sharded GitRepo's Bundles belong to the same shard.
+    if let Some(shard) = gitrepo
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|l| l.get(SHARD_LABEL))
+    {
+        labels.insert(SHARD_LABEL.into(), shard.clone());
+    }
     Ok(object)
 }
 

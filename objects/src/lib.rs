@@ -15,6 +15,8 @@ pub mod client;
 pub mod conditions;
 pub mod downstream;
 pub mod duration;
+#[cfg(feature = "client")]
+pub mod leader;
 pub mod policy;
 pub mod schema;
 pub mod secret_file;

@@ -209,6 +209,17 @@ pub fn parse_label(text: &str) -> Result<(String, String), String> {
         .ok_or_else(|| format!("`{text}` is not key=value"))
 }
 
+/// The label selector of the objects a controller shard handles: those labelled with its
+/// id, or for the unsharded controller those not labelled with any
+/// ([`fleet_api::labels::SHARD_LABEL`]).
+pub fn shard(id: Option<&str>) -> String {
+    let label = fleet_api::labels::SHARD_LABEL;
+    match id {
+        Some(id) => format!("{label}={id}"),
+        None => format!("!{label}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

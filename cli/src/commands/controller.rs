@@ -37,6 +37,9 @@ pub struct ControllerArgs {
     /// Seconds between looks at a deployment of a pushed cluster (drift, readiness).
     #[arg(long, default_value_t = 60)]
     push_resync_seconds: u64,
+    /// Leader election and sharding.
+    #[command(flatten)]
+    scale_out: super::scale_out::ScaleOutArgs,
 }
 
 /// Where agents are told to find the hub: the flags, else the kubeconfig's cluster.
@@ -67,9 +70,14 @@ pub fn run(args: ControllerArgs) -> Result<()> {
     let runtime = super::runtime()?;
     runtime.block_on(async move {
         let client = super::cluster_client(args.kubeconfig.as_deref()).await?;
-        let ctx = match agents_hub(&args)? {
-            Some(hub) => fleet_controller::Context::registering(client.clone(), &args.data, hub),
-            None => {
+        let ctx = match (&args.scale_out.shard_id, agents_hub(&args)?) {
+            (Some(shard), _) => {
+                fleet_controller::Context::sharded(client.clone(), &args.data, shard)
+            }
+            (None, Some(hub)) => {
+                fleet_controller::Context::registering(client.clone(), &args.data, hub)
+            }
+            (None, None) => {
                 tracing::warn!("no --api-server-url: cluster registrations are not served");
                 fleet_controller::Context::new(client.clone(), &args.data)
             }
@@ -83,14 +91,18 @@ pub fn run(args: ControllerArgs) -> Result<()> {
             super::serve_http(addr, router, "metrics").await?;
         }
         tracing::info!(data = %args.data.display(), "controller running");
-        // Clusters with spec.kubeConfigSecret are deployed to from here (the push model).
-        let pusher = tokio::spawn(fleet_agent::push::run(
-            client.clone(),
-            std::time::Duration::from_secs(args.push_resync_seconds.max(1)),
-            super::shutdown_signal(),
-        ));
-        fleet_controller::run(ctx, super::shutdown_signal()).await;
-        let _ = pusher.await;
-        Ok(())
+        let resync = std::time::Duration::from_secs(args.push_resync_seconds.max(1));
+        let work = async {
+            if args.scale_out.shard_id.is_some() {
+                return fleet_controller::run(ctx, super::shutdown_signal()).await;
+            }
+            // Clusters with spec.kubeConfigSecret are deployed to from here (the push
+            // model), by the unsharded controller.
+            futures::join!(
+                fleet_agent::push::run(client.clone(), resync, super::shutdown_signal()),
+                fleet_controller::run(ctx, super::shutdown_signal())
+            );
+        };
+        args.scale_out.run(&client, "controller", work).await
     })
 }

@@ -48,6 +48,9 @@ pub struct GitjobArgs {
     /// Accept any SSH host key when a Secret has no known_hosts (unsafe).
     #[arg(long)]
     insecure_skip_host_key_checks: bool,
+    /// Leader election and sharding.
+    #[command(flatten)]
+    scale_out: super::scale_out::ScaleOutArgs,
 }
 
 /// Runs gitjob until Ctrl-C or SIGTERM.
@@ -64,6 +67,7 @@ pub fn run(args: GitjobArgs) -> Result<()> {
             max_bytes: args.max_tree_mib << 20,
         };
         settings.skip_host_key_check = args.insecure_skip_host_key_checks;
+        settings.shard = args.scale_out.shard_id.clone();
         if let Some(addr) = args.webhook_listen {
             let receiver = webhook::Receiver::new(
                 client.clone(),
@@ -75,9 +79,10 @@ pub fn run(args: GitjobArgs) -> Result<()> {
         if let Some(addr) = args.metrics_listen {
             super::serve_http(addr, webhook::metrics_router(metrics.clone()), "metrics").await?;
         }
-        let gitjob = Gitjob::new(client, settings, metrics);
+        let gitjob = Gitjob::new(client.clone(), settings, metrics);
         tracing::info!(data = %args.data.display(), "gitjob running");
-        gitjob.run(super::shutdown_signal()).await;
-        Ok(())
+        args.scale_out
+            .run(&client, "gitjob", gitjob.run(super::shutdown_signal()))
+            .await
     })
 }

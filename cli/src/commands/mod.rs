@@ -15,6 +15,7 @@ mod kustomize;
 mod lint;
 mod output;
 mod releases;
+mod scale_out;
 mod status;
 mod target;
 mod test;

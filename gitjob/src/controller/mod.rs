@@ -45,6 +45,9 @@ pub struct Settings {
     pub limits: Limits,
     /// Accept any SSH host key.
     pub skip_host_key_check: bool,
+    /// The shard handled: GitRepos labelled `fleet.cattle.io/shard-ref` with it, or, when
+    /// none, GitRepos without that label.
+    pub shard: Option<String>,
 }
 
 impl Settings {
@@ -58,6 +61,7 @@ impl Settings {
             max_fetch_bytes: 1 << 30,
             limits: Limits::default(),
             skip_host_key_check: false,
+            shard: None,
         }
     }
 }
@@ -141,7 +145,8 @@ impl Gitjob {
                 .touched_objects();
             tokio::spawn(mirror.for_each(|_| async {}));
         }
-        Controller::new(gitrepos, watcher::Config::default())
+        let shard = fleet_objects::selector::shard(self.settings.shard.as_deref());
+        Controller::new(gitrepos, watcher::Config::default().labels(&shard))
             .owns(bundles, watcher::Config::default().labels(REPO_NAME_LABEL))
             .with_config(config)
             .trigger_backoff(WatchBackoff::default())
