@@ -1,16 +1,24 @@
 //! `fleet bench fleet`: a whole fleet in one process: the hub with N member clusters, gitjob,
-//! the targeting controller and one agent per member; the time from a commit to every
-//! cluster Ready, and the CPU and memory it took. No reference tool runs here to compare
-//! with; the figures are printed against the targets.
+//! the targeting controller and one agent per member (reaching the hub in process, so the
+//! control plane is measured, not the socket limit). For each phase (the first deployment,
+//! then a commit changing every bundle) it prints the time to every deployment Ready, the
+//! CPU it took, the peak memory, the objects in the hub, the writes per BundleDeployment
+//! and the largest status object. Named scenarios reproduce Rancher Fleet's benchmark
+//! experiments. No reference tool runs here; the figures are printed against the issue's
+//! targets.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
-use clap::Args;
-use fleet_api::{BundleDeployment, GitRepo};
+use clap::{Args, ValueEnum};
+use fleet_api::{Bundle, BundleDeployment, Cluster, GitRepo};
 use fleet_local::{Fleet, LocalHub};
 use fleet_testkit::{create_cluster, GitDaemon, TestRepo};
-use kube::api::{ListParams, PostParams};
+use futures::StreamExt;
+use kube::api::{ListParams, Patch, PatchParams, PostParams};
+use kube::runtime::watcher;
 use kube::Api;
 use serde_json::json;
 
@@ -20,25 +28,194 @@ pub struct FleetBench {
     /// Member clusters, each with its own agent.
     #[arg(long, default_value_t = 1_000)]
     clusters: usize,
+    /// Bundles, each deployed to every cluster.
+    #[arg(long, default_value_t = 1)]
+    bundles: usize,
+    /// ConfigMaps in each bundle.
+    #[arg(long, default_value_t = 1)]
+    resources: usize,
+    /// GitRepos the bundles are spread over (0: Bundles applied directly, no gitjob).
+    #[arg(long, default_value_t = 1)]
+    gitrepos: usize,
+    /// One of Rancher Fleet's benchmark experiments (sets the figures above; `--clusters`
+    /// still counts where the experiment does not fix it).
+    #[arg(long, value_enum)]
+    scenario: Option<Scenario>,
+}
+
+/// Rancher Fleet's benchmark experiments.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Scenario {
+    /// One GitRepo of 50 bundles.
+    #[value(name = "create-1-gitrepo-50-bundle")]
+    OneGitRepoFiftyBundles,
+    /// 50 GitRepos of one bundle each.
+    #[value(name = "create-50-gitrepo-50-bundle")]
+    FiftyGitReposFiftyBundles,
+    /// 50 Bundles applied directly.
+    #[value(name = "create-50-bundle")]
+    FiftyBundles,
+    /// One bundle of 10 resources to one cluster.
+    #[value(name = "create-1-bundledeployment-10-resources")]
+    OneDeploymentTenResources,
+    /// One bundle of 500 resources to 50 clusters.
+    #[value(name = "create-50-bundledeployment-500-resources")]
+    FiftyDeploymentsFiveHundredResources,
+}
+
+/// The shape of a run.
+#[derive(Debug, Clone, Copy)]
+struct Shape {
+    clusters: usize,
+    bundles: usize,
+    resources: usize,
+    gitrepos: usize,
+}
+
+impl FleetBench {
+    fn shape(&self) -> Shape {
+        let given = Shape {
+            clusters: self.clusters,
+            bundles: self.bundles,
+            resources: self.resources,
+            gitrepos: self.gitrepos,
+        };
+        let Some(scenario) = self.scenario else {
+            return given;
+        };
+        let (clusters, bundles, resources, gitrepos) = match scenario {
+            Scenario::OneGitRepoFiftyBundles => (given.clusters, 50, 1, 1),
+            Scenario::FiftyGitReposFiftyBundles => (given.clusters, 50, 1, 50),
+            Scenario::FiftyBundles => (given.clusters, 50, 1, 0),
+            Scenario::OneDeploymentTenResources => (1, 1, 10, 1),
+            Scenario::FiftyDeploymentsFiveHundredResources => (50, 1, 500, 1),
+        };
+        Shape {
+            clusters,
+            bundles,
+            resources,
+            gitrepos,
+        }
+    }
 }
 
 /// Runs the benchmark.
 pub fn run(args: FleetBench) -> Result<()> {
-    if args.clusters == 0 {
-        bail!("--clusters must be at least 1");
+    let shape = args.shape();
+    if shape.clusters == 0 || shape.bundles == 0 || shape.resources == 0 {
+        bail!("--clusters, --bundles and --resources must be at least 1");
+    }
+    if shape.gitrepos > shape.bundles {
+        bail!("--gitrepos may not exceed --bundles (each GitRepo holds at least one bundle)");
     }
     let scratch = tempfile::tempdir().context("scratch directory")?;
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    runtime.block_on(bench(&args, scratch.path()))
+    runtime.block_on(bench(shape, scratch.path()))
 }
 
 fn member(i: usize) -> String {
-    format!("m{i:04}")
+    format!("m{i:05}")
 }
 
-async fn bench(args: &FleetBench, scratch: &std::path::Path) -> Result<()> {
+/// The bundle `b`'s directory and files at `version`: a fleet.yaml with a customization
+/// for the `prod` clusters, and `resources` ConfigMaps.
+fn bundle_files(b: usize, resources: usize, version: u32) -> Vec<(String, String)> {
+    let fleet_yaml = "defaultNamespace: app\ntargetCustomizations:\n- name: prod\n  clusterSelector:\n    matchLabels:\n      env: prod\n  defaultNamespace: app-prod\n";
+    let config_maps: Vec<String> = (0..resources)
+        .map(|r| {
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b{b:03}-settings-{r}\ndata:\n  version: \"{version}\"\n"
+            )
+        })
+        .collect();
+    vec![
+        (format!("b{b:03}/fleet.yaml"), fleet_yaml.to_string()),
+        (format!("b{b:03}/settings.yaml"), config_maps.join("---\n")),
+    ]
+}
+
+/// Where the bundles come from: Git repositories with gitjob, or Bundles applied directly.
+enum Source {
+    Git { repos: Vec<TestRepo>, daemon: GitDaemon },
+    Direct,
+}
+
+impl Source {
+    fn new(scratch: &std::path::Path, shape: Shape) -> Result<Self> {
+        if shape.gitrepos == 0 {
+            return Ok(Self::Direct);
+        }
+        let dir = scratch.join("repos");
+        std::fs::create_dir_all(&dir)?;
+        let repos = (0..shape.gitrepos)
+            .map(|g| TestRepo::in_dir(&dir, &format!("app{g:03}")))
+            .collect();
+        let daemon = GitDaemon::start(&dir);
+        Ok(Self::Git { repos, daemon })
+    }
+
+    /// Writes every bundle at `version`: commits to the repositories (creating the
+    /// GitRepos the first time), or applies the Bundles.
+    async fn publish(&self, hub: &kube::Client, shape: Shape, version: u32) -> Result<()> {
+        match self {
+            Self::Git { repos, daemon } => {
+                for b in 0..shape.bundles {
+                    let repo = &repos[b % repos.len()];
+                    for (path, text) in bundle_files(b, shape.resources, version) {
+                        repo.write(&path, &text);
+                    }
+                }
+                for (g, repo) in repos.iter().enumerate() {
+                    repo.commit(&format!("v{version}"));
+                    if version == 1 {
+                        let name = format!("app{g:03}");
+                        let gitrepo: GitRepo = serde_json::from_value(json!({
+                            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
+                            "metadata": {"name": name, "namespace": "fleet-local"},
+                            "spec": {"repo": daemon.url(&name), "branch": "main",
+                                     "pollingInterval": "1s",
+                                     "targets": [{"clusterSelector": {}}]},
+                        }))?;
+                        Api::<GitRepo>::namespaced(hub.clone(), "fleet-local")
+                            .create(&PostParams::default(), &gitrepo)
+                            .await?;
+                    }
+                }
+            }
+            Self::Direct => {
+                let api: Api<Bundle> = Api::namespaced(hub.clone(), "fleet-local");
+                for b in 0..shape.bundles {
+                    let files = bundle_files(b, shape.resources, version);
+                    let resources: Vec<serde_json::Value> = files
+                        .iter()
+                        .map(|(path, text)| {
+                            let name = path.split_once('/').map_or(path.as_str(), |(_, n)| n);
+                            json!({"name": name, "content": text})
+                        })
+                        .collect();
+                    let name = format!("direct-b{b:03}");
+                    let bundle = json!({
+                        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Bundle",
+                        "metadata": {"name": name, "namespace": "fleet-local"},
+                        "spec": {"defaultNamespace": "app", "resources": resources,
+                                 "targets": [{"clusterSelector": {}}]},
+                    });
+                    api.patch(
+                        &name,
+                        &PatchParams::apply("fleet-bench").force(),
+                        &Patch::Apply(&bundle),
+                    )
+                    .await?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+async fn bench(shape: Shape, scratch: &std::path::Path) -> Result<()> {
     let started = Instant::now();
-    let members: Vec<String> = (0..args.clusters).map(member).collect();
+    let members: Vec<String> = (0..shape.clusters).map(member).collect();
     let local = LocalHub::start(
         &scratch.join("hub"),
         "127.0.0.1:0".parse()?,
@@ -47,26 +224,19 @@ async fn bench(args: &FleetBench, scratch: &std::path::Path) -> Result<()> {
     )
     .await?;
     println!(
-        "hub with {} member clusters up in {:.1} s",
-        args.clusters,
-        started.elapsed().as_secs_f64()
+        "hub with {} member clusters up in {:.1} s; {} bundles of {} ConfigMaps from {} GitRepos",
+        shape.clusters,
+        started.elapsed().as_secs_f64(),
+        shape.bundles,
+        shape.resources,
+        shape.gitrepos
     );
     let hub = local.client.clone();
     for (i, name) in members.iter().enumerate() {
         let env = if i % 2 == 0 { "prod" } else { "dev" };
         create_cluster(&hub, "fleet-local", name, json!({"env": env})).await?;
     }
-    let repos = scratch.join("repos");
-    std::fs::create_dir_all(&repos)?;
-    let repo = TestRepo::in_dir(&repos, "app");
-    repo.write(
-        "app/fleet.yaml",
-        "defaultNamespace: app\ntargetCustomizations:\n- name: prod\n  clusterSelector:\n    matchLabels:\n      env: prod\n  defaultNamespace: app-prod\n",
-    )
-    .write("app/settings.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  version: \"1\"\n");
-    repo.commit("v1");
-    let daemon = GitDaemon::start(&repos);
-
+    let source = Source::new(scratch, shape)?;
     let mut fleet = Fleet::new();
     fleet.run_controllers(&hub, scratch);
     // Agents reach the hub in process: the control plane is measured, not the socket limit
@@ -86,64 +256,120 @@ async fn bench(args: &FleetBench, scratch: &std::path::Path) -> Result<()> {
         );
         fleet.run_agent(name, agent, None).await;
     }
+    let writes = Arc::new(AtomicUsize::new(0));
+    tokio::spawn(count_writes(hub.clone(), writes.clone()));
     println!(
         "gitjob, controller and {} agents started; rss {} MiB",
-        args.clusters,
+        shape.clusters,
         crate::measure::rss_kib("self") / 1024
     );
-
-    let cpu = crate::measure::cpu_seconds("self");
-    let commit = Instant::now();
-    let gitrepo: GitRepo = serde_json::from_value(json!({
-        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
-        "metadata": {"name": "demo", "namespace": "fleet-local"},
-        "spec": {"repo": daemon.url("app"), "branch": "main", "pollingInterval": "1s",
-                 "targets": [{"clusterSelector": {}}]},
-    }))?;
-    Api::<GitRepo>::namespaced(hub.clone(), "fleet-local")
-        .create(&PostParams::default(), &gitrepo)
-        .await?;
-    all_ready(&hub, args.clusters, "1").await?;
+    let first = phase(&local, &source, shape, 1, &writes, "first deployment").await?;
+    let commit = phase(&local, &source, shape, 2, &writes, "a commit").await?;
     println!(
-        "first deployment: GitRepo created to all {} clusters Ready in {:.1} s (target < 30 s), {:.1} s CPU",
-        args.clusters,
-        commit.elapsed().as_secs_f64(),
-        crate::measure::cpu_seconds("self") - cpu
+        "targets (10,000 x 10): each phase under 60 s, peak RSS under 4 GiB, status objects under 64 KiB, at most 2 writes per BundleDeployment per rollout; first deployment here {:.1} s",
+        first
     );
-
-    let cpu = crate::measure::cpu_seconds("self");
-    repo.write(
-        "app/settings.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  version: \"2\"\n",
-    );
-    repo.commit("v2");
-    let commit = Instant::now();
-    all_ready(&hub, args.clusters, "2").await?;
     println!(
-        "a commit: to all {} clusters Ready at the new version in {:.1} s (target < 30 s), {:.1} s CPU; rss {} MiB for hub, gitjob, controller and agents (target < 1 GiB)",
-        args.clusters,
-        commit.elapsed().as_secs_f64(),
-        crate::measure::cpu_seconds("self") - cpu,
-        crate::measure::rss_kib("self") / 1024
+        "fleet bench: {} clusters x {} bundles: commit to all Ready in {:.1} s, peak RSS {} MiB",
+        shape.clusters,
+        shape.bundles,
+        commit,
+        crate::measure::peak_rss_kib("self") / 1024
     );
     fleet.stop().await;
     local.shutdown().await;
     Ok(())
 }
 
-/// Waits until every cluster's deployment is ready at a Content holding `version`.
-async fn all_ready(hub: &kube::Client, clusters: usize, version: &str) -> Result<()> {
+/// Publishes `version`, waits for every deployment Ready at it, and prints the phase's
+/// figures; returns its seconds.
+async fn phase(
+    local: &LocalHub,
+    source: &Source,
+    shape: Shape,
+    version: u32,
+    writes: &AtomicUsize,
+    name: &str,
+) -> Result<f64> {
+    let hub = &local.client;
+    let cpu = crate::measure::cpu_seconds("self");
+    writes.store(0, Ordering::Relaxed);
+    let started = Instant::now();
+    source.publish(hub, shape, version).await?;
+    let deployments = shape.clusters * shape.bundles;
+    all_ready(hub, deployments, &version.to_string()).await?;
+    let seconds = started.elapsed().as_secs_f64();
+    // Late status writes of the phase (agents' last reports) count too.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let written = writes.load(Ordering::Relaxed) as f64 / deployments as f64;
+    println!(
+        "{name}: {deployments} deployments Ready in {seconds:.1} s, {:.1} s CPU, peak RSS {} MiB, {} objects in the hub, {written:.2} writes per BundleDeployment, largest status {} bytes",
+        crate::measure::cpu_seconds("self") - cpu,
+        crate::measure::peak_rss_kib("self") / 1024,
+        local.running.hub.object_count(),
+        largest_status(hub).await?
+    );
+    Ok(seconds)
+}
+
+/// Counts the writes to BundleDeployments (creations and updates, spec or status) as their
+/// watch reports them.
+async fn count_writes(hub: kube::Client, writes: Arc<AtomicUsize>) {
+    let api: Api<BundleDeployment> = Api::all(hub);
+    let mut events = watcher(api, watcher::Config::default()).boxed();
+    let mut initialized = false;
+    while let Some(event) = events.next().await {
+        match event {
+            Ok(watcher::Event::InitDone) => initialized = true,
+            Ok(watcher::Event::Apply(_)) if initialized => {
+                writes.fetch_add(1, Ordering::Relaxed);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The largest status, serialized, of any GitRepo, Bundle, BundleDeployment or Cluster.
+async fn largest_status(hub: &kube::Client) -> Result<usize> {
+    let size = |status: serde_json::Result<Vec<u8>>| status.map_or(0, |b| b.len());
+    let params = ListParams::default();
+    let mut largest = 0;
+    for item in Api::<GitRepo>::all(hub.clone()).list(&params).await?.items {
+        largest = largest.max(size(serde_json::to_vec(&item.status)));
+    }
+    for item in Api::<Bundle>::all(hub.clone()).list(&params).await?.items {
+        largest = largest.max(size(serde_json::to_vec(&item.status)));
+    }
+    for item in Api::<Cluster>::all(hub.clone()).list(&params).await?.items {
+        largest = largest.max(size(serde_json::to_vec(&item.status)));
+    }
+    for item in Api::<BundleDeployment>::all(hub.clone())
+        .list(&params)
+        .await?
+        .items
+    {
+        largest = largest.max(size(serde_json::to_vec(&item.status)));
+    }
+    Ok(largest)
+}
+
+/// Waits until `wanted` deployments are ready at a Content holding `version`.
+async fn all_ready(hub: &kube::Client, wanted: usize, version: &str) -> Result<()> {
     let contents: Api<fleet_api::Content> = Api::all(hub.clone());
     let deployments: Api<BundleDeployment> = Api::all(hub.clone());
-    let deadline = Instant::now() + Duration::from_secs(600);
+    let deadline = Instant::now() + Duration::from_secs(900);
     let mut at_version = std::collections::HashSet::new();
     loop {
         for content in contents.list(&ListParams::default()).await?.items {
+            let name = content.metadata.name.clone().unwrap_or_default();
+            if at_version.contains(&name) {
+                continue;
+            }
             let holds = content
                 .unpack()
                 .is_ok_and(|p| p.resources.iter().any(|o| o["data"]["version"] == version));
             if holds {
-                at_version.insert(content.metadata.name.unwrap_or_default());
+                at_version.insert(name);
             }
         }
         let ready = deployments
@@ -160,12 +386,12 @@ async fn all_ready(hub: &kube::Client, clusters: usize, version: &str) -> Result
                         .is_some_and(|s| s.ready && s.applied_deployment_id == d.spec.deployment_id)
             })
             .count();
-        if ready >= clusters {
+        if ready >= wanted {
             return Ok(());
         }
         if Instant::now() > deadline {
-            bail!("only {ready} of {clusters} clusters ready after 10 minutes");
+            bail!("only {ready} of {wanted} deployments ready after 15 minutes");
         }
-        tokio::time::sleep(Duration::from_millis(250)).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }

@@ -2,11 +2,21 @@
 
 /// Resident memory of a process (`self` or a pid), in KiB, from /proc.
 pub fn rss_kib(pid: &str) -> u64 {
+    status_kib(pid, "VmRSS:")
+}
+
+/// The most resident memory a process (`self` or a pid) has had, in KiB, from /proc.
+pub fn peak_rss_kib(pid: &str) -> u64 {
+    status_kib(pid, "VmHWM:")
+}
+
+/// A KiB figure of /proc/PID/status.
+fn status_kib(pid: &str, field: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|s| {
             s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
+                .find(|l| l.starts_with(field))
                 .and_then(|l| l.split_whitespace().nth(1))
                 .and_then(|v| v.parse().ok())
         })

@@ -206,6 +206,11 @@ impl Hub {
         Some(identity)
     }
 
+    /// How many objects the hub holds, in every logical cluster.
+    pub fn object_count(&self) -> usize {
+        self.store.object_count()
+    }
+
     /// The admin token of a cluster.
     pub fn admin_token(&self, cluster: &str) -> Option<String> {
         self.store.cluster(cluster).map(|c| c.token)

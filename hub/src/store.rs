@@ -330,6 +330,12 @@ impl Store {
         Ok((memory.rv, select(&memory, cluster, resource, namespace)))
     }
 
+    /// How many objects the store holds, in every cluster.
+    pub fn object_count(&self) -> usize {
+        let memory = lock(&self.shared.memory);
+        memory.objects.values().map(|objects| objects.len()).sum()
+    }
+
     /// Every object of a cluster, with its resource.
     pub fn cluster_objects(&self, cluster: &str) -> Vec<(String, Arc<Value>)> {
         let memory = lock(&self.shared.memory);
