@@ -136,7 +136,10 @@ fn bundle_files(b: usize, resources: usize, version: u32) -> Vec<(String, String
 
 /// Where the bundles come from: Git repositories with gitjob, or Bundles applied directly.
 enum Source {
-    Git { repos: Vec<TestRepo>, daemon: GitDaemon },
+    Git {
+        repos: Vec<TestRepo>,
+        daemon: GitDaemon,
+    },
     Direct,
 }
 

@@ -24,7 +24,10 @@ pub async fn cluster(cluster: Arc<Cluster>, ctx: &Context) -> Result<(), Error> 
     let namespace = cluster.namespace().unwrap_or_default();
     let name = cluster.name_any();
     let deployments: Vec<BundleDeployment> = ctx
-        .deployments(&[(CLUSTER_LABEL, &name), (CLUSTER_NAMESPACE_LABEL, &namespace)])
+        .deployments(&[
+            (CLUSTER_LABEL, &name),
+            (CLUSTER_NAMESPACE_LABEL, &namespace),
+        ])
         .await?;
     let summary = summarise(&deployments);
     let waiting: Vec<String> = deployments

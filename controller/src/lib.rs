@@ -124,10 +124,12 @@ impl Context {
     async fn groups(&self, namespace: &str) -> Result<Vec<ClusterGroup>, kube::Error> {
         match self.caches.get() {
             Some(caches) => Ok(owned(caches.groups(namespace))),
-            None => Ok(Api::<ClusterGroup>::namespaced(self.client.clone(), namespace)
-                .list(&Default::default())
-                .await?
-                .items),
+            None => Ok(
+                Api::<ClusterGroup>::namespaced(self.client.clone(), namespace)
+                    .list(&Default::default())
+                    .await?
+                    .items,
+            ),
         }
     }
 
@@ -140,7 +142,8 @@ impl Context {
         match self.caches.get() {
             Some(caches) => Ok(owned(caches.deployments(labels))),
             None => {
-                let selector: Vec<String> = labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                let selector: Vec<String> =
+                    labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 Ok(Api::<BundleDeployment>::all(self.client.clone())
                     .list(&kube::api::ListParams::default().labels(&selector.join(",")))
                     .await?

@@ -349,7 +349,10 @@ async fn deployments_of(
     name: &str,
 ) -> Result<Vec<BundleDeployment>, Error> {
     Ok(ctx
-        .deployments(&[(BUNDLE_NAME_LABEL, name), (BUNDLE_NAMESPACE_LABEL, namespace)])
+        .deployments(&[
+            (BUNDLE_NAME_LABEL, name),
+            (BUNDLE_NAMESPACE_LABEL, namespace),
+        ])
         .await?)
 }
 
