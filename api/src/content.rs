@@ -2,8 +2,6 @@
 //! referenced by every BundleDeployment that deploys it (as Fleet's `contents`); and its
 //! wire format, the resources as a JSON array, gzipped and base64-encoded.
 
-use std::borrow::Cow;
-
 use base64::Engine;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, CustomResourceDefinitionNames, CustomResourceDefinitionSpec,
@@ -41,29 +39,12 @@ pub struct Content {
     pub sha256sum: String,
 }
 
-impl kube::Resource for Content {
-    type DynamicType = ();
-    type Scope = k8s_openapi::ClusterResourceScope;
-
-    fn kind(_: &()) -> Cow<'_, str> {
-        "Content".into()
-    }
-    fn group(_: &()) -> Cow<'_, str> {
-        crate::GROUP.into()
-    }
-    fn version(_: &()) -> Cow<'_, str> {
-        crate::VERSION.into()
-    }
-    fn plural(_: &()) -> Cow<'_, str> {
-        "contents".into()
-    }
-    fn meta(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-}
+specless_resource!(
+    Content,
+    "Content",
+    "contents",
+    k8s_openapi::ClusterResourceScope
+);
 
 /// A Helm bundle's release, as the agent records it in the member cluster beside the
 /// resources it applies (Fleet deploys every bundle as a Helm release).

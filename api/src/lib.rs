@@ -7,6 +7,38 @@
 // kube's `printcolumn(type_ = "string", ...)` repeats the same key once per column by design.
 #![allow(clippy::duplicated_attributes)]
 
+/// `kube::Resource` for a Fleet kind whose fields sit beside its metadata, with no spec
+/// (as Fleet's Content and Policy): `CustomResource` cannot derive those.
+macro_rules! specless_resource {
+    ($type:ty, $kind:literal, $plural:literal, $scope:ty) => {
+        impl kube::Resource for $type {
+            type DynamicType = ();
+            type Scope = $scope;
+
+            fn kind(_: &()) -> std::borrow::Cow<'_, str> {
+                $kind.into()
+            }
+            fn group(_: &()) -> std::borrow::Cow<'_, str> {
+                crate::GROUP.into()
+            }
+            fn version(_: &()) -> std::borrow::Cow<'_, str> {
+                crate::VERSION.into()
+            }
+            fn plural(_: &()) -> std::borrow::Cow<'_, str> {
+                $plural.into()
+            }
+            fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                &self.metadata
+            }
+            fn meta_mut(
+                &mut self,
+            ) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                &mut self.metadata
+            }
+        }
+    };
+}
+
 mod bundle;
 mod bundledeployment;
 mod cluster;

@@ -2,8 +2,6 @@
 //! accounts, repositories, client secrets, namespace creation), as Rancher Fleet's Policy.
 //! Like Fleet's, it has no spec: its fields sit beside the metadata.
 
-use std::borrow::Cow;
-
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceDefinition, CustomResourceDefinitionNames, CustomResourceDefinitionSpec,
     CustomResourceDefinitionVersion, CustomResourceValidation, JSONSchemaProps,
@@ -66,29 +64,12 @@ pub struct GitRepoPolicy {
     pub allowed_repo_patterns: Vec<String>,
 }
 
-impl kube::Resource for Policy {
-    type DynamicType = ();
-    type Scope = k8s_openapi::NamespaceResourceScope;
-
-    fn kind(_: &()) -> Cow<'_, str> {
-        "Policy".into()
-    }
-    fn group(_: &()) -> Cow<'_, str> {
-        crate::GROUP.into()
-    }
-    fn version(_: &()) -> Cow<'_, str> {
-        crate::VERSION.into()
-    }
-    fn plural(_: &()) -> Cow<'_, str> {
-        "policies".into()
-    }
-    fn meta(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
-}
+specless_resource!(
+    Policy,
+    "Policy",
+    "policies",
+    k8s_openapi::NamespaceResourceScope
+);
 
 impl Policy {
     /// The CRD of the kind: the schema of [`PolicyRules`] beside `metadata`.
