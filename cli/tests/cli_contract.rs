@@ -83,7 +83,8 @@ fn checked_in_crds_equal_the_generated_ones() {
             "clustergroups.fleet.cattle.io",
             "contents.fleet.cattle.io",
             "clusterregistrationtokens.fleet.cattle.io",
-            "clusterregistrations.fleet.cattle.io"
+            "clusterregistrations.fleet.cattle.io",
+            "policies.fleet.cattle.io"
         ]
     );
     let columns = &crds[0]["spec"]["versions"][0]["additionalPrinterColumns"];
