@@ -9,7 +9,7 @@ use fleet_api::{
     Condition, DRIVEN_TWICE_REASON,
 };
 use fleet_objects::selector::matches_selector;
-use kube::api::{Patch, PatchParams};
+use kube::api::{ListParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
@@ -23,12 +23,11 @@ use fleet_api::labels::{CLUSTER_LABEL, CLUSTER_NAMESPACE_LABEL};
 pub async fn cluster(cluster: Arc<Cluster>, ctx: &Context) -> Result<(), Error> {
     let namespace = cluster.namespace().unwrap_or_default();
     let name = cluster.name_any();
-    let deployments: Vec<BundleDeployment> = ctx
-        .deployments(&[
-            (CLUSTER_LABEL, &name),
-            (CLUSTER_NAMESPACE_LABEL, &namespace),
-        ])
-        .await?;
+    let selector = format!("{CLUSTER_LABEL}={name},{CLUSTER_NAMESPACE_LABEL}={namespace}");
+    let deployments: Vec<BundleDeployment> = Api::<BundleDeployment>::all(ctx.client.clone())
+        .list(&ListParams::default().labels(&selector))
+        .await?
+        .items;
     let summary = summarise(&deployments);
     let waiting: Vec<String> = deployments
         .iter()
@@ -99,11 +98,14 @@ fn ready_condition(old: &[Condition], ready: bool, message: &str) -> Vec<Conditi
 /// Writes the status of every ClusterGroup in `namespace` from its clusters' statuses.
 async fn groups(ctx: &Context, namespace: &str) -> Result<(), Error> {
     let api: Api<ClusterGroup> = Api::namespaced(ctx.client.clone(), namespace);
-    let groups = ctx.groups(namespace).await?;
+    let groups = api.list(&ListParams::default()).await?.items;
     if groups.is_empty() {
         return Ok(());
     }
-    let clusters = ctx.clusters(namespace).await?;
+    let clusters = Api::<Cluster>::namespaced(ctx.client.clone(), namespace)
+        .list(&ListParams::default())
+        .await?
+        .items;
     for group in groups {
         let members: Vec<&Cluster> = clusters
             .iter()

@@ -4,7 +4,6 @@
 //! once per id as a Content object, however many clusters deploy them. Bundle status counts
 //! the deployments' states.
 
-pub mod cache;
 pub mod clusters;
 pub mod downstream;
 pub mod metrics;
@@ -58,8 +57,6 @@ pub struct Context {
     hub: Option<registration::HubAddress>,
     /// The shard handled (`--shard-id`), none for the unsharded controller.
     shard: Option<String>,
-    /// Clusters, groups and deployments kept by watches, once [`run`] started them.
-    caches: std::sync::OnceLock<cache::Caches>,
     metrics: Arc<metrics::Metrics>,
 }
 
@@ -99,7 +96,6 @@ impl Context {
             placements: Mutex::default(),
             hub,
             shard,
-            caches: std::sync::OnceLock::new(),
             metrics: Arc::default(),
         })
     }
@@ -107,49 +103,6 @@ impl Context {
     /// The reconcile counters, for `/metrics`.
     pub fn metrics(&self) -> Arc<metrics::Metrics> {
         self.metrics.clone()
-    }
-
-    /// The Clusters of `namespace`: from the cache once [`run`] started it, else listed.
-    async fn clusters(&self, namespace: &str) -> Result<Vec<Cluster>, kube::Error> {
-        match self.caches.get() {
-            Some(caches) => Ok(owned(caches.clusters(namespace))),
-            None => Ok(Api::<Cluster>::namespaced(self.client.clone(), namespace)
-                .list(&Default::default())
-                .await?
-                .items),
-        }
-    }
-
-    /// The ClusterGroups of `namespace`, as [`Context::clusters`].
-    async fn groups(&self, namespace: &str) -> Result<Vec<ClusterGroup>, kube::Error> {
-        match self.caches.get() {
-            Some(caches) => Ok(owned(caches.groups(namespace))),
-            None => Ok(
-                Api::<ClusterGroup>::namespaced(self.client.clone(), namespace)
-                    .list(&Default::default())
-                    .await?
-                    .items,
-            ),
-        }
-    }
-
-    /// The BundleDeployments labelled with every `(key, value)` of `labels`, as
-    /// [`Context::clusters`].
-    async fn deployments(
-        &self,
-        labels: &[(&str, &str)],
-    ) -> Result<Vec<BundleDeployment>, kube::Error> {
-        match self.caches.get() {
-            Some(caches) => Ok(owned(caches.deployments(labels))),
-            None => {
-                let selector: Vec<String> =
-                    labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                Ok(Api::<BundleDeployment>::all(self.client.clone())
-                    .list(&kube::api::ListParams::default().labels(&selector.join(",")))
-                    .await?
-                    .items)
-            }
-        }
     }
 
     /// The placement fingerprint a bundle was last deployed at.
@@ -172,13 +125,6 @@ pub async fn run(
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
     let shutdown = shutdown.shared();
-    let deployments = format!(
-        "{},{}",
-        labels::BUNDLE_NAME_LABEL,
-        fleet_objects::selector::shard(ctx.shard.as_deref())
-    );
-    let caches = cache::Caches::start(&ctx.client, &deployments).await;
-    let _ = ctx.caches.set(caches);
     if ctx.shard.is_some() {
         return run_bundles(ctx, shutdown).await;
     }
@@ -187,11 +133,6 @@ pub async fn run(
         run_clusters(ctx.clone(), shutdown.clone()),
         run_registration(ctx, shutdown)
     );
-}
-
-/// Owned copies of cached objects, for code that works on owned ones.
-fn owned<K: Clone>(cached: Vec<Arc<K>>) -> Vec<K> {
-    cached.iter().map(|o| (**o).clone()).collect()
 }
 
 /// `ObjectRef`s of every object of `store` in `namespace`.

@@ -45,8 +45,14 @@ pub fn cluster_namespace(cluster: &Cluster) -> String {
 pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
     let namespace = bundle.namespace().unwrap_or_default();
     let name = bundle.name_any();
-    let clusters: Vec<Cluster> = ctx.clusters(&namespace).await?;
-    let groups: Vec<ClusterGroup> = ctx.groups(&namespace).await?;
+    let clusters: Vec<Cluster> = Api::<Cluster>::namespaced(ctx.client.clone(), &namespace)
+        .list(&ListParams::default())
+        .await?
+        .items;
+    let groups: Vec<ClusterGroup> = Api::<ClusterGroup>::namespaced(ctx.client.clone(), &namespace)
+        .list(&ListParams::default())
+        .await?
+        .items;
     if bundle.metadata.deletion_timestamp.is_none() {
         // So that deleting the bundle uninstalls it everywhere before it goes.
         let api: Api<Bundle> = Api::namespaced(ctx.client.clone(), &namespace);
@@ -348,12 +354,11 @@ async fn deployments_of(
     namespace: &str,
     name: &str,
 ) -> Result<Vec<BundleDeployment>, Error> {
-    Ok(ctx
-        .deployments(&[
-            (BUNDLE_NAME_LABEL, name),
-            (BUNDLE_NAMESPACE_LABEL, namespace),
-        ])
-        .await?)
+    let selector = format!("{BUNDLE_NAME_LABEL}={name},{BUNDLE_NAMESPACE_LABEL}={namespace}");
+    Ok(Api::<BundleDeployment>::all(ctx.client.clone())
+        .list(&ListParams::default().labels(&selector))
+        .await?
+        .items)
 }
 
 /// Applied and ready at its current deployment.
