@@ -129,25 +129,11 @@ impl RepoHelmAuth {
             .iter()
             .find(|(key, _)| {
                 let key = key.trim_matches('/');
-                key == wanted || label_form(key) == wanted
+                key == wanted || fleet_renderer::bundle::label_value(key) == wanted
             })
             .map(|(_, basic)| basic.clone());
         HelmAuth { basic, only: None }
     }
-}
-
-/// A path as a label value writes it (characters a label refuses become `-`).
-fn label_form(path: &str) -> String {
-    path.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '-'
-            }
-        })
-        .take(63)
-        .collect()
 }
 
 fn text(secret: &str, data: &BTreeMap<String, Vec<u8>>, key: &str) -> Result<String, AuthError> {
@@ -244,7 +230,8 @@ mod tests {
         let secret = data(&[("username", "u"), ("password", "p")]);
         let paths = data(&[(
             "secrets-path.yaml",
-            "apps/web:\n  username: web\n  password: w\nother:\n  username: o\n  password: o\n",
+            "apps/web:\n  username: web\n  password: w\nother:\n  username: o\n  password: o\n\
+             ./tools_:\n  username: t\n  password: t\n",
         )]);
         let auth = RepoHelmAuth::new(Some(("helm", &secret)), Some(("paths", &paths)), None)
             .expect("valid");
@@ -258,6 +245,8 @@ mod tests {
             .for_path("apps-web")
             .for_repository("https://r")
             .is_some());
+        // ...trimmed at both ends, as the label is.
+        assert!(auth.for_path("tools").for_repository("https://r").is_some());
         assert!(auth
             .for_path("unlisted")
             .for_repository("https://r")
