@@ -4,9 +4,8 @@
 //! objects: pruned when they leave it, removed on uninstall unless `keepResources`.
 
 use fleet_api::{BundleDeployment, BundleDeploymentOptions};
-use fleet_objects::downstream::{copy_name, restored};
-use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use kube::{Api, ResourceExt};
+use fleet_objects::downstream::{api, copy_name, restored};
+use kube::ResourceExt;
 use serde_json::Value;
 
 use crate::{Agent, Error};
@@ -22,21 +21,11 @@ pub(crate) async fn objects(
     let mut objects = Vec::new();
     for reference in &options.downstream_resources {
         let name = copy_name(&bundle, reference);
-        let copy = match reference.kind.as_str() {
-            "Secret" => Api::<Secret>::namespaced(agent.hub.clone(), &agent.namespace)
-                .get_opt(&name)
-                .await?
-                .and_then(|o| serde_json::to_value(o).ok()),
-            "ConfigMap" => Api::<ConfigMap>::namespaced(agent.hub.clone(), &agent.namespace)
-                .get_opt(&name)
-                .await?
-                .and_then(|o| serde_json::to_value(o).ok()),
-            other => {
-                return Err(Error::Invalid(format!(
-                    "downstreamResources: kind {other:?} is not supported (Secret or ConfigMap)"
-                )))
-            }
-        };
+        let copy = api(&agent.hub, &agent.namespace, &reference.kind)
+            .map_err(|e| Error::Invalid(e.to_string()))?
+            .get_opt(&name)
+            .await?
+            .and_then(|o| serde_json::to_value(o).ok());
         let copy = copy.ok_or_else(|| {
             Error::Invalid(format!(
                 "downstreamResources: {} {} has no copy on the hub yet",

@@ -7,9 +7,8 @@ use std::collections::BTreeMap;
 
 use fleet_api::labels::{BUNDLE_NAMESPACE_LABEL, BUNDLE_NAME_LABEL};
 use fleet_api::{Bundle, DownstreamResource};
-use fleet_objects::downstream::{copy_name, copy_of, plural, COPY_LABEL};
-use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
+use fleet_objects::downstream::{api, copy_name, copy_of, plural, COPY_LABEL, KINDS};
+use kube::api::{DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -40,12 +39,8 @@ impl Sources {
             if found.contains_key(&key) {
                 continue;
             }
-            let object = match plural(reference) {
-                Ok("secrets") => Api::<Secret>::namespaced(client.clone(), &namespace)
-                    .get_opt(&reference.name)
-                    .await?
-                    .and_then(|o| serde_json::to_value(o).ok()),
-                Ok(_) => Api::<ConfigMap>::namespaced(client.clone(), &namespace)
+            let object = match api(client, &namespace, &reference.kind) {
+                Ok(api) => api
                     .get_opt(&reference.name)
                     .await?
                     .and_then(|o| serde_json::to_value(o).ok()),
@@ -132,17 +127,9 @@ pub async fn sync(
     for (reference, source) in copies {
         let copy = copy_of(source, reference, &name, &bundle_namespace, namespace);
         let copy_name = copy_name(&name, reference);
-        match reference.kind.as_str() {
-            "Secret" => {
-                Api::<Secret>::namespaced(client.clone(), namespace)
-                    .patch(&copy_name, &apply, &Patch::Apply(&copy))
-                    .await?;
-            }
-            _ => {
-                Api::<ConfigMap>::namespaced(client.clone(), namespace)
-                    .patch(&copy_name, &apply, &Patch::Apply(&copy))
-                    .await?;
-            }
+        // `for_variant` let only supported kinds through.
+        if let Ok(api) = api(client, namespace, &reference.kind) {
+            api.patch(&copy_name, &apply, &Patch::Apply(&copy)).await?;
         }
         wanted.push(copy_name);
     }
@@ -151,31 +138,21 @@ pub async fn sync(
             "{BUNDLE_NAME_LABEL}={name},{BUNDLE_NAMESPACE_LABEL}={bundle_namespace},{COPY_LABEL}"
         );
         let listed = ListParams::default().labels(&selector);
-        prune_copies(
-            &Api::<Secret>::namespaced(client.clone(), namespace),
-            &listed,
-            &wanted,
-        )
-        .await?;
-        prune_copies(
-            &Api::<ConfigMap>::namespaced(client.clone(), namespace),
-            &listed,
-            &wanted,
-        )
-        .await?;
+        for kind in KINDS {
+            if let Ok(api) = api(client, namespace, kind) {
+                prune_copies(&api, &listed, &wanted).await?;
+            }
+        }
     }
     Ok(())
 }
 
 /// Deletes the copies `listed` finds in `api` that are not `wanted`.
-async fn prune_copies<K>(
-    api: &Api<K>,
+async fn prune_copies(
+    api: &Api<DynamicObject>,
     listed: &ListParams,
     wanted: &[String],
-) -> Result<(), kube::Error>
-where
-    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
-{
+) -> Result<(), kube::Error> {
     for stale in api.list(listed).await?.items {
         let name = stale.name_any();
         if !wanted.contains(&name) {

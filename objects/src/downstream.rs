@@ -29,13 +29,38 @@ impl std::fmt::Display for UnsupportedKind {
 
 impl std::error::Error for UnsupportedKind {}
 
+/// The kinds a bundle may copy downstream.
+pub const KINDS: [&str; 2] = ["Secret", "ConfigMap"];
+
 /// The plural resource of a reference's kind (`secrets` or `configmaps`).
 pub fn plural(reference: &DownstreamResource) -> Result<&'static str, UnsupportedKind> {
-    match reference.kind.as_str() {
+    plural_of(&reference.kind)
+}
+
+fn plural_of(kind: &str) -> Result<&'static str, UnsupportedKind> {
+    match kind {
         "Secret" => Ok("secrets"),
         "ConfigMap" => Ok("configmaps"),
         other => Err(UnsupportedKind(other.to_string())),
     }
+}
+
+/// The API of `kind` (one of [`KINDS`]) in `namespace`, for reading, writing and pruning
+/// copies whatever their kind.
+#[cfg(feature = "client")]
+pub fn api(
+    client: &kube::Client,
+    namespace: &str,
+    kind: &str,
+) -> Result<kube::Api<kube::api::DynamicObject>, UnsupportedKind> {
+    let plural = plural_of(kind)?;
+    let gvk = kube::api::GroupVersionKind::gvk("", "v1", kind);
+    let resource = kube::api::ApiResource::from_gvk_with_plural(&gvk, plural);
+    Ok(kube::Api::namespaced_with(
+        client.clone(),
+        namespace,
+        &resource,
+    ))
 }
 
 /// The name of the copy of `reference` that `bundle` deploys, in a cluster's namespace on
