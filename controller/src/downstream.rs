@@ -30,8 +30,7 @@ impl Sources {
     /// Reads every object `bundle` names (none for most bundles: then nothing is read).
     pub async fn read(client: &kube::Client, bundle: &Bundle) -> Result<Self, kube::Error> {
         let namespace = bundle.namespace().unwrap_or_default();
-        let references = std::iter::once(&bundle.spec.options)
-            .chain(bundle.spec.targets.iter().map(|t| &t.options))
+        let references = crate::placement::every_options(bundle)
             .flat_map(|options| options.downstream_resources.iter());
         let mut found = BTreeMap::new();
         for reference in references {

@@ -165,8 +165,7 @@ fn naming<K: kube::Resource>(
         .iter()
         .filter(|bundle| bundle.namespace() == namespace)
         .filter(|bundle| {
-            std::iter::once(&bundle.spec.options)
-                .chain(bundle.spec.targets.iter().map(|t| &t.options))
+            placement::every_options(bundle)
                 .flat_map(|options| options.downstream_resources.iter())
                 .any(|r| r.kind == kind && r.name == name)
         })

@@ -1,7 +1,10 @@
 //! Which clusters a Bundle goes to: its targets select clusters by name, labels, group or
 //! group labels, and its target restrictions (the GitRepo's targets) must allow them too.
 
-use fleet_api::{Bundle, BundleTarget, Cluster, ClusterGroup, FleetYaml, TargetCustomizationMode};
+use fleet_api::{
+    Bundle, BundleDeploymentOptions, BundleTarget, Cluster, ClusterGroup, FleetYaml,
+    TargetCustomizationMode,
+};
 use fleet_objects::selector::matches_selector;
 use fleet_renderer::bundle::ClusterInfo;
 use kube::ResourceExt;
@@ -65,6 +68,11 @@ pub fn is_customization(
         Some(source) if !source.is_empty() => source == fleet_api::CUSTOMIZATION_SOURCE,
         _ => restrictions > 0 && index < targets.saturating_sub(restrictions),
     }
+}
+
+/// The options `bundle` carries: its own first, then each target's in order.
+pub fn every_options(bundle: &Bundle) -> impl Iterator<Item = &BundleDeploymentOptions> {
+    std::iter::once(&bundle.spec.options).chain(bundle.spec.targets.iter().map(|t| &t.options))
 }
 
 /// The bundle as the renderer reads a fleet.yaml: its options, and as customizations its

@@ -23,7 +23,7 @@ use fleet_objects::client::{add_finalizer, ensure_namespace, remove_finalizer};
 use fleet_objects::conditions::set_condition;
 
 use crate::downstream::{self, Sources};
-use crate::placement::{cluster_info, is_targeted};
+use crate::placement::{self, cluster_info, is_targeted};
 use crate::rollout::{self, Candidate};
 use crate::variant::{deployment_id, BundleFiles, VariantError};
 use crate::{Context, Error, FIELD_MANAGER};
@@ -265,9 +265,8 @@ struct Outside<'a> {
 /// namespaces, or why it is refused.
 fn admitted(bundle: &Bundle, policies: &[Policy]) -> Result<bool, String> {
     let policies = Policies::combine(policies)?;
-    let accounts = std::iter::once(&bundle.spec.options)
-        .chain(bundle.spec.targets.iter().map(|t| &t.options))
-        .map(|options| options.service_account.as_deref());
+    let accounts =
+        placement::every_options(bundle).map(|options| options.service_account.as_deref());
     for (index, account) in accounts.enumerate() {
         // A target that names no account takes the bundle's.
         if index > 0 && account.is_none() {
