@@ -92,18 +92,25 @@ pub async fn run(
 }
 
 /// What a pushed cluster is started with: its Secret and its namespace on the hub.
-fn start_key(cluster: &Cluster) -> Option<String> {
-    if !cluster.is_pushed() || cluster.is_driven_twice() {
-        return None;
-    }
-    let namespace = cluster.status.as_ref()?.namespace.clone()?;
-    let secret = cluster.spec.kube_config_secret.clone()?;
-    let secret_namespace = cluster
+/// The namespace and name of the Secret holding `cluster`'s kubeconfig: the Cluster's own
+/// namespace unless `kubeConfigSecretNamespace` names another.
+fn kubeconfig_secret(cluster: &Cluster) -> Option<(String, String)> {
+    let name = cluster.spec.kube_config_secret.clone()?;
+    let namespace = cluster
         .spec
         .kube_config_secret_namespace
         .clone()
         .filter(|n| !n.is_empty())
         .or_else(|| cluster.namespace())?;
+    Some((namespace, name))
+}
+
+fn start_key(cluster: &Cluster) -> Option<String> {
+    if !cluster.is_pushed() || cluster.is_driven_twice() {
+        return None;
+    }
+    let namespace = cluster.status.as_ref()?.namespace.clone()?;
+    let (secret_namespace, secret) = kubeconfig_secret(cluster)?;
     Some(format!("{secret_namespace}/{secret}@{namespace}"))
 }
 
@@ -171,14 +178,7 @@ async fn start(
 
 /// A client of the cluster, from the kubeconfig its Secret holds.
 async fn member_client(hub: &kube::Client, cluster: &Cluster) -> Result<kube::Client, PushError> {
-    let name = cluster.spec.kube_config_secret.clone().unwrap_or_default();
-    let namespace = cluster
-        .spec
-        .kube_config_secret_namespace
-        .clone()
-        .filter(|n| !n.is_empty())
-        .or_else(|| cluster.namespace())
-        .unwrap_or_default();
+    let (namespace, name) = kubeconfig_secret(cluster).unwrap_or_default();
     let secret_error = |message: String| PushError::Secret {
         namespace: namespace.clone(),
         name: name.clone(),
