@@ -34,22 +34,9 @@ pub fn run(args: DeployArgs) -> Result<()> {
     let file = args.input_file.display().to_string();
     let text =
         std::fs::read_to_string(&args.input_file).with_context(|| format!("reading {file}"))?;
-    let mut documents = Vec::new();
-    for document in fleet_renderer::yaml::parse_documents(&text, &file)? {
-        match document.get("kind").and_then(Value::as_str) {
-            Some("List") => documents.extend(
-                document
-                    .get("items")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default(),
-            ),
-            _ => documents.push(document),
-        }
-    }
     let mut contents = BTreeMap::new();
     let mut deployments = Vec::new();
-    for document in documents {
+    for document in fleet_renderer::yaml::parse_documents(&text, &file)? {
         match document.get("kind").and_then(Value::as_str) {
             Some("Content") => {
                 let content: Content = serde_json::from_value(document)?;
