@@ -13,7 +13,7 @@ use kube::discovery::{ApiCapabilities, ApiResource, Discovery, Scope};
 use kube::{Api, ResourceExt};
 use serde_json::{json, Value};
 
-use crate::{Agent, Error};
+use crate::{status_budget, Agent, Error};
 use fleet_api::labels::{BUNDLE_NAME_LABEL, DEPLOYMENT_LABEL, DEPLOYMENT_NAMESPACE_LABEL};
 
 /// The field manager of the agent's writes.
@@ -50,8 +50,7 @@ pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<
     let agent = match account {
         Ok(user) => &agent.for_deployment(deployment, user.as_deref())?,
         Err(error) => {
-            let status = deployment.status.clone().unwrap_or_default();
-            let outcome = Outcome::failed(&status.resources, &error);
+            let outcome = Outcome::failed(&error);
             report(agent, deployment, outcome).await?;
             return Err(error);
         }
@@ -70,14 +69,14 @@ pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<
     }
     if new_deployment {
         if let Some(waiting) = dependencies_waiting(agent, deployment).await? {
-            let outcome = Outcome::waiting(&status.resources, waiting);
+            let outcome = Outcome::waiting(waiting);
             return report(agent, deployment, outcome).await;
         }
     }
     let (desired, release) = match prepare(agent, deployment, &wanted, &options).await {
         Ok(prepared) => prepared,
         Err(error) => {
-            let outcome = Outcome::failed(&status.resources, &error);
+            let outcome = Outcome::failed(&error);
             report(agent, deployment, outcome).await?;
             return Err(error);
         }
@@ -85,16 +84,21 @@ pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<
     let applied: Vec<BundleDeploymentResource> = desired.iter().map(Desired::record).collect();
     let mut revision = None;
     if new_deployment {
+        // What the last deployment applied: the whole set from the release it replaced
+        // (the status lists only part of a large one), else from the status.
+        let mut previous = None;
         let result = match &release {
             Some(release) => crate::helm::deploy(agent, deployment, &desired, &options, release)
                 .await
-                .map(|version| {
-                    revision = Some(format!("{}/{}:{version}", release.namespace, release.name))
+                .map(|deployed| {
+                    let version = deployed.version;
+                    revision = Some(format!("{}/{}:{version}", release.namespace, release.name));
+                    previous = deployed.replaced;
                 }),
             None => apply_all(agent, deployment, &desired, &options, None).await,
         };
         if let Err(error) = result {
-            let outcome = Outcome::failed(&status.resources, &error);
+            let outcome = Outcome::failed(&error);
             report(agent, deployment, outcome).await?;
             if matches!(error, Error::Atomic(_)) {
                 agent.remember_rolled_back(deployment, &wanted);
@@ -103,14 +107,15 @@ pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<
             return Err(error);
         }
         if !options.keep_resources.unwrap_or(false) {
-            prune(agent, &status.resources, &applied).await?;
+            let previous = previous.as_deref().unwrap_or(&status.resources);
+            prune(agent, previous, &applied).await?;
         }
     }
     let findings = inspect(agent, &desired, &options).await?;
     let outcome = Outcome {
         applied_id: Some(wanted),
         revision,
-        resources: applied,
+        resources: Some(applied),
         not_ready: findings.not_ready,
         modified: findings.modified,
         error: None,
@@ -509,7 +514,8 @@ struct Outcome {
     applied_id: Option<String>,
     /// The Helm release revision made, `namespace/name:revision`.
     revision: Option<String>,
-    resources: Vec<BundleDeploymentResource>,
+    /// What the deployment applied; `None` when the status's record stands.
+    resources: Option<Vec<BundleDeploymentResource>>,
     not_ready: Vec<String>,
     modified: Vec<Value>,
     /// Why nothing new was applied: the condition reason and the message.
@@ -518,24 +524,20 @@ struct Outcome {
 
 impl Outcome {
     /// Nothing (new) applied: the previous objects stand, because of `error`.
-    fn failed(resources: &[BundleDeploymentResource], error: &Error) -> Self {
-        Self::not_applied(resources, error.reason(), error.to_string())
+    fn failed(error: &Error) -> Self {
+        Self::not_applied(error.reason(), error.to_string())
     }
 
     /// Nothing applied while the bundles this one depends on are not ready.
-    fn waiting(resources: &[BundleDeploymentResource], message: String) -> Self {
-        Self::not_applied(resources, "DependenciesNotReady", message)
+    fn waiting(message: String) -> Self {
+        Self::not_applied("DependenciesNotReady", message)
     }
 
-    fn not_applied(
-        resources: &[BundleDeploymentResource],
-        reason: &'static str,
-        message: String,
-    ) -> Self {
+    fn not_applied(reason: &'static str, message: String) -> Self {
         Self {
             applied_id: None,
             revision: None,
-            resources: resources.to_vec(),
+            resources: None,
             not_ready: Vec::new(),
             modified: Vec::new(),
             error: Some((reason, message)),
@@ -560,15 +562,8 @@ async fn report(
         message: Some(message).filter(|m| !m.is_empty()),
         ..Condition::default()
     };
-    let mut deployed_condition = condition(
-        "Deployed",
-        deployed,
-        outcome
-            .error
-            .as_ref()
-            .map(|(_, m)| m.clone())
-            .unwrap_or_default(),
-    );
+    let errors: Vec<String> = outcome.error.iter().map(|(_, m)| m.clone()).collect();
+    let mut deployed_condition = condition("Deployed", deployed, status_budget::message(&errors));
     deployed_condition.reason = outcome.error.as_ref().map(|(r, _)| r.to_string());
     let modified_message: Vec<String> = outcome
         .modified
@@ -588,9 +583,18 @@ async fn report(
         .collect();
     let conditions = vec![
         deployed_condition,
-        condition("Ready", ready, outcome.not_ready.join("; ")),
-        condition("Monitored", non_modified, modified_message.join("; ")),
+        condition("Ready", ready, status_budget::message(&outcome.not_ready)),
+        condition(
+            "Monitored",
+            non_modified,
+            status_budget::message(&modified_message),
+        ),
     ];
+    let (resources, resources_omitted) = match &outcome.resources {
+        Some(applied) => status_budget::listed(applied),
+        None => (old.resources.clone(), old.resources_omitted),
+    };
+    let modified = status_budget::modified(&outcome.modified);
     let same = |a: &[Condition], b: &[Condition]| {
         a.len() == b.len()
             && a.iter().zip(b).all(|(x, y)| {
@@ -612,16 +616,16 @@ async fn report(
     if old.ready == ready
         && old.release == release
         && old.non_modified == non_modified
-        && old.modified_status == outcome.modified
+        && old.modified_status == modified
         && old.applied_deployment_id == applied_id
-        && old.resources == outcome.resources
+        && old.resources == resources
+        && old.resources_omitted == resources_omitted
         && same(&old.conditions, &conditions)
     {
         return Ok(());
     }
-    let non_ready: Vec<Value> = outcome
-        .not_ready
-        .iter()
+    let non_ready: Vec<Value> = status_budget::summaries(&outcome.not_ready)
+        .into_iter()
         .map(|m| json!({"summary": m}))
         .collect();
     let state = if !deployed {
@@ -639,8 +643,9 @@ async fn report(
         "ready": ready,
         "nonModified": non_modified,
         "nonReadyStatus": non_ready,
-        "modifiedStatus": outcome.modified,
-        "resources": outcome.resources,
+        "modifiedStatus": modified,
+        "resources": resources,
+        "resourcesOmitted": Some(resources_omitted).filter(|n| *n > 0),
         "conditions": conditions,
         "display": {
             "deployed": if deployed { "Yes" } else { "No" },

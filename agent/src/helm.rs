@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use fleet_api::{BundleDeployment, BundleDeploymentOptions, HelmRelease};
+use fleet_api::{BundleDeployment, BundleDeploymentOptions, BundleDeploymentResource, HelmRelease};
 use kube::ResourceExt;
 use serde_json::Value;
 
@@ -19,15 +19,24 @@ use crate::{hooks, Agent, Error};
 /// How often readiness is looked at while `timeoutSeconds` makes the agent wait.
 const WAIT_POLL: Duration = Duration::from_millis(500);
 
-/// Installs or upgrades `release` with the objects `desired`; returns the new revision.
-/// A failure is recorded as a `failed` revision and returned.
+/// A release installed or upgraded.
+pub(crate) struct Deployed {
+    /// The new revision.
+    pub(crate) version: u64,
+    /// What the revision it replaced applied (from that revision's manifest); `None` for
+    /// an install.
+    pub(crate) replaced: Option<Vec<BundleDeploymentResource>>,
+}
+
+/// Installs or upgrades `release` with the objects `desired`. A failure is recorded as a
+/// `failed` revision and returned.
 pub(crate) async fn deploy(
     agent: &Agent,
     deployment: &BundleDeployment,
     desired: &[Desired],
     options: &BundleDeploymentOptions,
     release: &HelmRelease,
-) -> Result<u64, Error> {
+) -> Result<Deployed, Error> {
     let helm = options.helm.clone().unwrap_or_default();
     agent.ensure_namespace(&release.namespace).await?;
     label_namespace(agent, &release.namespace, options).await?;
@@ -95,7 +104,8 @@ pub(crate) async fn deploy(
         .unwrap_or(release::DEFAULT_MAX_HISTORY);
     let Err(error) = outcome else {
         store.prune(max_history).await?;
-        return Ok(version);
+        let replaced = previous.map(|p| release::applied(&p.body)).transpose()?;
+        return Ok(Deployed { version, replaced });
     };
     if !helm.atomic.unwrap_or(false) {
         store.prune(max_history).await?;
@@ -173,16 +183,8 @@ impl Rollback<'_> {
 
 /// The objects of a stored release's manifest, ready to apply again.
 async fn objects_of(agent: &Agent, manifest: &str) -> Result<Vec<Desired>, Error> {
-    let mut documents = Vec::new();
-    for document in serde_yaml_ng::Deserializer::from_str(manifest) {
-        let value = <Value as serde::Deserialize>::deserialize(document)
-            .map_err(|e| Error::Invalid(format!("the stored release's manifest: {e}")))?;
-        if !value.is_null() {
-            documents.push(value);
-        }
-    }
     let mut objects = Vec::new();
-    for value in documents {
+    for value in release::manifest_objects(manifest)? {
         let (api, _) = agent.resolve(&value).await?;
         let object = serde_json::from_value(value).map_err(|e| Error::Invalid(e.to_string()))?;
         objects.push(Desired { api, object });

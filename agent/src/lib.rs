@@ -19,6 +19,7 @@ pub mod push;
 pub mod readiness;
 pub mod register;
 pub mod release;
+pub mod status_budget;
 pub mod uninstall;
 
 use std::sync::Arc;

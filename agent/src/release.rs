@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::io::{Read, Write};
 
 use base64::Engine;
-use fleet_api::HelmRelease;
+use fleet_api::{BundleDeploymentResource, HelmRelease};
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::ByteString;
 use kube::api::{DeleteParams, ListParams, ObjectMeta, PostParams};
@@ -303,6 +303,41 @@ pub fn decode(text: &[u8]) -> Result<Value, String> {
         bytes
     };
     serde_json::from_slice(&json).map_err(|e| format!("not JSON: {e}"))
+}
+
+/// The objects of a stored release's `manifest`, as JSON.
+pub fn manifest_objects(manifest: &str) -> Result<Vec<Value>, Error> {
+    let mut objects = Vec::new();
+    for document in serde_yaml_ng::Deserializer::from_str(manifest) {
+        let value = <Value as serde::Deserialize>::deserialize(document)
+            .map_err(|e| Error::Invalid(format!("the stored release's manifest: {e}")))?;
+        if !value.is_null() {
+            objects.push(value);
+        }
+    }
+    Ok(objects)
+}
+
+/// What a stored release `body` applied, as the records a deployment's status lists: the
+/// full set, which the status may list only in part.
+pub fn applied(body: &Value) -> Result<Vec<BundleDeploymentResource>, Error> {
+    let manifest = body["manifest"].as_str().unwrap_or_default();
+    let text = |object: &Value, pointer: &str| {
+        object
+            .pointer(pointer)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    Ok(manifest_objects(manifest)?
+        .iter()
+        .map(|object| BundleDeploymentResource {
+            api_version: text(object, "/apiVersion"),
+            kind: text(object, "/kind"),
+            namespace: text(object, "/metadata/namespace"),
+            name: text(object, "/metadata/name"),
+        })
+        .collect())
 }
 
 /// The applied objects as one manifest: YAML documents, each after `---`, as Fleet's

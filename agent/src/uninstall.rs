@@ -47,8 +47,22 @@ pub async fn uninstall(agent: &Agent, deployment: &BundleDeployment) -> Result<(
     if !keep {
         // CRDs (and with them every object of their kinds) go only when asked.
         let delete_crds = options.delete_crd_resources.unwrap_or(false);
-        let applied: Vec<_> = status
-            .resources
+        // Every object the release's kept revisions applied (a failed upgrade may have
+        // made some); the status lists only part of a large set, and is read only when the
+        // release is gone.
+        let mut recorded = Vec::new();
+        let mut seen = std::collections::BTreeSet::new();
+        for revision in &history {
+            for resource in crate::release::applied(&revision.body)? {
+                if seen.insert(resource.clone()) {
+                    recorded.push(resource);
+                }
+            }
+        }
+        if history.is_empty() {
+            recorded = status.resources.clone();
+        }
+        let applied: Vec<_> = recorded
             .iter()
             .filter(|r| delete_crds || r.kind != "CustomResourceDefinition")
             .cloned()

@@ -101,9 +101,17 @@ pub struct BundleDeploymentStatus {
     /// Generation of forceSyncGeneration last applied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sync_generation: Option<i64>,
-    /// The objects the agent applied for the deployment (what it prunes from next time).
+    /// The objects the agent applied for the deployment, in install order; a large set is
+    /// listed only in part (see `resourcesOmitted`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<BundleDeploymentResource>,
+    /// How many applied objects `resources` leaves out, so that the status stays small.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub resources_omitted: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One object a deployment applied.

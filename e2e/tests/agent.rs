@@ -442,3 +442,93 @@ async fn a_partitioned_rollout_stops_at_a_failing_partition() {
     }
     fleet.stop().await;
 }
+
+/// `count` ConfigMaps, `settings-0000` on, as one multi-document file.
+fn many_settings(count: usize) -> String {
+    (0..count)
+        .map(|i| {
+            format!(
+                "---\n{}",
+                settings(&format!("n{i}"))
+                    .replace("name: settings", &format!("name: settings-{i:04}"))
+            )
+        })
+        .collect()
+}
+
+/// The names of the ConfigMaps a member holds in namespace `app`.
+fn config_maps(fleet: &Fleet, member: &str) -> Vec<String> {
+    fleet
+        .get(member, &["get", "configmaps", "-n", "app"])
+        .and_then(|list| {
+            list["items"].as_array().map(|items| {
+                items
+                    .iter()
+                    .filter_map(|i| i["metadata"]["name"].as_str().map(String::from))
+                    .filter(|n| n.starts_with("settings-"))
+                    .collect()
+            })
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_bundle_keeps_a_small_status_and_still_prunes_what_it_does_not_list() {
+    let fleet = Fleet::start(&[("dev", json!({"env": "dev"}))]).await;
+    fleet
+        .repo
+        .write("app/fleet.yaml", "defaultNamespace: app\n")
+        .write("app/settings.yaml", &many_settings(600));
+    fleet.repo.commit("six hundred ConfigMaps");
+    fleet
+        .gitrepo(json!({"targets": [{"clusterSelector": {}}]}))
+        .await;
+    let deployments = fleet.deployments("dev");
+    let status = eventually("600 applied", WAIT, || async {
+        let deployment = deployments.get("demo-app").await.ok()?;
+        let status = deployment.status.clone()?;
+        (status.applied_deployment_id == deployment.spec.deployment_id && status.ready)
+            .then_some(status)
+    })
+    .await;
+    assert_eq!(config_maps(&fleet, "dev").len(), 600);
+    // The status lists the first objects only, and counts the rest.
+    assert!(status.resources_omitted > 0, "{}", status.resources.len());
+    assert_eq!(
+        status.resources.len() as u64 + status.resources_omitted,
+        600
+    );
+    assert_eq!(status.resources[0].name, "settings-0000");
+    let raw = fleet
+        .get(
+            "local",
+            &[
+                "get",
+                "bundledeployment",
+                "demo-app",
+                "-n",
+                "cluster-fleet-local-dev",
+            ],
+        )
+        .expect("the BundleDeployment");
+    let size = raw["status"].to_string().len();
+    assert!(size < 32 * 1024, "status of {size} bytes");
+
+    // Objects past the listed ones leave the bundle: they are pruned all the same, from the
+    // release's own record in the member.
+    fleet.repo.write("app/settings.yaml", &many_settings(500));
+    fleet.repo.commit("one hundred fewer");
+    eventually("the last 100 pruned", WAIT, || async {
+        (config_maps(&fleet, "dev").len() == 500).then_some(())
+    })
+    .await;
+    assert!(config_maps(&fleet, "dev").contains(&"settings-0499".to_string()));
+
+    // Uninstalling removes every object, listed or not.
+    fleet.delete_gitrepo().await;
+    eventually("all removed", WAIT, || async {
+        config_maps(&fleet, "dev").is_empty().then_some(())
+    })
+    .await;
+    fleet.stop().await;
+}
