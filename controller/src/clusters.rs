@@ -5,29 +5,25 @@
 use std::sync::Arc;
 
 use fleet_api::{
-    BundleDeployment, BundleSummary, Cluster, ClusterDisplay, ClusterGroup, ClusterGroupDisplay,
-    Condition, DRIVEN_TWICE_REASON,
+    BundleSummary, Cluster, ClusterDisplay, ClusterGroup, ClusterGroupDisplay, Condition,
+    DRIVEN_TWICE_REASON,
 };
 use fleet_objects::selector::matches_selector;
-use kube::api::{ListParams, Patch, PatchParams};
+use kube::api::{Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use fleet_objects::conditions::set_condition;
 
+use crate::caches::Caches;
 use crate::reconcile::{cluster_namespace, summarise};
 use crate::{Context, Error};
-use fleet_api::labels::{CLUSTER_LABEL, CLUSTER_NAMESPACE_LABEL};
 
 /// Writes `cluster`'s status, then that of the groups of its namespace.
-pub async fn cluster(cluster: Arc<Cluster>, ctx: &Context) -> Result<(), Error> {
+pub async fn cluster(cluster: Arc<Cluster>, ctx: &Context, caches: &Caches) -> Result<(), Error> {
     let namespace = cluster.namespace().unwrap_or_default();
     let name = cluster.name_any();
-    let selector = format!("{CLUSTER_LABEL}={name},{CLUSTER_NAMESPACE_LABEL}={namespace}");
-    let deployments: Vec<BundleDeployment> = Api::<BundleDeployment>::all(ctx.client.clone())
-        .list(&ListParams::default().labels(&selector))
-        .await?
-        .items;
+    let deployments = caches.deployments_of_cluster(&namespace, &name);
     let summary = summarise(&deployments);
     let waiting: Vec<String> = deployments
         .iter()
@@ -84,7 +80,7 @@ pub async fn cluster(cluster: Arc<Cluster>, ctx: &Context) -> Result<(), Error> 
             .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
             .await?;
     }
-    groups(ctx, &namespace).await
+    groups(ctx, caches, &namespace).await
 }
 
 /// The conditions with `Ready` set to `ready`/`message`.
@@ -96,19 +92,17 @@ fn ready_condition(old: &[Condition], ready: bool, message: &str) -> Vec<Conditi
 }
 
 /// Writes the status of every ClusterGroup in `namespace` from its clusters' statuses.
-async fn groups(ctx: &Context, namespace: &str) -> Result<(), Error> {
+async fn groups(ctx: &Context, caches: &Caches, namespace: &str) -> Result<(), Error> {
     let api: Api<ClusterGroup> = Api::namespaced(ctx.client.clone(), namespace);
-    let groups = api.list(&ListParams::default()).await?.items;
+    let groups = caches.groups(namespace);
     if groups.is_empty() {
         return Ok(());
     }
-    let clusters = Api::<Cluster>::namespaced(ctx.client.clone(), namespace)
-        .list(&ListParams::default())
-        .await?
-        .items;
+    let clusters = caches.clusters(namespace);
     for group in groups {
         let members: Vec<&Cluster> = clusters
             .iter()
+            .map(|c| &**c)
             .filter(|c| {
                 group
                     .spec

@@ -4,6 +4,7 @@
 //! once per id as a Content object, however many clusters deploy them. Bundle status counts
 //! the deployments' states.
 
+pub mod caches;
 pub mod clusters;
 pub mod downstream;
 pub mod metrics;
@@ -13,6 +14,7 @@ pub mod reconcile;
 pub mod registration;
 pub mod rollout;
 pub mod variant;
+pub mod watches;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -22,12 +24,17 @@ use std::time::Duration;
 use fleet_api::labels;
 use fleet_api::{
     Bundle, BundleDeployment, Cluster, ClusterGroup, ClusterRegistration, ClusterRegistrationToken,
+    Policy,
 };
 use fleet_charts::ChartCache;
 use fleet_objects::backoff::WatchBackoff;
+use futures::channel::mpsc;
 use futures::{FutureExt, StreamExt};
-use kube::runtime::controller::{Action, Config as ControllerConfig};
-use kube::runtime::reflector::ObjectRef;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::runtime::controller::{Action, Config as ControllerConfig, Error as ControllerError};
+use kube::runtime::reflector::{ObjectRef, Store};
+
+use caches::Caches;
 use kube::runtime::{watcher, Controller};
 use kube::{Api, ResourceExt};
 
@@ -46,6 +53,9 @@ pub enum Error {
     /// A registration could not be completed.
     #[error("registration: {0}")]
     Registration(String),
+    /// A reconcile's task ended without finishing (it panicked or was stopped).
+    #[error("reconcile task: {0}")]
+    Task(#[from] tokio::task::JoinError),
 }
 
 /// What reconciles share.
@@ -110,6 +120,12 @@ impl Context {
         self.placements.lock().ok()?.get(key).copied()
     }
 
+    fn forget_placement(&self, key: &str) {
+        if let Ok(mut placements) = self.placements.lock() {
+            placements.remove(key);
+        }
+    }
+
     fn remember_placement(&self, key: &str, fingerprint: u64) {
         if let Ok(mut placements) = self.placements.lock() {
             placements.insert(key.to_string(), fingerprint);
@@ -118,28 +134,231 @@ impl Context {
 }
 
 /// Runs the controllers until `shutdown` resolves: Bundles are reconciled when they, the
-/// Clusters or ClusterGroups of their namespace, or their BundleDeployments change;
-/// Clusters (and the groups of their namespace) when they or their deployments change.
+/// Clusters, ClusterGroups or Policies of their namespace, the Secrets and ConfigMaps they
+/// copy downstream, or their BundleDeployments change; Clusters (and the groups of their
+/// namespace) when they, those groups or their deployments change. Each kind is watched
+/// once, and the reconciles read it from that watch's cache.
 pub async fn run(
     ctx: Arc<Context>,
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
     let shutdown = shutdown.shared();
-    if ctx.shard.is_some() {
-        return run_bundles(ctx, shutdown).await;
+    let sharded = ctx.shard.is_some();
+    let (bundle_queue, bundle_requests) = mpsc::unbounded();
+    let (cluster_queue, cluster_requests) = mpsc::unbounded();
+    let client = &ctx.client;
+    let shard = fleet_objects::selector::shard(ctx.shard.as_deref());
+    let own_shard = ctx.shard.clone();
+
+    let (bundles, bundles_watch) = watches::watch(
+        Api::<Bundle>::all(client.clone()),
+        watcher::Config::default().labels(&shard),
+        |_| Vec::new(),
+        vec![watches::route(&bundle_queue, |bundle: &Bundle| {
+            Some(ObjectRef::from_obj(bundle))
+        })],
+    )
+    .await;
+    let mut routes = vec![watches::route(&bundle_queue, in_namespace(bundles.store()))];
+    if !sharded {
+        routes.push(watches::route(&cluster_queue, |cluster: &Cluster| {
+            Some(ObjectRef::from_obj(cluster))
+        }));
     }
-    futures::join!(
-        run_bundles(ctx.clone(), shutdown.clone()),
-        run_clusters(ctx.clone(), shutdown.clone()),
-        run_registration(ctx, shutdown)
+    let (clusters, clusters_watch) = watches::watch(
+        Api::<Cluster>::all(client.clone()),
+        watcher::Config::default(),
+        caches::by_namespace,
+        routes,
+    )
+    .await;
+    let mut routes = vec![watches::route(&bundle_queue, in_namespace(bundles.store()))];
+    if !sharded {
+        routes.push(watches::route(
+            &cluster_queue,
+            in_namespace(clusters.store()),
+        ));
+    }
+    let (groups, groups_watch) = watches::watch(
+        Api::<ClusterGroup>::all(client.clone()),
+        watcher::Config::default(),
+        caches::by_namespace,
+        routes,
+    )
+    .await;
+    let (policies, policies_watch) = watches::watch(
+        Api::<Policy>::all(client.clone()),
+        watcher::Config::default(),
+        caches::by_namespace,
+        vec![watches::route(&bundle_queue, in_namespace(bundles.store()))],
+    )
+    .await;
+    let mut routes = vec![watches::route(
+        &bundle_queue,
+        move |deployment: &BundleDeployment| {
+            let of_shard = deployment.labels().get(labels::SHARD_LABEL) == own_shard.as_ref();
+            of_shard
+                .then(|| {
+                    label_ref(
+                        deployment,
+                        labels::BUNDLE_NAME_LABEL,
+                        labels::BUNDLE_NAMESPACE_LABEL,
+                    )
+                })
+                .flatten()
+        },
+    )];
+    if !sharded {
+        routes.push(watches::route(
+            &cluster_queue,
+            |deployment: &BundleDeployment| {
+                label_ref(
+                    deployment,
+                    labels::CLUSTER_LABEL,
+                    labels::CLUSTER_NAMESPACE_LABEL,
+                )
+            },
+        ));
+    }
+    let deployments_selected = match &ctx.shard {
+        Some(_) => format!("{},{shard}", labels::BUNDLE_NAME_LABEL),
+        None => labels::BUNDLE_NAME_LABEL.to_string(),
+    };
+    let (deployments, deployments_watch) = watches::watch(
+        Api::<BundleDeployment>::all(client.clone()),
+        watcher::Config::default().labels(&deployments_selected),
+        caches::deployment_keys,
+        routes,
+    )
+    .await;
+    // A Secret or ConfigMap named in downstreamResources changed: its bundles redeploy.
+    let for_secrets = bundles.store();
+    let secrets_watch = watches::trigger(
+        Api::<Secret>::all(client.clone()),
+        watcher::Config::default(),
+        vec![watches::route(&bundle_queue, move |secret: &Secret| {
+            naming(&for_secrets, "Secret", secret)
+        })],
     );
+    let for_config_maps = bundles.store();
+    let config_maps_watch = watches::trigger(
+        Api::<ConfigMap>::all(client.clone()),
+        watcher::Config::default(),
+        vec![watches::route(
+            &bundle_queue,
+            move |config_map: &ConfigMap| naming(&for_config_maps, "ConfigMap", config_map),
+        )],
+    );
+    let watch_tasks = [
+        bundles_watch,
+        clusters_watch,
+        groups_watch,
+        policies_watch,
+        deployments_watch,
+        secrets_watch,
+        config_maps_watch,
+    ];
+
+    let running = Arc::new(Running {
+        ctx: ctx.clone(),
+        caches: Caches::new(clusters.clone(), groups, policies, deployments),
+    });
+    let counters = ctx.metrics();
+    // Agents' reports arrive in bursts (one per cluster): one reconcile counts them all.
+    let bundle_loop =
+        reconciles(
+            bundles.store(),
+            bundle_requests,
+            ControllerConfig::default()
+                .concurrency(16)
+                .debounce(Duration::from_millis(500)),
+            running.clone(),
+            shutdown.clone(),
+            |bundle, running| async move {
+                reconcile::bundle(bundle, &running.ctx, &running.caches).await
+            },
+        )
+        .for_each(counted(&counters, metrics::Loop::Bundles));
+    if sharded {
+        bundle_loop.await;
+    } else {
+        let cluster_loop = reconciles(
+            clusters.store(),
+            cluster_requests,
+            ControllerConfig::default()
+                .concurrency(8)
+                .debounce(Duration::from_millis(500)),
+            running,
+            shutdown.clone(),
+            |cluster, running| async move {
+                let revoking = cluster.metadata.deletion_timestamp.is_some()
+                    && cluster
+                        .finalizers()
+                        .iter()
+                        .any(|f| f == registration::CREDENTIAL_FINALIZER);
+                if revoking {
+                    registration::revoke(&cluster, &running.ctx).await
+                } else {
+                    clusters::cluster(cluster, &running.ctx, &running.caches).await
+                }
+            },
+        )
+        .for_each(counted(&counters, metrics::Loop::Clusters));
+        futures::join!(bundle_loop, cluster_loop, run_registration(ctx, shutdown));
+    }
+    for task in watch_tasks {
+        task.abort();
+    }
+}
+
+/// What reconciles share once running: the context and the watches' caches.
+struct Running {
+    ctx: Arc<Context>,
+    caches: Caches,
+}
+
+/// Reconciles of `K` (read from `store`) for the requests `requests` brings, until
+/// `shutdown`; each runs on its own task.
+fn reconciles<K, Fut>(
+    store: Store<K>,
+    requests: mpsc::UnboundedReceiver<ObjectRef<K>>,
+    config: ControllerConfig,
+    running: Arc<Running>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    reconcile: impl Fn(Arc<K>, Arc<Running>) -> Fut,
+) -> impl futures::Stream<
+    Item = Result<(ObjectRef<K>, Action), ControllerError<Error, std::convert::Infallible>>,
+>
+where
+    K: kube::Resource<DynamicType = ()> + Clone + std::fmt::Debug + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<(), Error>> + Send + 'static,
+{
+    kube::runtime::applier(
+        move |object, running| {
+            let reconciled = reconcile(object, running);
+            watches::Task::spawn(async move { reconciled.await.map(|()| Action::await_change()) })
+        },
+        retry,
+        running,
+        store,
+        requests
+            .map(Ok::<_, std::convert::Infallible>)
+            .take_until(shutdown),
+        config,
+    )
+}
+
+/// Every object of `store` in the namespace of the object given.
+fn in_namespace<K, R>(store: Store<R>) -> impl Fn(&K) -> Vec<ObjectRef<R>> + Send + Sync
+where
+    K: kube::Resource,
+    R: kube::Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+{
+    move |object| all_in(&store, object.namespace())
 }
 
 /// `ObjectRef`s of every object of `store` in `namespace`.
-fn all_in<K>(
-    store: &kube::runtime::reflector::Store<K>,
-    namespace: Option<String>,
-) -> Vec<ObjectRef<K>>
+fn all_in<K>(store: &Store<K>, namespace: Option<String>) -> Vec<ObjectRef<K>>
 where
     K: kube::Resource<DynamicType = ()> + Clone + 'static,
 {
@@ -154,7 +373,7 @@ where
 /// The bundles of `object`'s namespace whose `downstreamResources` (their own or a
 /// target's) name it.
 fn naming<K: kube::Resource>(
-    store: &kube::runtime::reflector::Store<Bundle>,
+    store: &Store<Bundle>,
     kind: &str,
     object: &K,
 ) -> Vec<ObjectRef<Bundle>> {
@@ -182,10 +401,10 @@ fn label_ref<K: kube::Resource<DynamicType = ()>>(
     Some(ObjectRef::<K>::new(labels.get(name)?).within(labels.get(namespace)?))
 }
 
-fn retry<K: kube::Resource<DynamicType = ()>>(
+fn retry<K: kube::Resource<DynamicType = ()>, C>(
     object: Arc<K>,
     error: &Error,
-    _: Arc<Context>,
+    _: Arc<C>,
 ) -> Action {
     tracing::warn!(object = %object.name_any(), %error, "reconcile failed");
     // The API server failing is usually a restart, over in a moment; anything else will
@@ -207,134 +426,6 @@ fn counted<T, E>(
         metrics.reconciled(what, result.is_ok());
         futures::future::ready(())
     }
-}
-
-async fn run_bundles(
-    ctx: Arc<Context>,
-    shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
-) {
-    let shard = fleet_objects::selector::shard(ctx.shard.as_deref());
-    let controller = Controller::new(
-        Api::<Bundle>::all(ctx.client.clone()),
-        watcher::Config::default().labels(&shard),
-    );
-    let counters = ctx.metrics();
-    let store = controller.store();
-    let for_groups = store.clone();
-    let for_policies = store.clone();
-    let for_secrets = store.clone();
-    let for_config_maps = store.clone();
-    controller
-        .watches(
-            Api::<Cluster>::all(ctx.client.clone()),
-            watcher::Config::default(),
-            move |cluster| all_in(&store, cluster.namespace()),
-        )
-        .watches(
-            Api::<ClusterGroup>::all(ctx.client.clone()),
-            watcher::Config::default(),
-            move |group| all_in(&for_groups, group.namespace()),
-        )
-        .watches(
-            Api::<fleet_api::Policy>::all(ctx.client.clone()),
-            watcher::Config::default(),
-            move |policy| all_in(&for_policies, policy.namespace()),
-        )
-        // A Secret or ConfigMap named in downstreamResources changed: its bundles redeploy.
-        .watches(
-            Api::<k8s_openapi::api::core::v1::Secret>::all(ctx.client.clone()),
-            watcher::Config::default(),
-            move |secret| naming(&for_secrets, "Secret", &secret),
-        )
-        .watches(
-            Api::<k8s_openapi::api::core::v1::ConfigMap>::all(ctx.client.clone()),
-            watcher::Config::default(),
-            move |config_map| naming(&for_config_maps, "ConfigMap", &config_map),
-        )
-        .watches(
-            Api::<BundleDeployment>::all(ctx.client.clone()),
-            watcher::Config::default().labels(&format!("{},{shard}", labels::BUNDLE_NAME_LABEL)),
-            |deployment| {
-                label_ref(
-                    &deployment,
-                    labels::BUNDLE_NAME_LABEL,
-                    labels::BUNDLE_NAMESPACE_LABEL,
-                )
-            },
-        )
-        // Agents' reports arrive in bursts (one per cluster): one reconcile counts them all.
-        .with_config(
-            ControllerConfig::default()
-                .concurrency(16)
-                .debounce(Duration::from_millis(500)),
-        )
-        .trigger_backoff(WatchBackoff::default())
-        .graceful_shutdown_on(shutdown)
-        .run(
-            |bundle, ctx| async move {
-                reconcile::bundle(bundle, &ctx).await?;
-                Ok::<_, Error>(Action::await_change())
-            },
-            retry,
-            ctx,
-        )
-        .for_each(counted(&counters, metrics::Loop::Bundles))
-        .await;
-}
-
-async fn run_clusters(
-    ctx: Arc<Context>,
-    shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
-) {
-    let controller = Controller::new(
-        Api::<Cluster>::all(ctx.client.clone()),
-        watcher::Config::default(),
-    );
-    let counters = ctx.metrics();
-    let store = controller.store();
-    controller
-        .watches(
-            Api::<ClusterGroup>::all(ctx.client.clone()),
-            watcher::Config::default(),
-            move |group| all_in(&store, group.namespace()),
-        )
-        .watches(
-            Api::<BundleDeployment>::all(ctx.client.clone()),
-            watcher::Config::default().labels(labels::CLUSTER_LABEL),
-            |deployment| {
-                label_ref(
-                    &deployment,
-                    labels::CLUSTER_LABEL,
-                    labels::CLUSTER_NAMESPACE_LABEL,
-                )
-            },
-        )
-        .with_config(
-            ControllerConfig::default()
-                .concurrency(8)
-                .debounce(Duration::from_millis(500)),
-        )
-        .trigger_backoff(WatchBackoff::default())
-        .graceful_shutdown_on(shutdown)
-        .run(
-            |cluster, ctx| async move {
-                let revoking = cluster.metadata.deletion_timestamp.is_some()
-                    && cluster
-                        .finalizers()
-                        .iter()
-                        .any(|f| f == registration::CREDENTIAL_FINALIZER);
-                if revoking {
-                    registration::revoke(&cluster, &ctx).await?;
-                } else {
-                    clusters::cluster(cluster, &ctx).await?;
-                }
-                Ok::<_, Error>(Action::await_change())
-            },
-            retry,
-            ctx,
-        )
-        .for_each(counted(&counters, metrics::Loop::Clusters))
-        .await;
 }
 
 async fn run_registration(

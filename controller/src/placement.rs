@@ -5,17 +5,20 @@ use fleet_api::{
     Bundle, BundleDeploymentOptions, BundleTarget, Cluster, ClusterGroup, FleetYaml,
     TargetCustomizationMode,
 };
+use std::borrow::Borrow;
+
 use fleet_objects::selector::matches_selector;
 use fleet_renderer::bundle::ClusterInfo;
 use kube::ResourceExt;
 
 /// What the renderer needs to know of `cluster`: its name, labels, and the groups (of
 /// `groups`, in its namespace) whose selector takes it in.
-pub fn cluster_info(cluster: &Cluster, groups: &[ClusterGroup]) -> ClusterInfo {
+pub fn cluster_info<G: Borrow<ClusterGroup>>(cluster: &Cluster, groups: &[G]) -> ClusterInfo {
     let labels = cluster.labels().clone();
     let namespace = cluster.namespace().unwrap_or_default();
     let member_of = groups
         .iter()
+        .map(Borrow::borrow)
         .filter(|g| g.namespace().as_deref() == Some(namespace.as_str()))
         .filter(|g| {
             g.spec

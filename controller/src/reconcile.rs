@@ -2,6 +2,7 @@
 //! each naming the Content of its variant (stored once), stale ones deleted, and the
 //! Bundle's status counted from its deployments.
 
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -15,13 +16,14 @@ use fleet_api::{
     ClusterGroup, Content, GitRepo, Policy,
 };
 use fleet_objects::policy::Policies;
-use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use fleet_objects::client::{add_finalizer, ensure_namespace, remove_finalizer};
 use fleet_objects::conditions::set_condition;
 
+use crate::caches::Caches;
 use crate::downstream::{self, Sources};
 use crate::placement::{self, cluster_info, is_targeted};
 use crate::rollout::{self, Candidate};
@@ -42,28 +44,19 @@ pub fn cluster_namespace(cluster: &Cluster) -> String {
 }
 
 /// Deploys `bundle` to the clusters it targets.
-pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
+pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Result<(), Error> {
     let namespace = bundle.namespace().unwrap_or_default();
     let name = bundle.name_any();
-    let clusters: Vec<Cluster> = Api::<Cluster>::namespaced(ctx.client.clone(), &namespace)
-        .list(&ListParams::default())
-        .await?
-        .items;
-    let groups: Vec<ClusterGroup> = Api::<ClusterGroup>::namespaced(ctx.client.clone(), &namespace)
-        .list(&ListParams::default())
-        .await?
-        .items;
+    let clusters = caches.clusters(&namespace);
+    let groups = caches.groups(&namespace);
     if bundle.metadata.deletion_timestamp.is_none() {
         // So that deleting the bundle uninstalls it everywhere before it goes.
         let api: Api<Bundle> = Api::namespaced(ctx.client.clone(), &namespace);
         add_finalizer(&api, &bundle, BUNDLE_FINALIZER).await?;
     }
-    let deployments = deployments_of(ctx, &namespace, &name).await?;
+    let deployments = caches.deployments_of_bundle(&namespace, &name);
     let_go_uninstalled(ctx, &deployments).await?;
-    let policies: Vec<Policy> = Api::<Policy>::namespaced(ctx.client.clone(), &namespace)
-        .list(&ListParams::default())
-        .await?
-        .items;
+    let policies = caches.policies(&namespace);
     let sources = Sources::read(&ctx.client, &bundle).await?;
     let key = format!("{namespace}/{name}");
     let outside = Outside {
@@ -145,11 +138,12 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
             cluster: info.clone(),
             current: current.as_ref().and_then(|d| d.spec.deployment_id.clone()),
             wanted: desired.spec.deployment_id.clone().unwrap_or_default(),
-            available: current.as_ref().is_some_and(is_available),
+            available: current.as_deref().is_some_and(is_available),
         })
         .collect();
     let allowed = rollout::allowed(bundle.spec.rollout_strategy.as_ref(), &candidates);
     let mut wanted = BTreeSet::new();
+    let mut wrote = false;
     for ((_, target_namespace, desired, current, copies), go) in plans.into_iter().zip(&allowed) {
         if !go && current.is_none() {
             // Held back by maxNew: created on a later pass.
@@ -158,7 +152,7 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
         let deployment = if *go {
             desired
         } else {
-            staged(desired, current.as_ref())
+            staged(desired, current.as_deref())
         };
         let unchanged = current.as_ref().is_some_and(|d| {
             d.spec == deployment.spec
@@ -168,10 +162,11 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
                 && d.metadata.finalizers == deployment.metadata.finalizers
         });
         if !unchanged {
+            wrote = true;
             ensure_namespace(&ctx.client, &target_namespace).await?;
             if *go {
                 // The copies go first: the agent reads them when it sees the deployment.
-                let had_copies = current.as_ref().is_some_and(has_downstream_resources);
+                let had_copies = current.as_deref().is_some_and(has_downstream_resources);
                 downstream::sync(&ctx.client, &bundle, &target_namespace, &copies, had_copies)
                     .await?;
             }
@@ -194,22 +189,26 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context) -> Result<(), Error> {
             downstream::sync(&ctx.client, &bundle, &stale_namespace, &[], true).await?;
         }
         let api: Api<BundleDeployment> = Api::namespaced(ctx.client.clone(), &stale_namespace);
+        wrote = true;
         api.delete(&stale.name_any(), &DeleteParams::background())
             .await?;
     }
-    let deployments = deployments_of(ctx, &namespace, &name).await?;
+    let deployments = caches.deployments_of_bundle(&namespace, &name);
     if bundle.metadata.deletion_timestamp.is_some() {
         // Deleted: it goes once every deployment was uninstalled by its agent.
         if deployments.is_empty() {
             let api: Api<Bundle> = Api::namespaced(ctx.client.clone(), &namespace);
             remove_finalizer(&api, &bundle, BUNDLE_FINALIZER).await?;
+            ctx.forget_placement(&key);
         }
         return Ok(());
     }
-    // While a rollout holds clusters back, readiness reports must bring the bundle back here.
-    if failures.is_empty() && allowed.iter().all(|go| *go) {
-        let placed = placement_fingerprint(&bundle, &clusters, &groups, &deployments, &outside);
-        ctx.remember_placement(&key, placed);
+    // Remembered only once a pass found nothing to write: the placement is then known to
+    // hold for these inputs. (After writes, the caches have yet to show them; the watch
+    // events of those writes bring the bundle back here.) While a rollout holds clusters
+    // back, readiness reports must bring it back too.
+    if !wrote && failures.is_empty() && allowed.iter().all(|go| *go) {
+        ctx.remember_placement(&key, fingerprint);
     }
     let failed = (!failures.is_empty()).then(|| format!("render failed: {}", failures.join("; ")));
     write_status(ctx, &bundle, &deployments, failed).await
@@ -256,14 +255,14 @@ fn has_downstream_resources(deployment: &BundleDeployment) -> bool {
 /// What placement reads besides the bundle, its clusters, groups and deployments: the
 /// namespace's Policies and the downstream resources the bundle names.
 struct Outside<'a> {
-    policies: &'a [Policy],
+    policies: &'a [Arc<Policy>],
     downstream: String,
 }
 
 /// Whether the namespace's Policies admit `bundle`: the service account of the bundle and
 /// of each of its targets must be allowed. Says whether its agents may create
 /// namespaces, or why it is refused.
-fn admitted(bundle: &Bundle, policies: &[Policy]) -> Result<bool, String> {
+fn admitted(bundle: &Bundle, policies: &[Arc<Policy>]) -> Result<bool, String> {
     let policies = Policies::combine(policies)?;
     let accounts =
         placement::every_options(bundle).map(|options| options.service_account.as_deref());
@@ -279,7 +278,10 @@ fn admitted(bundle: &Bundle, policies: &[Policy]) -> Result<bool, String> {
 
 /// Lets deleted deployments go once their agent reported them uninstalled, or at once if
 /// they were never applied (there is nothing to uninstall).
-async fn let_go_uninstalled(ctx: &Context, deployments: &[BundleDeployment]) -> Result<(), Error> {
+async fn let_go_uninstalled(
+    ctx: &Context,
+    deployments: &[Arc<BundleDeployment>],
+) -> Result<(), Error> {
     for deployment in deployments {
         if deployment.metadata.deletion_timestamp.is_none() {
             continue;
@@ -306,13 +308,15 @@ async fn let_go_uninstalled(ctx: &Context, deployments: &[BundleDeployment]) -> 
 /// cluster's counts) leave it alone, so they cost no render.
 fn placement_fingerprint(
     bundle: &Bundle,
-    clusters: &[Cluster],
-    groups: &[ClusterGroup],
-    deployments: &[BundleDeployment],
+    clusters: &[Arc<Cluster>],
+    groups: &[Arc<ClusterGroup>],
+    deployments: &[Arc<BundleDeployment>],
     outside: &Outside<'_>,
 ) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    // A bundle deleted and made again under its name is another bundle.
+    bundle.metadata.uid.hash(&mut hasher);
     bundle.metadata.generation.hash(&mut hasher);
     bundle
         .metadata
@@ -340,24 +344,12 @@ fn placement_fingerprint(
     ids.sort();
     ids.hash(&mut hasher);
     for policy in outside.policies {
-        serde_json::to_string(policy)
+        serde_json::to_string(&**policy)
             .unwrap_or_default()
             .hash(&mut hasher);
     }
     outside.downstream.hash(&mut hasher);
     hasher.finish()
-}
-
-async fn deployments_of(
-    ctx: &Context,
-    namespace: &str,
-    name: &str,
-) -> Result<Vec<BundleDeployment>, Error> {
-    let selector = format!("{BUNDLE_NAME_LABEL}={name},{BUNDLE_NAMESPACE_LABEL}={namespace}");
-    Ok(Api::<BundleDeployment>::all(ctx.client.clone())
-        .list(&ListParams::default().labels(&selector))
-        .await?
-        .items)
 }
 
 /// Applied and ready at its current deployment.
@@ -499,13 +491,13 @@ impl DeploymentState {
 }
 
 /// Counts of the deployments per state, as Fleet's summary counts them.
-pub fn summarise(deployments: &[BundleDeployment]) -> BundleSummary {
+pub fn summarise<D: Borrow<BundleDeployment>>(deployments: &[D]) -> BundleSummary {
     let mut summary = BundleSummary {
         desired_ready: deployments.len() as i32,
         ..BundleSummary::default()
     };
     for deployment in deployments {
-        let count = match DeploymentState::of(deployment) {
+        let count = match DeploymentState::of(deployment.borrow()) {
             DeploymentState::Ready => &mut summary.ready,
             DeploymentState::NotReady => &mut summary.not_ready,
             DeploymentState::WaitApplied => &mut summary.wait_applied,
@@ -521,7 +513,7 @@ pub fn summarise(deployments: &[BundleDeployment]) -> BundleSummary {
 async fn write_status(
     ctx: &Context,
     bundle: &Bundle,
-    deployments: &[BundleDeployment],
+    deployments: &[Arc<BundleDeployment>],
     problem: Option<String>,
 ) -> Result<(), Error> {
     let summary = summarise(deployments);

@@ -189,5 +189,25 @@ async fn each_cluster_gets_its_variant_stored_once() {
     })
     .await;
     assert_eq!(placed.len(), 2);
+
+    // A deployment deleted by hand is made again: the controller does not trust a placement
+    // it remembers over what its watches show.
+    let prod_a: Api<BundleDeployment> = Api::namespaced(client.clone(), &ns_of("prod-a"));
+    let name = prod_a
+        .list(&ListParams::default())
+        .await
+        .expect("list")
+        .items[0]
+        .name_any();
+    let uid = prod_a.get(&name).await.expect("get").metadata.uid;
+    prod_a
+        .delete(&name, &DeleteParams::default())
+        .await
+        .expect("delete");
+    eventually("the deployment made again", WAIT, || async {
+        let again = prod_a.get(&name).await.ok()?;
+        (again.metadata.uid != uid && again.metadata.deletion_timestamp.is_none()).then_some(())
+    })
+    .await;
     fleet.stop().await;
 }

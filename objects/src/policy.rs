@@ -22,8 +22,8 @@ pub struct Policies {
 impl Policies {
     /// The Policies `policies` combined, in order of name. A repository pattern that is not
     /// a regular expression is an error naming its Policy.
-    pub fn combine(policies: &[Policy]) -> Result<Self, String> {
-        let mut sorted: Vec<&Policy> = policies.iter().collect();
+    pub fn combine<P: std::borrow::Borrow<Policy>>(policies: &[P]) -> Result<Self, String> {
+        let mut sorted: Vec<&Policy> = policies.iter().map(P::borrow).collect();
         sorted.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
         let mut combined = Self::default();
         for policy in sorted {
@@ -221,7 +221,7 @@ mod tests {
             refused.contains("clientSecretName stolen is not allowed"),
             "{refused}"
         );
-        assert!(Policies::combine(&[]).expect("none").is_empty());
+        assert!(Policies::combine::<Policy>(&[]).expect("none").is_empty());
         let broken = Policies::combine(&[policy(
             "broken",
             serde_json::json!({"gitRepo": {"allowedRepoPatterns": ["("]}}),

@@ -1,0 +1,294 @@
+//! The controllers' watches. Each kind is watched once; every event first updates that
+//! kind's in-memory cache, then wakes the reconciles that depend on it. A reconcile
+//! therefore never reads a cache older than the event that woke it, and reads its clusters,
+//! groups, Policies and deployments from memory, shared, instead of listing and copying
+//! them from the API server every time.
+
+use std::collections::{BTreeSet, HashMap};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, RwLock};
+use std::task::{Context as TaskContext, Poll};
+
+use fleet_objects::backoff::WatchBackoff;
+use futures::channel::mpsc::UnboundedSender;
+use futures::StreamExt;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{watcher, WatchStreamExt};
+use kube::{Api, Resource, ResourceExt};
+
+/// An object's namespace and name.
+type Id = (String, String);
+
+/// The keys an object is found under in a [`Cache`] (its namespace, labels' values...).
+pub type Keys<K> = fn(&K) -> Vec<String>;
+
+/// A kind kept in memory by its one watch (kube's reflector store holds each object once,
+/// shared), with an index from keys to objects.
+pub struct Cache<K: Resource<DynamicType = ()> + Clone + 'static> {
+    store: Store<K>,
+    keys: Keys<K>,
+    index: RwLock<Indexes>,
+}
+
+#[derive(Default)]
+struct Indexes {
+    live: Index,
+    /// Built while a watch (re)lists, swapped in when the list is done, as the store is.
+    listing: Index,
+}
+
+#[derive(Default)]
+struct Index {
+    by_key: HashMap<String, BTreeSet<Id>>,
+    keys_of: HashMap<Id, Vec<String>>,
+}
+
+impl Index {
+    fn insert(&mut self, id: Id, keys: Vec<String>) {
+        self.remove(&id);
+        for key in &keys {
+            self.by_key
+                .entry(key.clone())
+                .or_default()
+                .insert(id.clone());
+        }
+        self.keys_of.insert(id, keys);
+    }
+
+    fn remove(&mut self, id: &Id) {
+        for key in self.keys_of.remove(id).unwrap_or_default() {
+            if let Some(ids) = self.by_key.get_mut(&key) {
+                ids.remove(id);
+                if ids.is_empty() {
+                    self.by_key.remove(&key);
+                }
+            }
+        }
+    }
+}
+
+fn id_of<K: Resource>(object: &K) -> Id {
+    (object.namespace().unwrap_or_default(), object.name_any())
+}
+
+impl<K> Cache<K>
+where
+    K: Resource<DynamicType = ()> + Clone + 'static,
+{
+    /// The objects found under `key`, by namespace and name.
+    pub fn get(&self, key: &str) -> Vec<Arc<K>> {
+        let index = self.index.read().unwrap_or_else(|e| e.into_inner());
+        index
+            .live
+            .by_key
+            .get(key)
+            .into_iter()
+            .flatten()
+            .filter_map(|(namespace, name)| self.store.get(&ObjectRef::new(name).within(namespace)))
+            .collect()
+    }
+
+    /// The store, for the reconciles of this kind.
+    pub fn store(&self) -> Store<K> {
+        self.store.clone()
+    }
+
+    fn index_event(&self, event: &watcher::Event<K>) {
+        let mut index = self.index.write().unwrap_or_else(|e| e.into_inner());
+        match event {
+            watcher::Event::Apply(object) => index.live.insert(id_of(object), (self.keys)(object)),
+            watcher::Event::Delete(object) => index.live.remove(&id_of(object)),
+            watcher::Event::Init => index.listing = Index::default(),
+            watcher::Event::InitApply(object) => {
+                index.listing.insert(id_of(object), (self.keys)(object))
+            }
+            watcher::Event::InitDone => index.live = std::mem::take(&mut index.listing),
+        }
+    }
+}
+
+/// What one watched object wakes: reconciles of some kind, through its queue.
+pub type Route<K> = Box<dyn Fn(&K) + Send + Sync>;
+
+/// A route sending the reconciles `mapper` names for an object to `queue`.
+pub fn route<K, R, I>(
+    queue: &UnboundedSender<ObjectRef<R>>,
+    mapper: impl Fn(&K) -> I + Send + Sync + 'static,
+) -> Route<K>
+where
+    R: Resource + 'static,
+    I: IntoIterator<Item = ObjectRef<R>>,
+{
+    let queue = queue.clone();
+    Box::new(move |object| {
+        for request in mapper(object) {
+            // Closed only when the controller stopped.
+            let _ = queue.unbounded_send(request);
+        }
+    })
+}
+
+/// Starts the watch of `api` (objects `config` selects) filling a cache indexed by `keys`;
+/// each change then goes through `routes`, a finished list through them for every object.
+/// Returns the cache once its first list is in, and the watch's task.
+pub async fn watch<K>(
+    api: Api<K>,
+    config: watcher::Config,
+    keys: Keys<K>,
+    routes: Vec<Route<K>>,
+) -> (Arc<Cache<K>>, tokio::task::JoinHandle<()>)
+where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + serde::de::DeserializeOwned
+        + Send
+        + Sync
+        + 'static,
+{
+    let (store, writer) = reflector::store();
+    let cache = Arc::new(Cache {
+        store,
+        keys,
+        index: RwLock::default(),
+    });
+    let follower = cache.clone();
+    let task = tokio::spawn(async move {
+        let mut events = reflector::reflector(writer, watcher(api, config))
+            .backoff(WatchBackoff::default())
+            .boxed();
+        while let Some(event) = events.next().await {
+            let event = match event {
+                Ok(event) => event,
+                Err(error) => {
+                    tracing::warn!(%error, kind = %K::kind(&()), "watch failed; retrying");
+                    continue;
+                }
+            };
+            follower.index_event(&event);
+            match &event {
+                watcher::Event::Apply(object) | watcher::Event::Delete(object) => {
+                    routes.iter().for_each(|route| route(object));
+                }
+                watcher::Event::InitDone => {
+                    for object in follower.store.state() {
+                        routes.iter().for_each(|route| route(&object));
+                    }
+                }
+                watcher::Event::Init | watcher::Event::InitApply(_) => {}
+            }
+        }
+    });
+    let _ = cache.store.wait_until_ready().await;
+    (cache, task)
+}
+
+/// A trigger-only watch (nothing cached): each changed object goes through `routes`.
+pub fn trigger<K>(
+    api: Api<K>,
+    config: watcher::Config,
+    routes: Vec<Route<K>>,
+) -> tokio::task::JoinHandle<()>
+where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + serde::de::DeserializeOwned
+        + Send
+        + 'static,
+{
+    tokio::spawn(async move {
+        let mut objects = watcher(api, config)
+            .backoff(WatchBackoff::default())
+            .touched_objects()
+            .boxed();
+        while let Some(object) = objects.next().await {
+            match object {
+                Ok(object) => routes.iter().for_each(|route| route(&object)),
+                Err(error) => {
+                    tracing::warn!(%error, kind = %K::kind(&()), "watch failed; retrying")
+                }
+            }
+        }
+    })
+}
+
+/// A reconcile running on its own task (so that reconciles use every core), stopped if
+/// dropped.
+pub struct Task<T>(tokio::task::JoinHandle<T>);
+
+impl<T: Send + 'static> Task<T> {
+    /// Spawns `future`.
+    pub fn spawn(future: impl Future<Output = T> + Send + 'static) -> Self {
+        Self(tokio::spawn(future))
+    }
+}
+
+impl<T, E: From<tokio::task::JoinError>> Future for Task<Result<T, E>> {
+    type Output = Result<T, E>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.0)
+            .poll(cx)
+            .map(|joined| joined.map_err(E::from).and_then(|result| result))
+    }
+}
+
+impl<T> Drop for Task<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fleet_api::Cluster;
+
+    fn cluster(namespace: &str, name: &str, env: &str) -> Cluster {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
+            "metadata": {"namespace": namespace, "name": name, "labels": {"env": env}},
+            "spec": {},
+        }))
+        .expect("a Cluster")
+    }
+
+    fn by_env(cluster: &Cluster) -> Vec<String> {
+        cluster.labels().get("env").cloned().into_iter().collect()
+    }
+
+    #[test]
+    fn the_index_follows_changes_and_swaps_in_a_relist_whole() {
+        let (store, mut writer) = reflector::store();
+        let cache = Cache {
+            store,
+            keys: by_env,
+            index: RwLock::default(),
+        };
+        let mut apply = |event: watcher::Event<Cluster>| {
+            writer.apply_watcher_event(&event);
+            cache.index_event(&event);
+        };
+        apply(watcher::Event::Init);
+        apply(watcher::Event::InitApply(cluster("ns", "a", "dev")));
+        apply(watcher::Event::InitApply(cluster("ns", "b", "prod")));
+        apply(watcher::Event::InitDone);
+        apply(watcher::Event::Apply(cluster("ns", "c", "dev")));
+        // A label change moves the object between keys.
+        apply(watcher::Event::Apply(cluster("ns", "b", "dev")));
+        apply(watcher::Event::Delete(cluster("ns", "a", "dev")));
+        let names =
+            |key: &str| -> Vec<String> { cache.get(key).iter().map(|c| c.name_any()).collect() };
+        assert_eq!(names("dev"), ["b", "c"]);
+        assert!(names("prod").is_empty());
+        // A relist replaces everything at once when it is done.
+        apply(watcher::Event::Init);
+        apply(watcher::Event::InitApply(cluster("ns", "d", "prod")));
+        assert_eq!(names("dev"), ["b", "c"]);
+        apply(watcher::Event::InitDone);
+        assert!(names("dev").is_empty());
+        assert_eq!(names("prod"), ["d"]);
+    }
+}
