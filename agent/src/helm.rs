@@ -103,7 +103,17 @@ pub(crate) async fn deploy(
         .filter(|m| *m > 0)
         .unwrap_or(release::DEFAULT_MAX_HISTORY);
     let Err(error) = outcome else {
-        store.prune(max_history).await?;
+        // The revisions now held: the earlier ones (those deployed now superseded), then
+        // the new one; no need to list them again.
+        let mut held: Vec<(u64, &str)> = history
+            .iter()
+            .map(|r| match r.status.as_str() {
+                "deployed" => (r.version, "superseded"),
+                other => (r.version, other),
+            })
+            .collect();
+        held.push((version, "deployed"));
+        store.prune_held(&held, max_history).await?;
         let replaced = previous.map(|p| release::applied(&p.body)).transpose()?;
         return Ok(Deployed { version, replaced });
     };

@@ -168,13 +168,23 @@ impl Store {
     /// does (the deployed one is never deleted).
     pub async fn prune(&self, max: usize) -> Result<(), Error> {
         let history = self.history().await?;
-        let excess = history.len().saturating_sub(max.max(1));
-        for old in history
+        let held: Vec<(u64, &str)> = history
             .iter()
-            .filter(|r| r.status != "deployed")
+            .map(|r| (r.version, r.status.as_str()))
+            .collect();
+        self.prune_held(&held, max).await
+    }
+
+    /// [`Store::prune`] when the revisions held are known: `held` is each revision's number
+    /// and status, oldest first.
+    pub async fn prune_held(&self, held: &[(u64, &str)], max: usize) -> Result<(), Error> {
+        let excess = held.len().saturating_sub(max.max(1));
+        for (version, _) in held
+            .iter()
+            .filter(|(_, status)| *status != "deployed")
             .take(excess)
         {
-            self.delete(old.version).await?;
+            self.delete(*version).await?;
         }
         Ok(())
     }
