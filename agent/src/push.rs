@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fleet_api::Cluster;
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::Secret;
 use kube::runtime::{reflector, watcher, WatchStreamExt};
 use kube::{Api, ResourceExt};
@@ -82,6 +82,8 @@ pub async fn run(
                 if event.is_none() {
                     break;
                 }
+                // Clusters' status writes come in bursts: one look serves the whole burst.
+                while let Some(Some(_)) = events.next().now_or_never() {}
             }
             _ = retry.tick() => {}
         }
@@ -122,6 +124,7 @@ async fn reconcile(
 ) {
     let wanted: HashMap<String, (&Cluster, String)> = clusters
         .iter()
+        .filter(|cluster| cluster.is_pushed())
         .filter_map(|cluster| {
             let key = format!("{}/{}", cluster.namespace()?, cluster.name_any());
             Some((key, (&**cluster, start_key(cluster)?)))
