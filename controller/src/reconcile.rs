@@ -75,6 +75,11 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
         // Refused: the deployments stay as they were, and the bundle says why.
         Err(refusal) => return write_status(ctx, &bundle, &deployments, Some(refusal)).await,
     };
+    // The bundle's deployment in each cluster namespace (looked up once per cluster).
+    let by_namespace: BTreeMap<&str, Arc<BundleDeployment>> = deployments
+        .iter()
+        .filter_map(|d| Some((d.metadata.namespace.as_deref()?, d.clone())))
+        .collect();
     let mut files = None;
     let mut plans = Vec::new();
     let mut failures = Vec::new();
@@ -126,10 +131,7 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
                 NAMESPACE_CREATION_DISABLED.to_string(),
             )]));
         }
-        let current = deployments
-            .iter()
-            .find(|d| d.namespace().as_deref() == Some(target_namespace.as_str()))
-            .cloned();
+        let current = by_namespace.get(target_namespace.as_str()).cloned();
         plans.push((info, target_namespace, desired, current, copies));
     }
     let candidates: Vec<Candidate> = plans
