@@ -108,6 +108,29 @@ where
     }
 }
 
+/// A kind the controller can watch.
+pub trait Watched:
+    Resource<DynamicType = ()>
+    + Clone
+    + std::fmt::Debug
+    + serde::de::DeserializeOwned
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<K> Watched for K where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + serde::de::DeserializeOwned
+        + Send
+        + Sync
+        + 'static
+{
+}
+
 /// What one watched object wakes: reconciles of some kind, through its queue.
 pub type Route<K> = Box<dyn Fn(&K) + Send + Sync>;
 
@@ -139,13 +162,7 @@ pub async fn watch<K>(
     routes: Vec<Route<K>>,
 ) -> (Arc<Cache<K>>, tokio::task::JoinHandle<()>)
 where
-    K: Resource<DynamicType = ()>
-        + Clone
-        + std::fmt::Debug
-        + serde::de::DeserializeOwned
-        + Send
-        + Sync
-        + 'static,
+    K: Watched,
 {
     let (store, writer) = reflector::store();
     let cache = Arc::new(Cache {
@@ -191,12 +208,7 @@ pub fn trigger<K>(
     routes: Vec<Route<K>>,
 ) -> tokio::task::JoinHandle<()>
 where
-    K: Resource<DynamicType = ()>
-        + Clone
-        + std::fmt::Debug
-        + serde::de::DeserializeOwned
-        + Send
-        + 'static,
+    K: Watched,
 {
     tokio::spawn(async move {
         let mut objects = watcher(api, config)
