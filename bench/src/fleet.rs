@@ -300,8 +300,16 @@ async fn phase(
     let started = Instant::now();
     source.publish(hub, shape, version).await?;
     let deployments = shape.clusters * shape.bundles;
-    tracker.all_ready(deployments, &version.to_string()).await?;
+    let [placed, applied] = tracker
+        .all_ready(deployments, &version.to_string(), started)
+        .await?;
     let seconds = started.elapsed().as_secs_f64();
+    let stage = |at: Option<f64>| at.map_or("-".to_string(), |s| format!("{s:.1} s"));
+    println!(
+        "{name}: all placed at {}, all applied at {}, all Ready at {seconds:.1} s",
+        stage(placed),
+        stage(applied)
+    );
     // Late status writes of the phase (agents' last reports) count too.
     tokio::time::sleep(Duration::from_secs(1)).await;
     let written = tracker.writes.load(Ordering::Relaxed) as f64 / deployments as f64;
@@ -348,7 +356,11 @@ struct Tracker {
 
 #[derive(Default)]
 struct Tracked {
-    /// Ready deployments (`namespace/name`) and the Content they are ready at.
+    /// Every deployment (`namespace/name`) and the Content its spec names.
+    placed: HashMap<String, String>,
+    /// Deployments and the Content their agent applied.
+    applied: HashMap<String, String>,
+    /// Ready deployments and the Content they are ready at.
     ready: HashMap<String, String>,
     /// The `version` each Content's ConfigMaps carry.
     versions: HashMap<String, String>,
@@ -394,10 +406,20 @@ impl Tracker {
                 .status
                 .as_ref()
                 .is_some_and(|s| s.ready && s.applied_deployment_id.as_deref() == Some(&id));
+            let content_of = |id: &str| id.split(':').next().unwrap_or_default().to_string();
+            let applied = deployment
+                .status
+                .as_ref()
+                .and_then(|s| s.applied_deployment_id.as_deref())
+                .map(content_of);
             let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            state.placed.insert(key.clone(), content_of(&id));
+            match applied {
+                Some(content) => state.applied.insert(key.clone(), content),
+                None => state.applied.remove(&key),
+            };
             if ready {
-                let content = id.split(':').next().unwrap_or_default().to_string();
-                state.ready.insert(key, content);
+                state.ready.insert(key, content_of(&id));
             } else {
                 state.ready.remove(&key);
             }
@@ -425,23 +447,39 @@ impl Tracker {
         }
     }
 
-    /// Deployments ready at a Content holding `version`.
-    fn ready_at(&self, version: &str) -> usize {
+    /// Deployments placed, applied and ready at a Content holding `version`.
+    fn counts_at(&self, version: &str) -> [usize; 3] {
         let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        state
-            .ready
-            .values()
-            .filter(|content| state.versions.get(*content).map(String::as_str) == Some(version))
-            .count()
+        let at = |deployments: &HashMap<String, String>| {
+            deployments
+                .values()
+                .filter(|content| state.versions.get(*content).map(String::as_str) == Some(version))
+                .count()
+        };
+        [at(&state.placed), at(&state.applied), at(&state.ready)]
     }
 
-    /// Waits until `wanted` deployments are ready at `version`.
-    async fn all_ready(&self, wanted: usize, version: &str) -> Result<()> {
+    /// Waits until `wanted` deployments are ready at `version`; returns the seconds since
+    /// `started` at which all were placed (their BundleDeployments name the new Content)
+    /// and all applied, to show which stage takes the time.
+    async fn all_ready(
+        &self,
+        wanted: usize,
+        version: &str,
+        started: Instant,
+    ) -> Result<[Option<f64>; 2]> {
         let deadline = Instant::now() + Duration::from_secs(900);
+        let mut stages = [None; 2];
         loop {
-            let ready = self.ready_at(version);
+            let counts = self.counts_at(version);
+            for (stage, count) in stages.iter_mut().zip(counts) {
+                if stage.is_none() && count >= wanted {
+                    *stage = Some(started.elapsed().as_secs_f64());
+                }
+            }
+            let ready = counts[2];
             if ready >= wanted {
-                return Ok(());
+                return Ok(stages);
             }
             if Instant::now() > deadline {
                 bail!("only {ready} of {wanted} deployments ready after 15 minutes");
