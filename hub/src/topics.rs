@@ -12,8 +12,11 @@ use tokio::sync::mpsc;
 
 use crate::store::Event;
 
-/// The events a watch may have waiting before it is ended as too slow.
-const QUEUE: usize = 4096;
+/// The events a watch may have waiting before it is ended as too slow. A watch of every
+/// BundleDeployment sees a burst of tens of thousands when a commit reaches a large fleet;
+/// ending it then costs a list of them all. The queue holds events shared with the history,
+/// and takes memory only as it fills.
+const QUEUE: usize = 32_768;
 
 /// One watch's end of its queue.
 struct Subscriber {
