@@ -124,10 +124,11 @@ async fn reconcile(
 ) {
     let wanted: HashMap<String, (&Cluster, String)> = clusters
         .iter()
-        .filter(|cluster| cluster.is_pushed())
         .filter_map(|cluster| {
+            // Most clusters are not pushed: no key is formatted for them.
+            let started_with = start_key(cluster)?;
             let key = format!("{}/{}", cluster.namespace()?, cluster.name_any());
-            Some((key, (&**cluster, start_key(cluster)?)))
+            Some((key, (&**cluster, started_with)))
         })
         .collect();
     driven.retain(|key, running| {
