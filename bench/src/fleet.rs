@@ -344,8 +344,8 @@ async fn largest_status(hub: &kube::Client) -> Result<usize> {
 }
 
 /// What the benchmark follows from two watches (never by listing, which would weigh on
-/// the hub it measures): the writes to BundleDeployments, the deployments ready at their
-/// wanted id with the Content each is at, and the version each Content holds.
+/// the hub it measures): the writes to BundleDeployments, what each deployment names,
+/// applied and is ready at, and the version each Content holds.
 #[derive(Default)]
 struct Tracker {
     writes: AtomicUsize,
@@ -356,14 +356,20 @@ struct Tracker {
 
 #[derive(Default)]
 struct Tracked {
-    /// Every deployment (`namespace/name`) and the Content its spec names.
-    placed: HashMap<String, String>,
-    /// Deployments and the Content their agent applied.
-    applied: HashMap<String, String>,
-    /// Ready deployments and the Content they are ready at.
-    ready: HashMap<String, String>,
+    /// Every deployment, by `namespace/name`.
+    deployments: HashMap<String, Seen>,
     /// The `version` each Content's ConfigMaps carry.
     versions: HashMap<String, String>,
+}
+
+/// One deployment as last seen.
+struct Seen {
+    /// The Content its spec names.
+    placed: String,
+    /// The Content its agent applied.
+    applied: Option<String>,
+    /// Whether it is ready at what it names.
+    ready: bool,
 }
 
 impl Tracker {
@@ -401,28 +407,16 @@ impl Tracker {
             );
             let size = serde_json::to_vec(&deployment.status).map_or(0, |b| b.len());
             self.largest_status.fetch_max(size, Ordering::Relaxed);
-            let id = deployment.spec.deployment_id.clone().unwrap_or_default();
-            let ready = deployment
-                .status
-                .as_ref()
-                .is_some_and(|s| s.ready && s.applied_deployment_id.as_deref() == Some(&id));
             let content_of = |id: &str| id.split(':').next().unwrap_or_default().to_string();
-            let applied = deployment
-                .status
-                .as_ref()
-                .and_then(|s| s.applied_deployment_id.as_deref())
-                .map(content_of);
-            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-            state.placed.insert(key.clone(), content_of(&id));
-            match applied {
-                Some(content) => state.applied.insert(key.clone(), content),
-                None => state.applied.remove(&key),
+            let id = deployment.spec.deployment_id.clone().unwrap_or_default();
+            let status = deployment.status.unwrap_or_default();
+            let seen = Seen {
+                placed: content_of(&id),
+                applied: status.applied_deployment_id.as_deref().map(content_of),
+                ready: status.ready && status.applied_deployment_id.as_deref() == Some(&id),
             };
-            if ready {
-                state.ready.insert(key, content_of(&id));
-            } else {
-                state.ready.remove(&key);
-            }
+            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            state.deployments.insert(key, seen);
         }
     }
 
@@ -450,13 +444,19 @@ impl Tracker {
     /// Deployments placed, applied and ready at a Content holding `version`.
     fn counts_at(&self, version: &str) -> [usize; 3] {
         let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let at = |deployments: &HashMap<String, String>| {
-            deployments
-                .values()
-                .filter(|content| state.versions.get(*content).map(String::as_str) == Some(version))
-                .count()
-        };
-        [at(&state.placed), at(&state.applied), at(&state.ready)]
+        let at = |content: &str| state.versions.get(content).map(String::as_str) == Some(version);
+        let mut counts = [0; 3];
+        for seen in state.deployments.values() {
+            let stages = [
+                at(&seen.placed),
+                seen.applied.as_deref().is_some_and(at),
+                seen.ready && at(&seen.placed),
+            ];
+            for (count, reached) in counts.iter_mut().zip(stages) {
+                *count += usize::from(reached);
+            }
+        }
+        counts
     }
 
     /// Waits until `wanted` deployments are ready at `version`; returns the seconds since
