@@ -7,7 +7,7 @@
 //! experiments. No reference tool runs here; the figures are printed against the issue's
 //! targets.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use fleet_api::{Bundle, BundleDeployment, Cluster, GitRepo};
+use fleet_hub::requests::RequestKind;
 use fleet_local::{Fleet, LocalHub};
 use fleet_testkit::{create_cluster, GitDaemon, TestRepo};
 use futures::StreamExt;
@@ -296,6 +297,7 @@ async fn phase(
 ) -> Result<f64> {
     let hub = &local.client;
     let cpu = crate::measure::cpu_seconds("self");
+    let requests_before = local.running.hub.request_counts();
     tracker.writes.store(0, Ordering::Relaxed);
     let started = Instant::now();
     source.publish(hub, shape, version).await?;
@@ -322,7 +324,41 @@ async fn phase(
             .await?
             .max(tracker.largest_status.load(Ordering::Relaxed))
     );
+    let requests = local.running.hub.request_counts();
+    println!(
+        "{name}: {}",
+        requests_per_deployment(&requests_before, &requests, deployments)
+    );
     Ok(seconds)
+}
+
+/// The hub's requests of a phase per deployment rolled out, on the management cluster and
+/// on the members (what the agents ask of their own clusters), each with its five most
+/// frequent kinds.
+fn requests_per_deployment(
+    before: &HashMap<RequestKind, u64>,
+    after: &HashMap<RequestKind, u64>,
+    deployments: usize,
+) -> String {
+    let mut sides: [BTreeMap<(String, String), u64>; 2] = Default::default();
+    for (kind, count) in after {
+        let served = count - before.get(kind).copied().unwrap_or(0);
+        let side = usize::from(kind.cluster != fleet_local::MANAGEMENT_CLUSTER);
+        *sides[side]
+            .entry((kind.verb.clone(), kind.resource.clone()))
+            .or_default() += served;
+    }
+    let per = |n: u64| n as f64 / deployments as f64;
+    let [management, members] = sides.map(|counts| {
+        let total: u64 = counts.values().sum();
+        let mut kinds: Vec<_> = counts.into_iter().filter(|(_, n)| *n > 0).collect();
+        kinds.sort_by(|a, b| b.1.cmp(&a.1));
+        let top: Vec<String> = (kinds.iter().take(5))
+            .map(|((verb, resource), n)| format!("{verb} {resource} {:.2}", per(*n)))
+            .collect();
+        format!("{:.2} ({})", per(total), top.join(", "))
+    });
+    format!("hub requests per deployment: management {management}; members {members}")
 }
 
 /// The largest status, serialized, of any GitRepo, Bundle or Cluster (BundleDeployments'
@@ -358,16 +394,31 @@ struct Tracker {
 struct Tracked {
     /// Every deployment, by `namespace/name`.
     deployments: HashMap<String, Seen>,
-    /// The `version` each Content's ConfigMaps carry.
-    versions: HashMap<String, String>,
+    /// The number given to each Content's name, so that counting compares numbers.
+    content_numbers: HashMap<String, usize>,
+    /// The `version` each numbered Content's ConfigMaps carry, once seen.
+    versions: Vec<Option<String>>,
+}
+
+impl Tracked {
+    /// The number of the Content named `name`.
+    fn content_number(&mut self, name: &str) -> usize {
+        if let Some(number) = self.content_numbers.get(name) {
+            return *number;
+        }
+        let number = self.versions.len();
+        self.versions.push(None);
+        self.content_numbers.insert(name.to_string(), number);
+        number
+    }
 }
 
 /// One deployment as last seen.
 struct Seen {
     /// The Content its spec names.
-    placed: String,
+    placed: usize,
     /// The Content its agent applied.
-    applied: Option<String>,
+    applied: Option<usize>,
     /// Whether it is ready at what it names.
     ready: bool,
 }
@@ -410,12 +461,15 @@ impl Tracker {
             let content_of = |id: &str| id.split(':').next().unwrap_or_default().to_string();
             let id = deployment.spec.deployment_id.clone().unwrap_or_default();
             let status = deployment.status.unwrap_or_default();
+            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
             let seen = Seen {
-                placed: content_of(&id),
-                applied: status.applied_deployment_id.as_deref().map(content_of),
+                placed: state.content_number(&content_of(&id)),
+                applied: status
+                    .applied_deployment_id
+                    .as_deref()
+                    .map(|applied| state.content_number(&content_of(applied))),
                 ready: status.ready && status.applied_deployment_id.as_deref() == Some(&id),
             };
-            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
             state.deployments.insert(key, seen);
         }
     }
@@ -436,7 +490,8 @@ impl Tracker {
             });
             if let (Some(name), Some(version)) = (content.metadata.name.clone(), version) {
                 let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-                state.versions.insert(name, version);
+                let number = state.content_number(&name);
+                state.versions[number] = Some(version);
             }
         }
     }
@@ -444,13 +499,16 @@ impl Tracker {
     /// Deployments placed, applied and ready at a Content holding `version`.
     fn counts_at(&self, version: &str) -> [usize; 3] {
         let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let at = |content: &str| state.versions.get(content).map(String::as_str) == Some(version);
+        let at_version: Vec<bool> = (state.versions.iter())
+            .map(|v| v.as_deref() == Some(version))
+            .collect();
+        let at = |content: usize| at_version.get(content).copied().unwrap_or(false);
         let mut counts = [0; 3];
         for seen in state.deployments.values() {
             let stages = [
-                at(&seen.placed),
-                seen.applied.as_deref().is_some_and(at),
-                seen.ready && at(&seen.placed),
+                at(seen.placed),
+                seen.applied.is_some_and(at),
+                seen.ready && at(seen.placed),
             ];
             for (count, reached) in counts.iter_mut().zip(stages) {
                 *count += usize::from(reached);

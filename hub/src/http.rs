@@ -431,6 +431,8 @@ async fn resource(
     accept: &str,
     bytes: Bytes,
 ) -> ApiResult<Response> {
+    hub.requests
+        .count(&call.cluster, verb, &call.resource.plural);
     let as_table = table::wants_table(accept);
     let include = Include::parse(call.query.get("includeObject").map(String::as_str));
     let columns = || table::columns(&call.resource, &call.version);

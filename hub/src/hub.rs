@@ -25,6 +25,8 @@ pub struct Hub {
     pub(crate) store: Arc<Store>,
     registries: RwLock<HashMap<String, Arc<Registry>>>,
     tokens: RwLock<HashMap<String, Identity>>,
+    /// The resource requests served.
+    pub(crate) requests: crate::requests::RequestCounts,
     me: std::sync::Weak<Hub>,
 }
 
@@ -44,6 +46,7 @@ impl Hub {
             store,
             registries: RwLock::new(HashMap::new()),
             tokens: RwLock::new(HashMap::new()),
+            requests: Default::default(),
             me: me.clone(),
         });
         for record in hub.store.clusters() {
@@ -209,6 +212,11 @@ impl Hub {
     /// How many objects the hub holds, in every logical cluster.
     pub fn object_count(&self) -> usize {
         self.store.object_count()
+    }
+
+    /// How many resource requests the hub served so far, by cluster, verb and resource.
+    pub fn request_counts(&self) -> HashMap<crate::requests::RequestKind, u64> {
+        self.requests.snapshot()
     }
 
     /// The admin token of a cluster.

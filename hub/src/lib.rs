@@ -21,6 +21,7 @@ pub mod objects;
 pub mod openapi;
 pub mod protobuf;
 pub mod registry;
+pub mod requests;
 pub mod reviews;
 pub mod route;
 pub mod selector;
