@@ -43,14 +43,12 @@ impl FieldSet {
                 match key.as_str() {
                     "apiVersion" | "kind" => {}
                     "metadata" => {
-                        let mut metadata = value.clone();
-                        if let Some(m) = metadata.as_object_mut() {
-                            for field in IDENTITY {
-                                m.remove(field);
-                            }
-                            if !m.is_empty() {
-                                walk(&metadata, vec!["f:metadata".into()], lists, "", &mut set);
-                            }
+                        let members = value.as_object().into_iter().flatten();
+                        for (field, child) in
+                            members.filter(|(f, _)| !IDENTITY.contains(&f.as_str()))
+                        {
+                            let path = vec!["f:metadata".into(), format!("f:{field}")];
+                            walk(child, path, lists, field, &mut set);
                         }
                     }
                     _ => walk(value, vec![format!("f:{key}")], lists, key, &mut set),

@@ -138,16 +138,15 @@ fn own(entries: &mut Vec<Entry>, writer: &Writer, operation: &str) -> usize {
 /// Records a create, update or patch by `writer`: the fields it changed become its own.
 pub fn record_update(old: Option<&Value>, new: &mut Value, writer: &Writer) {
     let mut list = base_entries(old, new, writer);
-    let new_fields = FieldSet::of(&without_managed_fields(new), writer.lists);
-    let old_value = old.map(without_managed_fields);
-    let old_fields = old_value
-        .as_ref()
+    // Field sets leave managedFields out, so neither object needs a copy without them.
+    let new_fields = FieldSet::of(new, writer.lists);
+    let old_fields = old
         .map(|o| FieldSet::of(o, writer.lists))
         .unwrap_or_default();
     let changed: Vec<&FieldPath> = new_fields
         .0
         .iter()
-        .filter(|p| match &old_value {
+        .filter(|p| match old {
             Some(o) => value_at(o, p) != value_at(new, p),
             None => true,
         })

@@ -39,7 +39,7 @@ pub struct Call {
 /// What a write produced.
 pub struct Written {
     /// The object as stored (or as it would be, for a dry run).
-    pub object: Value,
+    pub object: Arc<Value>,
     /// Whether it was created by this request.
     pub created: bool,
 }
@@ -98,6 +98,16 @@ impl Call {
         object
     }
 
+    /// The object as served at the requested version, shared when it is stored at that
+    /// version (most reads), so that serving it copies nothing.
+    pub fn presented(&self, object: Arc<Value>) -> Arc<Value> {
+        let stored = object.get("apiVersion").and_then(Value::as_str);
+        if stored == Some(self.api_version().as_str()) {
+            return object;
+        }
+        Arc::new(self.present(&object))
+    }
+
     fn required_name(&self) -> ApiResult<&str> {
         self.name
             .as_deref()
@@ -106,11 +116,11 @@ impl Call {
 }
 
 /// `get`.
-pub fn get(hub: &Hub, call: &Call) -> ApiResult<Value> {
+pub fn get(hub: &Hub, call: &Call) -> ApiResult<Arc<Value>> {
     let name = call.required_name()?;
     hub.store
         .get(&call.key(name))?
-        .map(|o| call.present(&o))
+        .map(|o| call.presented(o))
         .ok_or_else(|| call.not_found(name))
 }
 
@@ -445,30 +455,45 @@ fn kinds_generation(call: &Call) -> Option<i64> {
     crate::kinds::tracks_generation(&call.resource, &call.version).then_some(1)
 }
 
-fn stripped(object: &Value) -> Value {
-    let mut copy = object.clone();
-    if let Some(meta) = copy.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.remove("resourceVersion");
-    }
-    copy
-}
-
 /// Whether a write changes nothing, managedFields included (a change of owners is a write,
 /// as in Kubernetes).
 fn same_content(old: &Value, new: &Value) -> bool {
-    stripped(old) == stripped(new)
+    equal_except(old, new, &[], &["resourceVersion"])
 }
 
 fn spec_changed(old: &Value, new: &Value) -> bool {
-    let content = |o: &Value| {
-        let mut copy = o.clone();
-        if let Some(map) = copy.as_object_mut() {
-            map.remove("metadata");
-            map.remove("status");
-        }
-        copy
+    !equal_except(old, new, &["metadata", "status"], &[])
+}
+
+/// Whether two objects are equal, leaving out the members `top` and the metadata members
+/// `metadata`, without copying either.
+fn equal_except(a: &Value, b: &Value, top: &[&str], metadata: &[&str]) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return a == b;
     };
-    content(old) != content(new)
+    maps_equal_except(a, b, top, |key, x, y| match (key, x, y) {
+        ("metadata", Value::Object(x), Value::Object(y)) => {
+            maps_equal_except(x, y, metadata, |_, x, y| x == y)
+        }
+        _ => x == y,
+    })
+}
+
+/// Whether two maps have the same members, leaving out `skip`, each pair compared by
+/// `equal` (given the member's name).
+fn maps_equal_except(
+    a: &serde_json::Map<String, Value>,
+    b: &serde_json::Map<String, Value>,
+    skip: &[&str],
+    equal: impl Fn(&str, &Value, &Value) -> bool,
+) -> bool {
+    let kept = |map: &serde_json::Map<String, Value>| {
+        map.keys().filter(|k| !skip.contains(&k.as_str())).count()
+    };
+    kept(a) == kept(b)
+        && a.iter()
+            .filter(|(k, _)| !skip.contains(&k.as_str()))
+            .all(|(k, x)| b.get(k).is_some_and(|y| equal(k, x, y)))
 }
 
 fn check_resource_version(
@@ -513,8 +538,8 @@ async fn commit(
         })
         .await?;
     let object = match (dry, committed) {
-        (Some(dry), _) => dry,
-        (None, Some(object)) => (*object).clone(),
+        (Some(dry), _) => Arc::new(dry),
+        (None, Some(object)) => object,
         (None, None) => return Err(call.not_found(name)),
     };
     if deleted {
@@ -524,7 +549,7 @@ async fn commit(
         hub.after_write(call, &object);
     }
     Ok(Written {
-        object: call.present(&object),
+        object: call.presented(object),
         created,
     })
 }

@@ -144,7 +144,7 @@ pub async fn scale(
         subresource: None,
         ..call.clone()
     };
-    let current = scale_of(&objects::get(hub, &workload)?);
+    let current = scale_of(&*objects::get(hub, &workload)?);
     let wanted = match (verb, patch_kind) {
         ("get", _) => return Ok(current),
         ("update", _) => parse(bytes)?,
