@@ -83,6 +83,8 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
     let mut files = None;
     let mut plans = Vec::new();
     let mut failures = Vec::new();
+    // The Contents this pass made sure of: one per distinct variant, not one per cluster.
+    let mut stored = BTreeSet::new();
     for cluster in &clusters {
         let info = cluster_info(cluster, &groups);
         if bundle.metadata.deletion_timestamp.is_some()
@@ -122,7 +124,9 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
             }
         };
         let target_namespace = cluster_namespace(cluster);
-        store_content(ctx, &variant).await?;
+        if stored.insert(variant.id.clone()) {
+            store_content(ctx, &variant).await?;
+        }
         let id = deployment_id(&variant, &downstream::digest(&copies));
         let mut desired = deployment_for(&bundle, cluster, &variant, &target_namespace, id);
         if !creates_namespaces {
@@ -165,7 +169,10 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
         });
         if !unchanged {
             wrote = true;
-            ensure_namespace(&ctx.client, &target_namespace).await?;
+            if current.is_none() {
+                // A deployment there shows the namespace exists.
+                ensure_namespace(&ctx.client, &target_namespace).await?;
+            }
             if *go {
                 // The copies go first: the agent reads them when it sees the deployment.
                 let had_copies = current.as_deref().is_some_and(has_downstream_resources);
