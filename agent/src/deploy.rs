@@ -45,6 +45,11 @@ struct Findings {
 /// are ready here), prunes, checks drift (correcting it when asked), and reports; a
 /// deleted one is uninstalled.
 pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<(), Error> {
+    if agent.is_own_write(deployment) && deployment.metadata.deletion_timestamp.is_none() {
+        // What the agent has just applied, inspected and reported: its next look comes
+        // with the resync.
+        return Ok(());
+    }
     let options = deployment.spec.options.clone().unwrap_or_default();
     let account = crate::impersonate::account_for(agent, options.service_account.as_deref()).await;
     let agent = match account {
@@ -229,6 +234,9 @@ async fn prepare(
     resources.splice(0..0, copies);
     let mut desired = Vec::new();
     let mut crds_applied = false;
+    // Each namespace is made sure of once, the release's (where Helm keeps its records)
+    // among them.
+    let mut namespaces: BTreeSet<String> = helm.iter().map(|r| r.namespace.clone()).collect();
     for resource in resources.iter().cloned() {
         let resolved = match agent.resolve(&resource).await {
             // A kind the bundle's own CRDs define: they go in first (Helm installs a
@@ -247,11 +255,14 @@ async fn prepare(
         if namespaced && object.metadata.namespace.is_none() {
             object.metadata.namespace = Some(default_namespace.clone());
         }
-        if let Some(namespace) = object.metadata.namespace.as_deref().filter(|_| namespaced) {
-            agent.ensure_namespace(namespace).await?;
+        if let Some(namespace) = object.metadata.namespace.as_ref().filter(|_| namespaced) {
+            namespaces.insert(namespace.clone());
         }
         mark(&mut object, deployment, helm.as_ref());
         desired.push(Desired { api, object });
+    }
+    for namespace in &namespaces {
+        agent.ensure_namespace(namespace).await?;
     }
     Ok((desired, helm))
 }
@@ -653,23 +664,25 @@ async fn report(
             "state": state,
         },
     }});
-    write_status(agent, deployment, &patch).await
+    let written = write_status(agent, deployment, &patch).await?;
+    agent.remember_own_write(&written);
+    Ok(())
 }
 
-/// Merges `patch` into the status of `deployment` on the hub.
+/// Merges `patch` into the status of `deployment` on the hub; returns it as written.
 pub(crate) async fn write_status(
     agent: &Agent,
     deployment: &BundleDeployment,
     patch: &Value,
-) -> Result<(), Error> {
-    Api::<BundleDeployment>::namespaced(agent.hub.clone(), &agent.namespace)
+) -> Result<BundleDeployment, Error> {
+    let written = Api::<BundleDeployment>::namespaced(agent.hub.clone(), &agent.namespace)
         .patch_status(
             &deployment.name_any(),
             &PatchParams::default(),
             &Patch::Merge(patch),
         )
         .await?;
-    Ok(())
+    Ok(written)
 }
 
 /// The release record, `namespace/name:revision`, when this look made no new Helm revision:

@@ -38,7 +38,7 @@ pub(crate) async fn deploy(
     release: &HelmRelease,
 ) -> Result<Deployed, Error> {
     let helm = options.helm.clone().unwrap_or_default();
-    agent.ensure_namespace(&release.namespace).await?;
+    // The release's namespace was made sure of with the objects' (`deploy::prepare`).
     label_namespace(agent, &release.namespace, options).await?;
     let store = Store::new(&agent.local, &release.namespace, &release.name);
     let history = store.history().await?;

@@ -92,6 +92,10 @@ pub struct Agent {
     /// that failed: it is not tried again (that would undo and redo it over and over)
     /// until a new one comes.
     rolled_back: Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
+    /// The resourceVersion of each deployment's last status written by this agent: the
+    /// watch event of that write brings back what the agent has just looked at, and is
+    /// passed over rather than looked at again.
+    own_writes: Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
 }
 
 impl Agent {
@@ -125,6 +129,7 @@ impl Agent {
             resync,
             discovery: Arc::default(),
             rolled_back: Arc::default(),
+            own_writes: Arc::default(),
         })
     }
 
@@ -172,6 +177,28 @@ impl Agent {
         if let Ok(mut rolled_back) = self.rolled_back.lock() {
             rolled_back.insert(deployment.name_any(), id.to_string());
         }
+    }
+
+    /// Remembers that this agent wrote `deployment` (as the hub returned it).
+    fn remember_own_write(&self, deployment: &BundleDeployment) {
+        if let (Ok(mut writes), Some(version)) = (
+            self.own_writes.lock(),
+            deployment.metadata.resource_version.clone(),
+        ) {
+            writes.insert(deployment.name_any(), version);
+        }
+    }
+
+    /// Whether `deployment` is, unchanged since, what this agent last wrote of it: the
+    /// echo of its own status write. Each write is recognised once.
+    fn is_own_write(&self, deployment: &BundleDeployment) -> bool {
+        let Ok(mut writes) = self.own_writes.lock() else {
+            return false;
+        };
+        let Some(written) = writes.remove(&deployment.name_any()) else {
+            return false;
+        };
+        deployment.metadata.resource_version.as_deref() == Some(written.as_str())
     }
 
     /// Reports the agent alive every `every` in its Cluster's `status.agent.lastSeen`
