@@ -4,6 +4,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// mimalloc rather than the system allocator: applying and reporting makes and frees many
+/// small JSON values across threads.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Applies one cluster's BundleDeployments, pulled from the fleet-rs hub.
 #[derive(Parser, Debug)]
 #[command(name = "fleet-agent", version)]
