@@ -145,9 +145,18 @@ struct Memory {
     clusters: BTreeMap<String, ClusterRecord>,
 }
 
+/// The changes kept for watches that resume from a resourceVersion.
+///
+/// Which resumes it can answer is kept per scope: a burst of one resource (a commit
+/// reaching 100,000 BundleDeployments, each agent's Secrets) pushes out events of every
+/// resource, but a watch of one namespace's BundleDeployments only needs the events of its
+/// own scope kept since it left, and those are rare.
 struct History {
-    /// Every event with a resourceVersion above `floor` is in `events`.
-    floor: u64,
+    /// The resourceVersion the history starts at (the store's when opened): what came
+    /// before is not known.
+    start: u64,
+    /// The newest event forgotten, by cluster and resource.
+    forgotten: HashMap<(String, String), Forgotten>,
     events: VecDeque<Arc<Event>>,
     /// The estimated size of each event in `events`, in the same order.
     sizes: VecDeque<usize>,
@@ -155,7 +164,25 @@ struct History {
     bytes: usize,
 }
 
+/// The resourceVersion of the newest event forgotten of one resource of one cluster, in
+/// any namespace and in each.
+#[derive(Default)]
+struct Forgotten {
+    any: u64,
+    by_namespace: HashMap<String, u64>,
+}
+
 impl History {
+    fn new(start: u64) -> Self {
+        Self {
+            start,
+            forgotten: HashMap::new(),
+            events: VecDeque::new(),
+            sizes: VecDeque::new(),
+            bytes: 0,
+        }
+    }
+
     /// Keeps `event`, forgetting the oldest ones past [`HISTORY`] events or
     /// [`HISTORY_BYTES`].
     fn push(&mut self, event: Arc<Event>, size: usize) {
@@ -163,13 +190,30 @@ impl History {
             && (self.events.len() >= HISTORY || self.bytes + size > HISTORY_BYTES)
         {
             if let Some(dropped) = self.events.pop_front() {
-                self.floor = dropped.rv;
+                let key = &dropped.key;
+                let forgotten = (self.forgotten)
+                    .entry((key.cluster.clone(), key.resource.clone()))
+                    .or_default();
+                forgotten.any = dropped.rv;
+                (forgotten.by_namespace).insert(key.namespace.clone(), dropped.rv);
             }
             self.bytes -= self.sizes.pop_front().unwrap_or(0);
         }
         self.events.push_back(event);
         self.sizes.push_back(size);
         self.bytes += size;
+    }
+
+    /// The oldest resourceVersion a watch of `resource` of `cluster` (in `namespace`, or
+    /// every namespace) can resume from: every change of that scope after it is kept.
+    fn floor(&self, cluster: &str, resource: &str, namespace: Option<&str>) -> u64 {
+        let forgotten = (self.forgotten)
+            .get(&(cluster.to_string(), resource.to_string()))
+            .map_or(0, |f| match namespace {
+                Some(namespace) => f.by_namespace.get(namespace).copied().unwrap_or(0),
+                None => f.any,
+            });
+        self.start.max(forgotten)
     }
 }
 
@@ -255,12 +299,7 @@ impl Store {
         let memory = load(&conn, &shown)?;
         let published = AtomicU64::new(memory.rv);
         let shared = Arc::new(Shared {
-            history: Mutex::new(History {
-                floor: memory.rv,
-                events: VecDeque::new(),
-                sizes: VecDeque::new(),
-                bytes: 0,
-            }),
+            history: Mutex::new(History::new(memory.rv)),
             memory: Mutex::new(memory),
             topics: crate::topics::Topics::default(),
             published,
@@ -460,13 +499,17 @@ impl Store {
         namespace: Option<&str>,
     ) -> Result<Subscription, u64> {
         let history = lock(&self.shared.history);
-        if rv < history.floor {
-            return Err(history.floor);
+        let floor = history.floor(cluster, resource, namespace);
+        if rv < floor {
+            return Err(floor);
         }
-        let replay = history
-            .events
-            .iter()
-            .filter(|e| e.rv > rv)
+        let in_scope = |key: &Key| {
+            key.cluster == cluster
+                && key.resource == resource
+                && namespace.is_none_or(|namespace| key.namespace == namespace)
+        };
+        let replay = (history.events.iter())
+            .filter(|e| e.rv > rv && in_scope(&e.key))
             .cloned()
             .collect();
         Ok(Subscription {
@@ -766,19 +809,26 @@ mod tests {
 
     #[test]
     fn history_is_bounded_in_bytes_as_well_as_in_events() {
-        let mut history = History {
-            floor: 0,
-            events: VecDeque::new(),
-            sizes: VecDeque::new(),
-            bytes: 0,
-        };
+        let mut history = History::new(0);
         let big = HISTORY_BYTES / 4 + 1;
         for rv in 1..=10 {
             history.push(event(rv), big);
         }
         assert_eq!(history.events.len(), 3, "three fit in the byte budget");
         assert!(history.bytes <= HISTORY_BYTES);
-        assert_eq!(history.floor, 7, "watches from before rv 8 get 410");
+        let floor = |namespace| history.floor("c", "/configmaps", namespace);
+        assert_eq!(floor(Some("ns")), 7, "watches from before rv 8 get 410");
+        assert_eq!(floor(None), 7, "so do watches of every namespace");
+        assert_eq!(
+            floor(Some("other")),
+            0,
+            "a namespace with no change forgotten resumes"
+        );
+        assert_eq!(
+            history.floor("c", "/secrets", None),
+            0,
+            "so does another resource"
+        );
         for rv in 11..=(10 + HISTORY as u64 + 5) {
             history.push(event(rv), 1);
         }
