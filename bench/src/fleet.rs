@@ -20,7 +20,7 @@ use fleet_local::{Fleet, LocalHub};
 use fleet_testkit::{create_cluster, GitDaemon, TestRepo};
 use futures::StreamExt;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
-use kube::runtime::watcher;
+use kube::runtime::{watcher, WatchStreamExt};
 use kube::Api;
 use serde_json::json;
 
@@ -434,7 +434,9 @@ impl Tracker {
 
     async fn follow_deployments(self: Arc<Self>, hub: kube::Client) {
         let api: Api<BundleDeployment> = Api::all(hub);
-        let mut events = watcher(api, watcher::Config::default()).boxed();
+        let mut events = watcher(api, watcher::Config::default())
+            .default_backoff()
+            .boxed();
         let mut initialized = false;
         while let Some(event) = events.next().await {
             let deployment = match event {
@@ -476,7 +478,9 @@ impl Tracker {
 
     async fn follow_contents(self: Arc<Self>, hub: kube::Client) {
         let api: Api<fleet_api::Content> = Api::all(hub);
-        let mut events = watcher(api, watcher::Config::default()).boxed();
+        let mut events = watcher(api, watcher::Config::default())
+            .default_backoff()
+            .boxed();
         while let Some(event) = events.next().await {
             let (Ok(watcher::Event::Apply(content)) | Ok(watcher::Event::InitApply(content))) =
                 event
