@@ -352,7 +352,7 @@ fn requests_per_deployment(
     let [management, members] = sides.map(|counts| {
         let total: u64 = counts.values().sum();
         let mut kinds: Vec<_> = counts.into_iter().filter(|(_, n)| *n > 0).collect();
-        kinds.sort_by(|a, b| b.1.cmp(&a.1));
+        kinds.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
         let top: Vec<String> = (kinds.iter().take(5))
             .map(|((verb, resource), n)| format!("{verb} {resource} {:.2}", per(*n)))
             .collect();
