@@ -108,6 +108,12 @@ impl Call {
         Arc::new(self.present(&object))
     }
 
+    /// The namespace the call is limited to; `None` for every namespace (and for
+    /// cluster-scoped resources).
+    pub fn namespace_scope(&self) -> Option<&str> {
+        (!self.namespace.is_empty()).then_some(self.namespace.as_str())
+    }
+
     fn required_name(&self) -> ApiResult<&str> {
         self.name
             .as_deref()
@@ -151,7 +157,7 @@ pub fn list(hub: &Hub, call: &Call) -> ApiResult<Page> {
         &call.resource.kind,
         call.resource.custom,
     )?;
-    let namespace = (!call.namespace.is_empty()).then_some(call.namespace.as_str());
+    let namespace = call.namespace_scope();
     let (rv, objects) = hub
         .store
         .list(&call.cluster, &call.resource.storage_key(), namespace)?;

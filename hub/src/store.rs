@@ -46,6 +46,16 @@ pub struct Key {
     pub name: String,
 }
 
+impl Key {
+    /// Whether the key is in a watch's scope: `resource` of `cluster`, in `namespace` or
+    /// (`None`) in every namespace.
+    pub fn in_scope(&self, cluster: &str, resource: &str, namespace: Option<&str>) -> bool {
+        self.cluster == cluster
+            && self.resource == resource
+            && namespace.is_none_or(|namespace| self.namespace == namespace)
+    }
+}
+
 /// The kind of a watch event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EventType {
@@ -503,13 +513,8 @@ impl Store {
         if rv < floor {
             return Err(floor);
         }
-        let in_scope = |key: &Key| {
-            key.cluster == cluster
-                && key.resource == resource
-                && namespace.is_none_or(|namespace| key.namespace == namespace)
-        };
         let replay = (history.events.iter())
-            .filter(|e| e.rv > rv && in_scope(&e.key))
+            .filter(|e| e.rv > rv && e.key.in_scope(cluster, resource, namespace))
             .cloned()
             .collect();
         Ok(Subscription {

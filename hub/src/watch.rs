@@ -51,9 +51,11 @@ impl Watcher {
     /// selectors is DELETED for it, one that starts matching is ADDED.
     fn seen_as(&self, event: &Event) -> Option<&'static str> {
         let in_scope = event.rv > self.last_rv
-            && event.key.cluster == self.call.cluster
-            && event.key.resource == self.resource
-            && (self.call.namespace.is_empty() || event.key.namespace == self.call.namespace);
+            && (event.key).in_scope(
+                &self.call.cluster,
+                &self.resource,
+                self.call.namespace_scope(),
+            );
         if !in_scope {
             return None;
         }
@@ -160,7 +162,7 @@ pub fn start(
             rv,
             &call.cluster,
             &watcher.resource,
-            (!call.namespace.is_empty()).then_some(call.namespace.as_str()),
+            call.namespace_scope(),
         ) {
             Ok(subscription) => {
                 watcher.last_rv = rv;
@@ -180,9 +182,11 @@ pub fn start(
             }
         },
         None => {
-            let namespace = (!call.namespace.is_empty()).then_some(call.namespace.as_str());
-            let snapshot =
-                store.snapshot_and_subscribe(&call.cluster, &watcher.resource, namespace)?;
+            let snapshot = store.snapshot_and_subscribe(
+                &call.cluster,
+                &watcher.resource,
+                call.namespace_scope(),
+            )?;
             let (rv, objects, live) = (snapshot.rv, snapshot.objects, snapshot.live);
             for object in &objects {
                 if watcher.labels.matches(object) && watcher.fields.matches(object) {
