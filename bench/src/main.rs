@@ -13,14 +13,14 @@ mod soak;
 
 use std::process::ExitCode;
 
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
 /// mimalloc, as the `fleet` binary (which runs the hub, controllers and agents) uses: the
 /// benchmark measures what users run. (With glibc's malloc, a quarter of a 3,000-cluster
 /// run's samples were in malloc and free.)
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-use anyhow::Result;
-use clap::{Parser, Subcommand};
 
 /// Benchmarks of fleet-rs against the reference tools, measured in the same run.
 #[derive(Parser, Debug)]
