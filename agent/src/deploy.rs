@@ -5,9 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use fleet_api::{
-    BundleDeployment, BundleDeploymentResource, Condition, Content, HelmRelease, Payload,
-};
+use fleet_api::{BundleDeployment, BundleDeploymentResource, Condition, HelmRelease};
 use kube::api::{DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use kube::discovery::{ApiCapabilities, ApiResource, Discovery, Scope};
 use kube::{Api, ResourceExt};
@@ -51,7 +49,15 @@ pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<
         return Ok(());
     }
     let options = deployment.spec.options.clone().unwrap_or_default();
-    let account = crate::impersonate::account_for(agent, options.service_account.as_deref()).await;
+    let status = deployment.status.clone().unwrap_or_default();
+    let wanted = deployment.spec.deployment_id.clone().unwrap_or_default();
+    let new_deployment = status.applied_deployment_id.as_deref() != Some(wanted.as_str());
+    let deleting = deployment.metadata.deletion_timestamp.is_some();
+    // A drift look may reuse a recent answer about the service account; anything that
+    // changes the cluster asks again.
+    let fresh = new_deployment || deleting;
+    let account =
+        crate::impersonate::account_for(agent, options.service_account.as_deref(), fresh).await;
     let agent = match account {
         Ok(user) => &agent.for_deployment(deployment, user.as_deref())?,
         Err(error) => {
@@ -60,15 +66,12 @@ pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<
             return Err(error);
         }
     };
-    if deployment.metadata.deletion_timestamp.is_some() {
+    if deleting {
         return crate::uninstall::uninstall(agent, deployment).await;
     }
-    let status = deployment.status.clone().unwrap_or_default();
-    let wanted = deployment.spec.deployment_id.clone().unwrap_or_default();
     if deployment.spec.paused || wanted.is_empty() {
         return Ok(());
     }
-    let new_deployment = status.applied_deployment_id.as_deref() != Some(wanted.as_str());
     if new_deployment && agent.rolled_back(deployment).as_deref() == Some(wanted.as_str()) {
         return Ok(());
     }
@@ -78,7 +81,7 @@ pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<
             return report(agent, deployment, outcome).await;
         }
     }
-    let (desired, release) = match prepare(agent, deployment, &wanted, &options).await {
+    let prepared = match prepare(agent, deployment, &wanted, &options).await {
         Ok(prepared) => prepared,
         Err(error) => {
             let outcome = Outcome::failed(&error);
@@ -86,21 +89,37 @@ pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<
             return Err(error);
         }
     };
+    let Prepared {
+        desired,
+        release,
+        namespaces,
+    } = prepared;
     let applied: Vec<BundleDeploymentResource> = desired.iter().map(Desired::record).collect();
     let mut revision = None;
+    // The objects as the apply returned them: the first look needs not read them again.
+    let mut live = None;
     if new_deployment {
         // What the last deployment applied: the whole set from the release it replaced
         // (the status lists only part of a large one), else from the status.
         let mut previous = None;
-        let result = match &release {
-            Some(release) => crate::helm::deploy(agent, deployment, &desired, &options, release)
-                .await
-                .map(|deployed| {
-                    let version = deployed.version;
-                    revision = Some(format!("{}/{}:{version}", release.namespace, release.name));
-                    previous = deployed.replaced;
-                }),
-            None => apply_all(agent, deployment, &desired, &options, None).await,
+        let result = match agent.ensure_namespaces(&namespaces).await {
+            Err(error) => Err(error.into()),
+            Ok(()) => match &release {
+                Some(release) => {
+                    crate::helm::deploy(agent, deployment, &desired, &options, release)
+                        .await
+                        .map(|deployed| {
+                            let version = deployed.version;
+                            revision =
+                                Some(format!("{}/{}:{version}", release.namespace, release.name));
+                            previous = deployed.replaced;
+                            live = deployed.live;
+                        })
+                }
+                None => apply_all(agent, deployment, &desired, &options, None)
+                    .await
+                    .map(|applied| live = Some(applied)),
+            },
         };
         if let Err(error) = result {
             let outcome = Outcome::failed(&error);
@@ -116,7 +135,7 @@ pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<
             prune(agent, previous, &applied).await?;
         }
     }
-    let findings = inspect(agent, &desired, &options).await?;
+    let findings = inspect(agent, &desired, &options, &namespaces, live).await?;
     let outcome = Outcome {
         applied_id: Some(wanted),
         revision,
@@ -199,30 +218,32 @@ async fn dependencies_waiting(
     }))
 }
 
+/// A deployment's objects as they should be, and what applying them needs.
+struct Prepared {
+    desired: Vec<Desired>,
+    /// The Helm release they make up, if any.
+    release: Option<HelmRelease>,
+    /// The namespaces they go in (and the release's): made sure of before anything is
+    /// applied.
+    namespaces: BTreeSet<String>,
+}
+
 /// The deployment's objects as they should be: from its Content, with namespaces filled
-/// in (and created) and the deployment's labels added (and Helm's ownership marks, for a
-/// Helm release, which is returned too).
+/// in and the deployment's labels added (and Helm's ownership marks, for a Helm release).
 async fn prepare(
     agent: &Agent,
     deployment: &BundleDeployment,
     wanted: &str,
     options: &fleet_api::BundleDeploymentOptions,
-) -> Result<(Vec<Desired>, Option<HelmRelease>), Error> {
+) -> Result<Prepared, Error> {
     let content_id = wanted.split(':').next().unwrap_or_default();
-    let content = Api::<Content>::all(agent.hub.clone())
-        .get(content_id)
-        .await?;
-    let Payload {
-        resources,
-        helm,
-        member_render,
-    } = content.unpack()?;
-    let (resources, helm) = match member_render {
+    let payload = agent.contents.payload(&agent.hub, content_id).await?;
+    let (resources, helm) = match &payload.member_render {
         Some(render) => {
-            let rendered = crate::member_render::render(agent, deployment, &render).await?;
+            let rendered = crate::member_render::render(agent, deployment, render).await?;
             (rendered.resources, rendered.helm)
         }
-        None => (resources, helm),
+        None => (payload.resources.clone(), payload.helm.clone()),
     };
     let default_namespace = options
         .target_namespace
@@ -261,10 +282,11 @@ async fn prepare(
         mark(&mut object, deployment, helm.as_ref());
         desired.push(Desired { api, object });
     }
-    for namespace in &namespaces {
-        agent.ensure_namespace(namespace).await?;
-    }
-    Ok((desired, helm))
+    Ok(Prepared {
+        desired,
+        release: helm,
+        namespaces,
+    })
 }
 
 /// Labels `object` with the deployment that applies it, and gives it Helm's ownership
@@ -328,24 +350,31 @@ fn owned(existing: &DynamicObject, deployment: &str, release: Option<&HelmReleas
     })
 }
 
-/// Applies every object in order; an object that exists and belongs to something else
-/// stops the apply unless `helm.takeOwnership` is set.
+/// Applies every object in order, and returns them as applied. An object that exists and
+/// belongs to something else stops the apply unless `helm.takeOwnership` is set; as with
+/// `helm upgrade`, only objects the last deployment did not apply are checked.
 pub(crate) async fn apply_all(
     agent: &Agent,
     deployment: &BundleDeployment,
     desired: &[Desired],
     options: &fleet_api::BundleDeploymentOptions,
     release: Option<&HelmRelease>,
-) -> Result<(), Error> {
+) -> Result<Vec<DynamicObject>, Error> {
     let take_ownership = options
         .helm
         .as_ref()
         .and_then(|h| h.take_ownership)
         .unwrap_or(false);
+    let already_applied: BTreeSet<&BundleDeploymentResource> = deployment
+        .status
+        .iter()
+        .flat_map(|status| &status.resources)
+        .collect();
+    let mut applied = Vec::with_capacity(desired.len());
     for item in desired {
         let api = agent.api_for(&item.api, item.object.metadata.namespace.as_deref());
         let name = item.object.name_any();
-        if !take_ownership {
+        if !take_ownership && !already_applied.contains(&item.record()) {
             if let Some(existing) = api.get_opt(&name).await? {
                 if !owned(&existing, &deployment.name_any(), release) {
                     return Err(Error::NotOwned(format!(
@@ -356,9 +385,9 @@ pub(crate) async fn apply_all(
                 }
             }
         }
-        apply_one(agent, item, forced(options)).await?;
+        applied.push(apply_one(agent, item, forced(options)).await?);
     }
-    Ok(())
+    Ok(applied)
 }
 
 /// Whether objects that cannot change in place are replaced: `helm.force`, or
@@ -375,14 +404,15 @@ fn forced(options: &fleet_api::BundleDeploymentOptions) -> bool {
 /// How long a replaced object may take to go.
 const REPLACE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// Applies one object. With `force`, an object the cluster refuses to change in place (an
-/// immutable field: 422) is deleted and created again, as `helm upgrade --force` does.
-async fn apply_one(agent: &Agent, item: &Desired, force: bool) -> Result<(), Error> {
+/// Applies one object, and returns it as applied. With `force`, an object the cluster
+/// refuses to change in place (an immutable field: 422) is deleted and created again, as
+/// `helm upgrade --force` does.
+async fn apply_one(agent: &Agent, item: &Desired, force: bool) -> Result<DynamicObject, Error> {
     let api = agent.api_for(&item.api, item.object.metadata.namespace.as_deref());
     let name = item.object.name_any();
     let params = PatchParams::apply(FIELD_MANAGER).force();
     match api.patch(&name, &params, &Patch::Apply(&item.object)).await {
-        Ok(_) => return Ok(()),
+        Ok(applied) => return Ok(applied),
         Err(kube::Error::Api(response)) if force && response.code == 422 => {
             tracing::info!(kind = %item.api.kind, %name, reason = %response.message, "replacing");
         }
@@ -402,17 +432,20 @@ async fn apply_one(agent: &Agent, item: &Desired, force: bool) -> Result<(), Err
             REPLACE_PATIENCE.as_secs()
         )));
     }
-    api.patch(&name, &params, &Patch::Apply(&item.object))
-        .await?;
-    Ok(())
+    Ok(api
+        .patch(&name, &params, &Patch::Apply(&item.object))
+        .await?)
 }
 
-/// Readiness and drift of every object; drift is corrected (and looked at again) when
-/// `correctDrift.enabled` is set.
+/// Readiness and drift of every object, read from the cluster unless `applied` holds them
+/// as an apply has just returned them; drift is corrected (and looked at again) when
+/// `correctDrift.enabled` is set, `namespaces` made sure of first.
 async fn inspect(
     agent: &Agent,
     desired: &[Desired],
     options: &fleet_api::BundleDeploymentOptions,
+    namespaces: &BTreeSet<String>,
+    applied: Option<Vec<DynamicObject>>,
 ) -> Result<Findings, Error> {
     let masks = options
         .diff
@@ -426,6 +459,10 @@ async fn inspect(
         .map(|i| i.conditions.clone())
         .unwrap_or_default();
     let mut findings = Findings::default();
+    let mut applied = applied
+        .filter(|applied| applied.len() == desired.len())
+        .map(Vec::into_iter);
+    let mut namespaces_ensured = false;
     for item in desired {
         let namespace = item.object.metadata.namespace.as_deref();
         let label = format!(
@@ -435,12 +472,19 @@ async fn inspect(
         );
         let wanted =
             serde_json::to_value(&item.object).map_err(|e| Error::Invalid(e.to_string()))?;
-        let mut live = live_value(agent, item).await?;
+        let mut live = match applied.as_mut().and_then(Iterator::next) {
+            Some(object) => Some(as_value(&object)?),
+            None => live_value(agent, item).await?,
+        };
         let mut paths = live
             .as_ref()
             .map(|l| crate::drift::drifted_paths(&wanted, l, &masks))
             .unwrap_or_default();
         if correct && (live.is_none() || !paths.is_empty()) {
+            if !namespaces_ensured {
+                agent.ensure_namespaces(namespaces).await?;
+                namespaces_ensured = true;
+            }
             apply_one(agent, item, forced(options)).await?;
             live = live_value(agent, item).await?;
             paths = live
@@ -473,12 +517,15 @@ async fn inspect(
 
 async fn live_value(agent: &Agent, item: &Desired) -> Result<Option<Value>, Error> {
     let api = agent.api_for(&item.api, item.object.metadata.namespace.as_deref());
-    match api.get_opt(&item.object.name_any()).await? {
-        Some(live) => Ok(Some(
-            serde_json::to_value(&live).map_err(|e| Error::Invalid(e.to_string()))?,
-        )),
-        None => Ok(None),
-    }
+    api.get_opt(&item.object.name_any())
+        .await?
+        .as_ref()
+        .map(as_value)
+        .transpose()
+}
+
+fn as_value(object: &DynamicObject) -> Result<Value, Error> {
+    serde_json::to_value(object).map_err(|e| Error::Invalid(e.to_string()))
 }
 
 fn qualified(namespace: Option<&str>, name: &str) -> String {

@@ -9,6 +9,7 @@
 use std::time::Duration;
 
 use fleet_api::{BundleDeployment, BundleDeploymentOptions, BundleDeploymentResource, HelmRelease};
+use kube::api::DynamicObject;
 use kube::ResourceExt;
 use serde_json::Value;
 
@@ -26,6 +27,9 @@ pub(crate) struct Deployed {
     /// What the revision it replaced applied (from that revision's manifest); `None` for
     /// an install.
     pub(crate) replaced: Option<Vec<BundleDeploymentResource>>,
+    /// The objects as the apply returned them, when nothing (a wait, a hook) came after
+    /// it that may have changed them.
+    pub(crate) live: Option<Vec<DynamicObject>>,
 }
 
 /// Installs or upgrades `release` with the objects `desired`. A failure is recorded as a
@@ -52,13 +56,17 @@ pub(crate) async fn deploy(
         ("pre-upgrade", "post-upgrade")
     };
     let mut ran = Vec::new();
+    let mut live = None;
     let outcome = async {
         hooks::run(agent, release, pre, timeout, &mut ran).await?;
-        apply_all(agent, deployment, desired, options, Some(release)).await?;
-        if hooks::configured_timeout(options).is_some() {
+        let applied = apply_all(agent, deployment, desired, options, Some(release)).await?;
+        let waits = hooks::configured_timeout(options).is_some();
+        if waits {
             wait_ready(agent, desired, helm.wait_for_jobs.unwrap_or(false), timeout).await?;
         }
-        hooks::run(agent, release, post, timeout, &mut ran).await
+        hooks::run(agent, release, post, timeout, &mut ran).await?;
+        live = (!waits && ran.is_empty()).then_some(applied);
+        Ok(())
     }
     .await;
     let objects: Vec<Value> = desired
@@ -115,7 +123,11 @@ pub(crate) async fn deploy(
         held.push((version, "deployed"));
         store.prune_held(&held, max_history).await?;
         let replaced = previous.map(|p| release::applied(&p.body)).transpose()?;
-        return Ok(Deployed { version, replaced });
+        return Ok(Deployed {
+            version,
+            replaced,
+            live,
+        });
     };
     if !helm.atomic.unwrap_or(false) {
         store.prune(max_history).await?;

@@ -8,6 +8,7 @@
 //! them): no Git, no chart or remote fetching, no controller.
 
 pub mod command;
+pub mod contents;
 pub mod deploy;
 pub mod downstream;
 pub mod drift;
@@ -96,6 +97,10 @@ pub struct Agent {
     /// watch event of that write brings back what the agent has just looked at, and is
     /// passed over rather than looked at again.
     own_writes: Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
+    /// The Contents read so far, unpacked.
+    contents: Arc<contents::ContentCache>,
+    /// Which service accounts were found in the system namespace, and when.
+    accounts: Arc<impersonate::AccountCache>,
 }
 
 impl Agent {
@@ -130,6 +135,17 @@ impl Agent {
             discovery: Arc::default(),
             rolled_back: Arc::default(),
             own_writes: Arc::default(),
+            contents: Arc::default(),
+            accounts: Arc::default(),
+        })
+    }
+
+    /// This agent keeping the Contents it reads in `contents`, which other agents of the
+    /// process may share (a Content never changes, whoever reads it).
+    pub fn sharing_contents(self: Arc<Self>, contents: Arc<contents::ContentCache>) -> Arc<Self> {
+        Arc::new(Self {
+            contents,
+            ..Arc::unwrap_or_clone(self)
         })
     }
 
@@ -164,6 +180,17 @@ impl Agent {
             return Ok(());
         }
         fleet_objects::client::ensure_namespace(&self.local, namespace).await
+    }
+
+    /// Makes sure each of `namespaces` exists (see [`Agent::ensure_namespace`]).
+    pub(crate) async fn ensure_namespaces(
+        &self,
+        namespaces: &std::collections::BTreeSet<String>,
+    ) -> Result<(), kube::Error> {
+        for namespace in namespaces {
+            self.ensure_namespace(namespace).await?;
+        }
+        Ok(())
     }
 
     /// The deployment id of `deployment` that failed `atomic`ally and was undone, if any.
@@ -246,7 +273,7 @@ impl Agent {
                     } else {
                         agent.resync.min(Duration::from_secs(5))
                     };
-                    Ok::<_, Error>(Action::requeue(wait))
+                    Ok::<_, Error>(Action::requeue(spread(wait)))
                 },
                 |deployment, error, _| {
                     tracing::warn!(deployment = %deployment.name_any(), %error, "apply failed");
@@ -256,5 +283,27 @@ impl Agent {
             )
             .for_each(|_| async {})
             .await;
+    }
+}
+
+/// `wait` lengthened by a random part of up to a tenth, so that the looks of many
+/// deployments started together (all of a cluster's, all agents after a hub restart) do
+/// not keep arriving together.
+fn spread(wait: Duration) -> Duration {
+    let mut bytes = [0u8; 2];
+    let random = getrandom::fill(&mut bytes).map_or(0, |()| u16::from_le_bytes(bytes));
+    wait + wait / 10 * u32::from(random) / u32::from(u16::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spread_wait_is_longer_by_at_most_a_tenth() {
+        let wait = Duration::from_secs(60);
+        let spread: Vec<Duration> = (0..100).map(|_| spread(wait)).collect();
+        assert!(spread.iter().all(|s| *s >= wait && *s <= wait + wait / 10));
+        assert!(spread.iter().any(|s| *s != spread[0]), "not random");
     }
 }

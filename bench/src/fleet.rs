@@ -252,13 +252,16 @@ async fn bench(shape: Shape, scratch: &std::path::Path) -> Result<()> {
             .with_context(|| format!("no cluster {cluster} in the hub"))
     };
     let agents_hub = in_process(fleet_local::MANAGEMENT_CLUSTER)?;
+    // One process, one copy of each Content the agents read.
+    let contents = Arc::new(fleet_agent::contents::ContentCache::default());
     for name in &members {
         let agent = fleet_agent::Agent::new(
             agents_hub.clone(),
             in_process(name)?,
             &format!("cluster-fleet-local-{name}"),
             Duration::from_secs(60),
-        );
+        )
+        .sharing_contents(contents.clone());
         fleet.run_agent(name, agent, None).await;
     }
     let tracker = Tracker::start(&hub);

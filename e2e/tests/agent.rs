@@ -532,3 +532,66 @@ async fn a_large_bundle_keeps_a_small_status_and_still_prunes_what_it_does_not_l
     .await;
     fleet.stop().await;
 }
+
+/// The requests the hub served of `verb` on `resource` in its logical cluster `cluster`.
+fn served(fleet: &Fleet, cluster: &str, verb: &str, resource: &str) -> u64 {
+    let running = fleet.hub.hub.running.as_ref().expect("the hub runs");
+    let counts = running.hub.request_counts();
+    counts
+        .iter()
+        .filter(|(kind, _)| {
+            kind.cluster == cluster && kind.verb == verb && kind.resource == resource
+        })
+        .map(|(_, n)| n)
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drift_looks_read_the_objects_again_but_not_the_content_or_the_service_account() {
+    let fleet = Fleet::start(&[("dev", json!({"env": "dev"}))]).await;
+    fleet
+        .repo
+        .write("app/fleet.yaml", "defaultNamespace: app\n")
+        .write("app/settings.yaml", &settings("dev"));
+    fleet.repo.commit("first");
+    fleet
+        .gitrepo(json!({"targets": [{"clusterSelector": {"matchLabels": {"env": "dev"}}}]}))
+        .await;
+    let deployments = fleet.deployments("dev");
+    eventually("the deployment ready", WAIT, || async {
+        let status = deployments.get("demo-app").await.ok()?.status?;
+        status.ready.then_some(())
+    })
+    .await;
+
+    // The agent looks again every second (the harness's resync). The controller reads the
+    // Content too, on its bundle passes, until the bundle's status settles: three looks in
+    // a row must come with no Content or account read (with one per look, they never do).
+    let quiet_looks = || async {
+        let contents = served(&fleet, "local", "get", "contents");
+        let accounts = served(&fleet, "dev", "get", "serviceaccounts");
+        let looks = served(&fleet, "dev", "get", "configmaps");
+        while served(&fleet, "dev", "get", "configmaps") < looks + 3 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let quiet = served(&fleet, "local", "get", "contents") == contents
+            && served(&fleet, "dev", "get", "serviceaccounts") == accounts;
+        quiet.then_some((contents, accounts))
+    };
+    let (contents, accounts) = eventually(
+        "three drift looks reading neither Content nor account",
+        WAIT,
+        quiet_looks,
+    )
+    .await;
+
+    // A commit is a new deployment: its Content is read, the account asked again.
+    fleet.repo.write("app/settings.yaml", &settings("prod"));
+    fleet.repo.commit("second");
+    eventually("the commit applied", WAIT, || async {
+        (mode(&fleet, "dev").as_deref() == Some("prod")).then_some(())
+    })
+    .await;
+    assert!(served(&fleet, "local", "get", "contents") > contents);
+    assert!(served(&fleet, "dev", "get", "serviceaccounts") > accounts);
+}
