@@ -27,10 +27,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fleet_api::BundleDeployment;
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use kube::discovery::Discovery;
 use kube::runtime::controller::{Action, Config as ControllerConfig};
-use kube::runtime::{watcher, Controller};
+use kube::runtime::reflector::{self, ObjectRef};
+use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, ResourceExt};
 
 /// Errors that make a deployment retry.
@@ -60,6 +61,10 @@ pub enum Error {
     /// An `atomic` release failed and was undone.
     #[error("{0}")]
     Atomic(String),
+    /// A look at a deployment stopped before it finished (it panicked, or the agent is
+    /// stopping).
+    #[error("stopped unfinished: {0}")]
+    Stopped(#[from] tokio::task::JoinError),
 }
 
 impl Error {
@@ -72,7 +77,9 @@ impl Error {
             Error::Render(_) => "RenderFailed",
             Error::Atomic(_) => "RolledBack",
             Error::NotOwned(_) => "NotOwned",
-            Error::Kube(_) | Error::Content(_) | Error::Invalid(_) => "ApplyFailed",
+            Error::Kube(_) | Error::Content(_) | Error::Invalid(_) | Error::Stopped(_) => {
+                "ApplyFailed"
+            }
         }
     }
 }
@@ -254,17 +261,24 @@ impl Agent {
 
     /// Runs until `shutdown` resolves. The watch on the hub resumes after the hub restarts
     /// (kube-runtime re-lists and re-watches with backoff); a failed deployment retries.
+    /// The deployments are kept in memory without their managedFields, which the agent
+    /// never reads.
     pub async fn run(
         self: Arc<Self>,
         shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
     ) {
         let deployments: Api<BundleDeployment> = Api::namespaced(self.hub.clone(), &self.namespace);
-        Controller::new(deployments, watcher::Config::default())
-            .with_config(ControllerConfig::default().concurrency(4))
-            .trigger_backoff(fleet_objects::backoff::WatchBackoff::default())
-            .graceful_shutdown_on(shutdown)
-            .run(
-                |deployment, agent| async move {
+        let (store, writer) = reflector::store();
+        let requests = watcher(deployments, watcher::Config::default())
+            .modify(fleet_objects::client::without_managed_fields)
+            .reflect(writer)
+            .applied_objects()
+            .map_ok(|deployment| ObjectRef::from_obj(&deployment))
+            .backoff(fleet_objects::backoff::WatchBackoff::default())
+            .take_until(shutdown);
+        kube::runtime::applier(
+            |deployment, agent| {
+                fleet_objects::task::Task::spawn(async move {
                     deploy::deployment(&agent, &deployment).await?;
                     // Readiness changes without an event on the hub: look again.
                     let ready = deployment.status.as_ref().is_some_and(|s| s.ready);
@@ -274,15 +288,19 @@ impl Agent {
                         agent.resync.min(Duration::from_secs(5))
                     };
                     Ok::<_, Error>(Action::requeue(spread(wait)))
-                },
-                |deployment, error, _| {
-                    tracing::warn!(deployment = %deployment.name_any(), %error, "apply failed");
-                    Action::requeue(Duration::from_secs(5))
-                },
-                self,
-            )
-            .for_each(|_| async {})
-            .await;
+                })
+            },
+            |deployment, error, _| {
+                tracing::warn!(deployment = %deployment.name_any(), %error, "apply failed");
+                Action::requeue(Duration::from_secs(5))
+            },
+            self,
+            store,
+            requests,
+            ControllerConfig::default().concurrency(4),
+        )
+        .for_each(|_| async {})
+        .await;
     }
 }
 

@@ -336,7 +336,9 @@ where
     kube::runtime::applier(
         move |object, running| {
             let reconciled = reconcile(object, running);
-            watches::Task::spawn(async move { reconciled.await.map(|()| Action::await_change()) })
+            fleet_objects::task::Task::spawn(async move {
+                reconciled.await.map(|()| Action::await_change())
+            })
         },
         retry,
         running,

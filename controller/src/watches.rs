@@ -5,10 +5,7 @@
 //! them from the API server every time.
 
 use std::collections::{BTreeSet, HashMap};
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, RwLock};
-use std::task::{Context as TaskContext, Poll};
 
 use fleet_objects::backoff::WatchBackoff;
 use futures::channel::mpsc::UnboundedSender;
@@ -172,7 +169,8 @@ where
     });
     let follower = cache.clone();
     let task = tokio::spawn(async move {
-        let mut events = reflector::reflector(writer, watcher(api, config))
+        let objects = watcher(api, config).modify(fleet_objects::client::without_managed_fields);
+        let mut events = reflector::reflector(writer, objects)
             .backoff(WatchBackoff::default())
             .boxed();
         while let Some(event) = events.next().await {
@@ -224,33 +222,6 @@ where
             }
         }
     })
-}
-
-/// A reconcile running on its own task (so that reconciles use every core), stopped if
-/// dropped.
-pub struct Task<T>(tokio::task::JoinHandle<T>);
-
-impl<T: Send + 'static> Task<T> {
-    /// Spawns `future`.
-    pub fn spawn(future: impl Future<Output = T> + Send + 'static) -> Self {
-        Self(tokio::spawn(future))
-    }
-}
-
-impl<T, E: From<tokio::task::JoinError>> Future for Task<Result<T, E>> {
-    type Output = Result<T, E>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
-        Pin::new(&mut self.0)
-            .poll(cx)
-            .map(|joined| joined.map_err(E::from).and_then(|result| result))
-    }
-}
-
-impl<T> Drop for Task<T> {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
 }
 
 #[cfg(test)]

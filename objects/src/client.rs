@@ -197,3 +197,9 @@ where
     .await?;
     Ok(())
 }
+
+/// Drops `object`'s managedFields: for watch caches, whose readers never look at them
+/// (they are often most of a small object's size, and a cache may hold 100,000 objects).
+pub fn without_managed_fields<K: kube::Resource>(object: &mut K) {
+    object.meta_mut().managed_fields = None;
+}

@@ -3,7 +3,8 @@
 //! structural-schema pruning and defaulting, status conditions, Go durations, YAML's legacy
 //! octal integers as Go reads them, a linear bound on YAML nesting, and (with the
 //! `client` feature) what a kube-rs client needs: clients from kubeconfig files, namespaces
-//! made on demand, Fleet's CRDs installed, and the watch backoff; with `service`, what a
+//! made on demand, Fleet's CRDs installed, the watch backoff and reconciles on their own
+//! tasks; with `service`, what a
 //! long-running process needs: the stop signal and `/healthz`.
 //!
 //! Nothing here renders, fetches or deploys: it sits below every crate that does.
@@ -24,6 +25,8 @@ pub mod selector;
 #[cfg(feature = "service")]
 pub mod service;
 pub mod smp;
+#[cfg(feature = "client")]
+pub mod task;
 pub mod yaml_depth;
 pub mod yaml_octal;
 
