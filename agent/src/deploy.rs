@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use fleet_api::{BundleDeployment, BundleDeploymentResource, Condition, HelmRelease};
 use kube::api::{DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams};
-use kube::discovery::{ApiCapabilities, ApiResource, Discovery, Scope};
+use kube::discovery::{ApiCapabilities, ApiResource, Scope};
 use kube::{Api, ResourceExt};
 use serde_json::{json, Value};
 
@@ -89,62 +89,79 @@ pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<
             return Err(error);
         }
     };
-    let Prepared {
-        desired,
-        release,
-        namespaces,
-    } = prepared;
-    let applied: Vec<BundleDeploymentResource> = desired.iter().map(Desired::record).collect();
-    let mut revision = None;
-    // The objects as the apply returned them: the first look needs not read them again.
-    let mut live = None;
+    let applied: Vec<BundleDeploymentResource> =
+        prepared.desired.iter().map(Desired::record).collect();
+    let mut rolled_out = RolledOut::default();
     if new_deployment {
-        // What the last deployment applied: the whole set from the release it replaced
-        // (the status lists only part of a large one), else from the status.
-        let mut previous = None;
-        let result = match agent.ensure_namespaces(&namespaces).await {
-            Err(error) => Err(error.into()),
-            Ok(()) => match &release {
-                Some(release) => {
-                    crate::helm::deploy(agent, deployment, &desired, &options, release)
-                        .await
-                        .map(|deployed| {
-                            let version = deployed.version;
-                            revision =
-                                Some(format!("{}/{}:{version}", release.namespace, release.name));
-                            previous = deployed.replaced;
-                            live = deployed.live;
-                        })
+        rolled_out = match roll_out(agent, deployment, &prepared, &options).await {
+            Ok(rolled_out) => rolled_out,
+            Err(error) => {
+                let outcome = Outcome::failed(&error);
+                report(agent, deployment, outcome).await?;
+                if matches!(error, Error::Atomic(_)) {
+                    agent.remember_rolled_back(deployment, &wanted);
+                    return Ok(());
                 }
-                None => apply_all(agent, deployment, &desired, &options, None)
-                    .await
-                    .map(|applied| live = Some(applied)),
-            },
-        };
-        if let Err(error) = result {
-            let outcome = Outcome::failed(&error);
-            report(agent, deployment, outcome).await?;
-            if matches!(error, Error::Atomic(_)) {
-                agent.remember_rolled_back(deployment, &wanted);
-                return Ok(());
+                return Err(error);
             }
-            return Err(error);
-        }
+        };
         if !options.keep_resources.unwrap_or(false) {
-            let previous = previous.as_deref().unwrap_or(&status.resources);
+            // What the last deployment applied: the whole set from the release it replaced
+            // (the status lists only part of a large one), else from the status.
+            let previous = rolled_out.replaced.as_deref().unwrap_or(&status.resources);
             prune(agent, previous, &applied).await?;
         }
     }
-    let findings = inspect(agent, &desired, &options, &namespaces, live).await?;
+    let findings = inspect(agent, &prepared, &options, rolled_out.live).await?;
     let outcome = Outcome {
         applied_id: Some(wanted),
-        revision,
+        revision: rolled_out.revision,
         resources: Some(applied),
         not_ready: findings.not_ready,
         modified: findings.modified,
         error: None,
     };
     report(agent, deployment, outcome).await
+}
+
+/// What applying a new deployment did.
+#[derive(Default)]
+struct RolledOut {
+    /// The Helm release revision made, `namespace/name:revision`.
+    revision: Option<String>,
+    /// What the revision it replaced applied, when a release records it.
+    replaced: Option<Vec<BundleDeploymentResource>>,
+    /// The objects as the apply returned them, when nothing after it may have changed
+    /// them: the first look needs not read them again.
+    live: Option<Vec<DynamicObject>>,
+}
+
+/// Applies a new deployment, as a Helm release when it is one, in its namespaces (made
+/// sure of first).
+async fn roll_out(
+    agent: &Agent,
+    deployment: &BundleDeployment,
+    prepared: &Prepared,
+    options: &fleet_api::BundleDeploymentOptions,
+) -> Result<RolledOut, Error> {
+    agent.ensure_namespaces(&prepared.namespaces).await?;
+    let Some(release) = &prepared.release else {
+        let live = apply_all(agent, deployment, &prepared.desired, options, None).await?;
+        return Ok(RolledOut {
+            live: Some(live),
+            ..RolledOut::default()
+        });
+    };
+    let deployed =
+        crate::helm::deploy(agent, deployment, &prepared.desired, options, release).await?;
+    Ok(RolledOut {
+        revision: Some(format!(
+            "{}/{}:{}",
+            release.namespace, release.name, deployed.version
+        )),
+        replaced: deployed.replaced,
+        live: deployed.live,
+    })
 }
 
 impl Desired {
@@ -439,14 +456,14 @@ async fn apply_one(agent: &Agent, item: &Desired, force: bool) -> Result<Dynamic
 
 /// Readiness and drift of every object, read from the cluster unless `applied` holds them
 /// as an apply has just returned them; drift is corrected (and looked at again) when
-/// `correctDrift.enabled` is set, `namespaces` made sure of first.
+/// `correctDrift.enabled` is set, the namespaces made sure of first.
 async fn inspect(
     agent: &Agent,
-    desired: &[Desired],
+    prepared: &Prepared,
     options: &fleet_api::BundleDeploymentOptions,
-    namespaces: &BTreeSet<String>,
     applied: Option<Vec<DynamicObject>>,
 ) -> Result<Findings, Error> {
+    let desired = &prepared.desired;
     let masks = options
         .diff
         .as_ref()
@@ -482,7 +499,7 @@ async fn inspect(
             .unwrap_or_default();
         if correct && (live.is_none() || !paths.is_empty()) {
             if !namespaces_ensured {
-                agent.ensure_namespaces(namespaces).await?;
+                agent.ensure_namespaces(&prepared.namespaces).await?;
                 namespaces_ensured = true;
             }
             apply_one(agent, item, forced(options)).await?;
@@ -757,8 +774,9 @@ fn release_record(
 }
 
 impl Agent {
-    /// The API resource and scope of a manifest's kind, from discovery of the agent's
-    /// cluster (run again when a kind is unknown, as after a CRD is applied).
+    /// The API resource and scope of a manifest's kind, asked of the agent's cluster the
+    /// first time (one request: the resources of its group version) and remembered. A kind
+    /// not served is asked again each time, so that one a CRD has just defined is found.
     pub async fn resolve(&self, resource: &Value) -> Result<(ApiResource, ApiCapabilities), Error> {
         let api_version = resource
             .get("apiVersion")
@@ -766,19 +784,34 @@ impl Agent {
             .unwrap_or("");
         let kind = resource.get("kind").and_then(Value::as_str).unwrap_or("");
         let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-        let gvk = GroupVersionKind::gvk(group, version, kind);
-        for refresh in [false, true] {
-            let mut discovery = self.discovery.lock().await;
-            if refresh || discovery.is_none() {
-                *discovery = Some(Discovery::new(self.local.clone()).run().await?);
-            }
-            if let Some(found) = discovery.as_ref().and_then(|d| d.resolve_gvk(&gvk)) {
-                return Ok(found);
-            }
+        let not_served = || {
+            Error::Invalid(format!(
+                "{api_version} {kind} is not served by this cluster"
+            ))
+        };
+        if version.is_empty() || kind.is_empty() {
+            return Err(not_served());
         }
-        Err(Error::Invalid(format!(
-            "{api_version} {kind} is not served by this cluster"
-        )))
+        let gvk = GroupVersionKind::gvk(group, version, kind);
+        if let Some(known) = self
+            .kinds
+            .lock()
+            .ok()
+            .and_then(|kinds| kinds.get(&gvk).cloned())
+        {
+            return Ok(known);
+        }
+        match kube::discovery::pinned_kind(&self.local, &gvk).await {
+            Ok(found) => {
+                if let Ok(mut kinds) = self.kinds.lock() {
+                    kinds.insert(gvk, found.clone());
+                }
+                Ok(found)
+            }
+            Err(kube::Error::Discovery(_)) => Err(not_served()),
+            Err(kube::Error::Api(response)) if response.code == 404 => Err(not_served()),
+            Err(error) => Err(error.into()),
+        }
     }
 
     /// The API of `resource` in the agent's cluster, in `namespace` if it is namespaced.

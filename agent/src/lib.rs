@@ -28,11 +28,19 @@ use std::time::Duration;
 
 use fleet_api::BundleDeployment;
 use futures::{StreamExt, TryStreamExt};
-use kube::discovery::Discovery;
 use kube::runtime::controller::{Action, Config as ControllerConfig};
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, ResourceExt};
+
+/// What the agent's cluster serves of each kind, as it was found.
+type Kinds = std::collections::HashMap<
+    kube::api::GroupVersionKind,
+    (
+        kube::discovery::ApiResource,
+        kube::discovery::ApiCapabilities,
+    ),
+>;
 
 /// Errors that make a deployment retry.
 #[derive(Debug, thiserror::Error)]
@@ -95,7 +103,10 @@ pub struct Agent {
     /// that requires service accounts turns it off unless it allows namespace creation.
     creates_namespaces: bool,
     resync: Duration,
-    discovery: Arc<tokio::sync::Mutex<Option<Discovery>>>,
+    /// The API resource and capabilities of each kind resolved so far.
+    kinds: Arc<std::sync::Mutex<Kinds>>,
+    /// Everything the cluster serves, for bundles rendered here (found once they need it).
+    discovery: Arc<tokio::sync::Mutex<Option<kube::discovery::Discovery>>>,
     /// Deployments whose `atomic` release failed and was undone, with the deployment id
     /// that failed: it is not tried again (that would undo and redo it over and over)
     /// until a new one comes.
@@ -139,6 +150,7 @@ impl Agent {
             system_namespace: system_namespace.to_string(),
             creates_namespaces: true,
             resync,
+            kinds: Arc::default(),
             discovery: Arc::default(),
             rolled_back: Arc::default(),
             own_writes: Arc::default(),
