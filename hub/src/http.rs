@@ -27,7 +27,8 @@ pub fn router(hub: Arc<Hub>) -> Router {
 }
 
 fn json_response(code: StatusCode, value: &Value) -> Response {
-    (code, axum::Json(value)).into_response()
+    let body = crate::wire::to_vec(value);
+    (code, [(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 async fn handle(

@@ -34,6 +34,7 @@ pub mod tls;
 pub mod token_request;
 pub mod topics;
 pub mod watch;
+pub mod wire;
 
 pub use hub::Hub;
 pub use serve::{start, Options, Running};

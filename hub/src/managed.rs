@@ -32,7 +32,7 @@ impl Entry {
             api_version: text("apiVersion"),
             time: text("time"),
             subresource: text("subresource"),
-            fields: FieldSet::from_v1(value.get("fieldsV1")?),
+            fields: FieldSet::from_v1(crate::wire::fields_of(value.get("fieldsV1")?)?.as_ref()),
         })
     }
 
@@ -43,7 +43,7 @@ impl Entry {
             "apiVersion": self.api_version,
             "time": self.time,
             "fieldsType": "FieldsV1",
-            "fieldsV1": self.fields.to_v1(),
+            "fieldsV1": crate::wire::fields_text(&self.fields.to_v1()),
         });
         if !self.subresource.is_empty() {
             entry["subresource"] = json!(self.subresource);

@@ -97,10 +97,7 @@ impl Watcher {
             _ if kind == "BOOKMARK" || kind == "ERROR" => object.clone(),
             _ => self.call.present(object),
         };
-        let mut line =
-            serde_json::to_vec(&json!({"type": kind, "object": object})).unwrap_or_default();
-        line.push(b'\n');
-        Bytes::from(line)
+        encode(kind, &object)
     }
 
     fn bookmark(&mut self, rv: u64, initial_end: bool) -> Bytes {
@@ -116,7 +113,7 @@ impl Watcher {
 }
 
 fn encode(kind: &str, object: &Value) -> Bytes {
-    let mut line = serde_json::to_vec(&json!({"type": kind, "object": object})).unwrap_or_default();
+    let mut line = crate::wire::event(kind, object);
     line.push(b'\n');
     Bytes::from(line)
 }
