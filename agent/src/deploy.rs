@@ -96,6 +96,7 @@ pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<
         rolled_out = match roll_out(agent, deployment, &prepared, &options).await {
             Ok(rolled_out) => rolled_out,
             Err(error) => {
+                agent.forget_namespaces(&prepared.namespaces);
                 let outcome = Outcome::failed(&error);
                 report(agent, deployment, outcome).await?;
                 if matches!(error, Error::Atomic(_)) {
@@ -112,7 +113,9 @@ pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<
             prune(agent, previous, &applied).await?;
         }
     }
-    let findings = inspect(agent, &prepared, &options, rolled_out.live).await?;
+    let findings = inspect(agent, &prepared, &options, rolled_out.live)
+        .await
+        .inspect_err(|_| agent.forget_namespaces(&prepared.namespaces))?;
     let outcome = Outcome {
         applied_id: Some(wanted),
         revision: rolled_out.revision,

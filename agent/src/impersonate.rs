@@ -5,10 +5,6 @@
 //! `serviceAccount` the account `fleet-default` is used when it exists there, and the
 //! agent's own rights otherwise.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
-
 use k8s_openapi::api::core::v1::ServiceAccount;
 use kube::Api;
 
@@ -20,35 +16,10 @@ pub const SYSTEM_NAMESPACE: &str = "cattle-fleet-system";
 /// The account used when a bundle names none, if it exists (Fleet's default).
 pub const DEFAULT_SERVICE_ACCOUNT: &str = "fleet-default";
 
-/// How long a drift look trusts what an earlier look found of a service account: a new
-/// deployment always looks again.
-pub const ACCOUNT_RECHECK: Duration = Duration::from_secs(60);
-
-/// Whether each service account was found in the system namespace, and when it was looked
-/// up; drift looks reuse a recent answer rather than ask the cluster each time.
-#[derive(Debug, Default)]
-pub struct AccountCache {
-    found: Mutex<HashMap<String, (bool, Instant)>>,
-}
-
-impl AccountCache {
-    fn recent(&self, name: &str) -> Option<bool> {
-        let found = self.found.lock().ok()?;
-        let (exists, when) = found.get(name)?;
-        (when.elapsed() < ACCOUNT_RECHECK).then_some(*exists)
-    }
-
-    fn remember(&self, name: &str, exists: bool) {
-        if let Ok(mut found) = self.found.lock() {
-            found.insert(name.to_string(), (exists, Instant::now()));
-        }
-    }
-}
-
 /// The user to impersonate for a deployment asking for `requested`
 /// (`system:serviceaccount:<system namespace>:<name>`), or `None` to act as the agent.
 /// A named account that does not exist is an error. With `fresh`, the cluster is asked;
-/// otherwise an answer under [`ACCOUNT_RECHECK`] old is reused.
+/// otherwise an answer under [`crate::recent::RECHECK`] old is reused.
 pub async fn account_for(
     agent: &Agent,
     requested: Option<&str>,
@@ -60,7 +31,7 @@ pub async fn account_for(
     let recent = if fresh {
         None
     } else {
-        agent.accounts.recent(name)
+        agent.accounts.get(name)
     };
     let exists = match recent {
         Some(exists) => exists,

@@ -18,6 +18,7 @@ pub mod impersonate;
 pub mod member_render;
 pub mod push;
 pub mod readiness;
+pub mod recent;
 pub mod register;
 pub mod release;
 pub mod status_budget;
@@ -118,7 +119,9 @@ pub struct Agent {
     /// The Contents read so far, unpacked.
     contents: Arc<contents::ContentCache>,
     /// Which service accounts were found in the system namespace, and when.
-    accounts: Arc<impersonate::AccountCache>,
+    accounts: Arc<recent::Recent<bool>>,
+    /// The namespaces found or made in the cluster, and when.
+    namespaces: Arc<recent::Recent<()>>,
 }
 
 impl Agent {
@@ -156,6 +159,7 @@ impl Agent {
             own_writes: Arc::default(),
             contents: Arc::default(),
             accounts: Arc::default(),
+            namespaces: Arc::default(),
         })
     }
 
@@ -193,12 +197,22 @@ impl Agent {
 
     /// Makes sure `namespace` exists in the agent's cluster, unless namespaces are not to
     /// be created (then a missing one fails what needs it, as with Helm's
-    /// `--create-namespace` off).
+    /// `--create-namespace` off). One found or made under [`recent::RECHECK`] ago is taken
+    /// to exist still.
     pub(crate) async fn ensure_namespace(&self, namespace: &str) -> Result<(), kube::Error> {
-        if !self.creates_namespaces {
+        if !self.creates_namespaces || self.namespaces.get(namespace).is_some() {
             return Ok(());
         }
-        fleet_objects::client::ensure_namespace(&self.local, namespace).await
+        fleet_objects::client::ensure_namespace(&self.local, namespace).await?;
+        self.namespaces.remember(namespace, ());
+        Ok(())
+    }
+
+    /// Forgets that `namespaces` exist: after a failed apply, in case one was deleted.
+    pub(crate) fn forget_namespaces(&self, namespaces: &std::collections::BTreeSet<String>) {
+        for namespace in namespaces {
+            self.namespaces.forget(namespace);
+        }
     }
 
     /// Makes sure each of `namespaces` exists (see [`Agent::ensure_namespace`]).

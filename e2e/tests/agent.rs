@@ -595,3 +595,46 @@ async fn drift_looks_read_the_objects_again_but_not_the_content_or_the_service_a
     assert!(served(&fleet, "local", "get", "contents") > contents);
     assert!(served(&fleet, "dev", "get", "serviceaccounts") > accounts);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_namespace_deleted_by_hand_is_made_again_by_the_next_commit() {
+    let fleet = Fleet::start(&[("dev", json!({"env": "dev"}))]).await;
+    fleet
+        .repo
+        .write("app/fleet.yaml", "defaultNamespace: app\n")
+        .write("app/settings.yaml", &settings("dev"));
+    fleet.repo.commit("first");
+    fleet
+        .gitrepo(json!({"targets": [{"clusterSelector": {"matchLabels": {"env": "dev"}}}]}))
+        .await;
+    eventually("the first commit applied", WAIT, || async {
+        (mode(&fleet, "dev").as_deref() == Some("dev")).then_some(())
+    })
+    .await;
+
+    // The agent remembers for a minute that the namespace exists: the apply that finds it
+    // gone fails, and the retry makes it again.
+    fleet
+        .kubectl("dev")
+        .run(&["delete", "namespace", "app", "--wait=false"])
+        .await
+        .success();
+    eventually("the namespace gone", WAIT, || async {
+        fleet
+            .get("dev", &["get", "namespace", "app"])
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    fleet.repo.write("app/settings.yaml", &settings("prod"));
+    fleet.repo.commit("second");
+    eventually(
+        "the second commit applied in a new namespace",
+        WAIT,
+        || async {
+            fleet.get("dev", &["get", "namespace", "app"])?;
+            (mode(&fleet, "dev").as_deref() == Some("prod")).then_some(())
+        },
+    )
+    .await;
+}
