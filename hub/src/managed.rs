@@ -32,7 +32,7 @@ impl Entry {
             api_version: text("apiVersion"),
             time: text("time"),
             subresource: text("subresource"),
-            fields: FieldSet::from_v1(crate::wire::fields_of(value.get("fieldsV1")?)?.as_ref()),
+            fields: FieldSet::from_v1(value.get("fieldsV1")?),
         })
     }
 
@@ -43,7 +43,7 @@ impl Entry {
             "apiVersion": self.api_version,
             "time": self.time,
             "fieldsType": "FieldsV1",
-            "fieldsV1": crate::wire::fields_text(&self.fields.to_v1()),
+            "fieldsV1": self.fields.to_v1(),
         });
         if !self.subresource.is_empty() {
             entry["subresource"] = json!(self.subresource);
@@ -69,12 +69,24 @@ pub struct Writer<'a> {
     pub lists: Lists,
 }
 
-fn entries(object: Option<&Value>) -> Vec<Entry> {
-    object
-        .and_then(|o| o.pointer("/metadata/managedFields"))
-        .and_then(Value::as_array)
+/// The entries of a `managedFields` value: the JSON text of the list, as the hub keeps it
+/// (see [`crate::wire`]), or the list, as a client sends it.
+fn entries_in(managed: Option<&Value>) -> Vec<Entry> {
+    let parsed;
+    let list = match managed {
+        Some(Value::String(text)) => {
+            parsed = serde_json::from_str::<Value>(text).ok();
+            parsed.as_ref()
+        }
+        other => other,
+    };
+    list.and_then(Value::as_array)
         .map(|items| items.iter().filter_map(Entry::parse).collect())
         .unwrap_or_default()
+}
+
+fn entries(object: Option<&Value>) -> Vec<Entry> {
+    entries_in(object.and_then(|o| o.pointer("/metadata/managedFields")))
 }
 
 /// The entries an update starts from, as Kubernetes chooses them: the ones the client sent,
@@ -82,13 +94,18 @@ fn entries(object: Option<&Value>) -> Vec<Entry> {
 /// `[{}]` clears them); otherwise the live ones, so that a client unaware of the field
 /// cannot erase it by leaving it out. Writes to a subresource always keep the live ones.
 fn base_entries(old: Option<&Value>, new: &Value, writer: &Writer) -> Vec<Entry> {
+    let live = entries(old);
     let sent = new.pointer("/metadata/managedFields");
-    let live = old.and_then(|o| o.pointer("/metadata/managedFields"));
     match sent.and_then(Value::as_array) {
-        Some(items) if !items.is_empty() && sent != live && writer.subresource.is_empty() => {
-            items.iter().filter_map(Entry::parse).collect()
+        Some(items) if !items.is_empty() && writer.subresource.is_empty() => {
+            let sent = entries_in(sent);
+            if sent != live {
+                sent
+            } else {
+                live
+            }
         }
-        _ => entries(old),
+        _ => live,
     }
 }
 
@@ -102,7 +119,11 @@ fn store_entries(object: &mut Value, entries: Vec<Entry>) {
         if list.is_empty() {
             meta.remove("managedFields");
         } else {
-            meta.insert("managedFields".into(), Value::Array(list));
+            // Kept as text: see `crate::wire`.
+            meta.insert(
+                "managedFields".into(),
+                Value::String(Value::Array(list).to_string()),
+            );
         }
     }
 }
@@ -329,11 +350,9 @@ mod tests {
         );
         let forced = apply(Some(&live), &applied, &writer("fleet-agent"), true).expect("forced");
         assert_eq!(forced["data"], json!({"a": "9", "b": "2"}));
-        let managers: Vec<&str> = forced["metadata"]["managedFields"]
-            .as_array()
-            .expect("entries")
-            .iter()
-            .filter_map(|e| e["manager"].as_str())
+        let managers: Vec<String> = entries(Some(&forced))
+            .into_iter()
+            .map(|e| e.manager)
             .collect();
         assert_eq!(managers, ["kubectl-edit", "fleet-agent"]);
     }
