@@ -16,7 +16,7 @@ pub mod rollout;
 pub mod variant;
 pub mod watches;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -64,6 +64,9 @@ pub struct Context {
     charts: ChartCache,
     work_dir: PathBuf,
     placements: Mutex<HashMap<String, u64>>,
+    /// The cluster namespaces this process made sure of: the bundles deploying to a
+    /// cluster for the first time need not ask again each.
+    namespaces: Mutex<HashSet<String>>,
     hub: Option<registration::HubAddress>,
     /// The shard handled (`--shard-id`), none for the unsharded controller.
     shard: Option<String>,
@@ -104,6 +107,7 @@ impl Context {
             charts: ChartCache::new(data_dir.join("charts")),
             work_dir: data_dir.join("work"),
             placements: Mutex::default(),
+            namespaces: Mutex::default(),
             hub,
             shard,
             metrics: Arc::default(),
@@ -129,6 +133,30 @@ impl Context {
     fn remember_placement(&self, key: &str, fingerprint: u64) {
         if let Ok(mut placements) = self.placements.lock() {
             placements.insert(key.to_string(), fingerprint);
+        }
+    }
+
+    /// Makes sure the namespace `name` exists, unless this process already did.
+    async fn ensure_namespace(&self, name: &str) -> Result<(), kube::Error> {
+        let known = self
+            .namespaces
+            .lock()
+            .is_ok_and(|known| known.contains(name));
+        if known {
+            return Ok(());
+        }
+        fleet_objects::client::ensure_namespace(&self.client, name).await?;
+        if let Ok(mut known) = self.namespaces.lock() {
+            known.insert(name.to_string());
+        }
+        Ok(())
+    }
+
+    /// Forgets that the namespace `name` exists: a write there failed, maybe because it
+    /// was deleted.
+    fn forget_namespace(&self, name: &str) {
+        if let Ok(mut known) = self.namespaces.lock() {
+            known.remove(name);
         }
     }
 }

@@ -20,7 +20,7 @@ use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
-use fleet_objects::client::{add_finalizer, ensure_namespace, remove_finalizer};
+use fleet_objects::client::{add_finalizer, remove_finalizer};
 use fleet_objects::conditions::set_condition;
 
 use crate::caches::Caches;
@@ -171,21 +171,27 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
             wrote = true;
             if current.is_none() {
                 // A deployment there shows the namespace exists.
-                ensure_namespace(&ctx.client, &target_namespace).await?;
+                ctx.ensure_namespace(&target_namespace).await?;
             }
-            if *go {
-                // The copies go first: the agent reads them when it sees the deployment.
-                let had_copies = current.as_deref().is_some_and(has_downstream_resources);
-                downstream::sync(&ctx.client, &bundle, &target_namespace, &copies, had_copies)
+            let write = async {
+                if *go {
+                    // The copies go first: the agent reads them when it sees the deployment.
+                    let had_copies = current.as_deref().is_some_and(has_downstream_resources);
+                    downstream::sync(&ctx.client, &bundle, &target_namespace, &copies, had_copies)
+                        .await?;
+                }
+                Api::<BundleDeployment>::namespaced(ctx.client.clone(), &target_namespace)
+                    .patch(
+                        &name,
+                        &PatchParams::apply(FIELD_MANAGER).force(),
+                        &Patch::Apply(&deployment),
+                    )
                     .await?;
-            }
-            Api::<BundleDeployment>::namespaced(ctx.client.clone(), &target_namespace)
-                .patch(
-                    &name,
-                    &PatchParams::apply(FIELD_MANAGER).force(),
-                    &Patch::Apply(&deployment),
-                )
-                .await?;
+                Ok::<_, Error>(())
+            };
+            write
+                .await
+                .inspect_err(|_| ctx.forget_namespace(&target_namespace))?;
         }
         wanted.insert(target_namespace);
     }
