@@ -23,6 +23,12 @@ use crate::{Context, Error};
 pub async fn cluster(cluster: Arc<Cluster>, ctx: &Context, caches: &Caches) -> Result<(), Error> {
     let namespace = cluster.namespace().unwrap_or_default();
     let name = cluster.name_any();
+    if cluster.metadata.deletion_timestamp.is_none() {
+        // The cluster's namespace comes with it, as in Fleet: the bundles deploying there
+        // for the first time find it made (rather than each asking for it).
+        ctx.ensure_namespace(&crate::reconcile::cluster_namespace(&cluster))
+            .await?;
+    }
     let deployments = caches.deployments_of_cluster(&namespace, &name);
     let summary = summarise(&deployments);
     let waiting: Vec<String> = deployments

@@ -137,7 +137,7 @@ impl Context {
     }
 
     /// Makes sure the namespace `name` exists, unless this process already did.
-    async fn ensure_namespace(&self, name: &str) -> Result<(), kube::Error> {
+    pub(crate) async fn ensure_namespace(&self, name: &str) -> Result<(), kube::Error> {
         let known = self
             .namespaces
             .lock()

@@ -638,3 +638,13 @@ async fn a_namespace_deleted_by_hand_is_made_again_by_the_next_commit() {
     )
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clusters_namespace_is_made_with_it_before_any_bundle() {
+    let fleet = Fleet::start(&[("dev", json!({"env": "dev"}))]).await;
+    // No GitRepo, no bundle: the controller makes the namespace for the Cluster itself.
+    eventually("the cluster's namespace", WAIT, || async {
+        fleet.get("local", &["get", "namespace", "cluster-fleet-local-dev"])
+    })
+    .await;
+}
