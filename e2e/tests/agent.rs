@@ -546,8 +546,9 @@ fn served(fleet: &Fleet, cluster: &str, verb: &str, resource: &str) -> u64 {
         .sum()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn drift_looks_read_the_objects_again_but_not_the_content_or_the_service_account() {
+/// A fleet with one member, `dev`, and a GitRepo whose one bundle puts the ConfigMap
+/// `settings` (`mode: dev`) in its namespace `app`.
+async fn settings_in_dev() -> Fleet {
     let fleet = Fleet::start(&[("dev", json!({"env": "dev"}))]).await;
     fleet
         .repo
@@ -557,6 +558,12 @@ async fn drift_looks_read_the_objects_again_but_not_the_content_or_the_service_a
     fleet
         .gitrepo(json!({"targets": [{"clusterSelector": {"matchLabels": {"env": "dev"}}}]}))
         .await;
+    fleet
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn drift_looks_read_the_objects_again_but_not_the_content_or_the_service_account() {
+    let fleet = settings_in_dev().await;
     let deployments = fleet.deployments("dev");
     eventually("the deployment ready", WAIT, || async {
         let status = deployments.get("demo-app").await.ok()?.status?;
@@ -598,15 +605,7 @@ async fn drift_looks_read_the_objects_again_but_not_the_content_or_the_service_a
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_namespace_deleted_by_hand_is_made_again_by_the_next_commit() {
-    let fleet = Fleet::start(&[("dev", json!({"env": "dev"}))]).await;
-    fleet
-        .repo
-        .write("app/fleet.yaml", "defaultNamespace: app\n")
-        .write("app/settings.yaml", &settings("dev"));
-    fleet.repo.commit("first");
-    fleet
-        .gitrepo(json!({"targets": [{"clusterSelector": {"matchLabels": {"env": "dev"}}}]}))
-        .await;
+    let fleet = settings_in_dev().await;
     eventually("the first commit applied", WAIT, || async {
         (mode(&fleet, "dev").as_deref() == Some("dev")).then_some(())
     })
