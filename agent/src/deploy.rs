@@ -149,7 +149,11 @@ async fn roll_out(
 ) -> Result<RolledOut, Error> {
     agent.ensure_namespaces(&prepared.namespaces).await?;
     let Some(release) = &prepared.release else {
-        let live = apply_all(agent, deployment, &prepared.desired, options, None).await?;
+        let listed = deployment
+            .status
+            .as_ref()
+            .map_or(&[][..], |status| &status.resources);
+        let live = apply_all(agent, deployment, &prepared.desired, options, None, listed).await?;
         return Ok(RolledOut {
             live: Some(live),
             ..RolledOut::default()
@@ -372,24 +376,22 @@ fn owned(existing: &DynamicObject, deployment: &str, release: Option<&HelmReleas
 
 /// Applies every object in order, and returns them as applied. An object that exists and
 /// belongs to something else stops the apply unless `helm.takeOwnership` is set; as with
-/// `helm upgrade`, only objects the last deployment did not apply are checked.
+/// `helm upgrade`, objects in `applied_before` (what the release or deployment being
+/// replaced applied) are not checked.
 pub(crate) async fn apply_all(
     agent: &Agent,
     deployment: &BundleDeployment,
     desired: &[Desired],
     options: &fleet_api::BundleDeploymentOptions,
     release: Option<&HelmRelease>,
+    applied_before: &[BundleDeploymentResource],
 ) -> Result<Vec<DynamicObject>, Error> {
     let take_ownership = options
         .helm
         .as_ref()
         .and_then(|h| h.take_ownership)
         .unwrap_or(false);
-    let already_applied: BTreeSet<&BundleDeploymentResource> = deployment
-        .status
-        .iter()
-        .flat_map(|status| &status.resources)
-        .collect();
+    let already_applied: BTreeSet<&BundleDeploymentResource> = applied_before.iter().collect();
     let mut applied = Vec::with_capacity(desired.len());
     for item in desired {
         let api = agent.api_for(&item.api, item.object.metadata.namespace.as_deref());

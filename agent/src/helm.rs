@@ -47,6 +47,9 @@ pub(crate) async fn deploy(
     let store = Store::new(&agent.local, &release.namespace, &release.name);
     let history = store.history().await?;
     let previous = history.iter().rev().find(|r| r.status == "deployed");
+    // What the revision being replaced applied: the whole set from its manifest (the
+    // status lists only part of a large one).
+    let replaced = previous.map(|p| release::applied(&p.body)).transpose()?;
     let install = previous.is_none();
     let version = history.last().map_or(0, |r| r.version) + 1;
     let timeout = hooks::timeout(options);
@@ -59,7 +62,16 @@ pub(crate) async fn deploy(
     let mut live = None;
     let outcome = async {
         hooks::run(agent, release, pre, timeout, &mut ran).await?;
-        let applied = apply_all(agent, deployment, desired, options, Some(release)).await?;
+        let applied_before = replaced.as_deref().unwrap_or_default();
+        let applied = apply_all(
+            agent,
+            deployment,
+            desired,
+            options,
+            Some(release),
+            applied_before,
+        )
+        .await?;
         let waits = hooks::configured_timeout(options).is_some();
         if waits {
             wait_ready(agent, desired, helm.wait_for_jobs.unwrap_or(false), timeout).await?;
@@ -122,7 +134,6 @@ pub(crate) async fn deploy(
             .collect();
         held.push((version, "deployed"));
         store.prune_held(&held, max_history).await?;
-        let replaced = previous.map(|p| release::applied(&p.body)).transpose()?;
         return Ok(Deployed {
             version,
             replaced,
@@ -185,8 +196,17 @@ impl Rollback<'_> {
         let restored = objects_of(agent, manifest).await?;
         let mut ran = Vec::new();
         hooks::run(agent, &hooks_of, "pre-rollback", self.timeout, &mut ran).await?;
-        apply_all(agent, deployment, &restored, options, Some(&hooks_of)).await?;
+        // The revision rolled back to applied every object restored.
         let kept: Vec<_> = restored.iter().map(Desired::record).collect();
+        apply_all(
+            agent,
+            deployment,
+            &restored,
+            options,
+            Some(&hooks_of),
+            &kept,
+        )
+        .await?;
         let added: Vec<_> = attempted.iter().map(Desired::record).collect();
         crate::deploy::prune(agent, &added, &kept).await?;
         hooks::run(agent, &hooks_of, "post-rollback", self.timeout, &mut ran).await?;

@@ -647,3 +647,43 @@ async fn a_clusters_namespace_is_made_with_it_before_any_bundle() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_adding_an_object_someone_else_owns_is_refused_and_leaves_it_alone() {
+    let fleet = settings_in_dev().await;
+    eventually("the first commit applied", WAIT, || async {
+        (mode(&fleet, "dev").as_deref() == Some("dev")).then_some(())
+    })
+    .await;
+    fleet
+        .kubectl("dev")
+        .run(&[
+            "create",
+            "configmap",
+            "other",
+            "-n",
+            "app",
+            "--from-literal=owner=someone",
+        ])
+        .await
+        .success();
+
+    // The upgrade checks the objects the release it replaces did not apply.
+    fleet.repo.write(
+        "app/other.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\ndata:\n  owner: fleet\n",
+    );
+    fleet.repo.commit("take another's ConfigMap");
+    let failure = fleet.deploy_failure("dev", "demo-app").await;
+    assert_eq!(failure.reason.as_deref(), Some("NotOwned"));
+    assert!(
+        failure.message.as_deref().is_some_and(|m| m.contains(
+            "ConfigMap app/other exists and is not managed by this bundle (set helm.takeOwnership to adopt it)"
+        )),
+        "{failure:?}"
+    );
+    let other = fleet
+        .get("dev", &["get", "configmap", "other", "-n", "app"])
+        .expect("the other ConfigMap");
+    assert_eq!(other["data"]["owner"], "someone");
+}
