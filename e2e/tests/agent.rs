@@ -20,6 +20,14 @@ fn mode(fleet: &Fleet, member: &str) -> Option<String> {
     found["data"]["mode"].as_str().map(String::from)
 }
 
+/// Waits until the ConfigMap `settings` in `member` has `mode: wanted`.
+async fn until_mode(fleet: &Fleet, member: &str, wanted: &str) {
+    eventually(&format!("mode {wanted} in {member}"), WAIT, || async {
+        (mode(fleet, member)? == wanted).then_some(())
+    })
+    .await;
+}
+
 const WEB: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: web\n        image: nginx:1.27\n";
 
 fn settings(mode: &str) -> String {
@@ -327,10 +335,7 @@ async fn a_hub_restart_and_a_killed_agent_are_survived() {
     fleet
         .gitrepo(json!({"targets": [{"clusterSelector": {}}]}))
         .await;
-    eventually("the first version", WAIT, || async {
-        (mode(&fleet, "dev")? == "one").then_some(())
-    })
-    .await;
+    until_mode(&fleet, "dev", "one").await;
 
     // The hub goes away for two seconds; a commit lands meanwhile. gitjob, the controller
     // and the agent reconnect and carry it through.
@@ -338,10 +343,7 @@ async fn a_hub_restart_and_a_killed_agent_are_survived() {
     fleet.repo.commit("two");
     fleet.hub.restart(Duration::from_secs(2)).await;
     let back = std::time::Instant::now();
-    eventually("the commit made while the hub was down", WAIT, || async {
-        (mode(&fleet, "dev")? == "two").then_some(())
-    })
-    .await;
+    until_mode(&fleet, "dev", "two").await;
     eprintln!("converged {:?} after the hub came back", back.elapsed());
 
     // The agent is killed as a new deployment arrives, and a new one converges.
@@ -360,10 +362,7 @@ async fn a_hub_restart_and_a_killed_agent_are_survived() {
     })
     .await;
     fleet.start_agent("dev").await;
-    eventually("the new agent's version", WAIT, || async {
-        (mode(&fleet, "dev")? == "three").then_some(())
-    })
-    .await;
+    until_mode(&fleet, "dev", "three").await;
     fleet.stop().await;
 }
 
@@ -385,10 +384,7 @@ async fn a_partitioned_rollout_stops_at_a_failing_partition() {
         .gitrepo(json!({"targets": [{"clusterSelector": {}}]}))
         .await;
     for member in ["dev", "prod-a", "prod-b"] {
-        eventually(&format!("v1 in {member}"), WAIT, || async {
-            (mode(&fleet, member)? == "v1").then_some(())
-        })
-        .await;
+        until_mode(&fleet, member, "v1").await;
     }
 
     // v2 adds a Deployment that never becomes ready on its own: the canary takes it and
@@ -398,10 +394,7 @@ async fn a_partitioned_rollout_stops_at_a_failing_partition() {
         .write("app/settings.yaml", &settings("v2"))
         .write("app/web.yaml", WEB);
     fleet.repo.commit("v2");
-    eventually("v2 in the canary", WAIT, || async {
-        (mode(&fleet, "dev")? == "v2").then_some(())
-    })
-    .await;
+    until_mode(&fleet, "dev", "v2").await;
     tokio::time::sleep(Duration::from_secs(4)).await;
     for member in ["prod-a", "prod-b"] {
         assert_eq!(
@@ -435,10 +428,7 @@ async fn a_partitioned_rollout_stops_at_a_failing_partition() {
             r#"{"status":{"observedGeneration":1,"replicas":1,"readyReplicas":1,"updatedReplicas":1,"availableReplicas":1}}"#,
         ]).success();
     for member in ["prod-a", "prod-b"] {
-        eventually(&format!("v2 in {member}"), WAIT, || async {
-            (mode(&fleet, member)? == "v2").then_some(())
-        })
-        .await;
+        until_mode(&fleet, member, "v2").await;
     }
     fleet.stop().await;
 }
@@ -595,10 +585,7 @@ async fn drift_looks_read_the_objects_again_but_not_the_content_or_the_service_a
     // A commit is a new deployment: its Content is read, the account asked again.
     fleet.repo.write("app/settings.yaml", &settings("prod"));
     fleet.repo.commit("second");
-    eventually("the commit applied", WAIT, || async {
-        (mode(&fleet, "dev").as_deref() == Some("prod")).then_some(())
-    })
-    .await;
+    until_mode(&fleet, "dev", "prod").await;
     assert!(served(&fleet, "local", "get", "contents") > contents);
     assert!(served(&fleet, "dev", "get", "serviceaccounts") > accounts);
 }
@@ -606,10 +593,7 @@ async fn drift_looks_read_the_objects_again_but_not_the_content_or_the_service_a
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_namespace_deleted_by_hand_is_made_again_by_the_next_commit() {
     let fleet = settings_in_dev().await;
-    eventually("the first commit applied", WAIT, || async {
-        (mode(&fleet, "dev").as_deref() == Some("dev")).then_some(())
-    })
-    .await;
+    until_mode(&fleet, "dev", "dev").await;
 
     // The agent remembers for a minute that the namespace exists: the apply that finds it
     // gone fails, and the retry makes it again.
@@ -651,10 +635,7 @@ async fn a_clusters_namespace_is_made_with_it_before_any_bundle() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_commit_adding_an_object_someone_else_owns_is_refused_and_leaves_it_alone() {
     let fleet = settings_in_dev().await;
-    eventually("the first commit applied", WAIT, || async {
-        (mode(&fleet, "dev").as_deref() == Some("dev")).then_some(())
-    })
-    .await;
+    until_mode(&fleet, "dev", "dev").await;
     fleet
         .kubectl("dev")
         .run(&[
