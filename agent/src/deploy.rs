@@ -484,7 +484,6 @@ async fn inspect(
     let mut applied = applied
         .filter(|applied| applied.len() == desired.len())
         .map(Vec::into_iter);
-    let mut namespaces_ensured = false;
     for item in desired {
         let namespace = item.object.metadata.namespace.as_deref();
         let label = format!(
@@ -503,12 +502,9 @@ async fn inspect(
             .map(|l| crate::drift::drifted_paths(&wanted, l, &masks))
             .unwrap_or_default();
         if correct && (live.is_none() || !paths.is_empty()) {
-            if !namespaces_ensured {
-                agent.ensure_namespaces(&prepared.namespaces).await?;
-                namespaces_ensured = true;
-            }
-            apply_one(agent, item, forced(options)).await?;
-            live = live_value(agent, item).await?;
+            // Made sure of once: the agent remembers them.
+            agent.ensure_namespaces(&prepared.namespaces).await?;
+            live = Some(as_value(&apply_one(agent, item, forced(options)).await?)?);
             paths = live
                 .as_ref()
                 .map(|l| crate::drift::drifted_paths(&wanted, l, &masks))
