@@ -94,18 +94,11 @@ fn entries(object: Option<&Value>) -> Vec<Entry> {
 /// `[{}]` clears them); otherwise the live ones, so that a client unaware of the field
 /// cannot erase it by leaving it out. Writes to a subresource always keep the live ones.
 fn base_entries(old: Option<&Value>, new: &Value, writer: &Writer) -> Vec<Entry> {
-    let live = entries(old);
+    // A list equal to the live one gives the same entries either way.
     let sent = new.pointer("/metadata/managedFields");
     match sent.and_then(Value::as_array) {
-        Some(items) if !items.is_empty() && writer.subresource.is_empty() => {
-            let sent = entries_in(sent);
-            if sent != live {
-                sent
-            } else {
-                live
-            }
-        }
-        _ => live,
+        Some(items) if !items.is_empty() && writer.subresource.is_empty() => entries_in(sent),
+        _ => entries(old),
     }
 }
 
