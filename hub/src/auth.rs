@@ -146,23 +146,34 @@ pub fn granted_rules(
                 cluster,
                 &format!("rbac.authorization.k8s.io/{resource}"),
                 ns,
+                None,
             )
             .map(|(_, items)| items)
             .unwrap_or_default()
     };
-    let role = |kind: &str, role_name: &str, binding_ns: &str| -> Option<Arc<Value>> {
+    let role = |kind: &str, role_name: &str, binding_ns: &str| -> Option<Value> {
         let (resource, ns) = match kind {
-            "ClusterRole" => ("clusterroles", None),
-            _ => ("roles", Some(binding_ns)),
+            "ClusterRole" => ("clusterroles", ""),
+            _ => ("roles", binding_ns),
         };
-        list(resource, ns)
-            .into_iter()
-            .find(|r| crate::meta::meta_str(r, "name") == Some(role_name))
+        let key = crate::store::Key {
+            cluster: cluster.to_string(),
+            resource: format!("rbac.authorization.k8s.io/{resource}"),
+            namespace: ns.to_string(),
+            name: role_name.to_string(),
+        };
+        store.get(&key).ok().flatten()?.value().ok()
     };
     let mut bindings = list("clusterrolebindings", None);
     if !scope.is_empty() {
         bindings.extend(list("rolebindings", Some(scope)));
     }
+    // Only bindings whose text holds the account's name can bind it (or a group of it).
+    let bindings: Vec<Value> = bindings
+        .iter()
+        .filter(|b| b.mentions(name) || b.mentions("system:serviceaccounts"))
+        .filter_map(|b| b.value().ok())
+        .collect();
     let mut rules = Vec::new();
     for binding in bindings.iter().filter(|b| binds(b, namespace, name)) {
         let reference = |field: &str| {

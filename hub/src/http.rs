@@ -27,8 +27,12 @@ pub fn router(hub: Arc<Hub>) -> Router {
 }
 
 fn json_response(code: StatusCode, value: &Value) -> Response {
-    let body = crate::wire::to_vec(value);
-    (code, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+    text_response(code, serde_json::to_vec(value).unwrap_or_default().into())
+}
+
+/// A response of JSON text, such as a stored object's.
+fn text_response(code: StatusCode, text: Bytes) -> Response {
+    (code, [(header::CONTENT_TYPE, "application/json")], text).into_response()
 }
 
 async fn handle(
@@ -441,10 +445,10 @@ async fn resource(
         "get" => {
             let object = objects::get(hub, &call)?;
             if as_table {
-                let t = table::table(&[&object], &columns(), include, json!({}));
+                let t = table::table(&[&object.value()?], &columns(), include, json!({}));
                 return Ok(json_response(StatusCode::OK, &t));
             }
-            Ok(json_response(StatusCode::OK, &object))
+            Ok(text_response(StatusCode::OK, object.text().clone()))
         }
         "list" => {
             let page = objects::list(hub, &call)?;
@@ -453,14 +457,15 @@ async fn resource(
                 if let Some(next) = &page.next {
                     metadata["continue"] = json!(next);
                 }
-                let items: Vec<&Value> = page.items.iter().collect();
+                let items = (page.items.iter())
+                    .map(|item| item.value())
+                    .collect::<ApiResult<Vec<_>>>()?;
+                let items: Vec<&Value> = items.iter().collect();
                 let t = table::table(&items, &columns(), include, metadata);
                 return Ok(json_response(StatusCode::OK, &t));
             }
-            Ok(json_response(
-                StatusCode::OK,
-                &objects::list_object(&call, page),
-            ))
+            let list = objects::list_object(&call, page);
+            Ok(text_response(StatusCode::OK, list.into()))
         }
         "watch" => {
             let format = as_table.then(|| TableFormat {
@@ -483,11 +488,14 @@ async fn resource(
         }
         "create" => {
             let written = objects::create(hub, &call, parse_json(&bytes)?).await?;
-            Ok(json_response(StatusCode::CREATED, &written.object))
+            Ok(text_response(
+                StatusCode::CREATED,
+                written.object.text().clone(),
+            ))
         }
         "update" => {
             let written = objects::update(hub, &call, parse_json(&bytes)?).await?;
-            Ok(json_response(StatusCode::OK, &written.object))
+            Ok(text_response(StatusCode::OK, written.object.text().clone()))
         }
         "patch" => {
             let kind = PatchKind::from_content_type(header_str(headers, header::CONTENT_TYPE))?;
@@ -497,7 +505,7 @@ async fn resource(
             } else {
                 StatusCode::OK
             };
-            Ok(json_response(code, &written.object))
+            Ok(text_response(code, written.object.text().clone()))
         }
         "delete" => {
             let options = parse_json(&bytes)?;
@@ -518,7 +526,7 @@ async fn resource(
         "deletecollection" => {
             let options = parse_json(&bytes)?;
             let list = objects::delete_collection(hub, &call, &options).await?;
-            Ok(json_response(StatusCode::OK, &list))
+            Ok(text_response(StatusCode::OK, list.into()))
         }
         _ => Err(ApiError::method_not_allowed(method.as_str())),
     }

@@ -68,18 +68,24 @@ impl Hub {
                 cluster: record.name.clone(),
             },
         );
-        for (resource, object) in self.store.cluster_objects(&record.name) {
-            if resource == "/secrets" {
-                if let Some((token, namespace, name)) = crate::kinds::token_of(&object) {
-                    tokens.insert(
-                        token,
-                        Identity::ServiceAccount {
-                            cluster: record.name.clone(),
-                            namespace,
-                            name,
-                        },
-                    );
-                }
+        let secrets = self
+            .store
+            .cluster_objects(&record.name, |resource, _, object| {
+                resource == "/secrets" && object.mentions(crate::kinds::TOKEN_SECRET_TYPE)
+            });
+        for (_, secret) in secrets {
+            let Ok(secret) = secret.value() else {
+                continue;
+            };
+            if let Some((token, namespace, name)) = crate::kinds::token_of(&secret) {
+                tokens.insert(
+                    token,
+                    Identity::ServiceAccount {
+                        cluster: record.name.clone(),
+                        namespace,
+                        name,
+                    },
+                );
             }
         }
     }
@@ -139,21 +145,22 @@ impl Hub {
     fn refresh_registry(&self, cluster: &str) {
         let crds = self
             .store
-            .list(cluster, CRD_RESOURCE, None)
+            .list(cluster, CRD_RESOURCE, None, None)
             .map(|(_, items)| items)
             .unwrap_or_default();
-        let registry = Registry::new(crds.iter().map(|c| &**c));
+        let crds: Vec<Value> = crds.iter().filter_map(|c| c.value().ok()).collect();
+        let registry = Registry::new(crds.iter());
         write(&self.registries).insert(cluster.to_string(), Arc::new(registry));
     }
 
-    fn account(&self, cluster: &str, namespace: &str, name: &str) -> Option<Arc<Value>> {
+    fn account(&self, cluster: &str, namespace: &str, name: &str) -> Option<Value> {
         let key = Key {
             cluster: cluster.to_string(),
             resource: "/serviceaccounts".into(),
             namespace: namespace.to_string(),
             name: name.to_string(),
         };
-        self.store.get(&key).ok().flatten()
+        self.store.get(&key).ok().flatten()?.value().ok()
     }
 
     /// A token for the service account a `.../serviceaccounts/<name>/token` call names
@@ -339,10 +346,16 @@ impl Hub {
         ) else {
             return;
         };
-        let Ok((_, secrets)) = self.store.list(cluster, "/secrets", Some(namespace)) else {
+        let Ok((_, secrets)) = self.store.list(cluster, "/secrets", Some(namespace), None) else {
             return;
         };
         for secret in secrets {
+            if !secret.mentions(crate::kinds::TOKEN_SECRET_TYPE) {
+                continue;
+            }
+            let Ok(secret) = secret.value() else {
+                continue;
+            };
             let Some((token, _, owner)) = crate::kinds::token_of(&secret) else {
                 continue;
             };
@@ -356,10 +369,13 @@ impl Hub {
     }
 
     async fn delete_all(&self, cluster: &str, resource: &str) {
-        let Ok((_, objects)) = self.store.list(cluster, resource, None) else {
+        let Ok((_, objects)) = self.store.list(cluster, resource, None, None) else {
             return;
         };
         for object in objects {
+            let Ok(object) = object.value() else {
+                continue;
+            };
             self.delete_stored(cluster, resource, &object, "an instance of a removed CRD")
                 .await;
         }
@@ -378,11 +394,7 @@ impl Hub {
                 .unwrap_or_default()
                 .into(),
         };
-        if let Err(error) = self
-            .store
-            .write(&key, |_, _| Ok((Change::Delete, ())))
-            .await
-        {
+        if let Err(error) = self.store.write(&key, |_| Ok((Change::Delete, ()))).await {
             tracing::warn!(%error, ?key, "could not delete {what}");
         }
     }
@@ -406,13 +418,13 @@ impl Hub {
     }
 
     async fn collect_dependents(&self, cluster: &str, uid: &str, propagation: Propagation) {
-        let dependents: Vec<(String, Arc<Value>)> = self
-            .store
-            .cluster_objects(cluster)
-            .into_iter()
-            .filter(|(_, o)| owned_by(o, uid))
-            .collect();
-        for (resource, dependent) in dependents {
+        // Only objects whose text holds the uid can name it as their owner.
+        let candidates = (self.store).cluster_objects(cluster, |_, _, o| o.mentions(uid));
+        let dependents = candidates.into_iter().filter_map(|(resource, o)| {
+            let object = o.value().ok()?;
+            owned_by(&object, uid).then_some((resource, object))
+        });
+        for (resource, dependent) in dependents.collect::<Vec<_>>() {
             let Some(call) = self.call_for(cluster, &resource, &dependent) else {
                 continue;
             };
@@ -441,11 +453,11 @@ impl Hub {
             name: name.to_string(),
         };
         self.store
-            .write(&key, |existing, _| {
+            .write(&key, |existing| {
                 let Some(existing) = existing else {
                     return Ok((Change::Keep, ()));
                 };
-                let mut object = (**existing).clone();
+                let mut object = existing.clone();
                 if let Some(Value::Array(owners)) = object.pointer_mut("/metadata/ownerReferences")
                 {
                     owners.retain(|o| o.get("uid").and_then(Value::as_str) != Some(owner_uid));
@@ -468,16 +480,14 @@ impl Hub {
 
     async fn empty_namespace(&self, cluster: &str, namespace: &str) {
         loop {
-            let contents: Vec<(String, Arc<Value>)> = self
-                .store
-                .cluster_objects(cluster)
-                .into_iter()
-                .filter(|(_, o)| crate::meta::meta_str(o, "namespace") == Some(namespace))
-                .collect();
+            let contents = (self.store).cluster_objects(cluster, |_, ns, _| ns == namespace);
             if contents.is_empty() {
                 break;
             }
             for (resource, object) in contents {
+                let Ok(object) = object.value() else {
+                    continue;
+                };
                 if crate::meta::is_deleting(&object) {
                     continue;
                 }
@@ -497,7 +507,7 @@ impl Hub {
         };
         let removed = self
             .store
-            .write(&key, |existing, _| match existing {
+            .write(&key, |existing| match existing {
                 Some(ns) if crate::meta::is_deleting(ns) && !crate::meta::has_finalizers(ns) => {
                     Ok((Change::Delete, ()))
                 }

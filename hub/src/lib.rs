@@ -28,13 +28,13 @@ pub mod selector;
 pub mod serve;
 pub mod status;
 pub mod store;
+pub mod stored;
 pub mod subresources;
 pub mod table;
 pub mod tls;
 pub mod token_request;
 pub mod topics;
 pub mod watch;
-pub mod wire;
 
 pub use hub::Hub;
 pub use serve::{start, Options, Running};

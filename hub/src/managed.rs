@@ -69,18 +69,10 @@ pub struct Writer<'a> {
     pub lists: Lists,
 }
 
-/// The entries of a `managedFields` value: the JSON text of the list, as the hub keeps it
-/// (see [`crate::wire`]), or the list, as a client sends it.
+/// The entries of a `managedFields` list.
 fn entries_in(managed: Option<&Value>) -> Vec<Entry> {
-    let parsed;
-    let list = match managed {
-        Some(Value::String(text)) => {
-            parsed = serde_json::from_str::<Value>(text).ok();
-            parsed.as_ref()
-        }
-        other => other,
-    };
-    list.and_then(Value::as_array)
+    managed
+        .and_then(Value::as_array)
         .map(|items| items.iter().filter_map(Entry::parse).collect())
         .unwrap_or_default()
 }
@@ -112,11 +104,7 @@ fn store_entries(object: &mut Value, entries: Vec<Entry>) {
         if list.is_empty() {
             meta.remove("managedFields");
         } else {
-            // Kept as text: see `crate::wire`.
-            meta.insert(
-                "managedFields".into(),
-                Value::String(Value::Array(list).to_string()),
-            );
+            meta.insert("managedFields".into(), Value::Array(list));
         }
     }
 }

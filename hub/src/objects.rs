@@ -11,9 +11,10 @@ use crate::hub::Hub;
 use crate::managed::{self, Writer};
 use crate::meta;
 use crate::registry::ResourceType;
-use crate::selector::{FieldSelector, LabelSelector};
+use crate::selector::Selectors;
 use crate::status::{ApiError, ApiResult, Cause};
-use crate::store::{Change, Key};
+use crate::store::{Change, Key, Version};
+use crate::stored::Stored;
 
 /// A request on one resource, after routing.
 #[derive(Debug, Clone)]
@@ -39,7 +40,7 @@ pub struct Call {
 /// What a write produced.
 pub struct Written {
     /// The object as stored (or as it would be, for a dry run).
-    pub object: Arc<Value>,
+    pub object: Arc<Stored>,
     /// Whether it was created by this request.
     pub created: bool,
 }
@@ -100,12 +101,20 @@ impl Call {
 
     /// The object as served at the requested version, shared when it is stored at that
     /// version (most reads), so that serving it copies nothing.
-    pub fn presented(&self, object: Arc<Value>) -> Arc<Value> {
-        let stored = object.get("apiVersion").and_then(Value::as_str);
-        if stored == Some(self.api_version().as_str()) {
-            return object;
+    pub fn presented(&self, object: Arc<Stored>) -> ApiResult<Arc<Stored>> {
+        if object.api_version() == self.api_version() {
+            return Ok(object);
         }
-        Arc::new(self.present(&object))
+        Ok(Arc::new(Stored::new(&self.present(&object.value()?))))
+    }
+
+    /// The label and field selectors of a list or watch.
+    pub fn selectors(&self) -> ApiResult<Selectors> {
+        Selectors::parse(
+            |name| self.param(name),
+            &self.resource.kind,
+            self.resource.custom,
+        )
     }
 
     /// The namespace the call is limited to; `None` for every namespace (and for
@@ -122,12 +131,10 @@ impl Call {
 }
 
 /// `get`.
-pub fn get(hub: &Hub, call: &Call) -> ApiResult<Arc<Value>> {
+pub fn get(hub: &Hub, call: &Call) -> ApiResult<Arc<Stored>> {
     let name = call.required_name()?;
-    hub.store
-        .get(&call.key(name))?
-        .map(|o| call.presented(o))
-        .ok_or_else(|| call.not_found(name))
+    let object = hub.store.get(&call.key(name))?;
+    call.presented(object.ok_or_else(|| call.not_found(name))?)
 }
 
 /// A page of a list.
@@ -135,7 +142,7 @@ pub struct Page {
     /// The resourceVersion of the list.
     pub rv: u64,
     /// The items, presented at the requested version.
-    pub items: Vec<Value>,
+    pub items: Vec<Arc<Stored>>,
     /// The continue token, if more remain.
     pub next: Option<String>,
     /// How many items remain after this page.
@@ -151,45 +158,47 @@ struct ContinueToken {
 
 /// `list` with label and field selectors, limit and continue.
 pub fn list(hub: &Hub, call: &Call) -> ApiResult<Page> {
-    let labels = LabelSelector::parse(call.param("labelSelector").unwrap_or_default())?;
-    let fields = FieldSelector::parse(
-        call.param("fieldSelector").unwrap_or_default(),
-        &call.resource.kind,
-        call.resource.custom,
-    )?;
-    let namespace = call.namespace_scope();
-    let (rv, objects) = hub
-        .store
-        .list(&call.cluster, &call.resource.storage_key(), namespace)?;
+    let selectors = call.selectors()?;
     let after = match call.param("continue").filter(|c| !c.is_empty()) {
         Some(token) => Some(decode_continue(token)?),
         None => None,
     };
-    let matching = objects.iter().filter(|o| {
-        let position = (
-            meta::meta_str(o, "namespace").unwrap_or_default(),
-            meta::meta_str(o, "name").unwrap_or_default(),
-        );
+    let (rv, objects) = hub.store.list(
+        &call.cluster,
+        &call.resource.storage_key(),
+        call.namespace_scope(),
         after
             .as_ref()
-            .is_none_or(|a| position > (a.namespace.as_str(), a.name.as_str()))
-            && labels.matches(o)
-            && fields.matches(o)
-    });
+            .map(|a| (a.namespace.as_str(), a.name.as_str())),
+    )?;
     let limit = call
         .param("limit")
         .and_then(|l| l.parse::<usize>().ok())
         .filter(|l| *l > 0);
-    let all: Vec<&Arc<Value>> = matching.collect();
+    let all: Vec<Arc<Stored>> = if selectors.is_empty() {
+        objects
+    } else {
+        objects
+            .into_iter()
+            .filter(|o| selectors.selects(o))
+            .collect()
+    };
     let taken = limit.unwrap_or(all.len()).min(all.len());
-    let items: Vec<Value> = all[..taken].iter().map(|o| call.present(o)).collect();
     let remaining = all.len() - taken;
+    let items = (all.into_iter().take(taken))
+        .map(|o| call.presented(o))
+        .collect::<ApiResult<Vec<_>>>()?;
     let next = match (remaining, items.last()) {
-        (1.., Some(last)) => Some(encode_continue(&ContinueToken {
-            rv: after.map(|a| a.rv).unwrap_or(rv),
-            namespace: meta::meta_str(last, "namespace").unwrap_or_default().into(),
-            name: meta::meta_str(last, "name").unwrap_or_default().into(),
-        })),
+        (1.., Some(last)) => {
+            let last = last.value()?;
+            Some(encode_continue(&ContinueToken {
+                rv: after.map(|a| a.rv).unwrap_or(rv),
+                namespace: meta::meta_str(&last, "namespace")
+                    .unwrap_or_default()
+                    .into(),
+                name: meta::meta_str(&last, "name").unwrap_or_default().into(),
+            }))
+        }
         _ => None,
     };
     Ok(Page {
@@ -213,19 +222,30 @@ fn decode_continue(token: &str) -> ApiResult<ContinueToken> {
         .ok_or_else(|| ApiError::bad_request("invalid continue token"))
 }
 
-/// The List object for a page.
-pub fn list_object(call: &Call, page: Page) -> Value {
+/// The List object for a page, as JSON text: the items' stored text, copied.
+pub fn list_object(call: &Call, page: Page) -> Vec<u8> {
     let mut metadata = json!({"resourceVersion": page.rv.to_string()});
     if let Some(next) = page.next {
         metadata["continue"] = json!(next);
         metadata["remainingItemCount"] = json!(page.remaining);
     }
-    json!({
+    let head = json!({
         "kind": format!("{}List", call.resource.kind),
         "apiVersion": call.api_version(),
         "metadata": metadata,
-        "items": page.items,
-    })
+    });
+    let mut text = serde_json::to_vec(&head).unwrap_or_default();
+    // `head` is an object: its text ends with the brace the items go before.
+    text.pop();
+    text.extend_from_slice(b",\"items\":[");
+    for (index, item) in page.items.iter().enumerate() {
+        if index > 0 {
+            text.push(b',');
+        }
+        text.extend_from_slice(item.text());
+    }
+    text.extend_from_slice(b"]}");
+    text
 }
 
 fn check_identity(call: &Call, body: &Value) -> ApiResult<()> {
@@ -270,9 +290,12 @@ fn check_namespace(hub: &Hub, call: &Call) -> ApiResult<()> {
         namespace: String::new(),
         name: call.namespace.clone(),
     };
+    let deleting = |ns: &Stored| {
+        ns.mentions("deletionTimestamp") && ns.value().is_ok_and(|ns| meta::is_deleting(&ns))
+    };
     match hub.store.get(&key)? {
         None => Err(ApiError::not_found("namespaces", "", &call.namespace)),
-        Some(ns) if meta::is_deleting(&ns) => Err(ApiError {
+        Some(ns) if deleting(&ns) => Err(ApiError {
             code: 403,
             reason: "Forbidden",
             message: format!(
@@ -290,7 +313,7 @@ fn check_namespace(hub: &Hub, call: &Call) -> ApiResult<()> {
 /// the managed fields.
 fn finish(
     call: &Call,
-    existing: Option<&Arc<Value>>,
+    existing: Option<&Value>,
     mut object: Value,
     applied: bool,
 ) -> ApiResult<Change> {
@@ -314,7 +337,7 @@ fn finish(
         if has_status && call.status_call() {
             let status = object.get("status").cloned();
             let managed = object.pointer("/metadata/managedFields").cloned();
-            object = (**old).clone();
+            object = old.clone();
             match status {
                 Some(status) => object["status"] = status,
                 None => {
@@ -426,7 +449,7 @@ fn finish(
         let mut writer = call.writer();
         let api_version = call.api_version();
         writer.api_version = &api_version;
-        managed::record_update(existing.map(|o| &**o), &mut object, &writer);
+        managed::record_update(existing, &mut object, &writer);
     }
     if let Some(old) = existing {
         if same_content(old, &object) {
@@ -523,39 +546,41 @@ async fn commit(
     hub: &Hub,
     call: &Call,
     name: &str,
-    decide: impl FnOnce(Option<&Arc<Value>>) -> ApiResult<(Change, bool)>,
+    decide: impl FnOnce(Option<&Value>) -> ApiResult<(Change, bool)>,
 ) -> ApiResult<Written> {
     let dry_run = call.dry_run();
     let ((dry, created, deleted), committed) = hub
         .store
-        .write(&call.key(name), |existing, _rv| {
+        .write(&call.key(name), |existing| {
             let (change, created) = decide(existing)?;
             match change {
                 Change::Put(object) if dry_run => {
                     Ok((Change::Keep, (Some(object), created, false)))
                 }
-                Change::Delete if dry_run => Ok((
-                    Change::Keep,
-                    (existing.map(|e| (**e).clone()), created, false),
-                )),
+                Change::Delete if dry_run => {
+                    Ok((Change::Keep, (existing.cloned(), created, false)))
+                }
                 Change::Delete => Ok((Change::Delete, (None, created, true))),
                 change => Ok((change, (None, created, false))),
             }
         })
         .await?;
-    let object = match (dry, committed) {
-        (Some(dry), _) => Arc::new(dry),
-        (None, Some(object)) => object,
+    let Version { stored, value } = match (dry, committed) {
+        (Some(dry), _) => Version {
+            stored: Arc::new(Stored::new(&dry)),
+            value: dry,
+        },
+        (None, Some(version)) => version,
         (None, None) => return Err(call.not_found(name)),
     };
     if deleted {
-        hub.after_delete(call, &object, Propagation::Background)
+        hub.after_delete(call, &value, Propagation::Background)
             .await;
     } else if !dry_run {
-        hub.after_write(call, &object);
+        hub.after_write(call, &value);
     }
     Ok(Written {
-        object: call.presented(object),
+        object: call.presented(stored)?,
         created,
     })
 }
@@ -833,7 +858,7 @@ pub async fn delete(hub: &Hub, call: &Call, options: &Value) -> ApiResult<Delete
             .is_some_and(|modes| modes.iter().any(|m| m == "All"));
     let (pending, last) = hub
         .store
-        .write(&call.key(&name), |existing, _| {
+        .write(&call.key(&name), |existing| {
             let existing = existing.ok_or_else(|| call.not_found(&name))?;
             if wanted_rv
                 .as_deref()
@@ -859,7 +884,7 @@ pub async fn delete(hub: &Hub, call: &Call, options: &Value) -> ApiResult<Delete
             if meta::is_deleting(existing) {
                 return Ok((Change::Keep, true));
             }
-            let mut object = (**existing).clone();
+            let mut object = existing.clone();
             if let Some(meta) = meta::metadata_mut(&mut object) {
                 meta.insert("deletionTimestamp".into(), json!(meta::now()));
                 meta.insert("deletionGracePeriodSeconds".into(), json!(0));
@@ -869,7 +894,7 @@ pub async fn delete(hub: &Hub, call: &Call, options: &Value) -> ApiResult<Delete
         })
         .await?;
     let last = last
-        .map(|o| (*o).clone())
+        .map(|version| version.value)
         .ok_or_else(|| call.not_found(&name))?;
     if dry_run {
         return Ok(Deleted::Gone(call.present(&last)));
@@ -883,7 +908,7 @@ pub async fn delete(hub: &Hub, call: &Call, options: &Value) -> ApiResult<Delete
 }
 
 /// `deletecollection`: deletes every object the selectors match; returns how many.
-pub async fn delete_collection(hub: &Hub, call: &Call, options: &Value) -> ApiResult<Value> {
+pub async fn delete_collection(hub: &Hub, call: &Call, options: &Value) -> ApiResult<Vec<u8>> {
     let page = list(
         hub,
         &Call {
@@ -898,6 +923,7 @@ pub async fn delete_collection(hub: &Hub, call: &Call, options: &Value) -> ApiRe
     )?;
     let mut items = Vec::new();
     for item in page.items {
+        let item = item.value()?;
         let name = meta::meta_str(&item, "name")
             .unwrap_or_default()
             .to_string();
@@ -910,7 +936,9 @@ pub async fn delete_collection(hub: &Hub, call: &Call, options: &Value) -> ApiRe
             ..call.clone()
         };
         match delete(hub, &one, options).await {
-            Ok(Deleted::Gone(object) | Deleted::Pending(object)) => items.push(object),
+            Ok(Deleted::Gone(object) | Deleted::Pending(object)) => {
+                items.push(Arc::new(Stored::new(&object)))
+            }
             Err(error) if error.code == 404 => {}
             Err(error) => return Err(error),
         }

@@ -6,6 +6,73 @@ use serde_json::Value;
 use fleet_objects::selector::LabelRequirements;
 
 use crate::status::{ApiError, ApiResult};
+use crate::stored::Stored;
+
+/// The `labelSelector` and `fieldSelector` of a list or watch.
+pub struct Selectors {
+    labels: LabelSelector,
+    fields: FieldSelector,
+}
+
+impl Selectors {
+    /// Parses both from a call's query parameters (`param` reads one), for objects of
+    /// `kind` (`custom` for a custom resource).
+    pub fn parse<'a>(
+        param: impl Fn(&str) -> Option<&'a str>,
+        kind: &str,
+        custom: bool,
+    ) -> ApiResult<Self> {
+        Ok(Self {
+            labels: LabelSelector::parse(param("labelSelector").unwrap_or_default())?,
+            fields: FieldSelector::parse(param("fieldSelector").unwrap_or_default(), kind, custom)?,
+        })
+    }
+
+    /// Whether there is neither selector: every object is selected.
+    pub fn is_empty(&self) -> bool {
+        self.labels.0.is_empty() && self.fields.terms.is_empty()
+    }
+
+    /// Whether `object` satisfies both.
+    pub fn matches(&self, object: &Value) -> bool {
+        self.labels.matches(object) && self.fields.matches(object)
+    }
+
+    /// Whether a stored object satisfies both. It is read only as far as the selectors
+    /// need: not at all without one, its name, namespace and labels for selectors of
+    /// those alone.
+    pub fn selects(&self, object: &Stored) -> bool {
+        if self.is_empty() {
+            return true;
+        }
+        let on_metadata = (self.fields.terms.iter())
+            .all(|(field, _, _)| matches!(field.as_str(), "metadata.name" | "metadata.namespace"));
+        let read = if on_metadata {
+            serde_json::from_slice::<Head>(object.text())
+                .map(|head| serde_json::json!({"metadata": head.metadata}))
+        } else {
+            serde_json::from_slice::<Value>(object.text())
+        };
+        read.is_ok_and(|o| self.matches(&o))
+    }
+}
+
+/// What label and metadata field selectors read of an object; the rest is skipped.
+#[derive(serde::Deserialize)]
+struct Head {
+    #[serde(default)]
+    metadata: HeadMetadata,
+}
+
+#[derive(serde::Deserialize, serde::Serialize, Default)]
+struct HeadMetadata {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    namespace: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    labels: Option<Value>,
+}
 
 /// A parsed `labelSelector`.
 pub struct LabelSelector(LabelRequirements);
@@ -115,6 +182,29 @@ impl FieldSelector {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn stored_objects_are_selected_by_labels_metadata_and_other_fields() {
+        let secret = Stored::new(&json!({"kind": "Secret", "type": "kubernetes.io/tls",
+            "metadata": {"name": "a", "namespace": "ns", "labels": {"owner": "helm"}},
+            "data": {"tls.crt": "eA=="}}));
+        let selects = |labels: &str, fields: &str| {
+            let query = [("labelSelector", labels), ("fieldSelector", fields)];
+            let param = |name: &str| query.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
+            Selectors::parse(param, "Secret", false)
+                .expect("parses")
+                .selects(&secret)
+        };
+        assert!(selects("", ""));
+        assert!(selects(
+            "owner=helm",
+            "metadata.name=a,metadata.namespace=ns"
+        ));
+        assert!(!selects("owner=other", ""));
+        assert!(!selects("", "metadata.name=b"));
+        assert!(selects("owner", "type=kubernetes.io/tls"));
+        assert!(!selects("", "type=Opaque"));
+    }
 
     #[test]
     fn label_selectors_cover_every_operator() {

@@ -21,6 +21,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use crate::status::{ApiError, ApiResult};
+use crate::stored::Stored;
 
 /// How many events are kept for watches that resume from an older resourceVersion.
 const HISTORY: usize = 20_000;
@@ -28,7 +29,7 @@ const HISTORY: usize = 20_000;
 /// modified ones): a client writing large objects over and over must not grow the hub
 /// without bound. Older events are forgotten first; a watch from before them gets 410.
 const HISTORY_BYTES: usize = 256 << 20;
-/// What an event without a stored body (a delete, a cluster record) is counted as.
+/// What a write without a stored body (a cluster record) is counted as.
 const SMALL_EVENT_BYTES: usize = 1024;
 /// The most writes committed in one transaction.
 const BATCH: usize = 2_048;
@@ -87,14 +88,11 @@ pub struct Event {
     pub key: Key,
     /// The resourceVersion of the change.
     pub rv: u64,
-    /// The object after the change (before it, for deletes).
-    pub object: Arc<Value>,
+    /// The object after the change (its last state, for deletes).
+    pub object: Arc<Stored>,
     /// The object before a modification, so that selector watches can tell an object that
     /// stopped matching (a DELETED for them) from one that started (an ADDED).
-    pub previous: Option<Arc<Value>>,
-    /// The watch line for this event, encoded once and shared by every watcher that
-    /// reads the object at its stored version.
-    pub line: std::sync::OnceLock<bytes::Bytes>,
+    pub previous: Option<Arc<Stored>>,
 }
 
 /// What a write decides to do with the object.
@@ -105,6 +103,15 @@ pub enum Change {
     Delete,
     /// Leave it as it is.
     Keep,
+}
+
+/// An object as a write left it: as stored, and parsed.
+#[derive(Debug, Clone)]
+pub struct Version {
+    /// As stored.
+    pub stored: Arc<Stored>,
+    /// Parsed.
+    pub value: Value,
 }
 
 /// A logical cluster record.
@@ -147,7 +154,7 @@ pub enum StoreError {
     },
 }
 
-type Objects = BTreeMap<(String, String), Arc<Value>>;
+type Objects = BTreeMap<(String, String), Arc<Stored>>;
 
 struct Memory {
     rv: u64,
@@ -228,7 +235,7 @@ impl History {
 }
 
 enum Op {
-    Put(Key, u64, Arc<Value>),
+    Put(Key, u64, Arc<Stored>),
     Delete(Key),
     Cluster(ClusterRecord),
 }
@@ -261,7 +268,7 @@ pub struct Snapshot {
     /// The resourceVersion of the snapshot.
     pub rv: u64,
     /// The objects.
-    pub objects: Vec<Arc<Value>>,
+    pub objects: Vec<Arc<Stored>>,
     /// Changes; those at or below `rv` must be skipped.
     pub live: crate::topics::Live,
 }
@@ -356,27 +363,28 @@ impl Store {
     }
 
     /// One object.
-    pub fn get(&self, key: &Key) -> ApiResult<Option<Arc<Value>>> {
+    pub fn get(&self, key: &Key) -> ApiResult<Option<Arc<Stored>>> {
         self.check()?;
         let memory = lock(&self.shared.memory);
-        Ok(memory
-            .objects
-            .get(&(key.cluster.clone(), key.resource.clone()))
-            .and_then(|objects| objects.get(&(key.namespace.clone(), key.name.clone())))
-            .cloned())
+        Ok(find(&memory, key))
     }
 
     /// Objects of a resource, in one namespace or all, ordered by namespace and name, with
-    /// the resourceVersion of the snapshot.
+    /// the resourceVersion of the snapshot; only those after `after` (a namespace and
+    /// name), when it is given.
     pub fn list(
         &self,
         cluster: &str,
         resource: &str,
         namespace: Option<&str>,
-    ) -> ApiResult<(u64, Vec<Arc<Value>>)> {
+        after: Option<(&str, &str)>,
+    ) -> ApiResult<(u64, Vec<Arc<Stored>>)> {
         self.check()?;
         let memory = lock(&self.shared.memory);
-        Ok((memory.rv, select(&memory, cluster, resource, namespace)))
+        Ok((
+            memory.rv,
+            select(&memory, cluster, resource, namespace, after),
+        ))
     }
 
     /// How many objects the store holds, in every cluster.
@@ -385,17 +393,26 @@ impl Store {
         memory.objects.values().map(|objects| objects.len()).sum()
     }
 
-    /// Every object of a cluster, with its resource.
-    pub fn cluster_objects(&self, cluster: &str) -> Vec<(String, Arc<Value>)> {
+    /// The objects of a cluster that `wanted` picks (given the resource, the namespace and
+    /// the object), with their resource.
+    pub fn cluster_objects(
+        &self,
+        cluster: &str,
+        wanted: impl Fn(&str, &str, &Stored) -> bool,
+    ) -> Vec<(String, Arc<Stored>)> {
         let memory = lock(&self.shared.memory);
-        memory
-            .objects
-            .iter()
-            .filter(|((c, _), _)| c == cluster)
-            .flat_map(|((_, resource), objects)| {
-                objects.values().map(move |o| (resource.clone(), o.clone()))
-            })
-            .collect()
+        let mut picked = Vec::new();
+        for ((c, resource), objects) in &memory.objects {
+            if c != cluster {
+                continue;
+            }
+            for ((namespace, _), object) in objects {
+                if wanted(resource, namespace, object) {
+                    picked.push((resource.clone(), object.clone()));
+                }
+            }
+        }
+        picked
     }
 
     /// The logical cluster `name`, if there is one.
@@ -424,30 +441,44 @@ impl Store {
     }
 
     /// Reads the object at `key`, lets `decide` choose the change, and commits it
-    /// atomically. `decide` gets the current object and the resourceVersion a write would
-    /// get. Returns what `decide` returned with the stored object, once it is durable.
+    /// atomically. `decide` gets the current object, parsed. Returns what `decide`
+    /// returned with the object as stored (its last state, for a delete), once it is
+    /// durable.
     pub async fn write<T>(
         &self,
         key: &Key,
-        decide: impl FnOnce(Option<&Arc<Value>>, u64) -> ApiResult<(Change, T)>,
-    ) -> ApiResult<(T, Option<Arc<Value>>)> {
+        decide: impl FnOnce(Option<&Value>) -> ApiResult<(Change, T)>,
+    ) -> ApiResult<(T, Option<Version>)> {
         self.check()?;
-        let (result, stored, ack) = {
+        // Parsed before taking the lock, which every write waits for; parsed again under
+        // it only if another write came in between.
+        let seen = self.get(key)?;
+        let mut parsed = seen.as_deref().map(Stored::value).transpose()?;
+        let (result, version, ack) = {
             let mut memory = lock(&self.shared.memory);
+            let existing = find(&memory, key);
+            let unchanged = match (&existing, &seen) {
+                (Some(now), Some(before)) => Arc::ptr_eq(now, before),
+                (None, None) => true,
+                _ => false,
+            };
+            if !unchanged {
+                parsed = existing.as_deref().map(Stored::value).transpose()?;
+            }
+            let (change, result) = decide(parsed.as_ref())?;
             let rv = memory.rv + 1;
             let group_key = (key.cluster.clone(), key.resource.clone());
             let object_key = (key.namespace.clone(), key.name.clone());
-            let existing = memory
-                .objects
-                .get(&group_key)
-                .and_then(|objects| objects.get(&object_key))
-                .cloned();
-            let (change, result) = decide(existing.as_ref(), rv)?;
             match change {
-                Change::Keep => return Ok((result, existing)),
+                Change::Keep => {
+                    let version = existing
+                        .zip(parsed)
+                        .map(|(stored, value)| Version { stored, value });
+                    return Ok((result, version));
+                }
                 Change::Put(mut value) => {
                     crate::meta::set_resource_version(&mut value, rv);
-                    let object = Arc::new(value);
+                    let stored = Arc::new(Stored::new(&value));
                     let kind = if existing.is_some() {
                         EventType::Modified
                     } else {
@@ -458,31 +489,37 @@ impl Store {
                         .objects
                         .entry(group_key)
                         .or_default()
-                        .insert(object_key, object.clone());
-                    let event = event(kind, key, rv, object.clone(), existing.clone());
+                        .insert(object_key, stored.clone());
+                    let event = event(kind, key, rv, stored.clone(), existing);
                     let ack =
-                        self.enqueue(Op::Put(key.clone(), rv, object.clone()), rv, Some(event))?;
-                    (result, Some(object), ack)
+                        self.enqueue(Op::Put(key.clone(), rv, stored.clone()), rv, Some(event))?;
+                    (result, Some(Version { stored, value }), ack)
                 }
                 Change::Delete => {
-                    let Some(previous) = existing else {
+                    let (Some(_), Some(mut last)) = (existing, parsed) else {
                         return Ok((result, None));
                     };
-                    let mut last = (*previous).clone();
                     crate::meta::set_resource_version(&mut last, rv);
                     memory.rv = rv;
                     if let Some(objects) = memory.objects.get_mut(&group_key) {
                         objects.remove(&object_key);
                     }
-                    let last = Arc::new(last);
-                    let event = event(EventType::Deleted, key, rv, last.clone(), None);
+                    let stored = Arc::new(Stored::new(&last));
+                    let event = event(EventType::Deleted, key, rv, stored.clone(), None);
                     let ack = self.enqueue(Op::Delete(key.clone()), rv, Some(event))?;
-                    (result, Some(last), ack)
+                    (
+                        result,
+                        Some(Version {
+                            stored,
+                            value: last,
+                        }),
+                        ack,
+                    )
                 }
             }
         };
         wait(ack).await?;
-        Ok((result, stored))
+        Ok((result, version))
     }
 
     fn enqueue(
@@ -535,10 +572,18 @@ impl Store {
         let live = self.shared.topics.subscribe(cluster, resource, namespace);
         Ok(Snapshot {
             rv: memory.rv,
-            objects: select(&memory, cluster, resource, namespace),
+            objects: select(&memory, cluster, resource, namespace, None),
             live,
         })
     }
+}
+
+fn find(memory: &Memory, key: &Key) -> Option<Arc<Stored>> {
+    memory
+        .objects
+        .get(&(key.cluster.clone(), key.resource.clone()))
+        .and_then(|objects| objects.get(&(key.namespace.clone(), key.name.clone())))
+        .cloned()
 }
 
 fn select(
@@ -546,29 +591,33 @@ fn select(
     cluster: &str,
     resource: &str,
     namespace: Option<&str>,
-) -> Vec<Arc<Value>> {
+    after: Option<(&str, &str)>,
+) -> Vec<Arc<Stored>> {
+    use std::ops::Bound;
     let Some(objects) = memory
         .objects
         .get(&(cluster.to_string(), resource.to_string()))
     else {
         return Vec::new();
     };
-    match namespace {
-        Some(ns) => objects
-            .range((ns.to_string(), String::new())..)
-            .take_while(|((n, _), _)| n == ns)
-            .map(|(_, o)| o.clone())
-            .collect(),
-        None => objects.values().cloned().collect(),
-    }
+    let start = match (after, namespace) {
+        (Some((ns, name)), _) => Bound::Excluded((ns.to_string(), name.to_string())),
+        (None, Some(ns)) => Bound::Included((ns.to_string(), String::new())),
+        (None, None) => Bound::Unbounded,
+    };
+    objects
+        .range((start, Bound::Unbounded))
+        .take_while(|((n, _), _)| namespace.is_none_or(|ns| n == ns))
+        .map(|(_, o)| o.clone())
+        .collect()
 }
 
 fn event(
     kind: EventType,
     key: &Key,
     rv: u64,
-    object: Arc<Value>,
-    previous: Option<Arc<Value>>,
+    object: Arc<Stored>,
+    previous: Option<Arc<Stored>>,
 ) -> Arc<Event> {
     Arc::new(Event {
         kind,
@@ -576,7 +625,6 @@ fn event(
         rv,
         object,
         previous,
-        line: std::sync::OnceLock::new(),
     })
 }
 
@@ -631,7 +679,10 @@ fn load(conn: &Connection, path: &str) -> Result<Memory, StoreError> {
             .objects
             .entry((cluster, resource))
             .or_default()
-            .insert((namespace, name), Arc::new(value));
+            .insert(
+                (namespace, name),
+                Arc::new(Stored::new(&Stored::upgraded(value))),
+            );
     }
     let mut statement = conn
         .prepare("SELECT name, token FROM clusters")
@@ -698,7 +749,7 @@ fn run_writer(
                 };
                 // A delete keeps the last version alive, a modification the previous one.
                 let size = match size {
-                    0 => serde_json::to_vec(&*event.object).map_or(SMALL_EVENT_BYTES, |b| b.len()),
+                    0 => event.object.len(),
                     size if event.previous.is_some() => 2 * size,
                     size => size,
                 };
@@ -758,16 +809,14 @@ fn commit(conn: &mut Connection, batch: &[Pending]) -> rusqlite::Result<Vec<usiz
         for pending in batch {
             match &pending.op {
                 Op::Put(key, rv, object) => {
-                    let body = serde_json::to_vec(&**object)
-                        .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
-                    sizes.push(body.len());
+                    sizes.push(object.len());
                     put.execute(params![
                         key.cluster,
                         key.resource,
                         key.namespace,
                         key.name,
                         i64::try_from(*rv).unwrap_or(i64::MAX),
-                        body
+                        &object.text()[..]
                     ])?;
                 }
                 Op::Delete(key) => {
@@ -806,9 +855,8 @@ mod tests {
                 name: format!("o{rv}"),
             },
             rv,
-            object: Arc::new(Value::Null),
+            object: Arc::new(Stored::new(&Value::Null)),
             previous: None,
-            line: std::sync::OnceLock::new(),
         })
     }
 

@@ -144,7 +144,7 @@ pub async fn scale(
         subresource: None,
         ..call.clone()
     };
-    let current = scale_of(&*objects::get(hub, &workload)?);
+    let current = scale_of(&objects::get(hub, &workload)?.value()?);
     let wanted = match (verb, patch_kind) {
         ("get", _) => return Ok(current),
         ("update", _) => parse(bytes)?,
@@ -189,7 +189,7 @@ pub async fn scale(
     }
     let body = serde_json::to_vec(&change).map_err(|e| ApiError::internal(e.to_string()))?;
     let written = objects::patch(hub, &workload, PatchKind::Merge, &body).await?;
-    Ok(scale_of(&written.object))
+    Ok(scale_of(&written.object.value()?))
 }
 
 #[cfg(test)]

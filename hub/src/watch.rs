@@ -12,9 +12,10 @@ use crate::topics::Received;
 
 use crate::objects::Call;
 use crate::registry::PrinterColumn;
-use crate::selector::{FieldSelector, LabelSelector};
+use crate::selector::Selectors;
 use crate::status::{ApiError, ApiResult};
 use crate::store::{Event, EventType, Store};
+use crate::stored::Stored;
 use crate::table::{self, Include};
 
 /// How often a watch that allows bookmarks gets one.
@@ -33,20 +34,14 @@ pub struct TableFormat {
 struct Watcher {
     call: Call,
     resource: String,
-    labels: LabelSelector,
-    fields: FieldSelector,
+    selectors: Selectors,
     table: Option<TableFormat>,
     bookmarks: bool,
     sent_columns: bool,
     last_rv: u64,
-    api_version: String,
 }
 
 impl Watcher {
-    fn selects(&self, object: &Value) -> bool {
-        self.labels.matches(object) && self.fields.matches(object)
-    }
-
     /// The event type this watcher sees, if any: an object that stops matching the
     /// selectors is DELETED for it, one that starts matching is ADDED.
     fn seen_as(&self, event: &Event) -> Option<&'static str> {
@@ -59,8 +54,8 @@ impl Watcher {
         if !in_scope {
             return None;
         }
-        let now = self.selects(&event.object);
-        let before = event.previous.as_ref().map_or(now, |p| self.selects(p));
+        let now = self.selectors.selects(&event.object);
+        let before = (event.previous.as_ref()).map_or(now, |p| self.selectors.selects(p));
         match (event.kind, before, now) {
             (EventType::Modified, true, false) => Some("DELETED"),
             (EventType::Modified, false, true) => Some("ADDED"),
@@ -69,18 +64,14 @@ impl Watcher {
         }
     }
 
-    /// The line for a stored event; encoded once for all watchers when no Table and no
-    /// other version is asked for.
-    fn event_line(&mut self, event: &Event, kind: &str) -> Bytes {
-        let stored_version = event.object.get("apiVersion").and_then(Value::as_str);
-        let shared = self.table.is_none() && kind == event.kind.as_str();
-        if shared && stored_version == Some(self.api_version.as_str()) {
-            return event
-                .line
-                .get_or_init(|| encode(event.kind.as_str(), &event.object))
-                .clone();
-        }
-        self.line(kind, &event.object)
+    /// The line for a stored object: its text, copied, unless a Table or another version
+    /// is asked for.
+    fn stored_line(&mut self, kind: &str, object: &Arc<Stored>) -> Bytes {
+        let presented = match &self.table {
+            Some(_) => object.value().map(|value| self.line(kind, &value)),
+            None => (self.call.presented(object.clone())).map(|o| text_line(kind, o.text())),
+        };
+        presented.unwrap_or_else(|error| self.line("ERROR", &error.to_status()))
     }
 
     fn line(&mut self, kind: &str, object: &Value) -> Bytes {
@@ -112,10 +103,19 @@ impl Watcher {
     }
 }
 
-fn encode(kind: &str, object: &Value) -> Bytes {
-    let mut line = crate::wire::event(kind, object);
-    line.push(b'\n');
+/// A watch line holding JSON text as its object.
+fn text_line(kind: &str, object: &[u8]) -> Bytes {
+    let mut line = Vec::with_capacity(object.len() + 32);
+    line.extend_from_slice(b"{\"type\":\"");
+    line.extend_from_slice(kind.as_bytes());
+    line.extend_from_slice(b"\",\"object\":");
+    line.extend_from_slice(object);
+    line.extend_from_slice(b"}\n");
     Bytes::from(line)
+}
+
+fn encode(kind: &str, object: &Value) -> Bytes {
+    text_line(kind, &serde_json::to_vec(object).unwrap_or_default())
 }
 
 /// Starts a watch; the returned receiver yields the response body's chunks.
@@ -126,18 +126,12 @@ pub fn start(
 ) -> ApiResult<mpsc::Receiver<Bytes>> {
     let param = |name: &str| call.query.get(name).map(String::as_str);
     let mut watcher = Watcher {
-        labels: LabelSelector::parse(param("labelSelector").unwrap_or_default())?,
-        fields: FieldSelector::parse(
-            param("fieldSelector").unwrap_or_default(),
-            &call.resource.kind,
-            call.resource.custom,
-        )?,
+        selectors: call.selectors()?,
         resource: call.resource.storage_key(),
         bookmarks: param("allowWatchBookmarks") == Some("true"),
         table,
         sent_columns: false,
         last_rv: 0,
-        api_version: call.resource.api_version(&call.version),
         call: call.clone(),
     };
     let timeout = param("timeoutSeconds")
@@ -165,7 +159,7 @@ pub fn start(
                 watcher.last_rv = rv;
                 for event in subscription.replay {
                     if let Some(kind) = watcher.seen_as(&event) {
-                        opening.push(watcher.event_line(&event, kind));
+                        opening.push(watcher.stored_line(kind, &event.object));
                     }
                     watcher.last_rv = watcher.last_rv.max(event.rv);
                 }
@@ -186,8 +180,8 @@ pub fn start(
             )?;
             let (rv, objects, live) = (snapshot.rv, snapshot.objects, snapshot.live);
             for object in &objects {
-                if watcher.labels.matches(object) && watcher.fields.matches(object) {
-                    opening.push(watcher.line("ADDED", object));
+                if watcher.selectors.selects(object) {
+                    opening.push(watcher.stored_line("ADDED", object));
                 }
             }
             watcher.last_rv = rv;
@@ -245,7 +239,7 @@ async fn run(
             received = live.recv() => match received {
                 Received::Event(event) => {
                     if let Some(kind) = watcher.seen_as(&event) {
-                        let line = watcher.event_line(&event, kind);
+                        let line = watcher.stored_line(kind, &event.object);
                         if sender.send(line).await.is_err() {
                             return;
                         }

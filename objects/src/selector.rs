@@ -41,6 +41,11 @@ enum Requirement {
 }
 
 impl LabelRequirements {
+    /// Whether it requires nothing (every object matches).
+    pub fn is_empty(&self) -> bool {
+        self.requirements.is_empty()
+    }
+
     /// Parses a selector string.
     pub fn parse(text: &str) -> std::result::Result<Self, String> {
         let mut requirements = Vec::new();
