@@ -4,13 +4,17 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use serde_json::json;
+
+/// The acknowledged writes each round waits for before its crash: six rounds make more
+/// than the 200 the test asks for.
+const ACKED_PER_ROUND: usize = 40;
 
 /// What the test knows about an object after a crash.
 #[derive(Debug, Clone)]
@@ -97,6 +101,7 @@ async fn writer(
     api: Api<ConfigMap>,
     prefix: String,
     stop: Arc<AtomicBool>,
+    acked: Arc<AtomicUsize>,
 ) -> Vec<(String, Known)> {
     let mut outcomes = Vec::new();
     let mut mine: Vec<(String, String)> = Vec::new();
@@ -132,6 +137,7 @@ async fn writer(
         };
         match result {
             Ok(()) => {
+                acked.fetch_add(1, Ordering::Relaxed);
                 outcomes.push((name.clone(), Known::Acked(value.clone())));
                 match mine.iter_mut().find(|(n, _)| *n == name) {
                     Some(entry) => entry.1 = value,
@@ -159,11 +165,23 @@ async fn kill_9_loses_no_acknowledged_write() {
         let api = connect(dir.path()).await;
         verify(&api, &known).await;
         let stop = Arc::new(AtomicBool::new(false));
+        let acked = Arc::new(AtomicUsize::new(0));
         let writers: Vec<_> = (0..8)
-            .map(|w| tokio::spawn(writer(api.clone(), format!("r{round}-w{w}"), stop.clone())))
+            .map(|w| {
+                let prefix = format!("r{round}-w{w}");
+                tokio::spawn(writer(api.clone(), prefix, stop.clone(), acked.clone()))
+            })
             .collect();
         let delay = 150 + (seed.wrapping_mul(round + 7).wrapping_mul(2_654_435_761) % 450);
         tokio::time::sleep(Duration::from_millis(delay)).await;
+        // On a loaded machine the delay may pass with few writes done: the crash waits for
+        // enough of them (or 10 s), so that every round tests a hub under load.
+        let waited = Instant::now();
+        while acked.load(Ordering::Relaxed) < ACKED_PER_ROUND
+            && waited.elapsed() < Duration::from_secs(10)
+        {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         hub.kill().expect("kill -9");
         hub.wait().expect("reaped");
         stop.store(true, Ordering::Relaxed);
