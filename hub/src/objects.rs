@@ -546,7 +546,7 @@ async fn commit(
     hub: &Hub,
     call: &Call,
     name: &str,
-    decide: impl FnOnce(Option<&Value>) -> ApiResult<(Change, bool)>,
+    mut decide: impl FnMut(Option<&Value>) -> ApiResult<(Change, bool)>,
 ) -> ApiResult<Written> {
     let dry_run = call.dry_run();
     let ((dry, created, deleted), committed) = hub
@@ -626,7 +626,7 @@ pub async fn create(hub: &Hub, call: &Call, mut body: Value) -> ApiResult<Writte
                 &name,
             ));
         }
-        Ok((finish(&call, None, body, false)?, true))
+        Ok((finish(&call, None, body.clone(), false)?, true))
     })
     .await
 }
@@ -643,7 +643,7 @@ pub async fn update(hub: &Hub, call: &Call, body: Value) -> ApiResult<Written> {
     commit(hub, call, &name, |existing| {
         let existing = existing.ok_or_else(|| call.not_found(&name))?;
         check_resource_version(call, existing, &body, &name)?;
-        Ok((finish(call, Some(existing), body, false)?, false))
+        Ok((finish(call, Some(existing), body.clone(), false)?, false))
     })
     .await
 }

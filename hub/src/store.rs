@@ -31,6 +31,9 @@ const HISTORY: usize = 20_000;
 const HISTORY_BYTES: usize = 256 << 20;
 /// What a write without a stored body (a cluster record) is counted as.
 const SMALL_EVENT_BYTES: usize = 1024;
+/// How many times a write decides without the store's lock before it decides under it
+/// (see [`Store::write`]).
+const OPTIMISTIC_TRIES: usize = 3;
 /// The most writes committed in one transaction.
 const BATCH: usize = 2_048;
 
@@ -444,17 +447,34 @@ impl Store {
     /// atomically. `decide` gets the current object, parsed. Returns what `decide`
     /// returned with the object as stored (its last state, for a delete), once it is
     /// durable.
+    ///
+    /// `decide` runs without the store's lock, which every write waits for: the change
+    /// commits only if the object is still the one it was shown, and `decide` runs again
+    /// on the newer one otherwise. After [`OPTIMISTIC_TRIES`] such races it runs under
+    /// the lock, so a write contended without end still completes. A `Keep`, or an error,
+    /// answers as of the object `decide` was shown.
     pub async fn write<T>(
         &self,
         key: &Key,
-        decide: impl FnOnce(Option<&Value>) -> ApiResult<(Change, T)>,
+        mut decide: impl FnMut(Option<&Value>) -> ApiResult<(Change, T)>,
     ) -> ApiResult<(T, Option<Version>)> {
         self.check()?;
-        // Parsed before taking the lock, which every write waits for; parsed again under
-        // it only if another write came in between.
-        let seen = self.get(key)?;
-        let mut parsed = seen.as_deref().map(Stored::value).transpose()?;
-        let (result, version, ack) = {
+        let mut tries = 0;
+        let (result, version, ack) = loop {
+            let seen = self.get(key)?;
+            let mut parsed = seen.as_deref().map(Stored::value).transpose()?;
+            let decided = if tries < OPTIMISTIC_TRIES {
+                let (change, result) = decide(parsed.as_ref())?;
+                if let Change::Keep = change {
+                    let version = seen
+                        .zip(parsed)
+                        .map(|(stored, value)| Version { stored, value });
+                    return Ok((result, version));
+                }
+                Some((change, result))
+            } else {
+                None
+            };
             let mut memory = lock(&self.shared.memory);
             let existing = find(&memory, key);
             let unchanged = match (&existing, &seen) {
@@ -462,10 +482,19 @@ impl Store {
                 (None, None) => true,
                 _ => false,
             };
-            if !unchanged {
-                parsed = existing.as_deref().map(Stored::value).transpose()?;
-            }
-            let (change, result) = decide(parsed.as_ref())?;
+            let (change, result) = match decided {
+                Some(decided) if unchanged => decided,
+                Some(_) => {
+                    tries += 1;
+                    continue;
+                }
+                None => {
+                    if !unchanged {
+                        parsed = existing.as_deref().map(Stored::value).transpose()?;
+                    }
+                    decide(parsed.as_ref())?
+                }
+            };
             let rv = memory.rv + 1;
             let group_key = (key.cluster.clone(), key.resource.clone());
             let object_key = (key.namespace.clone(), key.name.clone());
@@ -493,7 +522,7 @@ impl Store {
                     let event = event(kind, key, rv, stored.clone(), existing);
                     let ack =
                         self.enqueue(Op::Put(key.clone(), rv, stored.clone()), rv, Some(event))?;
-                    (result, Some(Version { stored, value }), ack)
+                    break (result, Some(Version { stored, value }), ack);
                 }
                 Change::Delete => {
                     let (Some(_), Some(mut last)) = (existing, parsed) else {
@@ -507,14 +536,11 @@ impl Store {
                     let stored = Arc::new(Stored::new(&last));
                     let event = event(EventType::Deleted, key, rv, stored.clone(), None);
                     let ack = self.enqueue(Op::Delete(key.clone()), rv, Some(event))?;
-                    (
-                        result,
-                        Some(Version {
-                            stored,
-                            value: last,
-                        }),
-                        ack,
-                    )
+                    let version = Version {
+                        stored,
+                        value: last,
+                    };
+                    break (result, Some(version), ack);
                 }
             }
         };
@@ -858,6 +884,46 @@ mod tests {
             object: Arc::new(Stored::new(&Value::Null)),
             previous: None,
         })
+    }
+
+    /// Read-modify-write increments from many tasks at once: each decides without the
+    /// lock, so some race; none may be lost.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn racing_writes_lose_no_update() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = Arc::new(Store::open(&dir.path().join("db")).expect("opened"));
+        let key = Key {
+            cluster: "c".into(),
+            resource: "/configmaps".into(),
+            namespace: "ns".into(),
+            name: "counter".into(),
+        };
+        let tasks: Vec<_> = (0..8)
+            .map(|_| {
+                let (store, key) = (store.clone(), key.clone());
+                tokio::spawn(async move {
+                    for _ in 0..50 {
+                        store
+                            .write(&key, |existing| {
+                                let count = existing
+                                    .and_then(|o| o.pointer("/data/n"))
+                                    .and_then(Value::as_u64)
+                                    .unwrap_or(0);
+                                let next = serde_json::json!({"metadata": {"name": "counter"},
+                                    "data": {"n": count + 1}});
+                                Ok((Change::Put(next), ()))
+                            })
+                            .await
+                            .expect("written");
+                    }
+                })
+            })
+            .collect();
+        for task in tasks {
+            task.await.expect("task");
+        }
+        let counter = store.get(&key).expect("read").expect("there");
+        assert_eq!(counter.value().expect("JSON")["data"]["n"], 400);
     }
 
     #[test]
