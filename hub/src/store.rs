@@ -626,8 +626,13 @@ fn select(
     else {
         return Vec::new();
     };
+    // Whichever starts later: the namespace's first object, or the one after `after`
+    // (which a continue token from another namespace may place before it).
     let start = match (after, namespace) {
-        (Some((ns, name)), _) => Bound::Excluded((ns.to_string(), name.to_string())),
+        (Some((after_ns, _)), Some(ns)) if after_ns < ns => {
+            Bound::Included((ns.to_string(), String::new()))
+        }
+        (Some((after_ns, name)), _) => Bound::Excluded((after_ns.to_string(), name.to_string())),
         (None, Some(ns)) => Bound::Included((ns.to_string(), String::new())),
         (None, None) => Bound::Unbounded,
     };
@@ -870,6 +875,7 @@ fn commit(conn: &mut Connection, batch: &[Pending]) -> rusqlite::Result<Vec<usiz
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn event(rv: u64) -> Arc<Event> {
         Arc::new(Event {
@@ -884,6 +890,38 @@ mod tests {
             object: Arc::new(Stored::new(&Value::Null)),
             previous: None,
         })
+    }
+
+    #[test]
+    fn a_list_after_a_position_starts_where_the_namespace_does_when_that_is_later() {
+        let mut memory = Memory {
+            rv: 0,
+            objects: HashMap::new(),
+            clusters: BTreeMap::new(),
+        };
+        let objects = memory
+            .objects
+            .entry(("c".into(), "/configmaps".into()))
+            .or_default();
+        for (ns, name) in [("a", "x"), ("a", "y"), ("b", "x"), ("b", "y"), ("c", "x")] {
+            let object = json!({"metadata": {"namespace": ns, "name": name}});
+            objects.insert((ns.into(), name.into()), Arc::new(Stored::new(&object)));
+        }
+        let names = |namespace, after| -> Vec<String> {
+            select(&memory, "c", "/configmaps", namespace, after)
+                .iter()
+                .map(|o| {
+                    let o = o.value().expect("JSON");
+                    format!("{}/{}", o["metadata"]["namespace"], o["metadata"]["name"])
+                        .replace('"', "")
+                })
+                .collect()
+        };
+        assert_eq!(names(Some("b"), None), ["b/x", "b/y"]);
+        assert_eq!(names(Some("b"), Some(("b", "x"))), ["b/y"]);
+        assert_eq!(names(Some("b"), Some(("a", "x"))), ["b/x", "b/y"]);
+        assert!(names(Some("b"), Some(("c", "x"))).is_empty());
+        assert_eq!(names(None, Some(("b", "x"))), ["b/y", "c/x"]);
     }
 
     /// Read-modify-write increments from many tasks at once: each decides without the
