@@ -15,6 +15,7 @@ use crate::objects::{self, Call, Propagation};
 use crate::registry::Registry;
 use crate::status::{ApiError, ApiResult};
 use crate::store::{Change, ClusterRecord, Key, Store, StoreError};
+use crate::stored::Stored;
 use crate::token_request;
 
 const CRD_RESOURCE: &str = "apiextensions.k8s.io/customresourcedefinitions";
@@ -68,16 +69,10 @@ impl Hub {
                 cluster: record.name.clone(),
             },
         );
-        let secrets = self
-            .store
-            .cluster_objects(&record.name, |resource, _, object| {
-                resource == "/secrets" && object.mentions(crate::kinds::TOKEN_SECRET_TYPE)
-            });
+        let secrets =
+            (self.store).cluster_objects(&record.name, |resource, _, _| resource == "/secrets");
         for (_, secret) in secrets {
-            let Ok(secret) = secret.value() else {
-                continue;
-            };
-            if let Some((token, namespace, name)) = crate::kinds::token_of(&secret) {
+            if let Some((token, namespace, name)) = crate::kinds::stored_token_of(&secret) {
                 tokens.insert(
                     token,
                     Identity::ServiceAccount {
@@ -350,13 +345,7 @@ impl Hub {
             return;
         };
         for secret in secrets {
-            if !secret.mentions(crate::kinds::TOKEN_SECRET_TYPE) {
-                continue;
-            }
-            let Ok(secret) = secret.value() else {
-                continue;
-            };
-            let Some((token, _, owner)) = crate::kinds::token_of(&secret) else {
+            let Some((token, _, owner)) = crate::kinds::stored_token_of(&secret) else {
                 continue;
             };
             if owner != name {
@@ -373,9 +362,6 @@ impl Hub {
             return;
         };
         for object in objects {
-            let Ok(object) = object.value() else {
-                continue;
-            };
             self.delete_stored(cluster, resource, &object, "an instance of a removed CRD")
                 .await;
         }
@@ -383,14 +369,17 @@ impl Hub {
 
     /// Removes a stored object directly (no finalizers, no effects), logging a failure;
     /// `what` names it in the log.
-    async fn delete_stored(&self, cluster: &str, resource: &str, object: &Value, what: &str) {
+    async fn delete_stored(&self, cluster: &str, resource: &str, object: &Stored, what: &str) {
+        let Ok(object) = object.value() else {
+            return;
+        };
         let key = Key {
             cluster: cluster.to_string(),
             resource: resource.to_string(),
-            namespace: crate::meta::meta_str(object, "namespace")
+            namespace: crate::meta::meta_str(&object, "namespace")
                 .unwrap_or_default()
                 .into(),
-            name: crate::meta::meta_str(object, "name")
+            name: crate::meta::meta_str(&object, "name")
                 .unwrap_or_default()
                 .into(),
         };

@@ -6,6 +6,7 @@ use base64::Engine;
 use serde_json::{json, Value};
 
 use crate::registry::ResourceType;
+use crate::stored::Stored;
 
 /// Whether deleting an object of this kind answers with the object, not a Status: so
 /// kube-apiserver does for pods, services and volumes, and clients decode the answer as one.
@@ -140,6 +141,14 @@ fn fold_string_data(secret: &mut Value) {
             data.insert(key, json!(encode(value.as_str().unwrap_or_default())));
         }
     }
+}
+
+/// [`token_of`] for a stored Secret, read only when its text names the token type.
+pub fn stored_token_of(secret: &Stored) -> Option<(String, String, String)> {
+    if !secret.mentions(TOKEN_SECRET_TYPE) {
+        return None;
+    }
+    token_of(&secret.value().ok()?)
 }
 
 /// The token, namespace and service account of a token Secret, if it is one.
