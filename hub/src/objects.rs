@@ -175,14 +175,8 @@ pub fn list(hub: &Hub, call: &Call) -> ApiResult<Page> {
         .param("limit")
         .and_then(|l| l.parse::<usize>().ok())
         .filter(|l| *l > 0);
-    let all: Vec<Arc<Stored>> = if selectors.is_empty() {
-        objects
-    } else {
-        objects
-            .into_iter()
-            .filter(|o| selectors.selects(o))
-            .collect()
-    };
+    let mut all = objects;
+    all.retain(|o| selectors.selects(o));
     let taken = limit.unwrap_or(all.len()).min(all.len());
     let remaining = all.len() - taken;
     let items = (all.into_iter().take(taken))
