@@ -16,7 +16,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use fleet_api::{Bundle, BundleDeployment, Cluster, GitRepo};
 use fleet_hub::requests::RequestKind;
-use fleet_local::{Fleet, LocalHub};
+use fleet_local::{Fleet, LocalHub, MemberStorage};
 use fleet_testkit::{create_cluster, GitDaemon, TestRepo};
 use futures::StreamExt;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
@@ -225,11 +225,12 @@ async fn bench(shape: Shape, scratch: &std::path::Path) -> Result<()> {
         &scratch.join("hub"),
         "127.0.0.1:0".parse()?,
         &members,
+        MemberStorage::MemoryOnly,
         "fleet-bench",
     )
     .await?;
     println!(
-        "hub with {} member clusters up in {:.1} s; {} bundles of {} ConfigMaps from {} GitRepos",
+        "hub with {} member clusters (kept in memory: real members store their own objects) up in {:.1} s; {} bundles of {} ConfigMaps from {} GitRepos",
         shape.clusters,
         started.elapsed().as_secs_f64(),
         shape.bundles,

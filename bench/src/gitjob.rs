@@ -192,6 +192,7 @@ async fn many_gitrepos(
         &scratch.join("hub"),
         "127.0.0.1:0".parse()?,
         &[],
+        fleet_local::MemberStorage::Durable,
         "fleet-bench",
     )
     .await?;

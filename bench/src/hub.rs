@@ -59,6 +59,7 @@ async fn bench(args: &HubBench, data: &std::path::Path) -> Result<()> {
         listen: "127.0.0.1:0".parse()?,
         insecure_http: args.insecure_http,
         clusters: vec![fleet_hub::route::DEFAULT_CLUSTER.into()],
+        memory_only: Vec::new(),
     })
     .await?;
     let kubeconfig = fleet_hub::serve::kubeconfig_path(data, fleet_hub::route::DEFAULT_CLUSTER);

@@ -1,7 +1,7 @@
 //! The hub's state: the store, one resource registry per logical cluster, the token
 //! index, and what happens after a write (CRDs registered, garbage collected...).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::path::Path;
 use std::pin::Pin;
@@ -40,9 +40,10 @@ fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
 }
 
 impl Hub {
-    /// Opens the hub's database at `path`.
-    pub fn open(path: &Path) -> Result<Arc<Self>, StoreError> {
-        let store = Arc::new(Store::open(path)?);
+    /// Opens the hub's database at `path`; the clusters in `memory_only` are never written
+    /// to it (see [`Store::open`]).
+    pub fn open(path: &Path, memory_only: HashSet<String>) -> Result<Arc<Self>, StoreError> {
+        let store = Arc::new(Store::open(path, memory_only)?);
         let hub = Arc::new_cyclic(|me| Hub {
             store,
             registries: RwLock::new(HashMap::new()),

@@ -24,6 +24,10 @@ pub struct Options {
     pub insecure_http: bool,
     /// Logical clusters to create if missing.
     pub clusters: Vec<String>,
+    /// Of those, the ones kept in memory only, never written to the database: simulated
+    /// member clusters of a benchmark, whose real counterparts keep their objects in their
+    /// own API servers. They start empty each time.
+    pub memory_only: Vec<String>,
 }
 
 /// Errors starting the hub.
@@ -108,7 +112,8 @@ pub async fn start(options: Options) -> Result<Running, ServeError> {
     fleet_objects::secret_file::private_dir(&options.data)
         .map_err(io_error(format!("creating {}", options.data.display())))?;
     let lock = lock_data(&options.data)?;
-    let hub = Hub::open(&options.data.join("hub.db"))?;
+    let memory_only = options.memory_only.iter().cloned().collect();
+    let hub = Hub::open(&options.data.join("hub.db"), memory_only)?;
     for name in &options.clusters {
         hub.ensure_cluster(name)
             .await

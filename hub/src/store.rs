@@ -10,8 +10,14 @@
 //! A failed commit poisons the store: every later request fails, and health checks say so,
 //! until a probe write commits again; the state is then reloaded from disk, which is the
 //! source of truth.
+//!
+//! Clusters opened as memory-only (the simulated members of a benchmark, whose real
+//! counterparts keep their objects in their own API servers) go through the same queue, so
+//! that their changes are ordered and published with every other, but are never written
+//! to the database: they are gone when the hub stops (and the resourceVersions of their
+//! last changes may then be given again).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard};
@@ -29,8 +35,6 @@ const HISTORY: usize = 20_000;
 /// modified ones): a client writing large objects over and over must not grow the hub
 /// without bound. Older events are forgotten first; a watch from before them gets 410.
 const HISTORY_BYTES: usize = 256 << 20;
-/// What a write without a stored body (a cluster record) is counted as.
-const SMALL_EVENT_BYTES: usize = 1024;
 /// How many times a write decides without the store's lock before it decides under it
 /// (see [`Store::write`]).
 const OPTIMISTIC_TRIES: usize = 3;
@@ -243,6 +247,16 @@ enum Op {
     Cluster(ClusterRecord),
 }
 
+impl Op {
+    /// The cluster the write is to.
+    fn cluster(&self) -> &str {
+        match self {
+            Op::Put(key, ..) | Op::Delete(key) => &key.cluster,
+            Op::Cluster(record) => &record.name,
+        }
+    }
+}
+
 struct Pending {
     op: Op,
     rv: u64,
@@ -253,6 +267,8 @@ struct Pending {
 struct Shared {
     /// Every object, for reads; the database is the source of truth after a failure.
     memory: Mutex<Memory>,
+    /// The clusters kept in memory only.
+    memory_only: HashSet<String>,
     history: Mutex<History>,
     topics: crate::topics::Topics,
     /// The resourceVersion of the last change handed to the watches.
@@ -291,8 +307,9 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Store {
-    /// Opens (or creates) the database at `path` and loads every object.
-    pub fn open(path: &Path) -> Result<Self, StoreError> {
+    /// Opens (or creates) the database at `path` and loads every object; the objects and
+    /// records of the clusters in `memory_only` are kept in memory only.
+    pub fn open(path: &Path, memory_only: HashSet<String>) -> Result<Self, StoreError> {
         let shown = path.display().to_string();
         let sqlite = |source| StoreError::Sqlite {
             path: shown.clone(),
@@ -316,11 +333,18 @@ impl Store {
              CREATE TABLE IF NOT EXISTS clusters (name TEXT PRIMARY KEY, token TEXT NOT NULL);",
         )
         .map_err(sqlite)?;
+        // A cluster that was kept on disk before starts empty as well.
+        for cluster in &memory_only {
+            conn.execute("DELETE FROM objects WHERE cluster = ?1", [cluster])
+                .and_then(|_| conn.execute("DELETE FROM clusters WHERE name = ?1", [cluster]))
+                .map_err(sqlite)?;
+        }
         let memory = load(&conn, &shown)?;
         let published = AtomicU64::new(memory.rv);
         let shared = Arc::new(Shared {
             history: Mutex::new(History::new(memory.rv)),
             memory: Mutex::new(memory),
+            memory_only,
             topics: crate::topics::Topics::default(),
             published,
             poisoned: AtomicBool::new(false),
@@ -764,26 +788,22 @@ fn run_writer(
                 Err(_) => break,
             }
         }
-        let (committed, sizes) = match commit(&mut conn, &batch) {
-            Ok(sizes) => (true, sizes),
+        let committed = match commit(&mut conn, &batch, &shared.memory_only) {
+            Ok(()) => true,
             Err(error) => {
                 tracing::error!(%error, "storage commit failed; the hub refuses requests until it recovers");
                 shared.poisoned.store(true, Ordering::Release);
-                (false, Vec::new())
+                false
             }
         };
         if committed {
             let mut history = lock(&shared.history);
-            for (pending, size) in batch.iter().zip(sizes) {
+            for pending in &batch {
                 let Some(event) = pending.event.clone() else {
                     continue;
                 };
-                // A delete keeps the last version alive, a modification the previous one.
-                let size = match size {
-                    0 => event.object.len(),
-                    size if event.previous.is_some() => 2 * size,
-                    size => size,
-                };
+                // A modification keeps the previous version alive too.
+                let size = event.object.len() + event.previous.as_ref().map_or(0, |p| p.len());
                 history.push(event.clone(), size);
                 shared.topics.publish(&event);
                 shared.published.store(event.rv, Ordering::Release);
@@ -814,7 +834,11 @@ fn recover(conn: &mut Connection, shared: &Shared, path: &str) {
             let mut memory = lock(&shared.memory);
             // resourceVersions never go back, even over writes that did not commit.
             reloaded.rv = reloaded.rv.max(memory.rv);
-            *memory = reloaded;
+            // The database never had the memory-only clusters: they stay as they are.
+            let memory_only = |cluster: &String| shared.memory_only.contains(cluster);
+            let old = std::mem::replace(&mut *memory, reloaded);
+            (memory.objects).extend(old.objects.into_iter().filter(|((c, _), _)| memory_only(c)));
+            (memory.clusters).extend(old.clusters.into_iter().filter(|(c, _)| memory_only(c)));
             shared.poisoned.store(false, Ordering::Release);
             tracing::warn!("storage works again: state reloaded from the database");
         }
@@ -822,9 +846,20 @@ fn recover(conn: &mut Connection, shared: &Shared, path: &str) {
     }
 }
 
-/// Commits a batch in one transaction; returns the stored size of each write.
-fn commit(conn: &mut Connection, batch: &[Pending]) -> rusqlite::Result<Vec<usize>> {
-    let mut sizes = Vec::with_capacity(batch.len());
+/// Commits a batch in one transaction, leaving out the writes to clusters kept in memory
+/// only; a batch of nothing else touches no file.
+fn commit(
+    conn: &mut Connection,
+    batch: &[Pending],
+    memory_only: &HashSet<String>,
+) -> rusqlite::Result<()> {
+    let durable: Vec<&Op> = (batch.iter())
+        .map(|pending| &pending.op)
+        .filter(|op| !memory_only.contains(op.cluster()))
+        .collect();
+    if durable.is_empty() {
+        return Ok(());
+    }
     let tx = conn.transaction()?;
     {
         let mut put = tx.prepare_cached(
@@ -837,10 +872,9 @@ fn commit(conn: &mut Connection, batch: &[Pending]) -> rusqlite::Result<Vec<usiz
         )?;
         let mut cluster =
             tx.prepare_cached("INSERT OR REPLACE INTO clusters (name, token) VALUES (?1, ?2)")?;
-        for pending in batch {
-            match &pending.op {
+        for op in durable {
+            match op {
                 Op::Put(key, rv, object) => {
-                    sizes.push(object.len());
                     put.execute(params![
                         key.cluster,
                         key.resource,
@@ -852,12 +886,9 @@ fn commit(conn: &mut Connection, batch: &[Pending]) -> rusqlite::Result<Vec<usiz
                 }
                 Op::Delete(key) => {
                     delete.execute(params![key.cluster, key.resource, key.namespace, key.name])?;
-                    // Measured by the writer from the event's object, when it has one.
-                    sizes.push(0);
                 }
                 Op::Cluster(record) => {
                     cluster.execute(params![record.name, record.token])?;
-                    sizes.push(SMALL_EVENT_BYTES);
                 }
             }
         }
@@ -868,8 +899,7 @@ fn commit(conn: &mut Connection, batch: &[Pending]) -> rusqlite::Result<Vec<usiz
             params![i64::try_from(last).unwrap_or(i64::MAX)],
         )?;
     }
-    tx.commit()?;
-    Ok(sizes)
+    tx.commit()
 }
 
 #[cfg(test)]
@@ -929,7 +959,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn racing_writes_lose_no_update() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let store = Arc::new(Store::open(&dir.path().join("db")).expect("opened"));
+        let store = Arc::new(Store::open(&dir.path().join("db"), HashSet::new()).expect("opened"));
         let key = Key {
             cluster: "c".into(),
             resource: "/configmaps".into(),
@@ -962,6 +992,53 @@ mod tests {
         }
         let counter = store.get(&key).expect("read").expect("there");
         assert_eq!(counter.value().expect("JSON")["data"]["n"], 400);
+    }
+
+    #[tokio::test]
+    async fn memory_only_clusters_are_served_and_published_but_never_stored() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("db");
+        let key = |cluster: &str| Key {
+            cluster: cluster.into(),
+            resource: "/configmaps".into(),
+            namespace: "ns".into(),
+            name: "settings".into(),
+        };
+        async fn put(store: &Store, key: Key) -> Version {
+            let object = serde_json::json!({"metadata": {"name": "settings"}});
+            store
+                .write(&key, |_| Ok((Change::Put(object.clone()), ())))
+                .await
+                .expect("written")
+                .1
+                .expect("stored")
+        }
+        let record = |name: &str| ClusterRecord {
+            name: name.into(),
+            token: format!("token-{name}"),
+        };
+        {
+            let store = Store::open(&path, HashSet::from(["sim".to_string()])).expect("opened");
+            store.put_cluster(record("c")).await.expect("cluster c");
+            store.put_cluster(record("sim")).await.expect("cluster sim");
+            put(&store, key("c")).await;
+            let simulated = put(&store, key("sim")).await;
+            let rv = simulated.value["metadata"]["resourceVersion"].clone();
+            assert!(store.get(&key("sim")).expect("read").is_some());
+            assert_eq!(store.cluster("sim"), Some(record("sim")));
+            assert_eq!(rv, store.published_rv().to_string(), "published to watches");
+        }
+        let reopened = Store::open(&path, HashSet::new()).expect("reopened");
+        assert!(reopened.get(&key("c")).expect("read").is_some());
+        assert_eq!(reopened.cluster("c"), Some(record("c")));
+        assert!(reopened.get(&key("sim")).expect("read").is_none());
+        assert_eq!(reopened.cluster("sim"), None);
+        put(&reopened, key("sim")).await;
+        drop(reopened);
+        // A cluster stored on disk before starts empty once it is memory-only.
+        let emptied = Store::open(&path, HashSet::from(["sim".to_string()])).expect("opened");
+        assert!(emptied.get(&key("sim")).expect("read").is_none());
+        assert!(emptied.get(&key("c")).expect("read").is_some());
     }
 
     #[test]

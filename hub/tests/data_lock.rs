@@ -8,6 +8,7 @@ fn options(data: &std::path::Path) -> fleet_hub::Options {
         listen: ([127, 0, 0, 1], 0).into(),
         insecure_http: true,
         clusters: vec!["local".into()],
+        memory_only: Vec::new(),
     }
 }
 

@@ -12,6 +12,7 @@ async fn a_connection_that_sends_no_request_is_closed() {
         listen: ([127, 0, 0, 1], 0).into(),
         insecure_http: true,
         clusters: vec!["local".into()],
+        memory_only: Vec::new(),
     })
     .await
     .expect("the hub starts");

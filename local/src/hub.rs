@@ -23,6 +23,16 @@ pub enum StartError {
     Install(#[from] kube::Error),
 }
 
+/// Where a local hub keeps its member clusters' objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemberStorage {
+    /// In its database, as every other object.
+    Durable,
+    /// In memory only, gone when the hub stops: simulated members of a benchmark, whose
+    /// real counterparts keep their objects in their own API servers, not in the hub.
+    MemoryOnly,
+}
+
 /// A running hub whose management cluster has Fleet's CRDs and namespaces.
 pub struct LocalHub {
     /// The hub.
@@ -34,21 +44,28 @@ pub struct LocalHub {
 
 impl LocalHub {
     /// Starts a hub keeping its data in `data`, listening on `listen`, serving the
-    /// management cluster and `members`, and installs Fleet (by server-side apply as
-    /// `field_manager`, so that a hub started again on the same data is updated).
+    /// management cluster and `members` (stored as `storage` says), and installs Fleet (by
+    /// server-side apply as `field_manager`, so that a hub started again on the same data
+    /// is updated).
     pub async fn start(
         data: &Path,
         listen: SocketAddr,
         members: &[String],
+        storage: MemberStorage,
         field_manager: &str,
     ) -> Result<Self, StartError> {
         let mut clusters = vec![MANAGEMENT_CLUSTER.to_string()];
         clusters.extend(members.iter().cloned());
+        let memory_only = match storage {
+            MemberStorage::Durable => Vec::new(),
+            MemberStorage::MemoryOnly => members.to_vec(),
+        };
         let running = fleet_hub::start(fleet_hub::Options {
             data: data.to_path_buf(),
             listen,
             insecure_http: false,
             clusters,
+            memory_only,
         })
         .await?;
         let hub = Self {

@@ -9,4 +9,4 @@ mod hub;
 pub mod workloads;
 
 pub use fleet::{Fleet, StopSignal};
-pub use hub::{LocalHub, StartError, MANAGEMENT_CLUSTER};
+pub use hub::{LocalHub, MemberStorage, StartError, MANAGEMENT_CLUSTER};

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use fleet_local::LocalHub;
+use fleet_local::{LocalHub, MemberStorage};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, PostParams, WatchEvent, WatchParams};
@@ -22,6 +22,7 @@ async fn an_in_process_client_reaches_its_own_cluster() {
         dir.path(),
         "127.0.0.1:0".parse().expect("addr"),
         &members,
+        MemberStorage::Durable,
         "test",
     )
     .await

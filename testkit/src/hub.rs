@@ -97,6 +97,7 @@ fn options(dir: &Path, listen: SocketAddr, clusters: &[String]) -> Options {
         listen,
         insecure_http: false,
         clusters: clusters.to_vec(),
+        memory_only: Vec::new(),
     }
 }
 

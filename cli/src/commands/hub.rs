@@ -42,6 +42,7 @@ pub fn run(args: HubArgs) -> Result<()> {
             listen: args.listen,
             insecure_http: args.insecure_http,
             clusters,
+            memory_only: Vec::new(),
         })
         .await
         .context("starting the hub")?;

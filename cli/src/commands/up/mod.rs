@@ -16,7 +16,7 @@ use anyhow::{bail, Context as _, Result};
 use clap::Args;
 use fleet_gitjob::controller::{Gitjob, Settings};
 use fleet_gitjob::metrics::Metrics;
-use fleet_local::LocalHub;
+use fleet_local::{LocalHub, MemberStorage};
 use kube::api::{Patch, PatchParams};
 use kube::Api;
 use serde_json::json;
@@ -138,15 +138,21 @@ async fn start(args: &UpArgs, data: &Path, progress: &Progress) -> Result<Fleet>
         .chain([&PUSHED])
         .map(|(name, _)| name.to_string())
         .collect();
-    let hub = LocalHub::start(&data.join("hub"), args.listen, &members, "fleet-cli")
-        .await
-        .with_context(|| {
-            format!(
-                "starting the hub on {} (is another `fleet up` or `fleet hub` running? \
+    let hub = LocalHub::start(
+        &data.join("hub"),
+        args.listen,
+        &members,
+        MemberStorage::Durable,
+        "fleet-cli",
+    )
+    .await
+    .with_context(|| {
+        format!(
+            "starting the hub on {} (is another `fleet up` or `fleet hub` running? \
                  --listen picks another address)",
-                args.listen
-            )
-        })?;
+            args.listen
+        )
+    })?;
     progress.done(&format!(
         "hub on {} with clusters local (management), dev, prod and edge",
         hub.running.url
