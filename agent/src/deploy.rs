@@ -54,7 +54,7 @@ pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<
     let new_deployment = status.applied_deployment_id.as_deref() != Some(wanted.as_str());
     let deleting = deployment.metadata.deletion_timestamp.is_some();
     // A drift look may reuse a recent answer about the service account; anything that
-    // changes the cluster asks again.
+    // changes the cluster only a very recent one.
     let fresh = new_deployment || deleting;
     let account =
         crate::impersonate::account_for(agent, options.service_account.as_deref(), fresh).await;

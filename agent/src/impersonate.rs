@@ -5,6 +5,8 @@
 //! `serviceAccount` the account `fleet-default` is used when it exists there, and the
 //! agent's own rights otherwise.
 
+use std::time::Duration;
+
 use k8s_openapi::api::core::v1::ServiceAccount;
 use kube::Api;
 
@@ -16,10 +18,15 @@ pub const SYSTEM_NAMESPACE: &str = "cattle-fleet-system";
 /// The account used when a bundle names none, if it exists (Fleet's default).
 pub const DEFAULT_SERVICE_ACCOUNT: &str = "fleet-default";
 
+/// How old an answer about an account a change to the cluster may still use: the
+/// deployments of one commit reach an agent together, and one look answers for them all.
+const FRESH: Duration = Duration::from_secs(1);
+
 /// The user to impersonate for a deployment asking for `requested`
 /// (`system:serviceaccount:<system namespace>:<name>`), or `None` to act as the agent.
-/// A named account that does not exist is an error. With `fresh`, the cluster is asked;
-/// otherwise an answer under [`crate::recent::RECHECK`] old is reused.
+/// A named account that does not exist is an error. With `fresh` (a change to the
+/// cluster), an answer under [`FRESH`] old is reused; otherwise one under
+/// [`crate::recent::RECHECK`] old.
 pub async fn account_for(
     agent: &Agent,
     requested: Option<&str>,
@@ -28,12 +35,8 @@ pub async fn account_for(
     let requested = requested.filter(|name| !name.is_empty());
     let name = requested.unwrap_or(DEFAULT_SERVICE_ACCOUNT);
     let namespace = agent.system_namespace.as_str();
-    let recent = if fresh {
-        None
-    } else {
-        agent.accounts.get(name)
-    };
-    let exists = match recent {
+    let within = if fresh { FRESH } else { crate::recent::RECHECK };
+    let exists = match agent.accounts.get(name, within) {
         Some(exists) => exists,
         None => {
             let accounts: Api<ServiceAccount> = Api::namespaced(agent.local.clone(), namespace);

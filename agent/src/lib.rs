@@ -200,7 +200,7 @@ impl Agent {
     /// `--create-namespace` off). One found or made under [`recent::RECHECK`] ago is taken
     /// to exist still.
     pub(crate) async fn ensure_namespace(&self, namespace: &str) -> Result<(), kube::Error> {
-        if !self.creates_namespaces || self.namespaces.get(namespace).is_some() {
+        if !self.creates_namespaces || self.namespaces.get(namespace, recent::RECHECK).is_some() {
             return Ok(());
         }
         fleet_objects::client::ensure_namespace(&self.local, namespace).await?;

@@ -23,11 +23,11 @@ impl<T> Default for Recent<T> {
 }
 
 impl<T: Clone> Recent<T> {
-    /// The answer about `name`, if one was found under [`RECHECK`] ago.
-    pub fn get(&self, name: &str) -> Option<T> {
+    /// The answer about `name`, if one was found under `within` ago.
+    pub fn get(&self, name: &str, within: Duration) -> Option<T> {
         let found = self.found.lock().ok()?;
         let (answer, when) = found.get(name)?;
-        (when.elapsed() < RECHECK).then(|| answer.clone())
+        (when.elapsed() < within).then(|| answer.clone())
     }
 
     /// Keeps `answer` about `name`, found now.
@@ -52,10 +52,11 @@ mod tests {
     #[test]
     fn an_answer_is_kept_until_forgotten() {
         let recent = Recent::default();
-        assert_eq!(recent.get("a"), None);
+        assert_eq!(recent.get("a", RECHECK), None);
         recent.remember("a", true);
-        assert_eq!(recent.get("a"), Some(true));
+        assert_eq!(recent.get("a", RECHECK), Some(true));
+        assert_eq!(recent.get("a", Duration::ZERO), None, "too old");
         recent.forget("a");
-        assert_eq!(recent.get("a"), None);
+        assert_eq!(recent.get("a", RECHECK), None);
     }
 }
