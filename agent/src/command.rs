@@ -84,8 +84,9 @@ pub async fn run(
             None,
         ),
     };
-    let hub = from_kubeconfig(&hub_kubeconfig).await?;
-    let local = for_cluster(args.kubeconfig.as_deref()).await?;
+    let omitting = fleet_objects::client::omitting_managed_fields;
+    let hub = omitting(&from_kubeconfig(&hub_kubeconfig).await?);
+    let local = omitting(&for_cluster(args.kubeconfig.as_deref()).await?);
     if let Some(addr) = args.health_listen {
         serve_http(addr, health_router(), "health").await?;
     }

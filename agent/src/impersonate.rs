@@ -59,13 +59,6 @@ pub async fn account_for(
 pub fn impersonating(client: &kube::Client, user: &str) -> Result<kube::Client, Error> {
     let value = http::HeaderValue::from_str(user)
         .map_err(|_| Error::Invalid(format!("{user:?} cannot be impersonated")))?;
-    let inner = client.clone();
-    let service = tower::service_fn(move |mut request: http::Request<kube::client::Body>| {
-        let inner = inner.clone();
-        request
-            .headers_mut()
-            .insert("impersonate-user", value.clone());
-        async move { inner.send(request).await }
-    });
-    Ok(kube::Client::new(service, client.default_namespace()))
+    let name = http::HeaderName::from_static("impersonate-user");
+    Ok(fleet_objects::client::with_header(client, name, value))
 }

@@ -128,7 +128,9 @@ impl Agent {
     /// An agent reading BundleDeployments from `namespace` on the hub (`hub`) and applying
     /// them to its own cluster (`local`), looking at each again every `resync` for drift
     /// (every 5 s while one is not ready). Service accounts bundles name are looked up in
-    /// [`impersonate::SYSTEM_NAMESPACE`].
+    /// [`impersonate::SYSTEM_NAMESPACE`]. The agent never reads managedFields: clients
+    /// that ask to go without them
+    /// ([`fleet_objects::client::omitting_managed_fields`]) spare it decoding them.
     pub fn new(
         hub: kube::Client,
         local: kube::Client,

@@ -17,6 +17,7 @@ use clap::{Args, ValueEnum};
 use fleet_api::{Bundle, BundleDeployment, Cluster, GitRepo};
 use fleet_hub::requests::RequestKind;
 use fleet_local::{Fleet, LocalHub, MemberStorage};
+use fleet_objects::hints::ManagedFields;
 use fleet_testkit::{create_cluster, GitDaemon, TestRepo};
 use futures::StreamExt;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
@@ -249,7 +250,7 @@ async fn bench(shape: Shape, scratch: &std::path::Path) -> Result<()> {
     // (10,000 agents over TCP needed more than the 20,000 file descriptors a process has).
     let in_process = |cluster: &str| {
         local
-            .in_process_client(cluster)
+            .in_process_client(cluster, ManagedFields::Omitted)
             .with_context(|| format!("no cluster {cluster} in the hub"))
     };
     let agents_hub = in_process(fleet_local::MANAGEMENT_CLUSTER)?;
@@ -431,8 +432,9 @@ impl Tracker {
     /// Starts following the hub.
     fn start(hub: &kube::Client) -> Arc<Self> {
         let tracker = Arc::new(Self::default());
+        let hub = fleet_objects::client::omitting_managed_fields(hub);
         tokio::spawn(tracker.clone().follow_deployments(hub.clone()));
-        tokio::spawn(tracker.clone().follow_contents(hub.clone()));
+        tokio::spawn(tracker.clone().follow_contents(hub));
         tracker
     }
 

@@ -103,7 +103,8 @@ impl Context {
         shard: Option<String>,
     ) -> Arc<Self> {
         Arc::new(Self {
-            client,
+            // Nothing here reads managedFields.
+            client: fleet_objects::client::omitting_managed_fields(&client),
             charts: ChartCache::new(data_dir.join("charts")),
             work_dir: data_dir.join("work"),
             placements: Mutex::default(),

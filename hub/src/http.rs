@@ -251,6 +251,9 @@ fn call_for(
         } else {
             manager
         },
+        without_managed_fields: headers
+            .get(fleet_objects::hints::MANAGED_FIELDS_HEADER)
+            .is_some_and(|value| value == fleet_objects::hints::OMIT_MANAGED_FIELDS),
     })
 }
 
@@ -448,7 +451,7 @@ async fn resource(
                 let t = table::table(&[&object.value()?], &columns(), include, json!({}));
                 return Ok(json_response(StatusCode::OK, &t));
             }
-            Ok(text_response(StatusCode::OK, object.text().clone()))
+            Ok(text_response(StatusCode::OK, call.wire_text(&object)))
         }
         "list" => {
             let page = objects::list(hub, &call)?;
@@ -490,12 +493,15 @@ async fn resource(
             let written = objects::create(hub, &call, parse_json(&bytes)?).await?;
             Ok(text_response(
                 StatusCode::CREATED,
-                written.object.text().clone(),
+                call.wire_text(&written.object),
             ))
         }
         "update" => {
             let written = objects::update(hub, &call, parse_json(&bytes)?).await?;
-            Ok(text_response(StatusCode::OK, written.object.text().clone()))
+            Ok(text_response(
+                StatusCode::OK,
+                call.wire_text(&written.object),
+            ))
         }
         "patch" => {
             let kind = PatchKind::from_content_type(header_str(headers, header::CONTENT_TYPE))?;
@@ -505,7 +511,7 @@ async fn resource(
             } else {
                 StatusCode::OK
             };
-            Ok(text_response(code, written.object.text().clone()))
+            Ok(text_response(code, call.wire_text(&written.object)))
         }
         "delete" => {
             let options = parse_json(&bytes)?;

@@ -121,6 +121,7 @@ impl Hub {
                 subresource: None,
                 query: HashMap::new(),
                 manager: "fleet-hub".into(),
+                without_managed_fields: false,
             };
             let body =
                 json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}});
@@ -276,6 +277,7 @@ impl Hub {
             subresource: None,
             query: HashMap::new(),
             manager: "fleet-hub".into(),
+            without_managed_fields: false,
         };
         let body = json!({"apiVersion": "v1", "kind": "ServiceAccount",
                           "metadata": {"name": "default", "namespace": namespace}});
@@ -403,6 +405,7 @@ impl Hub {
             subresource: None,
             query: HashMap::new(),
             manager: "fleet-hub-garbage-collector".into(),
+            without_managed_fields: false,
             resource,
         })
     }

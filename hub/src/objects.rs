@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use base64::Engine;
+use bytes::Bytes;
 use serde_json::{json, Value};
 
 use crate::fields::Lists;
@@ -35,6 +36,9 @@ pub struct Call {
     pub query: HashMap<String, String>,
     /// The field manager derived from the query or the User-Agent.
     pub manager: String,
+    /// Whether the client asked for objects without `metadata.managedFields`
+    /// ([`fleet_objects::hints::MANAGED_FIELDS_HEADER`]).
+    pub without_managed_fields: bool,
 }
 
 /// What a write produced.
@@ -97,6 +101,16 @@ impl Call {
         let mut object = object.clone();
         object["apiVersion"] = json!(self.api_version());
         object
+    }
+
+    /// The text of `object` as this call's client takes it: without managedFields when it
+    /// asked so.
+    pub fn wire_text(&self, object: &Stored) -> Bytes {
+        if self.without_managed_fields {
+            object.without_managed_fields()
+        } else {
+            object.text().clone()
+        }
     }
 
     /// The object as served at the requested version, shared when it is stored at that
@@ -236,7 +250,7 @@ pub fn list_object(call: &Call, page: Page) -> Vec<u8> {
         if index > 0 {
             text.push(b',');
         }
-        text.extend_from_slice(item.text());
+        text.extend_from_slice(&call.wire_text(item));
     }
     text.extend_from_slice(b"]}");
     text

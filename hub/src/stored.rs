@@ -3,9 +3,15 @@
 //! hub holds every object of every cluster; the text is also what GETs, lists, watch
 //! lines and the database take, so most reads copy bytes instead of encoding. A write
 //! parses the object it changes.
+//!
+//! Each object also knows where its `metadata.managedFields` lies in the text, so that it
+//! can go out without them, to clients that say they never read them, at the cost of
+//! joining two slices.
 
-use bytes::Bytes;
-use serde_json::Value;
+use std::ops::Range;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use serde_json::{Map, Value};
 
 use crate::status::{ApiError, ApiResult};
 
@@ -14,6 +20,9 @@ use crate::status::{ApiError, ApiResult};
 pub struct Stored {
     text: Bytes,
     api_version: Box<str>,
+    /// The bytes of `metadata.managedFields` in `text`, with a comma beside them: what
+    /// leaves valid JSON when cut out.
+    managed_fields: Option<Range<usize>>,
 }
 
 impl Stored {
@@ -23,10 +32,27 @@ impl Stored {
             .get("apiVersion")
             .and_then(Value::as_str)
             .unwrap_or_default();
+        let mut text = Vec::with_capacity(512);
+        let managed_fields = write(&mut text, object).unwrap_or_else(|_| {
+            text.clear();
+            None
+        });
         Self {
-            text: Bytes::from(serde_json::to_vec(object).unwrap_or_default()),
+            text: Bytes::from(text),
             api_version: api_version.into(),
+            managed_fields,
         }
+    }
+
+    /// The JSON text without `metadata.managedFields`.
+    pub fn without_managed_fields(&self) -> Bytes {
+        let Some(cut) = &self.managed_fields else {
+            return self.text.clone();
+        };
+        let mut text = BytesMut::with_capacity(self.text.len() - cut.len());
+        text.put_slice(&self.text[..cut.start]);
+        text.put_slice(&self.text[cut.end..]);
+        text.freeze()
     }
 
     /// An object read from a database that an earlier version wrote, which kept each
@@ -76,6 +102,66 @@ impl Stored {
     }
 }
 
+/// Writes `object` as compact JSON, exactly as `serde_json::to_writer` does; returns where
+/// its `metadata.managedFields` member lies, with the comma that separates it from the
+/// next member or the one before.
+fn write(out: &mut Vec<u8>, object: &Value) -> serde_json::Result<Option<Range<usize>>> {
+    let (Value::Object(map), Some(Value::Object(metadata))) = (object, object.get("metadata"))
+    else {
+        serde_json::to_writer(out, object)?;
+        return Ok(None);
+    };
+    if !metadata.contains_key("managedFields") {
+        serde_json::to_writer(out, object)?;
+        return Ok(None);
+    }
+    let mut managed_fields = None;
+    out.push(b'{');
+    for (index, (key, value)) in map.iter().enumerate() {
+        if index > 0 {
+            out.push(b',');
+        }
+        write_key(out, key)?;
+        if key == "metadata" {
+            managed_fields = write_metadata(out, metadata)?;
+        } else {
+            serde_json::to_writer(&mut *out, value)?;
+        }
+    }
+    out.push(b'}');
+    Ok(managed_fields)
+}
+
+/// Writes `metadata`; returns where its `managedFields` member lies (see [`write`]).
+fn write_metadata(
+    out: &mut Vec<u8>,
+    metadata: &Map<String, Value>,
+) -> serde_json::Result<Option<Range<usize>>> {
+    let mut managed_fields = None;
+    out.push(b'{');
+    for (index, (key, value)) in metadata.iter().enumerate() {
+        let start = out.len();
+        if index > 0 {
+            out.push(b',');
+        }
+        write_key(out, key)?;
+        serde_json::to_writer(&mut *out, value)?;
+        if key == "managedFields" {
+            // The first member takes the comma after it, when another follows.
+            let comma_after = usize::from(index == 0 && metadata.len() > 1);
+            managed_fields = Some(start..out.len() + comma_after);
+        }
+    }
+    out.push(b'}');
+    Ok(managed_fields)
+}
+
+fn write_key(out: &mut Vec<u8>, key: &str) -> serde_json::Result<()> {
+    serde_json::to_writer(&mut *out, key)?;
+    out.push(b':');
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,6 +180,34 @@ mod tests {
         assert_eq!(stored.len(), stored.text().len());
         assert!(stored.mentions("\"manager\":\"m\""));
         assert!(!stored.mentions("other"));
+    }
+
+    #[test]
+    fn the_text_is_what_serde_json_writes_and_managed_fields_can_be_left_out() {
+        let managed = json!([{"manager": "m", "fieldsV1": {"f:data": {"f:k": {}}}}]);
+        let objects = [
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "a", "managedFields": managed, "labels": {"l": "x"}},
+                "data": {"managedFields": "a user's", "k": "v\"\n"}}),
+            json!({"metadata": {"managedFields": managed, "name": "first"}, "data": {}}),
+            json!({"metadata": {"name": "last", "managedFields": managed}}),
+            json!({"kind": "K", "metadata": {"managedFields": managed}}),
+            json!({"metadata": {"name": "none"}, "data": {"managedFields": "kept"}}),
+            json!({"metadata": "not an object"}),
+            json!(["not", "an", "object"]),
+        ];
+        for object in objects {
+            let stored = Stored::new(&object);
+            let expected = serde_json::to_vec(&object).expect("JSON");
+            assert_eq!(stored.text()[..], expected[..], "{object}");
+            let without: Value =
+                serde_json::from_slice(&stored.without_managed_fields()).expect("still JSON");
+            let mut wanted = object.clone();
+            if let Some(metadata) = wanted.get_mut("metadata").and_then(Value::as_object_mut) {
+                metadata.remove("managedFields");
+            }
+            assert_eq!(without, wanted);
+        }
     }
 
     #[test]

@@ -69,7 +69,8 @@ impl Watcher {
     fn stored_line(&mut self, kind: &str, object: &Arc<Stored>) -> Bytes {
         let presented = match &self.table {
             Some(_) => object.value().map(|value| self.line(kind, &value)),
-            None => (self.call.presented(object.clone())).map(|o| text_line(kind, o.text())),
+            None => (self.call.presented(object.clone()))
+                .map(|o| text_line(kind, &self.call.wire_text(&o))),
         };
         presented.unwrap_or_else(|error| self.line("ERROR", &error.to_status()))
     }

@@ -25,6 +25,61 @@ fn config_map(name: &str, value: &str) -> ConfigMap {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_may_ask_for_objects_without_managed_fields() {
+    let hub = TestHub::start(&["local"]).await;
+    let client = hub.client("local").await;
+    let lean: Api<ConfigMap> = Api::namespaced(
+        fleet_objects::client::omitting_managed_fields(&client),
+        "default",
+    );
+    let plain: Api<ConfigMap> = Api::namespaced(client, "default");
+    let mut events = lean
+        .watch(&WatchParams::default(), "0")
+        .await
+        .expect("watch")
+        .boxed();
+    let apply = PatchParams::apply("lean-test");
+    let applied = (lean.patch("lean", &apply, &Patch::Apply(config_map("lean", "1"))))
+        .await
+        .expect("applied");
+    let managers = |object: &ConfigMap| -> Vec<String> {
+        let entries = object.metadata.managed_fields.clone().unwrap_or_default();
+        entries.into_iter().filter_map(|m| m.manager).collect()
+    };
+    let value = |object: &ConfigMap| object.data.as_ref().map(|d| d["value"].clone());
+    assert!(applied.metadata.managed_fields.is_none(), "{applied:?}");
+    assert_eq!(value(&applied).as_deref(), Some("1"));
+    assert_eq!(
+        applied.metadata.labels,
+        config_map("lean", "1").metadata.labels
+    );
+    let stored = plain.get("lean").await.expect("get");
+    assert_eq!(managers(&stored), ["lean-test"], "stored with them");
+    let got = lean.get("lean").await.expect("get");
+    assert!(got.metadata.managed_fields.is_none());
+    assert_eq!(
+        got.metadata.resource_version,
+        stored.metadata.resource_version
+    );
+    let listed = lean.list(&ListParams::default()).await.expect("list");
+    assert!(listed
+        .items
+        .iter()
+        .all(|o| o.metadata.managed_fields.is_none()));
+    assert_eq!(listed.items.len(), 1);
+    let event = tokio::time::timeout(Duration::from_secs(10), events.next())
+        .await
+        .expect("an event in time")
+        .expect("an event")
+        .expect("no error");
+    let WatchEvent::Added(added) = event else {
+        panic!("not an ADDED: {event:?}");
+    };
+    assert!(added.metadata.managed_fields.is_none());
+    assert_eq!(value(&added).as_deref(), Some("1"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn apply_patches_create_update_and_conflict() {
     let hub = TestHub::start(&["local"]).await;
     let api: Api<ConfigMap> = Api::namespaced(hub.client("local").await, "default");

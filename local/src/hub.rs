@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use fleet_objects::client::ClientError;
+use fleet_objects::hints::{self, ManagedFields};
 
 /// The logical cluster holding Fleet's objects, as Rancher names its management cluster.
 pub const MANAGEMENT_CLUSTER: &str = fleet_hub::route::DEFAULT_CLUSTER;
@@ -94,8 +95,13 @@ impl LocalHub {
     /// An admin client of a logical cluster that reaches the hub's router inside this
     /// process, with no socket: the same requests and answers as over HTTPS, minus TLS and
     /// a file descriptor per connection (10,000 simulated clusters would otherwise need
-    /// 20,000 of them, client and server side). `None` for an unknown cluster.
-    pub fn in_process_client(&self, cluster: &str) -> Option<kube::Client> {
+    /// 20,000 of them, client and server side). It asks for objects with or without their
+    /// managedFields, as `managed_fields` says. `None` for an unknown cluster.
+    pub fn in_process_client(
+        &self,
+        cluster: &str,
+        managed_fields: ManagedFields,
+    ) -> Option<kube::Client> {
         let hub = self.running.hub.clone();
         let token = hub.admin_token(cluster)?;
         let authorization = http::HeaderValue::from_str(&format!("Bearer {token}")).ok()?;
@@ -111,9 +117,14 @@ impl LocalHub {
                 if let Ok(uri) = format!("{prefix}{path}").parse() {
                     *request.uri_mut() = uri;
                 }
-                request
-                    .headers_mut()
-                    .insert(http::header::AUTHORIZATION, authorization.clone());
+                let headers = request.headers_mut();
+                headers.insert(http::header::AUTHORIZATION, authorization.clone());
+                if managed_fields == ManagedFields::Omitted {
+                    headers.insert(
+                        hints::MANAGED_FIELDS_HEADER,
+                        http::HeaderValue::from_static(hints::OMIT_MANAGED_FIELDS),
+                    );
+                }
                 request
             })
             .service(router);

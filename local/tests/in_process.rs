@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use fleet_local::{LocalHub, MemberStorage};
+use fleet_objects::hints::ManagedFields;
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, PostParams, WatchEvent, WatchParams};
@@ -27,11 +28,21 @@ async fn an_in_process_client_reaches_its_own_cluster() {
     )
     .await
     .unwrap_or_else(|e| panic!("hub: {e}"));
-    assert!(local.in_process_client("nowhere").is_none());
-    let east: Api<ConfigMap> =
-        Api::namespaced(local.in_process_client("east").expect("east"), "default");
-    let west: Api<ConfigMap> =
-        Api::namespaced(local.in_process_client("west").expect("west"), "default");
+    assert!(local
+        .in_process_client("nowhere", ManagedFields::Included)
+        .is_none());
+    let east: Api<ConfigMap> = Api::namespaced(
+        local
+            .in_process_client("east", ManagedFields::Included)
+            .expect("east"),
+        "default",
+    );
+    let west: Api<ConfigMap> = Api::namespaced(
+        local
+            .in_process_client("west", ManagedFields::Omitted)
+            .expect("west"),
+        "default",
+    );
 
     let watched = east.clone();
     let watch = tokio::spawn(async move {
@@ -67,5 +78,11 @@ async fn an_in_process_client_reaches_its_own_cluster() {
         matches!(refused, kube::Error::Api(ref s) if s.code == 409),
         "{refused}"
     );
+    let with = east.get("settings").await.expect("read");
+    assert!(with.metadata.managed_fields.is_some(), "{with:?}");
+    let created = (west.create(&PostParams::default(), &config_map("settings")))
+        .await
+        .expect("created in west");
+    assert!(created.metadata.managed_fields.is_none(), "{created:?}");
     local.shutdown().await;
 }

@@ -203,3 +203,30 @@ where
 pub fn without_managed_fields<K: kube::Resource>(object: &mut K) {
     object.meta_mut().managed_fields = None;
 }
+
+/// A client of the same cluster as `client` whose every request carries `name: value`.
+pub fn with_header(
+    client: &kube::Client,
+    name: http::HeaderName,
+    value: http::HeaderValue,
+) -> kube::Client {
+    let inner = client.clone();
+    let service = tower::service_fn(move |mut request: http::Request<kube::client::Body>| {
+        let inner = inner.clone();
+        request.headers_mut().insert(name.clone(), value.clone());
+        async move { inner.send(request).await }
+    });
+    kube::Client::new(service, client.default_namespace())
+}
+
+/// A client of the same cluster as `client` that asks for objects without their
+/// managedFields ([`crate::hints::MANAGED_FIELDS_HEADER`]): a fleet-rs hub leaves them out
+/// of what it returns, another API server ignores the header. For controllers that never
+/// read them.
+pub fn omitting_managed_fields(client: &kube::Client) -> kube::Client {
+    with_header(
+        client,
+        http::HeaderName::from_static(crate::hints::MANAGED_FIELDS_HEADER),
+        http::HeaderValue::from_static(crate::hints::OMIT_MANAGED_FIELDS),
+    )
+}

@@ -16,6 +16,7 @@ pub mod client;
 pub mod conditions;
 pub mod downstream;
 pub mod duration;
+pub mod hints;
 #[cfg(feature = "client")]
 pub mod leader;
 pub mod policy;

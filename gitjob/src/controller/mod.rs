@@ -113,7 +113,8 @@ impl Gitjob {
             charts: ChartCache::new(settings.data_dir.join("charts")),
             polls: poll::PollCache::new(settings.poll_cache, git_slots.clone()),
             git_slots,
-            client,
+            // Nothing here reads managedFields.
+            client: fleet_objects::client::omitting_managed_fields(&client),
             settings,
             metrics,
             synced: Mutex::default(),

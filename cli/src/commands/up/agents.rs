@@ -45,8 +45,9 @@ pub(super) async fn register_agents(
         .await
         .with_context(|| format!("registering cluster {name}"))?;
         point_at(&registered.kubeconfig, &fleet.hub.running.url)?;
-        let hub = fleet_objects::client::from_kubeconfig(&registered.kubeconfig).await?;
-        let member = fleet.hub.client_of(name).await?;
+        let omitting = fleet_objects::client::omitting_managed_fields;
+        let hub = omitting(&fleet_objects::client::from_kubeconfig(&registered.kubeconfig).await?);
+        let member = omitting(&fleet.hub.client_of(name).await?);
         let agent = fleet_agent::Agent::new(hub, member, &registered.namespace, RESYNC);
         let heartbeat = (registered.cluster, Duration::from_secs(10));
         fleet.running.run_agent(name, agent, Some(heartbeat)).await;
