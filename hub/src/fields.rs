@@ -140,6 +140,117 @@ fn walk(value: &Value, path: FieldPath, lists: Lists, field: &str, set: &mut BTr
     }
 }
 
+/// What a write changed, in [`FieldSet::of`]'s paths: the leaf paths of the new object
+/// whose value differs from the old one's, and the leaf paths the old object set that the
+/// new one does not. The same as comparing the two objects' field sets, without walking
+/// the members the two share (a status write leaves the spec alone, and the reverse).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Changes {
+    /// Set by the new object, to another value than the old one's.
+    pub changed: BTreeSet<FieldPath>,
+    /// Set by the old object, not by the new one.
+    pub removed: BTreeSet<FieldPath>,
+}
+
+impl Changes {
+    /// The changes from `old` to `new`.
+    pub fn between(old: &Value, new: &Value, lists: Lists) -> Self {
+        let mut diff = Diff {
+            old,
+            new,
+            lists,
+            changes: Self::default(),
+        };
+        let empty = Map::new();
+        let skip_top = |key: &str| key == "apiVersion" || key == "kind" || key == "metadata";
+        diff.members(
+            map_of(Some(old), &empty),
+            map_of(Some(new), &empty),
+            &[],
+            &skip_top,
+        );
+        let skip_identity = |key: &str| IDENTITY.contains(&key);
+        diff.members(
+            map_of(old.get("metadata"), &empty),
+            map_of(new.get("metadata"), &empty),
+            &["f:metadata".to_string()],
+            &skip_identity,
+        );
+        diff.changes
+    }
+}
+
+/// A walk of two objects together, gathering [`Changes`].
+struct Diff<'a> {
+    old: &'a Value,
+    new: &'a Value,
+    lists: Lists,
+    changes: Changes,
+}
+
+impl Diff<'_> {
+    /// The members of two maps at `prefix`, but those `skip` names.
+    fn members(
+        &mut self,
+        old: &Map<String, Value>,
+        new: &Map<String, Value>,
+        prefix: &[String],
+        skip: &dyn Fn(&str) -> bool,
+    ) {
+        for (key, value) in new.iter().filter(|(key, _)| !skip(key)) {
+            self.member(key, old.get(key), value, prefix);
+        }
+        for (key, value) in old.iter().filter(|(key, _)| !skip(key)) {
+            if !new.contains_key(key) {
+                let path = child_path(prefix, key);
+                walk(value, path, self.lists, key, &mut self.changes.removed);
+            }
+        }
+    }
+
+    /// One member, `key`, at `prefix`: nothing when both objects hold the same value;
+    /// the members of two maps one by one; otherwise the field sets of the two values.
+    fn member(&mut self, key: &str, old: Option<&Value>, new: &Value, prefix: &[String]) {
+        if old == Some(new) {
+            return;
+        }
+        match (old, new) {
+            (Some(Value::Object(old)), Value::Object(new))
+                if !old.is_empty() && !new.is_empty() =>
+            {
+                self.members(old, new, &child_path(prefix, key), &|_| false);
+            }
+            _ => {
+                let path = child_path(prefix, key);
+                let mut new_paths = BTreeSet::new();
+                walk(new, path.clone(), self.lists, key, &mut new_paths);
+                let mut old_paths = BTreeSet::new();
+                if let Some(old) = old {
+                    walk(old, path, self.lists, key, &mut old_paths);
+                }
+                for path in &new_paths {
+                    if value_at(self.old, path) != value_at(self.new, path) {
+                        self.changes.changed.insert(path.clone());
+                    }
+                }
+                let removed = old_paths.difference(&new_paths).cloned();
+                self.changes.removed.extend(removed);
+            }
+        }
+    }
+}
+
+/// The members of `value` when it is a map, else none.
+fn map_of<'a>(value: Option<&'a Value>, empty: &'a Map<String, Value>) -> &'a Map<String, Value> {
+    value.and_then(Value::as_object).unwrap_or(empty)
+}
+
+fn child_path(prefix: &[String], key: &str) -> FieldPath {
+    let mut path = prefix.to_vec();
+    path.push(format!("f:{key}"));
+    path
+}
+
 enum ListKind {
     Keyed(&'static str),
     Set,
@@ -280,6 +391,139 @@ mod tests {
                 .collect::<Vec<_>>(),
         );
         assert_eq!(edited["spec"]["template"]["spec"]["containers"], json!([]));
+    }
+
+    /// What [`Changes::between`] must equal: both objects' whole field sets, compared.
+    fn compared_sets(old: &Value, new: &Value, lists: Lists) -> Changes {
+        let (old_set, new_set) = (FieldSet::of(old, lists), FieldSet::of(new, lists));
+        Changes {
+            changed: (new_set.0.iter())
+                .filter(|p| value_at(old, p) != value_at(new, p))
+                .cloned()
+                .collect(),
+            removed: old_set.0.difference(&new_set.0).cloned().collect(),
+        }
+    }
+
+    /// Every node of `value` (maps' members and lists' items), as JSON pointers.
+    fn pointers(value: &Value, at: String, out: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                for (key, child) in map {
+                    let pointer = format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"));
+                    out.push(pointer.clone());
+                    pointers(child, pointer, out);
+                }
+            }
+            Value::Array(items) => {
+                for (index, child) in items.iter().enumerate() {
+                    let pointer = format!("{at}/{index}");
+                    out.push(pointer.clone());
+                    pointers(child, pointer, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `object` with one node changed, as `choice` picks (a deterministic sequence).
+    fn mutated(object: &Value, choice: &mut u64) -> Value {
+        let mut next = || {
+            *choice = choice
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (*choice >> 33) as usize
+        };
+        let mut all = Vec::new();
+        pointers(object, String::new(), &mut all);
+        let mut copy = object.clone();
+        let pointer = &all[next() % all.len()];
+        let (parent, last) = pointer.rsplit_once('/').unwrap_or(("", pointer));
+        let replacements = [
+            json!("changed"),
+            json!(7),
+            json!({}),
+            json!([]),
+            json!({"name": "web", "image": "other"}),
+            json!(["a", "c"]),
+            json!({"fresh": {"deep": true}}),
+        ];
+        let replacement = replacements[next() % replacements.len()].clone();
+        match next() % 3 {
+            0 => {
+                if let Some(node) = copy.pointer_mut(pointer) {
+                    *node = replacement;
+                }
+            }
+            1 => match copy.pointer_mut(parent) {
+                Some(Value::Object(map)) => {
+                    map.shift_remove(last);
+                }
+                Some(Value::Array(items)) => {
+                    if let Ok(index) = last.parse::<usize>() {
+                        items.remove(index);
+                    }
+                }
+                _ => {}
+            },
+            _ => match copy.pointer_mut(parent) {
+                Some(Value::Object(map)) => {
+                    map.insert(format!("added{}", next() % 3), replacement);
+                }
+                Some(Value::Array(items)) => items.push(replacement),
+                _ => {}
+            },
+        }
+        copy
+    }
+
+    #[test]
+    fn changes_are_what_comparing_whole_field_sets_gives() {
+        let base = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "app", "labels": {"app": "web", "tier": "a"},
+                "annotations": {"note": "x"}, "finalizers": ["a", "b"],
+                "managedFields": [{"manager": "m", "fieldsV1": {"f:spec": {}}}]},
+            "spec": {"replicas": 2, "paused": false, "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [
+                        {"name": "web", "image": "nginx", "ports": [{"containerPort": 80}]},
+                        {"name": "side", "image": "busybox", "args": ["a", "b"]}],
+                        "volumes": []}}},
+            "data": {"k": "v", "empty": {}},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}], "replicas": 2}});
+        let mut choice = 42;
+        let mut compared = 0;
+        for round in 0..400 {
+            let old = mutated(&base, &mut choice);
+            let mut new = mutated(&old, &mut choice);
+            if round % 3 == 0 {
+                new = mutated(&new, &mut choice);
+            }
+            for lists in [Lists::BuiltIn, Lists::Atomic] {
+                for (a, b) in [(&old, &new), (&new, &old), (&base, &new)] {
+                    assert_eq!(
+                        Changes::between(a, b, lists),
+                        compared_sets(a, b, lists),
+                        "from {a}\nto {b}"
+                    );
+                    compared += 1;
+                }
+            }
+        }
+        assert_eq!(compared, 2400);
+        let not_objects = [
+            json!(null),
+            json!([1]),
+            json!({"metadata": "text", "spec": 1}),
+        ];
+        for a in &not_objects {
+            for b in not_objects.iter().chain([&base]) {
+                assert_eq!(
+                    Changes::between(a, b, Lists::BuiltIn),
+                    compared_sets(a, b, Lists::BuiltIn)
+                );
+            }
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::fields::{remove_at, value_at, FieldPath, FieldSet, Lists};
+use crate::fields::{remove_at, value_at, Changes, FieldPath, FieldSet, Lists};
 use crate::status::{ApiError, ApiResult, Cause};
 
 /// One `managedFields` entry.
@@ -140,31 +140,25 @@ fn own(entries: &mut Vec<Entry>, writer: &Writer, operation: &str) -> usize {
 /// Records a create, update or patch by `writer`: the fields it changed become its own.
 pub fn record_update(old: Option<&Value>, new: &mut Value, writer: &Writer) {
     let mut list = base_entries(old, new, writer);
-    // Field sets leave managedFields out, so neither object needs a copy without them.
-    let new_fields = FieldSet::of(new, writer.lists);
-    let old_fields = old
-        .map(|o| FieldSet::of(o, writer.lists))
-        .unwrap_or_default();
-    let changed: Vec<&FieldPath> = new_fields
-        .0
-        .iter()
-        .filter(|p| match old {
-            Some(o) => value_at(o, p) != value_at(new, p),
-            None => true,
-        })
-        .collect();
-    let removed: Vec<&FieldPath> = old_fields.0.difference(&new_fields.0).collect();
+    // Field paths leave managedFields out, so neither object needs a copy without them.
+    let Changes { changed, removed } = match old {
+        Some(old) => Changes::between(old, new, writer.lists),
+        None => Changes {
+            changed: FieldSet::of(new, writer.lists).0,
+            removed: Default::default(),
+        },
+    };
     if changed.is_empty() && removed.is_empty() {
         store_entries(new, list);
         return;
     }
     for entry in list.iter_mut() {
         for path in changed.iter().chain(removed.iter()) {
-            entry.fields.0.remove(*path);
+            entry.fields.0.remove(path);
         }
     }
     let index = own(&mut list, writer, "Update");
-    list[index].fields.0.extend(changed.into_iter().cloned());
+    list[index].fields.0.extend(changed);
     list[index].time = crate::meta::now();
     list[index].api_version = writer.api_version.to_string();
     store_entries(new, list);
