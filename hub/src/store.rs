@@ -321,7 +321,7 @@ impl Store {
             path: shown.clone(),
             source,
         })?;
-        let conn = Connection::open(path).map_err(sqlite)?;
+        let mut conn = Connection::open(path).map_err(sqlite)?;
         conn.execute_batch(
             "PRAGMA journal_mode=WAL;
              PRAGMA synchronous=FULL;
@@ -333,12 +333,7 @@ impl Store {
              CREATE TABLE IF NOT EXISTS clusters (name TEXT PRIMARY KEY, token TEXT NOT NULL);",
         )
         .map_err(sqlite)?;
-        // A cluster that was kept on disk before starts empty as well.
-        for cluster in &memory_only {
-            conn.execute("DELETE FROM objects WHERE cluster = ?1", [cluster])
-                .and_then(|_| conn.execute("DELETE FROM clusters WHERE name = ?1", [cluster]))
-                .map_err(sqlite)?;
-        }
+        forget(&mut conn, &memory_only).map_err(sqlite)?;
         let memory = load(&conn, &shown)?;
         let published = AtomicU64::new(memory.rv);
         let shared = Arc::new(Shared {
@@ -690,6 +685,21 @@ async fn wait(ack: oneshot::Receiver<bool>) -> ApiResult<()> {
             "the hub could not commit the write to disk",
         )),
     }
+}
+
+/// Removes what the database holds of `clusters`, in one transaction: a cluster kept on
+/// disk before starts empty once it is kept in memory only.
+fn forget(conn: &mut Connection, clusters: &HashSet<String>) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    {
+        let mut objects = tx.prepare("DELETE FROM objects WHERE cluster = ?1")?;
+        let mut records = tx.prepare("DELETE FROM clusters WHERE name = ?1")?;
+        for cluster in clusters {
+            objects.execute([cluster])?;
+            records.execute([cluster])?;
+        }
+    }
+    tx.commit()
 }
 
 fn load(conn: &Connection, path: &str) -> Result<Memory, StoreError> {
