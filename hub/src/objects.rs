@@ -113,6 +113,16 @@ impl Call {
         }
     }
 
+    /// [`Call::wire_text`] as two slices to copy one after the other (the second may be
+    /// empty), for a list or a watch line that copies it anyway.
+    pub fn wire_parts<'a>(&self, object: &'a Stored) -> [&'a [u8]; 2] {
+        if self.without_managed_fields {
+            object.parts_without_managed_fields()
+        } else {
+            [object.text(), &[]]
+        }
+    }
+
     /// The object as served at the requested version, shared when it is stored at that
     /// version (most reads), so that serving it copies nothing.
     pub fn presented(&self, object: Arc<Stored>) -> ApiResult<Arc<Stored>> {
@@ -250,7 +260,9 @@ pub fn list_object(call: &Call, page: Page) -> Vec<u8> {
         if index > 0 {
             text.push(b',');
         }
-        text.extend_from_slice(&call.wire_text(item));
+        for part in call.wire_parts(item) {
+            text.extend_from_slice(part);
+        }
     }
     text.extend_from_slice(b"]}");
     text

@@ -44,14 +44,24 @@ impl Stored {
         }
     }
 
-    /// The JSON text without `metadata.managedFields`.
+    /// The JSON text without `metadata.managedFields`, as the two slices around them (the
+    /// second empty when there are none): what a list or a watch line copies.
+    pub fn parts_without_managed_fields(&self) -> [&[u8]; 2] {
+        match &self.managed_fields {
+            Some(cut) => [&self.text[..cut.start], &self.text[cut.end..]],
+            None => [&self.text[..], &[]],
+        }
+    }
+
+    /// The JSON text without `metadata.managedFields`, shared when it has none.
     pub fn without_managed_fields(&self) -> Bytes {
-        let Some(cut) = &self.managed_fields else {
+        if self.managed_fields.is_none() {
             return self.text.clone();
-        };
-        let mut text = BytesMut::with_capacity(self.text.len() - cut.len());
-        text.put_slice(&self.text[..cut.start]);
-        text.put_slice(&self.text[cut.end..]);
+        }
+        let [head, tail] = self.parts_without_managed_fields();
+        let mut text = BytesMut::with_capacity(head.len() + tail.len());
+        text.put_slice(head);
+        text.put_slice(tail);
         text.freeze()
     }
 

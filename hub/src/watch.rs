@@ -70,7 +70,7 @@ impl Watcher {
         let presented = match &self.table {
             Some(_) => object.value().map(|value| self.line(kind, &value)),
             None => (self.call.presented(object.clone()))
-                .map(|o| text_line(kind, &self.call.wire_text(&o))),
+                .map(|o| text_line(kind, self.call.wire_parts(&o))),
         };
         presented.unwrap_or_else(|error| self.line("ERROR", &error.to_status()))
     }
@@ -104,19 +104,21 @@ impl Watcher {
     }
 }
 
-/// A watch line holding JSON text as its object.
-fn text_line(kind: &str, object: &[u8]) -> Bytes {
-    let mut line = Vec::with_capacity(object.len() + 32);
+/// A watch line holding JSON text, given in slices, as its object.
+fn text_line(kind: &str, object: [&[u8]; 2]) -> Bytes {
+    let mut line = Vec::with_capacity(object[0].len() + object[1].len() + 32);
     line.extend_from_slice(b"{\"type\":\"");
     line.extend_from_slice(kind.as_bytes());
     line.extend_from_slice(b"\",\"object\":");
-    line.extend_from_slice(object);
+    for part in object {
+        line.extend_from_slice(part);
+    }
     line.extend_from_slice(b"}\n");
     Bytes::from(line)
 }
 
 fn encode(kind: &str, object: &Value) -> Bytes {
-    text_line(kind, &serde_json::to_vec(object).unwrap_or_default())
+    text_line(kind, [&serde_json::to_vec(object).unwrap_or_default(), &[]])
 }
 
 /// Starts a watch; the returned receiver yields the response body's chunks.
