@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use fleet_objects::client::ClientError;
-use fleet_objects::hints::{self, ManagedFields};
+use fleet_objects::hints::ManagedFields;
 
 /// The logical cluster holding Fleet's objects, as Rancher names its management cluster.
 pub const MANAGEMENT_CLUSTER: &str = fleet_hub::route::DEFAULT_CLUSTER;
@@ -120,10 +120,8 @@ impl LocalHub {
                 let headers = request.headers_mut();
                 headers.insert(http::header::AUTHORIZATION, authorization.clone());
                 if managed_fields == ManagedFields::Omitted {
-                    headers.insert(
-                        hints::MANAGED_FIELDS_HEADER,
-                        http::HeaderValue::from_static(hints::OMIT_MANAGED_FIELDS),
-                    );
+                    let (name, value) = fleet_objects::client::managed_fields_omitted();
+                    headers.insert(name, value);
                 }
                 request
             })

@@ -224,8 +224,14 @@ pub fn with_header(
 /// of what it returns, another API server ignores the header. For controllers that never
 /// read them.
 pub fn omitting_managed_fields(client: &kube::Client) -> kube::Client {
-    with_header(
-        client,
+    let (name, value) = managed_fields_omitted();
+    with_header(client, name, value)
+}
+
+/// The header that asks for objects without their managedFields
+/// ([`crate::hints::MANAGED_FIELDS_HEADER`]), for a client built another way.
+pub fn managed_fields_omitted() -> (http::HeaderName, http::HeaderValue) {
+    (
         http::HeaderName::from_static(crate::hints::MANAGED_FIELDS_HEADER),
         http::HeaderValue::from_static(crate::hints::OMIT_MANAGED_FIELDS),
     )
