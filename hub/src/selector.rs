@@ -39,11 +39,19 @@ impl Selectors {
     }
 
     /// Whether a stored object satisfies both. It is read only as far as the selectors
-    /// need: not at all without one, its name, namespace and labels for selectors of
-    /// those alone.
+    /// need: not at all without one, its labels alone for a label selector alone, its
+    /// name, namespace and labels for selectors of those alone.
     pub fn selects(&self, object: &Stored) -> bool {
         if self.is_empty() {
             return true;
+        }
+        if self.fields.terms.is_empty() {
+            let labels = object.labels().map(serde_json::from_slice::<Value>);
+            return match labels {
+                None => self.labels.0.matches(None),
+                Some(Ok(labels)) => self.labels.0.matches(Some(&labels)),
+                Some(Err(_)) => false,
+            };
         }
         let on_metadata = (self.fields.terms.iter())
             .all(|(field, _, _)| matches!(field.as_str(), "metadata.name" | "metadata.namespace"));
@@ -204,6 +212,17 @@ mod tests {
         assert!(!selects("", "metadata.name=b"));
         assert!(selects("owner", "type=kubernetes.io/tls"));
         assert!(!selects("", "type=Opaque"));
+        assert!(selects("owner in (helm),!name", ""));
+        assert!(!selects("owner notin (helm)", ""));
+        let unlabelled = Stored::new(&json!({"metadata": {"name": "b"}, "data": {}}));
+        let absent = |labels: &str| {
+            let param = |name: &str| (name == "labelSelector").then_some(labels);
+            Selectors::parse(param, "Secret", false)
+                .expect("parses")
+                .selects(&unlabelled)
+        };
+        assert!(absent("!owner"));
+        assert!(!absent("owner"));
     }
 
     #[test]

@@ -4,9 +4,10 @@
 //! lines and the database take, so most reads copy bytes instead of encoding. A write
 //! parses the object it changes.
 //!
-//! Each object also knows where its `metadata.managedFields` lies in the text, so that it
+//! Each object also knows where its `metadata.managedFields` lie in the text, so that it
 //! can go out without them, to clients that say they never read them, at the cost of
-//! joining two slices.
+//! joining two slices; and where its `metadata.labels` lie, so that a label selector reads
+//! them alone.
 
 use std::ops::Range;
 
@@ -22,7 +23,16 @@ pub struct Stored {
     api_version: Box<str>,
     /// The bytes of `metadata.managedFields` in `text`, with a comma beside them: what
     /// leaves valid JSON when cut out.
-    managed_fields: Option<Range<usize>>,
+    managed_fields: Option<Range<u32>>,
+    /// The bytes of the value of `metadata.labels` in `text`.
+    labels: Option<Range<u32>>,
+}
+
+/// Where members of `metadata` lie in an object's text.
+#[derive(Default)]
+struct Marks {
+    managed_fields: Option<Range<u32>>,
+    labels: Option<Range<u32>>,
 }
 
 impl Stored {
@@ -33,22 +43,36 @@ impl Stored {
             .and_then(Value::as_str)
             .unwrap_or_default();
         let mut text = Vec::with_capacity(512);
-        let managed_fields = write(&mut text, object).unwrap_or_else(|_| {
+        let marks = write(&mut text, object).unwrap_or_else(|_| {
             text.clear();
-            None
+            Marks::default()
         });
         Self {
             text: Bytes::from(text),
             api_version: api_version.into(),
-            managed_fields,
+            managed_fields: marks.managed_fields,
+            labels: marks.labels,
         }
+    }
+
+    /// The JSON text of `metadata.labels`, if the object has them.
+    pub fn labels(&self) -> Option<&[u8]> {
+        self.labels.as_ref().map(|range| self.slice(range))
+    }
+
+    fn slice(&self, range: &Range<u32>) -> &[u8] {
+        let (start, end) = (range.start as usize, range.end as usize);
+        self.text.get(start..end).unwrap_or_default()
     }
 
     /// The JSON text without `metadata.managedFields`, as the two slices around them (the
     /// second empty when there are none): what a list or a watch line copies.
     pub fn parts_without_managed_fields(&self) -> [&[u8]; 2] {
         match &self.managed_fields {
-            Some(cut) => [&self.text[..cut.start], &self.text[cut.end..]],
+            Some(cut) => [
+                self.slice(&(0..cut.start)),
+                self.text.get(cut.end as usize..).unwrap_or_default(),
+            ],
             None => [&self.text[..], &[]],
         }
     }
@@ -113,19 +137,16 @@ impl Stored {
 }
 
 /// Writes `object` as compact JSON, exactly as `serde_json::to_writer` does; returns where
-/// its `metadata.managedFields` member lies, with the comma that separates it from the
-/// next member or the one before.
-fn write(out: &mut Vec<u8>, object: &Value) -> serde_json::Result<Option<Range<usize>>> {
+/// its `metadata.managedFields` member lies (with the comma that separates it from the
+/// next member or the one before) and where the value of its `metadata.labels` lies. An
+/// object too large for the marks to count its bytes gets none.
+fn write(out: &mut Vec<u8>, object: &Value) -> serde_json::Result<Marks> {
     let (Value::Object(map), Some(Value::Object(metadata))) = (object, object.get("metadata"))
     else {
         serde_json::to_writer(out, object)?;
-        return Ok(None);
+        return Ok(Marks::default());
     };
-    if !metadata.contains_key("managedFields") {
-        serde_json::to_writer(out, object)?;
-        return Ok(None);
-    }
-    let mut managed_fields = None;
+    let mut marks = Marks::default();
     out.push(b'{');
     for (index, (key, value)) in map.iter().enumerate() {
         if index > 0 {
@@ -133,21 +154,22 @@ fn write(out: &mut Vec<u8>, object: &Value) -> serde_json::Result<Option<Range<u
         }
         write_key(out, key)?;
         if key == "metadata" {
-            managed_fields = write_metadata(out, metadata)?;
+            marks = write_metadata(out, metadata)?;
         } else {
             serde_json::to_writer(&mut *out, value)?;
         }
     }
     out.push(b'}');
-    Ok(managed_fields)
+    if u32::try_from(out.len()).is_err() {
+        return Ok(Marks::default());
+    }
+    Ok(marks)
 }
 
-/// Writes `metadata`; returns where its `managedFields` member lies (see [`write`]).
-fn write_metadata(
-    out: &mut Vec<u8>,
-    metadata: &Map<String, Value>,
-) -> serde_json::Result<Option<Range<usize>>> {
-    let mut managed_fields = None;
+/// Writes `metadata`; returns where its members lie (see [`write`]).
+fn write_metadata(out: &mut Vec<u8>, metadata: &Map<String, Value>) -> serde_json::Result<Marks> {
+    let mut marks = Marks::default();
+    let offset = |at: usize| u32::try_from(at).unwrap_or(u32::MAX);
     out.push(b'{');
     for (index, (key, value)) in metadata.iter().enumerate() {
         let start = out.len();
@@ -155,15 +177,20 @@ fn write_metadata(
             out.push(b',');
         }
         write_key(out, key)?;
+        let value_start = out.len();
         serde_json::to_writer(&mut *out, value)?;
-        if key == "managedFields" {
-            // The first member takes the comma after it, when another follows.
-            let comma_after = usize::from(index == 0 && metadata.len() > 1);
-            managed_fields = Some(start..out.len() + comma_after);
+        match key.as_str() {
+            "managedFields" => {
+                // The first member takes the comma after it, when another follows.
+                let comma_after = usize::from(index == 0 && metadata.len() > 1);
+                marks.managed_fields = Some(offset(start)..offset(out.len() + comma_after));
+            }
+            "labels" => marks.labels = Some(offset(value_start)..offset(out.len())),
+            _ => {}
         }
     }
     out.push(b'}');
-    Ok(managed_fields)
+    Ok(marks)
 }
 
 fn write_key(out: &mut Vec<u8>, key: &str) -> serde_json::Result<()> {
@@ -193,7 +220,7 @@ mod tests {
     }
 
     #[test]
-    fn the_text_is_what_serde_json_writes_and_managed_fields_can_be_left_out() {
+    fn the_text_is_what_serde_json_writes_and_its_marks_find_managed_fields_and_labels() {
         let managed = json!([{"manager": "m", "fieldsV1": {"f:data": {"f:k": {}}}}]);
         let objects = [
             json!({"apiVersion": "v1", "kind": "ConfigMap",
@@ -203,6 +230,7 @@ mod tests {
             json!({"metadata": {"name": "last", "managedFields": managed}}),
             json!({"kind": "K", "metadata": {"managedFields": managed}}),
             json!({"metadata": {"name": "none"}, "data": {"managedFields": "kept"}}),
+            json!({"metadata": {"labels": {"only": "labels"}}, "data": {"labels": "a user's"}}),
             json!({"metadata": "not an object"}),
             json!(["not", "an", "object"]),
         ];
@@ -217,6 +245,9 @@ mod tests {
                 metadata.remove("managedFields");
             }
             assert_eq!(without, wanted);
+            let labels = stored.labels().map(serde_json::from_slice::<Value>);
+            let wanted_labels = object.pointer("/metadata/labels").cloned();
+            assert_eq!(labels.transpose().expect("JSON"), wanted_labels, "{object}");
         }
     }
 
