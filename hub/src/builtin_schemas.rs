@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use fleet_objects::schema::Schema;
 use k8s_openapi::api::{apps, batch, core, networking, policy, rbac};
 use schemars::JsonSchema;
 use serde_json::Value;
@@ -100,11 +101,14 @@ fn all() -> HashMap<(&'static str, &'static str), Value> {
     schemas
 }
 
-/// The schema of a built-in kind, generated once.
-pub fn schema(group: &str, kind: &str) -> Option<&'static Value> {
-    static SCHEMAS: OnceLock<HashMap<(&'static str, &'static str), Value>> = OnceLock::new();
+/// The schema of a built-in kind, generated and compiled once.
+pub fn schema(group: &str, kind: &str) -> Option<&'static Schema> {
+    static SCHEMAS: OnceLock<HashMap<(&'static str, &'static str), Schema>> = OnceLock::new();
     SCHEMAS
-        .get_or_init(all)
+        .get_or_init(|| {
+            let compile = |(key, schema): (_, Value)| (key, Schema::compile(&schema));
+            all().into_iter().map(compile).collect()
+        })
         .iter()
         .find(|((g, k), _)| *g == group && *k == kind)
         .map(|(_, schema)| schema)

@@ -432,10 +432,10 @@ fn finish(
     };
     if let Some(schema) = resource
         .version(&call.version)
-        .and_then(|v| v.schema.as_ref())
+        .and_then(|v| v.schema.as_deref())
         .or_else(builtin_schema)
     {
-        let checked = fleet_objects::schema::prepare(&mut object, schema);
+        let checked = schema.prepare(&mut object);
         if call.param("fieldValidation") == Some("Strict") && !checked.pruned.is_empty() {
             let unknown: Vec<String> = checked
                 .pruned

@@ -31,8 +31,8 @@ pub struct Version {
     pub status: bool,
     /// Printer columns (after Name).
     pub columns: Vec<PrinterColumn>,
-    /// The structural OpenAPI v3 schema, for custom resources.
-    pub schema: Option<Value>,
+    /// The structural OpenAPI v3 schema, for custom resources, compiled.
+    pub schema: Option<std::sync::Arc<fleet_objects::schema::Schema>>,
 }
 
 /// A resource the cluster serves.
@@ -312,7 +312,9 @@ pub fn from_crd(crd: &Value) -> Option<ResourceType> {
                     .and_then(Value::as_array)
                     .map(|cols| cols.iter().filter_map(printer_column).collect())
                     .unwrap_or_default(),
-                schema: v.pointer("/schema/openAPIV3Schema").cloned(),
+                schema: (v.pointer("/schema/openAPIV3Schema")).map(|schema| {
+                    std::sync::Arc::new(fleet_objects::schema::Schema::compile(schema))
+                }),
             })
         })
         .collect();

@@ -71,7 +71,7 @@ fn corpus_objects_of_built_in_kinds_pass_their_schemas() {
         };
         *checked.entry(kind.clone()).or_default() += 1;
         fleet_hub::objects::strip_nulls(&mut object);
-        let result = fleet_objects::schema::prepare(&mut object, schema);
+        let result = schema.prepare(&mut object);
         let mut found: Vec<String> = result
             .causes
             .iter()

@@ -2,6 +2,8 @@
 //! (structural schemas of custom resources), and validation of the common keywords (type,
 //! required, enum, pattern, bounds). The hub checks custom resources with it.
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 /// One way a value breaks its schema, in Kubernetes' terms.
@@ -24,34 +26,283 @@ pub struct Checked {
     pub pruned: Vec<String>,
 }
 
-/// Prunes, defaults and validates a custom resource against its `openAPIV3Schema`, in
-/// place. `apiVersion`, `kind` and `metadata` are never pruned.
-pub fn prepare(object: &mut Value, schema: &Value) -> Checked {
-    let mut checked = Checked::default();
-    visit(object, schema, "", &mut checked);
-    checked
+/// A schema read once into the rules each node holds, so that checking an object looks
+/// up each of its members once instead of every keyword of every node, and compiles each
+/// `pattern` once.
+#[derive(Debug)]
+pub struct Schema {
+    source: Value,
+    root: Node,
 }
 
-fn child_path(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else {
-        format!("{path}.{key}")
+impl PartialEq for Schema {
+    fn eq(&self, other: &Self) -> bool {
+        self.source == other.source
     }
 }
 
-fn preserves_unknown(schema: &Value) -> bool {
-    schema
-        .get("x-kubernetes-preserve-unknown-fields")
-        .and_then(Value::as_bool)
-        .unwrap_or(false)
+impl Schema {
+    /// Reads `schema` (an `openAPIV3Schema`).
+    pub fn compile(schema: &Value) -> Self {
+        Self {
+            source: schema.clone(),
+            root: Node::compile(schema),
+        }
+    }
+
+    /// The schema as it was given.
+    pub fn source(&self) -> &Value {
+        &self.source
+    }
+
+    /// Prunes, defaults and validates `object` (a custom resource, or a built-in kind) in
+    /// place. `apiVersion`, `kind` and `metadata` are never pruned.
+    pub fn prepare(&self, object: &mut Value) -> Checked {
+        let mut checked = Checked::default();
+        self.root.visit(object, &Path::Root, &mut checked);
+        checked
+    }
 }
 
-fn invalid(path: &str, value: &Value, why: String) -> Cause {
+/// The rules of one node of a schema.
+#[derive(Debug, Default)]
+struct Node {
+    /// `type`, if set.
+    kind: Option<String>,
+    int_or_string: bool,
+    nullable: bool,
+    allowed: Option<Vec<Value>>,
+    minimum: Option<f64>,
+    maximum: Option<f64>,
+    max_length: Option<f64>,
+    max_items: Option<f64>,
+    /// `pattern`, and the expression when it compiles (one that does not is not checked).
+    pattern: Option<(String, Option<regex::Regex>)>,
+    /// `properties`, in the schema's order; `None` without the keyword.
+    properties: Option<Vec<(String, Node)>>,
+    /// Where each property lies in `properties`.
+    property_index: HashMap<String, usize>,
+    additional: Option<Box<Node>>,
+    preserves_unknown: bool,
+    required: Vec<String>,
+    items: Option<Box<Node>>,
+    /// `default`, when the node has one.
+    default: Option<Value>,
+}
+
+impl Node {
+    fn compile(schema: &Value) -> Self {
+        let number = |key: &str| schema.get(key).and_then(Value::as_f64);
+        let flag = |key: &str| schema.get(key).and_then(Value::as_bool) == Some(true);
+        let properties: Option<Vec<(String, Node)>> = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|map| {
+                map.iter()
+                    .map(|(key, child)| (key.clone(), Node::compile(child)))
+                    .collect()
+            });
+        let property_index = (properties.iter().flatten().enumerate())
+            .map(|(index, (key, _))| (key.clone(), index))
+            .collect();
+        Self {
+            kind: schema.get("type").and_then(Value::as_str).map(String::from),
+            int_or_string: flag("x-kubernetes-int-or-string"),
+            nullable: flag("nullable"),
+            allowed: schema.get("enum").and_then(Value::as_array).cloned(),
+            minimum: number("minimum"),
+            maximum: number("maximum"),
+            max_length: number("maxLength"),
+            max_items: number("maxItems"),
+            pattern: (schema.get("pattern").and_then(Value::as_str))
+                .map(|p| (p.to_string(), regex::Regex::new(p).ok())),
+            properties,
+            property_index,
+            additional: (schema.get("additionalProperties").filter(|a| a.is_object()))
+                .map(|a| Box::new(Node::compile(a))),
+            preserves_unknown: flag("x-kubernetes-preserve-unknown-fields"),
+            required: (schema.get("required").and_then(Value::as_array).into_iter())
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect(),
+            items: schema.get("items").map(|i| Box::new(Node::compile(i))),
+            default: schema.get("default").cloned(),
+        }
+    }
+
+    fn property(&self, key: &str) -> Option<&Node> {
+        let index = *self.property_index.get(key)?;
+        self.properties.as_ref()?.get(index).map(|(_, node)| node)
+    }
+
+    fn type_ok(&self, value: &Value) -> bool {
+        if self.int_or_string {
+            return matches!(type_name(value), "integer" | "string");
+        }
+        if value.is_null() && self.nullable {
+            return true;
+        }
+        match self.kind.as_deref() {
+            None => true,
+            Some("number") => value.is_number(),
+            Some(wanted) => type_name(value) == wanted,
+        }
+    }
+
+    fn visit(&self, value: &mut Value, path: &Path, checked: &mut Checked) {
+        if !self.type_ok(value) {
+            let wanted = self.kind.as_deref().unwrap_or("int-or-string");
+            // Kubernetes shows the type it found as the invalid value.
+            let actual = type_name(value);
+            checked.causes.push(invalid(
+                path,
+                &Value::String(actual.into()),
+                format!("{path} in body must be of type {wanted}: \"{actual}\""),
+            ));
+            return;
+        }
+        self.scalar_rules(value, path, &mut checked.causes);
+        match value {
+            Value::Object(map) => {
+                let root = matches!(path, Path::Root);
+                let identity =
+                    |key: &str| root && matches!(key, "apiVersion" | "kind" | "metadata");
+                if self.properties.is_some() && self.additional.is_none() && !self.preserves_unknown
+                {
+                    map.retain(|key, _| {
+                        let known = self.property_index.contains_key(key) || identity(key);
+                        if !known {
+                            checked.pruned.push(path.child(key).to_string());
+                        }
+                        known
+                    });
+                }
+                for (key, property) in self.properties.iter().flatten() {
+                    if let Some(default) = &property.default {
+                        map.entry(key.clone()).or_insert_with(|| default.clone());
+                    }
+                }
+                for (key, child) in map.iter_mut() {
+                    if identity(key) {
+                        continue;
+                    }
+                    if let Some(node) = self.property(key).or(self.additional.as_deref()) {
+                        node.visit(child, &path.child(key), checked);
+                    }
+                }
+                for name in &self.required {
+                    if !map.contains_key(name) {
+                        checked.causes.push(Cause {
+                            kind: "FieldValueRequired".into(),
+                            message: "Required value".into(),
+                            field: path.child(name).to_string(),
+                        });
+                    }
+                }
+            }
+            Value::Array(items) => {
+                if let Some(node) = &self.items {
+                    for (index, item) in items.iter_mut().enumerate() {
+                        node.visit(item, &Path::Item(path, index), checked);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn scalar_rules(&self, value: &Value, path: &Path, causes: &mut Vec<Cause>) {
+        if let Some(allowed) = &self.allowed {
+            if !allowed.contains(value) {
+                let listing: Vec<String> = allowed.iter().map(Value::to_string).collect();
+                causes.push(Cause {
+                    kind: "FieldValueNotSupported".into(),
+                    message: format!(
+                        "Unsupported value: {value}: supported values: {}",
+                        listing.join(", ")
+                    ),
+                    field: path.to_string(),
+                });
+            }
+        }
+        if let Some(n) = value.as_f64() {
+            if let Some(min) = self.minimum.filter(|min| n < *min) {
+                causes.push(invalid(
+                    path,
+                    value,
+                    format!("{path} in body should be greater than or equal to {min}"),
+                ));
+            }
+            if let Some(max) = self.maximum.filter(|max| n > *max) {
+                causes.push(invalid(
+                    path,
+                    value,
+                    format!("{path} in body should be less than or equal to {max}"),
+                ));
+            }
+        }
+        if let Some(text) = value.as_str() {
+            let too_long = |max: &f64| text.chars().count() as f64 > *max;
+            if let Some(max) = self.max_length.filter(too_long) {
+                causes.push(Cause {
+                    kind: "FieldValueTooLong".into(),
+                    message: format!("Too long: may not be more than {max} bytes"),
+                    field: path.to_string(),
+                });
+            }
+            if let Some((pattern, Some(expression))) = &self.pattern {
+                if !expression.is_match(text) {
+                    causes.push(invalid(
+                        path,
+                        value,
+                        format!("{path} in body should match '{pattern}'"),
+                    ));
+                }
+            }
+        }
+        if let (Some(items), Some(max)) = (value.as_array(), self.max_items) {
+            if items.len() as f64 > max {
+                causes.push(Cause {
+                    kind: "FieldValueTooMany".into(),
+                    message: format!("Too many: {}: must have at most {max} items", items.len()),
+                    field: path.to_string(),
+                });
+            }
+        }
+    }
+}
+
+/// Where a node lies in the object (`spec.items[0].name`), written out only for a cause
+/// or a pruned field.
+enum Path<'a> {
+    Root,
+    Field(&'a Path<'a>, &'a str),
+    Item(&'a Path<'a>, usize),
+}
+
+impl<'a> Path<'a> {
+    fn child(&'a self, key: &'a str) -> Path<'a> {
+        Path::Field(self, key)
+    }
+}
+
+impl std::fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Path::Root => Ok(()),
+            Path::Field(Path::Root, key) => f.write_str(key),
+            Path::Field(parent, key) => write!(f, "{parent}.{key}"),
+            Path::Item(parent, index) => write!(f, "{parent}[{index}]"),
+        }
+    }
+}
+
+fn invalid(path: &Path, value: &Value, why: String) -> Cause {
     Cause {
         kind: "FieldValueInvalid".into(),
         message: format!("Invalid value: {}: {why}", short(value)),
-        field: path.into(),
+        field: path.to_string(),
     }
 }
 
@@ -75,164 +326,6 @@ fn type_name(value: &Value) -> &'static str {
     }
 }
 
-fn type_ok(value: &Value, schema: &Value) -> bool {
-    if schema
-        .get("x-kubernetes-int-or-string")
-        .and_then(Value::as_bool)
-        == Some(true)
-    {
-        return matches!(type_name(value), "integer" | "string");
-    }
-    if value.is_null() && schema.get("nullable").and_then(Value::as_bool) == Some(true) {
-        return true;
-    }
-    match schema.get("type").and_then(Value::as_str) {
-        None => true,
-        Some("number") => value.is_number(),
-        Some(wanted) => type_name(value) == wanted,
-    }
-}
-
-fn visit(value: &mut Value, schema: &Value, path: &str, checked: &mut Checked) {
-    let causes = &mut checked.causes;
-    if !type_ok(value, schema) {
-        let wanted = schema
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("int-or-string");
-        // Kubernetes shows the type it found as the invalid value.
-        let actual = type_name(value);
-        causes.push(invalid(
-            path,
-            &Value::String(actual.into()),
-            format!("{path} in body must be of type {wanted}: \"{actual}\""),
-        ));
-        return;
-    }
-    scalar_rules(value, schema, path, causes);
-    match value {
-        Value::Object(map) => {
-            let root = path.is_empty();
-            let properties = schema.get("properties").and_then(Value::as_object);
-            let additional = schema.get("additionalProperties").filter(|a| a.is_object());
-            if properties.is_some() && additional.is_none() && !preserves_unknown(schema) {
-                map.retain(|key, _| {
-                    let known = properties.is_some_and(|p| p.contains_key(key))
-                        || root && matches!(key.as_str(), "apiVersion" | "kind" | "metadata");
-                    if !known {
-                        checked.pruned.push(child_path(path, key));
-                    }
-                    known
-                });
-            }
-            if let Some(properties) = properties {
-                for (key, property) in properties {
-                    if let Some(default) = property.get("default") {
-                        map.entry(key.clone()).or_insert_with(|| default.clone());
-                    }
-                }
-            }
-            for (key, child) in map.iter_mut() {
-                if root && matches!(key.as_str(), "apiVersion" | "kind" | "metadata") {
-                    continue;
-                }
-                let child_schema = properties.and_then(|p| p.get(key)).or(additional);
-                if let Some(child_schema) = child_schema {
-                    visit(child, child_schema, &child_path(path, key), checked);
-                }
-            }
-            required(map, schema, path, &mut checked.causes);
-        }
-        Value::Array(items) => {
-            if let Some(item_schema) = schema.get("items") {
-                for (i, item) in items.iter_mut().enumerate() {
-                    visit(item, item_schema, &format!("{path}[{i}]"), checked);
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
-fn required(
-    map: &serde_json::Map<String, Value>,
-    schema: &Value,
-    path: &str,
-    causes: &mut Vec<Cause>,
-) {
-    let names = schema.get("required").and_then(Value::as_array);
-    for name in names.into_iter().flatten().filter_map(Value::as_str) {
-        if !map.contains_key(name) {
-            let field = child_path(path, name);
-            causes.push(Cause {
-                kind: "FieldValueRequired".into(),
-                message: "Required value".into(),
-                field,
-            });
-        }
-    }
-}
-
-fn scalar_rules(value: &Value, schema: &Value, path: &str, causes: &mut Vec<Cause>) {
-    if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
-        if !allowed.contains(value) {
-            let listing: Vec<String> = allowed.iter().map(Value::to_string).collect();
-            causes.push(Cause {
-                kind: "FieldValueNotSupported".into(),
-                message: format!(
-                    "Unsupported value: {value}: supported values: {}",
-                    listing.join(", ")
-                ),
-                field: path.into(),
-            });
-        }
-    }
-    let number = |key: &str| schema.get(key).and_then(Value::as_f64);
-    if let Some(n) = value.as_f64() {
-        if let Some(min) = number("minimum").filter(|min| n < *min) {
-            causes.push(invalid(
-                path,
-                value,
-                format!("{path} in body should be greater than or equal to {min}"),
-            ));
-        }
-        if let Some(max) = number("maximum").filter(|max| n > *max) {
-            causes.push(invalid(
-                path,
-                value,
-                format!("{path} in body should be less than or equal to {max}"),
-            ));
-        }
-    }
-    if let Some(text) = value.as_str() {
-        if let Some(max) = number("maxLength").filter(|max| text.chars().count() as f64 > *max) {
-            causes.push(Cause {
-                kind: "FieldValueTooLong".into(),
-                message: format!("Too long: may not be more than {max} bytes"),
-                field: path.into(),
-            });
-        }
-        if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
-            if regex::Regex::new(pattern).is_ok_and(|re| !re.is_match(text)) {
-                causes.push(invalid(
-                    path,
-                    value,
-                    format!("{path} in body should match '{pattern}'"),
-                ));
-            }
-        }
-    }
-    if let (Some(items), Some(max)) = (value.as_array(), number("maxItems")) {
-        if items.len() as f64 > max {
-            causes.push(Cause {
-                kind: "FieldValueTooMany".into(),
-                message: format!("Too many: {}: must have at most {max} items", items.len()),
-                field: path.into(),
-            });
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,7 +346,7 @@ mod tests {
     fn unknown_fields_are_pruned_and_defaults_filled() {
         let mut object = json!({"apiVersion": "x/v1", "kind": "X", "metadata": {"name": "a"},
             "spec": {"repo": "https://h/r", "unknown": 1, "extra": {"anything": [1]}}, "junk": true});
-        let checked = prepare(&mut object, &schema());
+        let checked = Schema::compile(&schema()).prepare(&mut object);
         assert!(checked.causes.is_empty());
         assert_eq!(checked.pruned, ["junk", "spec.unknown"]);
         assert_eq!(
@@ -266,18 +359,45 @@ mod tests {
     #[test]
     fn validation_names_each_bad_field() {
         let mut object = json!({"spec": {"repo": "ftp://x", "mode": "c", "replicas": -1}});
-        let fields: Vec<String> = prepare(&mut object, &schema())
+        let fields: Vec<String> = Schema::compile(&schema())
+            .prepare(&mut object)
             .causes
             .into_iter()
             .map(|c| c.field)
             .collect();
         assert_eq!(fields, ["spec.repo", "spec.mode", "spec.replicas"]);
         let mut missing = json!({"spec": {"replicas": "two"}});
-        let causes = prepare(&mut missing, &schema()).causes;
+        let causes = Schema::compile(&schema()).prepare(&mut missing).causes;
         assert_eq!(
             causes[0].message,
             "Invalid value: \"string\": spec.replicas in body must be of type integer: \"string\""
         );
         assert_eq!(causes[1].field, "spec.repo");
+    }
+
+    #[test]
+    fn list_items_and_additional_properties_are_checked_where_they_lie() {
+        let schema = Schema::compile(&json!({"type": "object", "properties": {
+            "spec": {"type": "object", "properties": {
+                "ports": {"type": "array", "maxItems": 2, "items": {"type": "object",
+                    "required": ["port"],
+                    "properties": {"port": {"type": "integer", "maximum": 65535}}}},
+                "labels": {"type": "object",
+                    "additionalProperties": {"type": "string", "maxLength": 3}}}}}}));
+        let mut object = json!({"spec": {
+            "ports": [{"port": 80}, {"port": 70000}, {"name": "x"}],
+            "labels": {"a": "long", "b": "ok"}}});
+        let checked = schema.prepare(&mut object);
+        let fields: Vec<&str> = checked.causes.iter().map(|c| c.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            [
+                "spec.ports",
+                "spec.ports[1].port",
+                "spec.ports[2].port",
+                "spec.labels.a"
+            ]
+        );
+        assert_eq!(checked.pruned, ["spec.ports[2].name"]);
     }
 }

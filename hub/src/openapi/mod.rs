@@ -25,8 +25,9 @@ fn gvk(t: &ResourceType, version: &str) -> Value {
 fn schema_of(t: &ResourceType, version: &str) -> Value {
     let mut schema = t
         .version(version)
-        .and_then(|v| v.schema.clone())
-        .or_else(|| crate::builtin_schemas::schema(&t.group, &t.kind).cloned())
+        .and_then(|v| v.schema.as_deref())
+        .or_else(|| crate::builtin_schemas::schema(&t.group, &t.kind))
+        .map(|schema| schema.source().clone())
         .unwrap_or_else(|| json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}));
     if let Some(map) = schema.as_object_mut() {
         map.insert("x-kubernetes-group-version-kind".into(), gvk(t, version));
