@@ -81,26 +81,38 @@ impl FieldSet {
         Self(set)
     }
 
-    /// The `fieldsV1` tree.
+    /// The `fieldsV1` tree. The paths are sorted, so those under one element follow each
+    /// other: each node is made once, from the run of paths under it.
     pub fn to_v1(&self) -> Value {
-        let mut root = Map::new();
-        for path in &self.0 {
-            let mut node = &mut root;
-            for element in path {
-                let child = node.entry(element.clone()).or_insert_with(|| json!({}));
-                match child.as_object_mut() {
-                    Some(map) => node = map,
-                    None => break,
-                }
-            }
-        }
-        Value::Object(root)
+        let paths: Vec<&[String]> = self.0.iter().map(Vec::as_slice).collect();
+        Value::Object(subtree(&paths, 0))
     }
 
     /// Whether nothing is in the set.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+}
+
+/// The node at `depth` of `paths`, which share their first `depth` elements.
+fn subtree(paths: &[&[String]], depth: usize) -> Map<String, Value> {
+    let mut node = Map::new();
+    let mut rest = paths;
+    while let Some((first, tail)) = rest.split_first() {
+        let Some(element) = first.get(depth) else {
+            // A path that ends here: the node itself.
+            rest = tail;
+            continue;
+        };
+        let run = rest
+            .iter()
+            .take_while(|path| path.get(depth) == Some(element))
+            .count();
+        let (under, after) = rest.split_at(run);
+        node.insert(element.clone(), Value::Object(subtree(under, depth + 1)));
+        rest = after;
+    }
+    node
 }
 
 fn walk(value: &Value, path: FieldPath, lists: Lists, field: &str, set: &mut BTreeSet<FieldPath>) {
@@ -500,6 +512,8 @@ mod tests {
                 new = mutated(&new, &mut choice);
             }
             for lists in [Lists::BuiltIn, Lists::Atomic] {
+                let set = FieldSet::of(&new, lists);
+                assert_eq!(FieldSet::from_v1(&set.to_v1()), set, "{new}");
                 for (a, b) in [(&old, &new), (&new, &old), (&base, &new)] {
                     assert_eq!(
                         Changes::between(a, b, lists),
