@@ -79,11 +79,19 @@ pub async fn run(
         tokio::select! {
             _ = &mut shutdown => break,
             event = events.next() => {
-                if event.is_none() {
+                let Some(event) = event else {
                     break;
+                };
+                // Clusters' status writes come in bursts: one look serves the whole burst,
+                // and none is needed when it touched no pushed or driven cluster (agents'
+                // heartbeats, at thousands of clusters).
+                let mut relevant = may_change_pushed(&event, &driven);
+                while let Some(Some(event)) = events.next().now_or_never() {
+                    relevant |= may_change_pushed(&event, &driven);
                 }
-                // Clusters' status writes come in bursts: one look serves the whole burst.
-                while let Some(Some(_)) = events.next().now_or_never() {}
+                if !relevant {
+                    continue;
+                }
             }
             _ = retry.tick() => {}
         }
@@ -91,6 +99,27 @@ pub async fn run(
         reconcile(&hub, resync, &clusters, &mut driven).await;
     }
     tracing::info!(clusters = driven.len(), "push: stopping");
+}
+
+/// Whether a watch event may change which clusters are driven: it touched a pushed
+/// cluster, or a driven one (which may no longer be pushed, or be gone); an error may hide
+/// either.
+fn may_change_pushed(
+    event: &Result<Cluster, watcher::Error>,
+    driven: &HashMap<String, Driven>,
+) -> bool {
+    let Ok(cluster) = event else {
+        return true;
+    };
+    cluster.is_pushed() || driven.contains_key(&cluster_key(cluster))
+}
+
+fn cluster_key(cluster: &Cluster) -> String {
+    format!(
+        "{}/{}",
+        cluster.namespace().unwrap_or_default(),
+        cluster.name_any()
+    )
 }
 
 /// What a pushed cluster is started with: its Secret and its namespace on the hub.
@@ -127,8 +156,7 @@ async fn reconcile(
         .filter_map(|cluster| {
             // Most clusters are not pushed: no key is formatted for them.
             let started_with = start_key(cluster)?;
-            let key = format!("{}/{}", cluster.namespace()?, cluster.name_any());
-            Some((key, (&**cluster, started_with)))
+            Some((cluster_key(cluster), (&**cluster, started_with)))
         })
         .collect();
     driven.retain(|key, running| {
