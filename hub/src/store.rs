@@ -903,11 +903,11 @@ fn commit(
             }
         }
         let last = batch.iter().map(|p| p.rv).max().unwrap_or(0);
-        tx.execute(
+        let mut last_rv = tx.prepare_cached(
             "INSERT INTO meta (key, value) VALUES ('rv', ?1)
              ON CONFLICT DO UPDATE SET value = max(value, excluded.value)",
-            params![i64::try_from(last).unwrap_or(i64::MAX)],
         )?;
+        last_rv.execute(params![i64::try_from(last).unwrap_or(i64::MAX)])?;
     }
     tx.commit()
 }
