@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use fleet_objects::smp;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 /// One path of path elements, e.g. `["f:spec", "f:replicas"]`.
 pub type FieldPath = Vec<String>;
@@ -368,6 +368,7 @@ pub fn remove_at(object: &mut Value, path: &[String]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn field_sets_key_containers_by_name_and_round_trip() {
