@@ -78,32 +78,29 @@ struct Node {
     max_items: Option<f64>,
     /// `pattern`, and the expression when it compiles (one that does not is not checked).
     pattern: Option<(String, Option<regex::Regex>)>,
-    /// `properties`, in the schema's order; `None` without the keyword.
-    properties: Option<Vec<(String, Node)>>,
-    /// Where each property lies in `properties`.
-    property_index: HashMap<String, usize>,
+    /// `properties`; `None` without the keyword.
+    properties: Option<HashMap<String, Node>>,
+    /// The `default` of each property that has one, in the schema's order (the order
+    /// missing members are added in).
+    defaults: Vec<(String, Value)>,
     additional: Option<Box<Node>>,
     preserves_unknown: bool,
     required: Vec<String>,
     items: Option<Box<Node>>,
-    /// `default`, when the node has one.
-    default: Option<Value>,
 }
 
 impl Node {
     fn compile(schema: &Value) -> Self {
         let number = |key: &str| schema.get(key).and_then(Value::as_f64);
         let flag = |key: &str| schema.get(key).and_then(Value::as_bool) == Some(true);
-        let properties: Option<Vec<(String, Node)>> = schema
-            .get("properties")
-            .and_then(Value::as_object)
-            .map(|map| {
-                map.iter()
-                    .map(|(key, child)| (key.clone(), Node::compile(child)))
-                    .collect()
-            });
-        let property_index = (properties.iter().flatten().enumerate())
-            .map(|(index, (key, _))| (key.clone(), index))
+        let declared = schema.get("properties").and_then(Value::as_object);
+        let properties = declared.map(|map| {
+            map.iter()
+                .map(|(key, child)| (key.clone(), Node::compile(child)))
+                .collect()
+        });
+        let defaults = (declared.into_iter().flatten())
+            .filter_map(|(key, child)| Some((key.clone(), child.get("default")?.clone())))
             .collect();
         Self {
             kind: schema.get("type").and_then(Value::as_str).map(String::from),
@@ -117,7 +114,7 @@ impl Node {
             pattern: (schema.get("pattern").and_then(Value::as_str))
                 .map(|p| (p.to_string(), regex::Regex::new(p).ok())),
             properties,
-            property_index,
+            defaults,
             additional: (schema.get("additionalProperties").filter(|a| a.is_object()))
                 .map(|a| Box::new(Node::compile(a))),
             preserves_unknown: flag("x-kubernetes-preserve-unknown-fields"),
@@ -127,13 +124,7 @@ impl Node {
                 .map(String::from)
                 .collect(),
             items: schema.get("items").map(|i| Box::new(Node::compile(i))),
-            default: schema.get("default").cloned(),
         }
-    }
-
-    fn property(&self, key: &str) -> Option<&Node> {
-        let index = *self.property_index.get(key)?;
-        self.properties.as_ref()?.get(index).map(|(_, node)| node)
     }
 
     fn type_ok(&self, value: &Value) -> bool {
@@ -171,23 +162,23 @@ impl Node {
                 if self.properties.is_some() && self.additional.is_none() && !self.preserves_unknown
                 {
                     map.retain(|key, _| {
-                        let known = self.property_index.contains_key(key) || identity(key);
+                        let known = (self.properties.as_ref()).is_some_and(|p| p.contains_key(key))
+                            || identity(key);
                         if !known {
                             checked.pruned.push(path.child(key).to_string());
                         }
                         known
                     });
                 }
-                for (key, property) in self.properties.iter().flatten() {
-                    if let Some(default) = &property.default {
-                        map.entry(key.clone()).or_insert_with(|| default.clone());
-                    }
+                for (key, default) in &self.defaults {
+                    map.entry(key.clone()).or_insert_with(|| default.clone());
                 }
                 for (key, child) in map.iter_mut() {
                     if identity(key) {
                         continue;
                     }
-                    if let Some(node) = self.property(key).or(self.additional.as_deref()) {
+                    let property = self.properties.as_ref().and_then(|p| p.get(key));
+                    if let Some(node) = property.or(self.additional.as_deref()) {
                         node.visit(child, &path.child(key), checked);
                     }
                 }
