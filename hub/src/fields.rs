@@ -168,8 +168,6 @@ impl Changes {
     /// The changes from `old` to `new`.
     pub fn between(old: &Value, new: &Value, lists: Lists) -> Self {
         let mut diff = Diff {
-            old,
-            new,
             lists,
             changes: Self::default(),
         };
@@ -193,14 +191,12 @@ impl Changes {
 }
 
 /// A walk of two objects together, gathering [`Changes`].
-struct Diff<'a> {
-    old: &'a Value,
-    new: &'a Value,
+struct Diff {
     lists: Lists,
     changes: Changes,
 }
 
-impl Diff<'_> {
+impl Diff {
     /// The members of two maps at `prefix`, but those `skip` names.
     fn members(
         &mut self,
@@ -240,8 +236,11 @@ impl Diff<'_> {
                 if let Some(old) = old {
                     walk(old, path, self.lists, key, &mut old_paths);
                 }
+                // Each path leads to the member first: the rest is read from the two values.
+                let depth = prefix.len() + 1;
                 for path in &new_paths {
-                    if value_at(self.old, path) != value_at(self.new, path) {
+                    let rest = path.get(depth..).unwrap_or_default();
+                    if old.and_then(|old| value_at(old, rest)) != value_at(new, rest) {
                         self.changes.changed.insert(path.clone());
                     }
                 }
