@@ -435,9 +435,8 @@ impl Tracker {
     /// managedFields.
     fn start(hub: &kube::Client) -> Arc<Self> {
         let tracker = Arc::new(Self::default());
-        let hub = hub.clone();
         tokio::spawn(tracker.clone().follow_deployments(hub.clone()));
-        tokio::spawn(tracker.clone().follow_contents(hub));
+        tokio::spawn(tracker.clone().follow_contents(hub.clone()));
         tracker
     }
 
