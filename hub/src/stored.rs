@@ -9,12 +9,21 @@
 //! joining two slices; and where its `metadata.labels` lie, so that a label selector reads
 //! them alone.
 
+use std::cell::RefCell;
 use std::ops::Range;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use serde_json::{Map, Value};
 
 use crate::status::{ApiError, ApiResult};
+
+thread_local! {
+    /// The buffer each thread writes objects into before copying them out.
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The largest scratch buffer a thread keeps between objects.
+const SCRATCH_KEPT: usize = 1 << 20;
 
 /// One version of an object, as JSON text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,13 +51,22 @@ impl Stored {
             .get("apiVersion")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let mut text = Vec::with_capacity(512);
-        let marks = write(&mut text, object).unwrap_or_else(|_| {
-            text.clear();
-            Marks::default()
+        let (text, marks) = SCRATCH.with_borrow_mut(|scratch| {
+            scratch.clear();
+            let marks = write(scratch, object).unwrap_or_else(|_| {
+                scratch.clear();
+                Marks::default()
+            });
+            // A copy of exactly its length: the hub keeps every object, and a buffer grown
+            // by doubling is a third empty on average.
+            let text = Bytes::copy_from_slice(scratch);
+            if scratch.capacity() > SCRATCH_KEPT {
+                *scratch = Vec::new();
+            }
+            (text, marks)
         });
         Self {
-            text: Bytes::from(text),
+            text,
             api_version: api_version.into(),
             managed_fields: marks.managed_fields,
             labels: marks.labels,
