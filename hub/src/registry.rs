@@ -1,7 +1,7 @@
 //! Which resources a logical cluster serves: a table of built-in kinds plus the
 //! CustomResourceDefinitions stored in that cluster.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use serde_json::Value;
 
@@ -171,6 +171,17 @@ fn review(&(group, version, kind, plural): &Review) -> ResourceType {
     }
 }
 
+/// The built-in kinds and the reviews, made once and shared by every cluster's registry
+/// (a hub may serve ten thousand member clusters).
+static BUILT_IN_TYPES: LazyLock<Vec<Arc<ResourceType>>> = LazyLock::new(|| {
+    BUILT_INS
+        .iter()
+        .map(built_in)
+        .chain(REVIEWS.iter().map(review))
+        .map(Arc::new)
+        .collect()
+});
+
 /// The resources one logical cluster serves.
 #[derive(Debug, Clone)]
 pub struct Registry {
@@ -180,12 +191,7 @@ pub struct Registry {
 impl Registry {
     /// The built-in kinds plus the custom resources defined by `crds`.
     pub fn new<'a>(crds: impl IntoIterator<Item = &'a Value>) -> Self {
-        let mut types: Vec<Arc<ResourceType>> = BUILT_INS
-            .iter()
-            .map(built_in)
-            .chain(REVIEWS.iter().map(review))
-            .map(Arc::new)
-            .collect();
+        let mut types = BUILT_IN_TYPES.clone();
         for crd in crds {
             if let Some(custom) = from_crd(crd) {
                 if !types
