@@ -81,7 +81,9 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
         .filter_map(|d| Some((d.metadata.namespace.as_deref()?, d.clone())))
         .collect();
     let mut files = None;
-    let mut plans = Vec::new();
+    // One plan per cluster, each deployment boxed: every bundle's pass holds its plans at
+    // once, and a deployment is large.
+    let mut plans = Vec::with_capacity(clusters.len());
     let mut failures = Vec::new();
     // The Contents this pass made sure of: one per distinct variant, not one per cluster.
     let mut stored = BTreeSet::new();
@@ -136,7 +138,7 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
             )]));
         }
         let current = by_namespace.get(target_namespace.as_str()).cloned();
-        plans.push((info, target_namespace, desired, current, copies));
+        plans.push((info, target_namespace, Box::new(desired), current, copies));
     }
     let candidates: Vec<Candidate> = plans
         .iter()
@@ -156,9 +158,9 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
             continue;
         }
         let deployment = if *go {
-            desired
+            *desired
         } else {
-            staged(desired, current.as_deref())
+            staged(*desired, current.as_deref())
         };
         let unchanged = current.as_ref().is_some_and(|d| {
             d.spec == deployment.spec
