@@ -166,9 +166,11 @@ pub struct BundleDeploymentOptions {
     /// Kustomize options.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kustomize: Option<KustomizeOptions>,
-    /// Helm options.
+    /// Helm options. (Boxed: a deployment holds two sets of options, every cache of
+    /// deployments holds one per cluster and bundle, and bundles of plain manifests have
+    /// none.)
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub helm: Option<HelmOptions>,
+    pub helm: Option<Box<HelmOptions>>,
     /// Service account the agent impersonates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_account: Option<String>,

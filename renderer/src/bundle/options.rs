@@ -13,7 +13,7 @@ pub fn merge(
         default_namespace: pick(&base.default_namespace, &custom.default_namespace),
         target_namespace: pick(&base.target_namespace, &custom.target_namespace),
         kustomize: pick(&base.kustomize, &custom.kustomize),
-        helm: merge_helm(base.helm.as_ref(), custom.helm.as_ref()),
+        helm: merge_helm(base.helm.as_deref(), custom.helm.as_deref()).map(Box::new),
         service_account: pick(&base.service_account, &custom.service_account),
         force_sync_generation: pick(&base.force_sync_generation, &custom.force_sync_generation),
         yaml: pick(&base.yaml, &custom.yaml),
