@@ -166,9 +166,10 @@ pub struct BundleDeploymentOptions {
     /// Kustomize options.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kustomize: Option<KustomizeOptions>,
-    /// Helm options. (Boxed: a deployment holds two sets of options, every cache of
-    /// deployments holds one per cluster and bundle, and bundles of plain manifests have
-    /// none.)
+    // Boxed: a deployment holds two sets of options, every cache of deployments holds one
+    // per cluster and bundle, and bundles of plain manifests have none. (Not in the doc
+    // comment, which is the CRD's description.)
+    /// Helm options.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub helm: Option<Box<HelmOptions>>,
     /// Service account the agent impersonates.
