@@ -15,6 +15,9 @@ struct Entry {
     time: String,
     subresource: String,
     fields: FieldSet,
+    /// The entry as it was read from the live object, kept while nothing in it changes:
+    /// it is then written back as it is, not rebuilt from its field set.
+    read: Option<Value>,
 }
 
 impl Entry {
@@ -33,7 +36,26 @@ impl Entry {
             time: text("time"),
             subresource: text("subresource"),
             fields: FieldSet::from_v1(value.get("fieldsV1")?),
+            read: None,
         })
+    }
+
+    /// [`Entry::parse`], keeping `value` to write back while the entry is unchanged.
+    fn keeping(value: Value) -> Option<Self> {
+        let entry = Self::parse(&value)?;
+        Some(Self {
+            read: Some(value),
+            ..entry
+        })
+    }
+
+    /// Takes `path` out of the entry's fields; true if it held it.
+    fn release(&mut self, path: &FieldPath) -> bool {
+        let held = self.fields.0.remove(path);
+        if held {
+            self.read = None;
+        }
+        held
     }
 
     fn to_json(&self) -> Value {
@@ -85,20 +107,31 @@ fn entries(object: Option<&Value>) -> Vec<Entry> {
 /// when it sent a list that differs from the live one (clients may edit managedFields, and
 /// `[{}]` clears them); otherwise the live ones, so that a client unaware of the field
 /// cannot erase it by leaving it out. Writes to a subresource always keep the live ones.
-fn base_entries(old: Option<&Value>, new: &Value, writer: &Writer) -> Vec<Entry> {
-    // A list equal to the live one gives the same entries either way.
-    let sent = new.pointer("/metadata/managedFields");
-    match sent.and_then(Value::as_array) {
-        Some(items) if !items.is_empty() && writer.subresource.is_empty() => entries_in(sent),
-        _ => entries(old),
+/// The list sent is taken out of `new` (left null); [`store_entries`] puts one back.
+fn base_entries(old: Option<&Value>, new: &mut Value, writer: &Writer) -> Vec<Entry> {
+    let live = old.and_then(|o| o.pointer("/metadata/managedFields"));
+    let sent = new.pointer_mut("/metadata/managedFields").map(Value::take);
+    match sent {
+        // The live list, sent back as it is (a patch edits a copy of the live object): the
+        // live entries, each written back unrebuilt while it does not change.
+        Some(Value::Array(items)) if live.and_then(Value::as_array) == Some(&items) => {
+            items.into_iter().filter_map(Entry::keeping).collect()
+        }
+        Some(sent)
+            if sent.as_array().is_some_and(|items| !items.is_empty())
+                && writer.subresource.is_empty() =>
+        {
+            entries_in(Some(&sent))
+        }
+        _ => entries_in(live),
     }
 }
 
 fn store_entries(object: &mut Value, entries: Vec<Entry>) {
     let list: Vec<Value> = entries
-        .iter()
+        .into_iter()
         .filter(|e| !e.fields.is_empty())
-        .map(Entry::to_json)
+        .map(|mut e| e.read.take().unwrap_or_else(|| e.to_json()))
         .collect();
     if let Some(meta) = crate::meta::metadata_mut(object) {
         if list.is_empty() {
@@ -122,7 +155,11 @@ fn own(entries: &mut Vec<Entry>, writer: &Writer, operation: &str) -> usize {
         .iter()
         .position(|e| e.is(writer.manager, operation, writer.subresource))
     {
-        Some(index) => index,
+        Some(index) => {
+            // The caller changes it.
+            entries[index].read = None;
+            index
+        }
         None => {
             entries.push(Entry {
                 manager: writer.manager.to_string(),
@@ -131,6 +168,7 @@ fn own(entries: &mut Vec<Entry>, writer: &Writer, operation: &str) -> usize {
                 time: String::new(),
                 subresource: writer.subresource.to_string(),
                 fields: FieldSet::default(),
+                read: None,
             });
             entries.len() - 1
         }
@@ -154,7 +192,7 @@ pub fn record_update(old: Option<&Value>, new: &mut Value, writer: &Writer) {
     }
     for entry in list.iter_mut() {
         for path in changed.iter().chain(removed.iter()) {
-            entry.fields.0.remove(path);
+            entry.release(path);
         }
     }
     let index = own(&mut list, writer, "Update");
@@ -191,7 +229,7 @@ pub fn apply(
             .collect();
         if force {
             for path in &clashing {
-                entry.fields.0.remove(path);
+                entry.release(path);
             }
         } else {
             conflicts.extend(clashing.iter().map(|p| Cause {
@@ -348,5 +386,46 @@ mod tests {
         let second = json!({"spec": {"containers": [{"name": "b", "image": "2"}]}});
         let live = apply(Some(&live), &second, &writer("two"), false).expect("applied");
         assert_eq!(live["spec"]["containers"].as_array().map(Vec::len), Some(2));
+    }
+
+    /// An entry as written by another server, its fields out of the order this hub writes.
+    fn foreign_entry() -> Value {
+        json!({"manager": "ctl", "operation": "Apply", "apiVersion": "v1",
+               "time": "2026-01-01T00:00:00Z", "fieldsType": "FieldsV1",
+               "fieldsV1": {"f:spec": {"f:b": {}, "f:a": {}}}})
+    }
+
+    #[test]
+    fn a_status_write_keeps_other_entries_as_they_were() {
+        let live = json!({"metadata": {"name": "d", "managedFields": [foreign_entry()]},
+                          "spec": {"a": 1, "b": 2}});
+        let mut new = live.clone();
+        new["status"] = json!({"ready": true});
+        let status = Writer {
+            subresource: "status",
+            ..writer("agent")
+        };
+        record_update(Some(&live), &mut new, &status);
+        let managed = &new["metadata"]["managedFields"];
+        assert_eq!(
+            serde_json::to_string(&managed[0]).expect("JSON"),
+            serde_json::to_string(&foreign_entry()).expect("JSON"),
+            "untouched: written back as it was"
+        );
+        assert_eq!(managed[1]["manager"], "agent");
+        assert_eq!(managed[1]["fieldsV1"], json!({"f:status": {"f:ready": {}}}));
+    }
+
+    #[test]
+    fn an_entry_that_loses_a_field_is_written_anew() {
+        let live = json!({"metadata": {"name": "d", "managedFields": [foreign_entry()]},
+                          "spec": {"a": 1, "b": 2}});
+        let mut new = live.clone();
+        new["spec"]["a"] = json!(5);
+        record_update(Some(&live), &mut new, &writer("edit"));
+        let managed = &new["metadata"]["managedFields"];
+        assert_eq!(managed[0]["fieldsV1"], json!({"f:spec": {"f:b": {}}}));
+        assert_eq!(managed[1]["manager"], "edit");
+        assert_eq!(managed[1]["fieldsV1"], json!({"f:spec": {"f:a": {}}}));
     }
 }
