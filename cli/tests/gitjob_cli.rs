@@ -78,20 +78,23 @@ fn gitjob_syncs_a_gitrepo_serves_metrics_and_stops_on_sigterm() {
         );
         ok && text == head
     });
-    let (_, commit) = kubectl(
-        &kubeconfig,
-        &[
-            "get",
-            "gitrepo",
-            "demo",
-            "-n",
-            "fleet-local",
-            "-o",
-            "jsonpath={.status.commit}",
-        ],
-        None,
-    );
-    assert_eq!(commit, head);
+    // The GitRepo's status is a write of its own, after the Bundle's.
+    until("the GitRepo's status at the commit", || {
+        let (ok, commit) = kubectl(
+            &kubeconfig,
+            &[
+                "get",
+                "gitrepo",
+                "demo",
+                "-n",
+                "fleet-local",
+                "-o",
+                "jsonpath={.status.commit}",
+            ],
+            None,
+        );
+        ok && commit == head
+    });
 
     wait_for_port(metrics_port);
     let metrics = ureq::get(&format!("http://127.0.0.1:{metrics_port}/metrics"))
