@@ -49,13 +49,11 @@ impl Entry {
         })
     }
 
-    /// Takes `path` out of the entry's fields; true if it held it.
-    fn release(&mut self, path: &FieldPath) -> bool {
-        let held = self.fields.0.remove(path);
-        if held {
+    /// Takes `path` out of the entry's fields (the entry is then written anew).
+    fn release(&mut self, path: &FieldPath) {
+        if self.fields.0.remove(path) {
             self.read = None;
         }
-        held
     }
 
     fn to_json(&self) -> Value {
