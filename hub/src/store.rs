@@ -595,8 +595,12 @@ impl Store {
         if rv < floor {
             return Err(floor);
         }
-        let replay = (history.events.iter())
-            .filter(|e| e.rv > rv && e.key.in_scope(cluster, resource, namespace))
+        // The history is in resourceVersion order: the replay starts after `rv` without
+        // reading what came before (10,000 agents starting watches near the end of a full
+        // history each read all of it, with the writer waiting on the lock).
+        let first = history.events.partition_point(|e| e.rv <= rv);
+        let replay = (history.events.range(first..))
+            .filter(|e| e.key.in_scope(cluster, resource, namespace))
             .cloned()
             .collect();
         Ok(Subscription {
@@ -1049,6 +1053,39 @@ mod tests {
         let emptied = Store::open(&path, HashSet::from(["sim".to_string()])).expect("opened");
         assert!(emptied.get(&key("sim")).expect("read").is_none());
         assert!(emptied.get(&key("c")).expect("read").is_some());
+    }
+
+    #[tokio::test]
+    async fn a_watch_resumed_at_a_version_replays_only_its_later_changes() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = Store::open(&dir.path().join("db"), HashSet::new()).expect("opened");
+        let mut versions = Vec::new();
+        for (cluster, name) in [("c", "a"), ("c", "b"), ("d", "c"), ("c", "d"), ("c", "e")] {
+            let key = Key {
+                cluster: cluster.into(),
+                resource: "/configmaps".into(),
+                namespace: "ns".into(),
+                name: name.into(),
+            };
+            let object = json!({"metadata": {"name": name}});
+            store
+                .write(&key, |_| Ok((Change::Put(object.clone()), ())))
+                .await
+                .expect("written");
+            versions.push(store.current_rv());
+        }
+        let names = |rv| -> Vec<String> {
+            let subscription = store
+                .subscribe_after(rv, "c", "/configmaps", None)
+                .map_err(|floor| format!("floor {floor}"))
+                .expect("subscribed");
+            (subscription.replay.iter())
+                .map(|e| e.key.name.clone())
+                .collect()
+        };
+        assert_eq!(names(versions[1]), ["d", "e"], "after b, not d's cluster");
+        assert_eq!(names(versions[0] - 1), ["a", "b", "d", "e"]);
+        assert!(names(versions[4]).is_empty());
     }
 
     #[test]
