@@ -43,9 +43,11 @@ struct Findings {
 /// are ready here), prunes, checks drift (correcting it when asked), and reports; a
 /// deleted one is uninstalled.
 pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<(), Error> {
-    if agent.is_own_write(deployment) && deployment.metadata.deletion_timestamp.is_none() {
+    let triggered = agent.triggers.wanted(&deployment.name_any());
+    let own_write = agent.is_own_write(deployment);
+    if own_write && !triggered && deployment.metadata.deletion_timestamp.is_none() {
         // What the agent has just applied, inspected and reported: its next look comes
-        // with the resync.
+        // with a change to its objects, or the resync.
         return Ok(());
     }
     let options = deployment.spec.options.clone().unwrap_or_default();
@@ -304,6 +306,7 @@ async fn prepare(
             namespaces.insert(namespace.clone());
         }
         mark(&mut object, deployment, helm.as_ref());
+        agent.triggers.watch_kind(&api);
         desired.push(Desired { api, object });
     }
     Ok(Prepared {
@@ -433,8 +436,12 @@ async fn apply_one(agent: &Agent, item: &Desired, force: bool) -> Result<Dynamic
     let api = agent.api_for(&item.api, item.object.metadata.namespace.as_deref());
     let name = item.object.name_any();
     let params = PatchParams::apply(FIELD_MANAGER).force();
+    let own = agent.triggers.applying(&item.api, &item.object);
     match api.patch(&name, &params, &Patch::Apply(&item.object)).await {
-        Ok(applied) => return Ok(applied),
+        Ok(applied) => {
+            own.done(&applied);
+            return Ok(applied);
+        }
         Err(kube::Error::Api(response)) if force && response.code == 422 => {
             tracing::info!(kind = %item.api.kind, %name, reason = %response.message, "replacing");
         }
@@ -454,9 +461,11 @@ async fn apply_one(agent: &Agent, item: &Desired, force: bool) -> Result<Dynamic
             REPLACE_PATIENCE.as_secs()
         )));
     }
-    Ok(api
+    let applied = api
         .patch(&name, &params, &Patch::Apply(&item.object))
-        .await?)
+        .await?;
+    own.done(&applied);
+    Ok(applied)
 }
 
 /// Readiness and drift of every object, read from the cluster unless `applied` holds them

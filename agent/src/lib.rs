@@ -22,6 +22,7 @@ pub mod recent;
 pub mod register;
 pub mod release;
 pub mod status_budget;
+pub mod triggers;
 pub mod uninstall;
 
 use std::sync::Arc;
@@ -122,12 +123,15 @@ pub struct Agent {
     accounts: Arc<recent::Recent<bool>>,
     /// The namespaces found or made in the cluster, and when.
     namespaces: Arc<recent::Recent<()>>,
+    /// The watches on what the agent deployed, which bring looks when it changes.
+    triggers: Arc<triggers::Triggers>,
 }
 
 impl Agent {
     /// An agent reading BundleDeployments from `namespace` on the hub (`hub`) and applying
-    /// them to its own cluster (`local`), looking at each again every `resync` for drift
-    /// (every 5 s while one is not ready). Service accounts bundles name are looked up in
+    /// them to its own cluster (`local`). It looks at a deployment again at once when one
+    /// of its objects changes (the agent's own applies aside: see [`triggers`]), and every
+    /// `resync` besides (every 5 s while one is not ready). Service accounts bundles name are looked up in
     /// [`impersonate::SYSTEM_NAMESPACE`]. The agent never reads managedFields: clients
     /// that ask to go without them
     /// ([`fleet_objects::client::omitting_managed_fields`]) spare it decoding them.
@@ -150,7 +154,7 @@ impl Agent {
     ) -> Arc<Self> {
         Arc::new(Self {
             hub,
-            local,
+            local: local.clone(),
             namespace: namespace.to_string(),
             system_namespace: system_namespace.to_string(),
             creates_namespaces: true,
@@ -162,6 +166,7 @@ impl Agent {
             contents: Arc::default(),
             accounts: Arc::default(),
             namespaces: Arc::default(),
+            triggers: Arc::new(triggers::Triggers::new(local, namespace)),
         })
     }
 
@@ -297,13 +302,14 @@ impl Agent {
     ) {
         let deployments: Api<BundleDeployment> = Api::namespaced(self.hub.clone(), &self.namespace);
         let (store, writer) = reflector::store();
-        let requests = watcher(deployments, watcher::Config::default())
+        let changed = watcher(deployments, watcher::Config::default())
             .modify(fleet_objects::client::without_managed_fields)
             .reflect(writer)
             .applied_objects()
             .map_ok(|deployment| ObjectRef::from_obj(&deployment))
-            .backoff(fleet_objects::backoff::WatchBackoff::default())
-            .take_until(shutdown);
+            .backoff(fleet_objects::backoff::WatchBackoff::default());
+        let triggered = self.triggers.start().map(Ok);
+        let requests = futures::stream::select(changed, triggered).take_until(shutdown);
         kube::runtime::applier(
             |deployment, agent| {
                 fleet_objects::task::Task::spawn(async move {

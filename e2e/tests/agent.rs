@@ -591,6 +591,62 @@ async fn drift_looks_read_the_objects_again_but_not_the_content_or_the_service_a
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_to_a_deployed_object_brings_a_look_at_once_and_the_agents_own_do_not() {
+    let mut fleet = settings_in_dev().await;
+    until_mode(&fleet, "dev", "dev").await;
+    // An agent whose resync is an hour: only a change can bring a look in this test.
+    fleet
+        .start_agent_resyncing("dev", Duration::from_secs(3600))
+        .await;
+    let looks = || served(&fleet, "dev", "get", "configmaps");
+    // The new agent looks at its deployment once as it starts; then it is quiet.
+    let settled = eventually("the restarted agent quiet", WAIT, || async {
+        let before = looks();
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        (looks() == before && before > 0).then_some(before)
+    })
+    .await;
+
+    // A commit is applied; the watch event of the agent's own apply brings no look.
+    let deployments = fleet.deployments("dev");
+    fleet.repo.write("app/settings.yaml", &settings("prod"));
+    fleet.repo.commit("second");
+    // (Not read with kubectl, whose GETs would count as looks.)
+    eventually("the commit reported ready", WAIT, || async {
+        let deployment = deployments.get("demo-app").await.ok()?;
+        let status = deployment.status?;
+        let applied = status.applied_deployment_id == deployment.spec.deployment_id;
+        (applied && status.ready).then_some(())
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(looks(), settled, "the agent's own apply brought a look");
+    assert_eq!(mode(&fleet, "dev").as_deref(), Some("prod"));
+
+    // A hand edit brings one at once, and is reported.
+    fleet
+        .kubectl("dev")
+        .run_blocking(&[
+            "patch",
+            "configmap",
+            "settings",
+            "-n",
+            "app",
+            "-p",
+            r#"{"data":{"mode":"hacked"}}"#,
+        ])
+        .success();
+    let modified = eventually("the drift reported", WAIT, || async {
+        let status = deployments.get("demo-app").await.ok()?.status?;
+        (!status.non_modified).then_some(status.modified_status)
+    })
+    .await;
+    assert_eq!(modified[0]["paths"], json!(["/data/mode"]));
+    assert!(looks() > settled, "the edit was read by a look");
+    fleet.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_namespace_deleted_by_hand_is_made_again_by_the_next_commit() {
     let fleet = settings_in_dev().await;
     until_mode(&fleet, "dev", "dev").await;

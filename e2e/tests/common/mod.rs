@@ -85,13 +85,21 @@ impl Fleet {
         fleet
     }
 
-    /// Starts (or starts again, killing the running one wherever it is) a member's agent.
+    /// Starts (or starts again, killing the running one wherever it is) a member's agent,
+    /// looking at each deployment again every second.
     pub async fn start_agent(&mut self, name: &str) {
+        self.start_agent_resyncing(name, Duration::from_secs(1))
+            .await;
+    }
+
+    /// [`Fleet::start_agent`], the agent looking at each ready deployment again every
+    /// `resync` (beyond the looks a change to its objects brings).
+    pub async fn start_agent_resyncing(&mut self, name: &str, resync: Duration) {
         let agent = fleet_agent::Agent::new(
             self.hub.client.clone(),
             client_for(&self.hub.kubeconfig(name)).await,
             &format!("cluster-fleet-local-{name}"),
-            Duration::from_secs(1),
+            resync,
         );
         self.running.run_agent(name, agent, None).await;
     }
