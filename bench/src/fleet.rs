@@ -40,6 +40,14 @@ pub struct FleetBench {
     /// GitRepos the bundles are spread over (0: Bundles applied directly, no gitjob).
     #[arg(long, default_value_t = 1)]
     gitrepos: usize,
+    /// How often each agent looks at a ready deployment again, beyond the looks a change
+    /// to its objects brings (as `fleet agent --resync-seconds`).
+    #[arg(long, default_value_t = 300)]
+    resync_seconds: u64,
+    /// Seconds the fleet is left alone after the commit, what it does meanwhile measured
+    /// (drift looks, heartbeats): the cost of a fleet at rest.
+    #[arg(long, default_value_t = 60)]
+    idle_seconds: u64,
     /// One of Rancher Fleet's benchmark experiments (sets the figures above; `--clusters`
     /// still counts where the experiment does not fix it).
     #[arg(long, value_enum)]
@@ -113,7 +121,11 @@ pub fn run(args: FleetBench) -> Result<()> {
     }
     let scratch = tempfile::tempdir().context("scratch directory")?;
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    runtime.block_on(bench(shape, scratch.path()))
+    let timing = Timing {
+        resync: Duration::from_secs(args.resync_seconds.max(1)),
+        idle: Duration::from_secs(args.idle_seconds),
+    };
+    runtime.block_on(bench(shape, timing, scratch.path()))
 }
 
 fn member(i: usize) -> String {
@@ -135,6 +147,13 @@ fn bundle_files(b: usize, resources: usize, version: u32) -> Vec<(String, String
         (format!("b{b:03}/fleet.yaml"), fleet_yaml.to_string()),
         (format!("b{b:03}/settings.yaml"), config_maps.join("---\n")),
     ]
+}
+
+/// The agents' resync, and how long the fleet is watched at rest.
+#[derive(Debug, Clone, Copy)]
+struct Timing {
+    resync: Duration,
+    idle: Duration,
 }
 
 /// Where the bundles come from: Git repositories with gitjob, or Bundles applied directly.
@@ -219,7 +238,7 @@ impl Source {
     }
 }
 
-async fn bench(shape: Shape, scratch: &std::path::Path) -> Result<()> {
+async fn bench(shape: Shape, timing: Timing, scratch: &std::path::Path) -> Result<()> {
     let started = Instant::now();
     let members: Vec<String> = (0..shape.clusters).map(member).collect();
     let local = LocalHub::start(
@@ -261,7 +280,7 @@ async fn bench(shape: Shape, scratch: &std::path::Path) -> Result<()> {
             agents_hub.clone(),
             in_process(name)?,
             &format!("cluster-fleet-local-{name}"),
-            Duration::from_secs(60),
+            timing.resync,
         )
         .sharing_contents(contents.clone());
         fleet.run_agent(name, agent, None).await;
@@ -276,6 +295,9 @@ async fn bench(shape: Shape, scratch: &std::path::Path) -> Result<()> {
     );
     let first = phase(&local, &source, shape, 1, &tracker, "first deployment").await?;
     let commit = phase(&local, &source, shape, 2, &tracker, "a commit").await?;
+    if !timing.idle.is_zero() {
+        at_rest(&local, shape, timing.idle).await;
+    }
     println!(
         "targets (10,000 x 10): each phase under 60 s, peak RSS under 4 GiB, status objects under 64 KiB, at most 2 writes per BundleDeployment per rollout; first deployment here {:.1} s",
         first
@@ -333,10 +355,27 @@ async fn phase(
     );
     let requests = local.running.hub.request_counts();
     println!(
-        "{name}: {}",
+        "{name}: hub requests per deployment: {}",
         requests_per_deployment(&requests_before, &requests, deployments)
     );
     Ok(seconds)
+}
+
+/// Leaves the fleet alone for `idle`, and prints the CPU it took meanwhile and the hub's
+/// requests per deployment.
+async fn at_rest(local: &LocalHub, shape: Shape, idle: Duration) {
+    let cpu = crate::measure::cpu_seconds("self");
+    let requests_before = local.running.hub.request_counts();
+    tokio::time::sleep(idle).await;
+    let used = crate::measure::cpu_seconds("self") - cpu;
+    let requests = local.running.hub.request_counts();
+    let deployments = shape.clusters * shape.bundles;
+    println!(
+        "at rest for {} s: {used:.1} s CPU ({:.2} cores); hub requests per deployment: {}",
+        idle.as_secs(),
+        used / idle.as_secs_f64(),
+        requests_per_deployment(&requests_before, &requests, deployments)
+    );
 }
 
 /// The hub's requests of a phase per deployment rolled out, on the management cluster and
@@ -365,7 +404,7 @@ fn requests_per_deployment(
             .collect();
         format!("{:.2} ({})", per(total), top.join(", "))
     });
-    format!("hub requests per deployment: management {management}; members {members}")
+    format!("management {management}; members {members}")
 }
 
 /// The largest status, serialized, of any GitRepo, Bundle or Cluster (BundleDeployments'
