@@ -11,6 +11,7 @@ use kube::discovery::{ApiCapabilities, ApiResource, Scope};
 use kube::{Api, ResourceExt};
 use serde_json::{json, Value};
 
+use crate::own_writes::Copy;
 use crate::{status_budget, Agent, Error};
 use fleet_api::labels::{BUNDLE_NAME_LABEL, DEPLOYMENT_LABEL, DEPLOYMENT_NAMESPACE_LABEL};
 
@@ -43,12 +44,22 @@ struct Findings {
 /// are ready here), prunes, checks drift (correcting it when asked), and reports; a
 /// deleted one is uninstalled.
 pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<(), Error> {
-    let triggered = agent.triggers.wanted(&deployment.name_any());
-    let own_write = agent.is_own_write(deployment);
-    if own_write && !triggered && deployment.metadata.deletion_timestamp.is_none() {
-        // What the agent has just applied, inspected and reported: its next look comes
-        // with a change to its objects, or the resync.
-        return Ok(());
+    let name = deployment.name_any();
+    let triggered = agent.triggers.wanted(&name);
+    if deployment.metadata.deletion_timestamp.is_none() {
+        match agent.own_writes.classify(deployment) {
+            // What the agent has just applied, inspected and reported: its next look comes
+            // with a change to its objects, or the resync.
+            Copy::OwnWrite if !triggered => return Ok(()),
+            // Older than the agent's last report: the event of that report brings the look.
+            Copy::Stale => {
+                if triggered {
+                    agent.triggers.want(&name);
+                }
+                return Ok(());
+            }
+            _ => {}
+        }
     }
     let options = deployment.spec.options.clone().unwrap_or_default();
     let status = deployment.status.clone().unwrap_or_default();
@@ -739,7 +750,7 @@ async fn report(
         },
     }});
     let written = write_status(agent, deployment, &patch).await?;
-    agent.remember_own_write(&written);
+    agent.own_writes.remember(&written);
     Ok(())
 }
 

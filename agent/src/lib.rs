@@ -16,6 +16,7 @@ pub mod helm;
 pub mod hooks;
 pub mod impersonate;
 pub mod member_render;
+pub mod own_writes;
 pub mod push;
 pub mod readiness;
 pub mod recent;
@@ -113,10 +114,9 @@ pub struct Agent {
     /// that failed: it is not tried again (that would undo and redo it over and over)
     /// until a new one comes.
     rolled_back: Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
-    /// The resourceVersion of each deployment's last status written by this agent: the
-    /// watch event of that write brings back what the agent has just looked at, and is
-    /// passed over rather than looked at again.
-    own_writes: Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
+    /// Each deployment's last status written by this agent, until its watch event is
+    /// recognised.
+    own_writes: Arc<own_writes::OwnWrites>,
     /// The Contents read so far, unpacked.
     contents: Arc<contents::ContentCache>,
     /// Which service accounts were found in the system namespace, and when.
@@ -246,28 +246,6 @@ impl Agent {
         }
     }
 
-    /// Remembers that this agent wrote `deployment` (as the hub returned it).
-    fn remember_own_write(&self, deployment: &BundleDeployment) {
-        if let (Ok(mut writes), Some(version)) = (
-            self.own_writes.lock(),
-            deployment.metadata.resource_version.clone(),
-        ) {
-            writes.insert(deployment.name_any(), version);
-        }
-    }
-
-    /// Whether `deployment` is, unchanged since, what this agent last wrote of it: the
-    /// echo of its own status write. Each write is recognised once.
-    fn is_own_write(&self, deployment: &BundleDeployment) -> bool {
-        let Ok(mut writes) = self.own_writes.lock() else {
-            return false;
-        };
-        let Some(written) = writes.remove(&deployment.name_any()) else {
-            return false;
-        };
-        deployment.metadata.resource_version.as_deref() == Some(written.as_str())
-    }
-
     /// Reports the agent alive every `every` in its Cluster's `status.agent.lastSeen`
     /// (`cluster` is `namespace/name`), until the task is dropped.
     pub async fn heartbeat(self: Arc<Self>, cluster: String, every: Duration) {
@@ -306,7 +284,13 @@ impl Agent {
             .modify(fleet_objects::client::without_managed_fields)
             .reflect(writer)
             .applied_objects()
-            .map_ok(|deployment| ObjectRef::from_obj(&deployment))
+            .map_ok({
+                let own_writes = self.own_writes.clone();
+                move |deployment| {
+                    own_writes.saw(&deployment);
+                    ObjectRef::from_obj(&deployment)
+                }
+            })
             .backoff(fleet_objects::backoff::WatchBackoff::default());
         let triggered = self.triggers.start().map(Ok);
         let requests = futures::stream::select(changed, triggered).take_until(shutdown);

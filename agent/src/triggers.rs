@@ -104,6 +104,12 @@ impl Triggers {
         self.state().wanted.remove(deployment)
     }
 
+    /// Marks `deployment` as sent for a look again: a look that found the agent's copy of
+    /// it stale leaves the change to the next one.
+    pub(crate) fn want(&self, deployment: &str) {
+        self.state().wanted.insert(deployment.to_string());
+    }
+
     async fn watch(self: Arc<Self>, api: ApiResource, kind: String) {
         // Only the metadata is decoded: a look reads the objects it needs itself.
         let objects: Api<PartialObjectMeta<DynamicObject>> =

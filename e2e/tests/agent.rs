@@ -609,14 +609,21 @@ async fn a_change_to_a_deployed_object_brings_a_look_at_once_and_the_agents_own_
 
     // A commit is applied; the watch event of the agent's own apply brings no look.
     let deployments = fleet.deployments("dev");
+    let first = deployments
+        .get("demo-app")
+        .await
+        .expect("deployment")
+        .spec
+        .deployment_id;
     fleet.repo.write("app/settings.yaml", &settings("prod"));
     fleet.repo.commit("second");
     // (Not read with kubectl, whose GETs would count as looks.)
     eventually("the commit reported ready", WAIT, || async {
         let deployment = deployments.get("demo-app").await.ok()?;
         let status = deployment.status?;
+        let new = deployment.spec.deployment_id != first;
         let applied = status.applied_deployment_id == deployment.spec.deployment_id;
-        (applied && status.ready).then_some(())
+        (new && applied && status.ready).then_some(())
     })
     .await;
     tokio::time::sleep(Duration::from_secs(2)).await;

@@ -1,0 +1,117 @@
+//! The agent's own status writes, followed until their watch events come back: the event
+//! of a write brings back what the agent has just looked at (no need to look again), and
+//! until it comes, the agent's copy of the deployment is older than what it wrote (a look
+//! then would act on a stale status, and apply again what it has just applied).
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use fleet_api::BundleDeployment;
+use kube::ResourceExt;
+
+/// How long the event of a write is waited for; past it the agent's copy is trusted again
+/// (a watch that broke may not bring it back as such).
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// What the agent's copy of a deployment is, against its last status write.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Copy {
+    /// The agent's last write, unchanged since: what it has just looked at.
+    OwnWrite,
+    /// Older than the agent's last write, whose event has not come yet.
+    Stale,
+    /// Neither: changed by someone else, or written by no look of this agent.
+    Current,
+}
+
+/// A write, by its resourceVersion.
+struct Written {
+    version: String,
+    at: Instant,
+    /// Whether the watch brought it back.
+    seen: bool,
+}
+
+/// The last status write of each deployment, until recognised.
+#[derive(Default)]
+pub struct OwnWrites {
+    writes: Mutex<HashMap<String, Written>>,
+}
+
+impl OwnWrites {
+    fn writes(&self) -> MutexGuard<'_, HashMap<String, Written>> {
+        self.writes
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Remembers that the agent wrote `deployment` (as the hub returned it).
+    pub fn remember(&self, deployment: &BundleDeployment) {
+        if let Some(version) = deployment.metadata.resource_version.clone() {
+            let written = Written {
+                version,
+                at: Instant::now(),
+                seen: false,
+            };
+            self.writes().insert(deployment.name_any(), written);
+        }
+    }
+
+    /// Notes that the watch brought `deployment` into the agent's copy.
+    pub fn saw(&self, deployment: &BundleDeployment) {
+        let mut writes = self.writes();
+        if let Some(written) = writes.get_mut(&deployment.name_any()) {
+            written.seen |= deployment.metadata.resource_version.as_ref() == Some(&written.version);
+        }
+    }
+
+    /// What the agent's copy `deployment` is; each write is recognised as the copy once.
+    pub fn classify(&self, deployment: &BundleDeployment) -> Copy {
+        let mut writes = self.writes();
+        let name = deployment.name_any();
+        let Some(written) = writes.get(&name) else {
+            return Copy::Current;
+        };
+        if deployment.metadata.resource_version.as_ref() == Some(&written.version) {
+            writes.remove(&name);
+            return Copy::OwnWrite;
+        }
+        if !written.seen && written.at.elapsed() < PATIENCE {
+            return Copy::Stale;
+        }
+        writes.remove(&name);
+        Copy::Current
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(version: &str) -> BundleDeployment {
+        let mut deployment = BundleDeployment::new("demo", Default::default());
+        deployment.metadata.resource_version = Some(version.into());
+        deployment
+    }
+
+    #[test]
+    fn a_copy_is_stale_until_the_write_comes_back_then_the_write_once() {
+        let writes = OwnWrites::default();
+        assert_eq!(writes.classify(&at("1")), Copy::Current, "nothing written");
+        writes.remember(&at("2"));
+        assert_eq!(writes.classify(&at("1")), Copy::Stale);
+        writes.saw(&at("2"));
+        assert_eq!(writes.classify(&at("2")), Copy::OwnWrite);
+        assert_eq!(writes.classify(&at("2")), Copy::Current, "recognised once");
+    }
+
+    #[test]
+    fn a_later_change_after_the_write_is_current() {
+        let writes = OwnWrites::default();
+        writes.remember(&at("2"));
+        writes.saw(&at("2"));
+        writes.saw(&at("3"));
+        assert_eq!(writes.classify(&at("3")), Copy::Current);
+    }
+}
