@@ -28,6 +28,24 @@ async fn until_mode(fleet: &Fleet, member: &str, wanted: &str) {
     .await;
 }
 
+/// Sets `mode` in dev's ConfigMap `settings` with kubectl, as a hand edit.
+fn edit_by_hand(fleet: &Fleet, mode: &str) {
+    let patch = json!({"data": {"mode": mode}}).to_string();
+    fleet
+        .kubectl("dev")
+        .run_blocking(&["patch", "configmap", "settings", "-n", "app", "-p", &patch])
+        .success();
+}
+
+/// Waits until the deployment `demo-app` reports drift, and returns its `modifiedStatus`.
+async fn drift_reported(deployments: &Api<fleet_api::BundleDeployment>) -> Vec<serde_json::Value> {
+    eventually("the drift reported", WAIT, || async {
+        let status = deployments.get("demo-app").await.ok()?.status?;
+        (!status.non_modified).then_some(status.modified_status)
+    })
+    .await
+}
+
 const WEB: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: web\n        image: nginx:1.27\n";
 
 fn settings(mode: &str) -> String {
@@ -181,24 +199,9 @@ async fn each_cluster_gets_its_variant_and_a_hand_edit_is_reported_then_correcte
     }
 
     // A hand edit in dev is reported as Modified, naming the field.
-    fleet
-        .kubectl("dev")
-        .run_blocking(&[
-            "patch",
-            "configmap",
-            "settings",
-            "-n",
-            "app",
-            "-p",
-            r#"{"data":{"mode":"hacked"}}"#,
-        ])
-        .success();
+    edit_by_hand(&fleet, "hacked");
     let dev = fleet.deployments("dev");
-    let modified = eventually("the drift reported", WAIT, || async {
-        let status = dev.get("demo-app").await.ok()?.status?;
-        (!status.non_modified).then_some(status.modified_status)
-    })
-    .await;
+    let modified = drift_reported(&dev).await;
     assert_eq!(modified[0]["paths"], json!(["/data/mode"]));
     assert_eq!(modified[0]["name"], "settings");
     // The patch holds what the cluster has instead, as Fleet's modifiedStatus does.
@@ -237,18 +240,7 @@ async fn each_cluster_gets_its_variant_and_a_hand_edit_is_reported_then_correcte
         .expect("deployment")
         .spec
         .deployment_id;
-    fleet
-        .kubectl("dev")
-        .run_blocking(&[
-            "patch",
-            "configmap",
-            "settings",
-            "-n",
-            "app",
-            "-p",
-            r#"{"data":{"mode":"again"}}"#,
-        ])
-        .success();
+    edit_by_hand(&fleet, "again");
     eventually("the second edit undone", WAIT, || async {
         let found = fleet.get("dev", &["get", "configmap", "settings", "-n", "app"])?;
         (found["data"]["mode"] == "shared").then_some(())
@@ -631,23 +623,8 @@ async fn a_change_to_a_deployed_object_brings_a_look_at_once_and_the_agents_own_
     assert_eq!(mode(&fleet, "dev").as_deref(), Some("prod"));
 
     // A hand edit brings one at once, and is reported.
-    fleet
-        .kubectl("dev")
-        .run_blocking(&[
-            "patch",
-            "configmap",
-            "settings",
-            "-n",
-            "app",
-            "-p",
-            r#"{"data":{"mode":"hacked"}}"#,
-        ])
-        .success();
-    let modified = eventually("the drift reported", WAIT, || async {
-        let status = deployments.get("demo-app").await.ok()?.status?;
-        (!status.non_modified).then_some(status.modified_status)
-    })
-    .await;
+    edit_by_hand(&fleet, "hacked");
+    let modified = drift_reported(&deployments).await;
     assert_eq!(modified[0]["paths"], json!(["/data/mode"]));
     assert!(looks() > settled, "the edit was read by a look");
     fleet.stop().await;
