@@ -131,9 +131,9 @@ impl Agent {
     /// An agent reading BundleDeployments from `namespace` on the hub (`hub`) and applying
     /// them to its own cluster (`local`). It looks at a deployment again at once when one
     /// of its objects changes (the agent's own applies aside: see [`triggers`]), and every
-    /// `resync` besides (every 5 s while one is not ready). Service accounts bundles name are looked up in
-    /// [`impersonate::SYSTEM_NAMESPACE`]. The agent never reads managedFields: clients
-    /// that ask to go without them
+    /// `resync` besides (every 5 s while one is not ready). Service accounts bundles name
+    /// are looked up in [`impersonate::SYSTEM_NAMESPACE`]. The agent never reads
+    /// managedFields: clients that ask to go without them
     /// ([`fleet_objects::client::omitting_managed_fields`]) spare it decoding them.
     pub fn new(
         hub: kube::Client,
