@@ -263,21 +263,22 @@ async fn bench(shape: Shape, timing: Timing, scratch: &std::path::Path) -> Resul
         create_cluster(&hub, "fleet-local", name, json!({"env": env})).await?;
     }
     let source = Source::new(scratch, shape)?;
-    let mut fleet = Fleet::new();
-    fleet.run_controllers(&hub, scratch);
-    // Agents reach the hub in process: the control plane is measured, not the socket limit
-    // (10,000 agents over TCP needed more than the 20,000 file descriptors a process has).
+    // Controllers and agents reach the hub in process: the control plane is measured, not
+    // TLS or the socket limit (10,000 agents over TCP needed more than the 20,000 file
+    // descriptors a process has). In production the hub's side of TLS is the API server's.
     let in_process = |cluster: &str| {
         local
             .in_process_client(cluster, ManagedFields::Omitted)
             .with_context(|| format!("no cluster {cluster} in the hub"))
     };
-    let agents_hub = in_process(fleet_local::MANAGEMENT_CLUSTER)?;
+    let management = in_process(fleet_local::MANAGEMENT_CLUSTER)?;
+    let mut fleet = Fleet::new();
+    fleet.run_controllers(&management, scratch);
     // One process, one copy of each Content the agents read.
     let contents = Arc::new(fleet_agent::contents::ContentCache::default());
     for name in &members {
         let agent = fleet_agent::Agent::new(
-            agents_hub.clone(),
+            management.clone(),
             in_process(name)?,
             &format!("cluster-fleet-local-{name}"),
             timing.resync,
@@ -287,7 +288,7 @@ async fn bench(shape: Shape, timing: Timing, scratch: &std::path::Path) -> Resul
     }
     // The tracker watches every deployment in process too: what it costs is the
     // benchmark's, not the control plane's.
-    let tracker = Tracker::start(&agents_hub);
+    let tracker = Tracker::start(&management);
     println!(
         "gitjob, controller and {} agents started; rss {} MiB",
         shape.clusters,
