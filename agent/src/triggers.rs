@@ -111,7 +111,8 @@ impl Triggers {
     }
 
     async fn watch(self: Arc<Self>, api: ApiResource, kind: String) {
-        // Only the metadata is decoded: a look reads the objects it needs itself.
+        // Only the metadata is asked for (kube-rs sends metadata-only requests for
+        // `PartialObjectMeta`): a look reads the objects it needs itself.
         let objects: Api<PartialObjectMeta<DynamicObject>> =
             Api::all_with(self.local.clone(), &api);
         let selector = format!("{DEPLOYMENT_NAMESPACE_LABEL}={}", self.hub_namespace);

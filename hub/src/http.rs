@@ -254,6 +254,7 @@ fn call_for(
         without_managed_fields: headers
             .get(fleet_objects::hints::MANAGED_FIELDS_HEADER)
             .is_some_and(|value| value == fleet_objects::hints::OMIT_MANAGED_FIELDS),
+        metadata_only: crate::partial::wanted(header_str(headers, header::ACCEPT)),
     })
 }
 

@@ -122,6 +122,7 @@ impl Hub {
                 query: HashMap::new(),
                 manager: "fleet-hub".into(),
                 without_managed_fields: false,
+                metadata_only: false,
             };
             let body =
                 json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}});
@@ -278,6 +279,7 @@ impl Hub {
             query: HashMap::new(),
             manager: "fleet-hub".into(),
             without_managed_fields: false,
+            metadata_only: false,
         };
         let body = json!({"apiVersion": "v1", "kind": "ServiceAccount",
                           "metadata": {"name": "default", "namespace": namespace}});
@@ -406,6 +408,7 @@ impl Hub {
             query: HashMap::new(),
             manager: "fleet-hub-garbage-collector".into(),
             without_managed_fields: false,
+            metadata_only: false,
             resource,
         })
     }

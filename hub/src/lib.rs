@@ -19,6 +19,7 @@ pub mod managed;
 pub mod meta;
 pub mod objects;
 pub mod openapi;
+pub mod partial;
 pub mod protobuf;
 pub mod registry;
 pub mod requests;

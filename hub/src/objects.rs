@@ -39,6 +39,8 @@ pub struct Call {
     /// Whether the client asked for objects without `metadata.managedFields`
     /// ([`fleet_objects::hints::MANAGED_FIELDS_HEADER`]).
     pub without_managed_fields: bool,
+    /// Whether the client asked for metadata only ([`crate::partial`]).
+    pub metadata_only: bool,
 }
 
 /// What a write produced.
@@ -104,8 +106,11 @@ impl Call {
     }
 
     /// The text of `object` as this call's client takes it: without managedFields when it
-    /// asked so.
+    /// asked so, its metadata alone when it asked for that.
     pub fn wire_text(&self, object: &Stored) -> Bytes {
+        if self.metadata_only {
+            return self.wire_parts(object).concat().into();
+        }
         if self.without_managed_fields {
             object.without_managed_fields()
         } else {
@@ -113,14 +118,21 @@ impl Call {
         }
     }
 
-    /// [`Call::wire_text`] as two slices to copy one after the other (the second may be
-    /// empty), for a list or a watch line that copies it anyway.
-    pub fn wire_parts<'a>(&self, object: &'a Stored) -> [&'a [u8]; 2] {
-        if self.without_managed_fields {
+    /// [`Call::wire_text`] as slices to copy one after the other (some may be empty), for
+    /// a list or a watch line that copies it anyway.
+    pub fn wire_parts<'a>(&self, object: &'a Stored) -> [&'a [u8]; 4] {
+        let metadata = (self.metadata_only)
+            .then(|| object.metadata_parts(self.without_managed_fields))
+            .flatten();
+        if let Some([head, tail]) = metadata {
+            return [crate::partial::HEAD, head, tail, crate::partial::TAIL];
+        }
+        let [head, tail] = if self.without_managed_fields {
             object.parts_without_managed_fields()
         } else {
-            [object.text(), &[]]
-        }
+            [&object.text()[..], &[]]
+        };
+        [head, tail, &[], &[]]
     }
 
     /// The object as served at the requested version, shared when it is stored at that
@@ -247,11 +259,15 @@ pub fn list_object(call: &Call, page: Page) -> Vec<u8> {
         metadata["continue"] = json!(next);
         metadata["remainingItemCount"] = json!(page.remaining);
     }
-    let head = json!({
-        "kind": format!("{}List", call.resource.kind),
-        "apiVersion": call.api_version(),
-        "metadata": metadata,
-    });
+    let (kind, api_version) = if call.metadata_only {
+        (
+            crate::partial::LIST_KIND.to_string(),
+            crate::partial::API_VERSION.to_string(),
+        )
+    } else {
+        (format!("{}List", call.resource.kind), call.api_version())
+    };
+    let head = json!({"kind": kind, "apiVersion": api_version, "metadata": metadata});
     let mut text = serde_json::to_vec(&head).unwrap_or_default();
     // `head` is an object: its text ends with the brace the items go before.
     text.pop();

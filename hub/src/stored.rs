@@ -6,8 +6,9 @@
 //!
 //! Each object also knows where its `metadata.managedFields` lie in the text, so that it
 //! can go out without them, to clients that say they never read them, at the cost of
-//! joining two slices; and where its `metadata.labels` lie, so that a label selector reads
-//! them alone.
+//! joining two slices; where its `metadata.labels` lie, so that a label selector reads
+//! them alone; and where its `metadata` lies, so that a client asking for metadata only
+//! (`PartialObjectMetadata`) gets it without the object being parsed.
 
 use std::cell::RefCell;
 use std::ops::Range;
@@ -35,6 +36,8 @@ pub struct Stored {
     managed_fields: Option<Range<u32>>,
     /// The bytes of the value of `metadata.labels` in `text`.
     labels: Option<Range<u32>>,
+    /// The bytes of the value of `metadata` in `text`.
+    metadata: Option<Range<u32>>,
 }
 
 /// Where members of `metadata` lie in an object's text.
@@ -42,6 +45,7 @@ pub struct Stored {
 struct Marks {
     managed_fields: Option<Range<u32>>,
     labels: Option<Range<u32>>,
+    metadata: Option<Range<u32>>,
 }
 
 impl Stored {
@@ -70,6 +74,7 @@ impl Stored {
             api_version: api_version.into(),
             managed_fields: marks.managed_fields,
             labels: marks.labels,
+            metadata: marks.metadata,
         }
     }
 
@@ -92,6 +97,20 @@ impl Stored {
                 self.text.get(cut.end as usize..).unwrap_or_default(),
             ],
             None => [&self.text[..], &[]],
+        }
+    }
+
+    /// The JSON text of `metadata` alone, as two slices to copy one after the other: around
+    /// its managedFields when `without_managed_fields` (and it has them), else all of it
+    /// and an empty one. `None` when the object has no `metadata` object.
+    pub fn metadata_parts(&self, without_managed_fields: bool) -> Option<[&[u8]; 2]> {
+        let metadata = self.metadata.as_ref()?;
+        match &self.managed_fields {
+            Some(cut) if without_managed_fields => Some([
+                self.slice(&(metadata.start..cut.start)),
+                self.slice(&(cut.end..metadata.end)),
+            ]),
+            _ => Some([self.slice(metadata), &[]]),
         }
     }
 
@@ -156,7 +175,8 @@ impl Stored {
 
 /// Writes `object` as compact JSON, exactly as `serde_json::to_writer` does; returns where
 /// its `metadata.managedFields` member lies (with the comma that separates it from the
-/// next member or the one before) and where the value of its `metadata.labels` lies. An
+/// next member or the one before), and where the values of its `metadata.labels` and of
+/// its `metadata` lie. An
 /// object too large for the marks to count its bytes gets none.
 fn write(out: &mut Vec<u8>, object: &Value) -> serde_json::Result<Marks> {
     let (Value::Object(map), Some(Value::Object(metadata))) = (object, object.get("metadata"))
@@ -172,7 +192,12 @@ fn write(out: &mut Vec<u8>, object: &Value) -> serde_json::Result<Marks> {
         }
         write_key(out, key)?;
         if key == "metadata" {
+            let start = out.len();
             marks = write_metadata(out, metadata)?;
+            marks.metadata = u32::try_from(start)
+                .ok()
+                .zip(u32::try_from(out.len()).ok())
+                .map(|(start, end)| start..end);
         } else {
             serde_json::to_writer(&mut *out, value)?;
         }
@@ -238,7 +263,7 @@ mod tests {
     }
 
     #[test]
-    fn the_text_is_what_serde_json_writes_and_its_marks_find_managed_fields_and_labels() {
+    fn the_text_is_what_serde_json_writes_and_its_marks_find_managed_fields_labels_and_metadata() {
         let managed = json!([{"manager": "m", "fieldsV1": {"f:data": {"f:k": {}}}}]);
         let objects = [
             json!({"apiVersion": "v1", "kind": "ConfigMap",
@@ -263,6 +288,21 @@ mod tests {
                 metadata.remove("managedFields");
             }
             assert_eq!(without, wanted);
+            let joined = |[head, tail]: [&[u8]; 2]| [head, tail].concat();
+            let metadata = stored.metadata_parts(false).map(joined);
+            let metadata = metadata.map(|text| serde_json::from_slice::<Value>(&text));
+            let wanted_metadata = object.get("metadata").filter(|m| m.is_object());
+            assert_eq!(
+                metadata.transpose().expect("JSON").as_ref(),
+                wanted_metadata
+            );
+            let trimmed = stored.metadata_parts(true).map(joined);
+            let trimmed = trimmed.map(|text| serde_json::from_slice::<Value>(&text));
+            assert_eq!(
+                trimmed.transpose().expect("JSON").as_ref(),
+                wanted.get("metadata").filter(|m| m.is_object()),
+                "{object}"
+            );
             let labels = stored.labels().map(serde_json::from_slice::<Value>);
             let wanted_labels = object.pointer("/metadata/labels").cloned();
             assert_eq!(labels.transpose().expect("JSON"), wanted_labels, "{object}");

@@ -86,11 +86,8 @@ pub fn row(object: &Value, columns: &[PrinterColumn], include: Include) -> Value
     match include {
         Include::None => {}
         Include::Metadata => {
-            row["object"] = json!({
-                "kind": "PartialObjectMetadata",
-                "apiVersion": "meta.k8s.io/v1",
-                "metadata": object.get("metadata").cloned().unwrap_or_else(|| json!({})),
-            });
+            let metadata = object.get("metadata").cloned();
+            row["object"] = crate::partial::object(metadata.unwrap_or_else(|| json!({})));
         }
         Include::Object => row["object"] = object.clone(),
     }

@@ -97,16 +97,21 @@ impl Watcher {
         if initial_end {
             metadata["annotations"] = json!({"k8s.io/initial-events-end": "true"});
         }
-        let object = json!({"kind": self.call.resource.kind,
-                            "apiVersion": self.call.resource.api_version(&self.call.version),
-                            "metadata": metadata});
+        let object = if self.call.metadata_only {
+            crate::partial::object(metadata)
+        } else {
+            json!({"kind": self.call.resource.kind,
+                   "apiVersion": self.call.resource.api_version(&self.call.version),
+                   "metadata": metadata})
+        };
         self.line("BOOKMARK", &object)
     }
 }
 
 /// A watch line holding JSON text, given in slices, as its object.
-fn text_line(kind: &str, object: [&[u8]; 2]) -> Bytes {
-    let mut line = Vec::with_capacity(object[0].len() + object[1].len() + 32);
+fn text_line(kind: &str, object: [&[u8]; 4]) -> Bytes {
+    let length: usize = object.iter().map(|part| part.len()).sum();
+    let mut line = Vec::with_capacity(length + 32);
     line.extend_from_slice(b"{\"type\":\"");
     line.extend_from_slice(kind.as_bytes());
     line.extend_from_slice(b"\",\"object\":");
@@ -118,7 +123,15 @@ fn text_line(kind: &str, object: [&[u8]; 2]) -> Bytes {
 }
 
 fn encode(kind: &str, object: &Value) -> Bytes {
-    text_line(kind, [&serde_json::to_vec(object).unwrap_or_default(), &[]])
+    text_line(
+        kind,
+        [
+            &serde_json::to_vec(object).unwrap_or_default(),
+            &[],
+            &[],
+            &[],
+        ],
+    )
 }
 
 /// Starts a watch; the returned receiver yields the response body's chunks.

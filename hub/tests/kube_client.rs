@@ -1,5 +1,5 @@
-//! The hub driven by kube-rs: server-side apply, pagination, and a reflector that
-//! survives hub restarts.
+//! The hub driven by kube-rs: server-side apply, pagination, metadata-only requests, and a
+//! reflector that survives hub restarts.
 
 mod common;
 
@@ -10,7 +10,8 @@ use fleet_testkit::TestHub;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{
-    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+    Api, DeleteParams, ListParams, PartialObjectMeta, Patch, PatchParams, PostParams, WatchEvent,
+    WatchParams,
 };
 use kube::runtime::{reflector, watcher, WatchStreamExt};
 use serde_json::json;
@@ -350,4 +351,110 @@ async fn a_selector_watch_sees_objects_leave_and_enter_the_selection() {
         ["DELETED", "ADDED"],
         "as kube-apiserver's watch cache reports them"
     );
+}
+
+/// A raw GET of `path` with `accept`, parsed (a watch's lines as a JSON array).
+async fn get_accepting(client: &kube::Client, path: &str, accept: &str) -> serde_json::Value {
+    let request = http::Request::get(path)
+        .header(http::header::ACCEPT, accept)
+        .body(Vec::new())
+        .expect("a request");
+    let text = client.request_text(request).await.expect("an answer");
+    if path.contains("watch=") {
+        let lines: Vec<serde_json::Value> = (text.lines())
+            .map(|line| serde_json::from_str(line).expect("a JSON line"))
+            .collect();
+        return serde_json::Value::from(lines);
+    }
+    serde_json::from_str(&text).expect("JSON")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_may_ask_for_metadata_only() {
+    let hub = TestHub::start(&["local"]).await;
+    let client = hub.client("local").await;
+    let api: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let apply = PatchParams::apply("metadata-test");
+    for name in ["first", "second"] {
+        (api.patch(name, &apply, &Patch::Apply(config_map(name, "1"))))
+            .await
+            .expect("applied");
+    }
+    // The media types client-go's metadata informers send, protobuf first.
+    let list_accept = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;\
+                       g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;\
+                       g=meta.k8s.io;v=v1,application/json";
+    let path = "/api/v1/namespaces/default/configmaps";
+    let list = get_accepting(&client, path, list_accept).await;
+    assert_eq!(list["kind"], "PartialObjectMetadataList", "{list}");
+    assert_eq!(list["apiVersion"], "meta.k8s.io/v1");
+    assert!(list["metadata"]["resourceVersion"].is_string());
+    let items = list["items"].as_array().expect("items");
+    assert_eq!(items.len(), 2);
+    for item in items {
+        assert_eq!(item["kind"], "PartialObjectMetadata", "{item}");
+        assert_eq!(item["apiVersion"], "meta.k8s.io/v1");
+        assert_eq!(item["metadata"]["labels"]["suite"], "kube");
+        assert_eq!(
+            item["metadata"]["managedFields"][0]["manager"],
+            "metadata-test"
+        );
+        assert_eq!(
+            item.as_object().map(|o| o.len()),
+            Some(3),
+            "no data: {item}"
+        );
+    }
+
+    // kube-rs reads the same objects' metadata as a full GET shows it.
+    let full = api.get("first").await.expect("get");
+    let got = api.get_metadata("first").await.expect("get_metadata");
+    assert_eq!(got.metadata, full.metadata);
+    let listed = api
+        .list_metadata(&ListParams::default().labels("suite=kube"))
+        .await
+        .expect("list_metadata");
+    let names: Vec<_> = listed
+        .items
+        .iter()
+        .map(|o| o.metadata.name.clone())
+        .collect();
+    assert_eq!(names, [Some("first".into()), Some("second".into())]);
+
+    // A watch's events carry metadata only, without managedFields when asked so.
+    let lean = fleet_objects::client::omitting_managed_fields(&client);
+    let watch = format!("{path}?watch=1&resourceVersion=0&timeoutSeconds=1");
+    let accept = "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1";
+    let events = get_accepting(&lean, &watch, accept).await;
+    let events = events.as_array().expect("lines");
+    assert_eq!(events.len(), 2, "{events:?}");
+    for event in events {
+        let object = &event["object"];
+        assert_eq!(event["type"], "ADDED");
+        assert_eq!(object["kind"], "PartialObjectMetadata", "{event}");
+        assert!(object["metadata"]["resourceVersion"].is_string());
+        assert!(object.get("data").is_none() && object["metadata"].get("managedFields").is_none());
+    }
+
+    // kube-rs watches an `Api<PartialObjectMeta<_>>` with metadata-only requests; it sees a
+    // change to the data as a new resourceVersion.
+    let metadata: Api<PartialObjectMeta<ConfigMap>> = Api::namespaced(client.clone(), "default");
+    let mut seen = watcher(metadata, watcher::Config::default())
+        .applied_objects()
+        .boxed();
+    let changed = (api.patch("second", &apply, &Patch::Apply(config_map("second", "2"))))
+        .await
+        .expect("applied");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let next = tokio::time::timeout_at(deadline, seen.next()).await;
+        let object = next
+            .expect("the change in time")
+            .expect("an event")
+            .expect("no error");
+        if object.metadata.resource_version == changed.metadata.resource_version {
+            assert_eq!(object.metadata.name.as_deref(), Some("second"));
+            break;
+        }
+    }
 }
