@@ -49,7 +49,9 @@ pub(crate) async fn deploy(
     let previous = history.iter().rev().find(|r| r.status == "deployed");
     // What the revision being replaced applied: the whole set from its manifest (the
     // status lists only part of a large one).
-    let replaced = previous.map(|p| release::applied(&p.body)).transpose()?;
+    let replaced = previous
+        .map(|p| p.body().and_then(release::applied))
+        .transpose()?;
     let install = previous.is_none();
     let version = history.last().map_or(0, |r| r.version) + 1;
     let timeout = hooks::timeout(options);
@@ -101,11 +103,7 @@ pub(crate) async fn deploy(
         description,
         manifest: release::manifest(&objects),
         hooks: hooks::records(release, &ran),
-        first_deployed: history
-            .first()
-            .and_then(|r| r.body.pointer("/info/first_deployed"))
-            .and_then(Value::as_str)
-            .map(String::from),
+        first_deployed: first_deployed(&history, previous)?,
         bundle_id: &deployment.name_any(),
         agent_namespace: &agent.namespace,
         service_account: options.service_account.as_deref().unwrap_or_default(),
@@ -188,7 +186,7 @@ impl Rollback<'_> {
         attempted: &[Desired],
         options: &BundleDeploymentOptions,
     ) -> Result<(), Error> {
-        let body = &self.previous.body;
+        let body = self.previous.body()?;
         let name = body["name"].as_str().unwrap_or_default();
         let namespace = body["namespace"].as_str().unwrap_or_default();
         let manifest = body["manifest"].as_str().unwrap_or_default();
@@ -221,6 +219,20 @@ impl Rollback<'_> {
             .await?;
         self.store.set_status(self.previous, "superseded").await
     }
+}
+
+/// When revision 1 was deployed: every revision records it, so the deployed one (already
+/// decoded) says, or else the oldest kept.
+fn first_deployed(
+    history: &[release::Revision],
+    deployed: Option<&release::Revision>,
+) -> Result<Option<String>, Error> {
+    let Some(revision) = deployed.or(history.first()) else {
+        return Ok(None);
+    };
+    let body = revision.body()?;
+    let first = body.pointer("/info/first_deployed").and_then(Value::as_str);
+    Ok(first.map(String::from))
 }
 
 /// The objects of a stored release's manifest, ready to apply again.

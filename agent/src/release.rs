@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
+use std::sync::OnceLock;
 
 use base64::Engine;
 use fleet_api::{BundleDeploymentResource, HelmRelease};
@@ -30,15 +31,66 @@ const AGENT_NAMESPACE_ANNOTATION: &str = "fleet.cattle.io/agent-namespace";
 const SERVICE_ACCOUNT_ANNOTATION: &str = "fleet.cattle.io/service-account";
 const KEEP_RESOURCES_ANNOTATION: &str = "fleet.cattle.io/keep-resources";
 
-/// One stored revision of a release.
+/// One stored revision of a release: its number and status read from the record's labels,
+/// its body decoded only when asked for (a deployment reads the deployed one; a release
+/// with a long history need not decode every revision).
 #[derive(Debug, Clone)]
 pub struct Revision {
     /// Its revision number.
     pub version: u64,
     /// Its status (`deployed`, `superseded`, `failed`, ...).
     pub status: String,
-    /// The release as Helm stores it.
-    pub body: Value,
+    /// The Secret holding it, named in errors.
+    secret: String,
+    /// The record as stored (base64 of gzipped JSON).
+    encoded: Vec<u8>,
+    /// The release as Helm stores it, once decoded.
+    body: OnceLock<Value>,
+}
+
+impl Revision {
+    /// The revision in `secret` (named `secret_name`), or `None` if it holds no record.
+    fn read(secret_name: String, secret: Secret) -> Result<Option<Self>, Error> {
+        let labels = secret.metadata.labels.unwrap_or_default();
+        let Some(ByteString(encoded)) = secret.data.and_then(|mut d| d.remove("release")) else {
+            return Ok(None);
+        };
+        let mut revision = Self {
+            version: 0,
+            status: String::new(),
+            secret: secret_name,
+            encoded,
+            body: OnceLock::new(),
+        };
+        let labelled = labels.get("version").and_then(|v| v.parse().ok());
+        match (labelled, labels.get("status")) {
+            (Some(version), Some(status)) => {
+                revision.version = version;
+                revision.status = status.clone();
+            }
+            // Not labelled as Helm labels its records: the body says.
+            _ => {
+                let body = revision.body()?;
+                let version = body.get("version").and_then(Value::as_u64).unwrap_or(0);
+                let status = body.pointer("/info/status").and_then(Value::as_str);
+                let status = status.unwrap_or_default().to_string();
+                revision.version = version;
+                revision.status = status;
+            }
+        }
+        Ok(Some(revision))
+    }
+
+    /// The release as Helm stores it (decoded on first use).
+    pub fn body(&self) -> Result<&Value, Error> {
+        if let Some(body) = self.body.get() {
+            return Ok(body);
+        }
+        let body = decode(&self.encoded).map_err(|message| {
+            Error::Invalid(format!("Helm release record {}: {message}", self.secret))
+        })?;
+        Ok(self.body.get_or_init(|| body))
+    }
 }
 
 /// Where a release's records live.
@@ -98,26 +150,8 @@ impl Store {
             .await?;
         let mut revisions = Vec::new();
         for secret in secrets.items {
-            let Some(data) = secret.data.as_ref().and_then(|d| d.get("release")) else {
-                continue;
-            };
-            let body = decode(&data.0).map_err(|message| {
-                Error::Invalid(format!(
-                    "Helm release record {}: {message}",
-                    secret.metadata.name.unwrap_or_default()
-                ))
-            })?;
-            let version = body.get("version").and_then(Value::as_u64).unwrap_or(0);
-            let status = body
-                .pointer("/info/status")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            revisions.push(Revision {
-                version,
-                status,
-                body,
-            });
+            let name = secret.metadata.name.clone().unwrap_or_default();
+            revisions.extend(Revision::read(name, secret)?);
         }
         revisions.sort_by_key(|r| r.version);
         Ok(revisions)
@@ -149,7 +183,7 @@ impl Store {
     /// Marks a stored revision `status` (as an upgrade marks the one it replaces
     /// `superseded`), in its labels and its body.
     pub async fn set_status(&self, revision: &Revision, status: &str) -> Result<(), Error> {
-        let mut body = revision.body.clone();
+        let mut body = revision.body()?.clone();
         if let Some(info) = body.get_mut("info").and_then(Value::as_object_mut) {
             info.insert("status".into(), Value::from(status));
         }
@@ -373,6 +407,51 @@ mod tests {
         let plain = base64::engine::general_purpose::STANDARD.encode(body.to_string());
         assert_eq!(decode(plain.as_bytes()).expect("plain JSON"), body);
         assert!(decode(b"!!").is_err());
+    }
+
+    fn record(labels: &[(&str, &str)], release: &[u8]) -> Secret {
+        let labels = labels.iter().map(|(k, v)| (k.to_string(), v.to_string()));
+        Secret {
+            metadata: ObjectMeta {
+                labels: Some(labels.collect()),
+                ..ObjectMeta::default()
+            },
+            data: Some(BTreeMap::from([(
+                "release".to_string(),
+                ByteString(release.to_vec()),
+            )])),
+            ..Secret::default()
+        }
+    }
+
+    #[test]
+    fn a_revision_is_read_from_its_labels_and_decoded_only_when_asked() {
+        let labelled = record(&[("version", "4"), ("status", "superseded")], b"!!");
+        let revision = Revision::read("r.v4".into(), labelled)
+            .expect("labels suffice")
+            .expect("a record");
+        assert_eq!(
+            (revision.version, revision.status.as_str()),
+            (4, "superseded")
+        );
+        let error = revision.body().expect_err("not base64").to_string();
+        assert!(error.contains("r.v4"), "{error}");
+
+        let body = json!({"version": 7, "info": {"status": "deployed"}});
+        let encoded = encode(&body).expect("encodes");
+        let unlabelled = record(&[("owner", "helm")], encoded.as_bytes());
+        let revision = Revision::read("r.v7".into(), unlabelled)
+            .expect("decoded")
+            .expect("a record");
+        assert_eq!(
+            (revision.version, revision.status.as_str()),
+            (7, "deployed")
+        );
+        assert_eq!(revision.body().expect("decoded"), &body);
+        let empty = Secret::default();
+        assert!(Revision::read("none".into(), empty)
+            .expect("no error")
+            .is_none());
     }
 
     #[test]

@@ -38,7 +38,8 @@ pub async fn uninstall(agent: &Agent, deployment: &BundleDeployment) -> Result<(
         .rev()
         .find(|r| r.status == "deployed")
         .or(history.last())
-        .map(|r| stored_release(&name, &namespace, &r.body));
+        .map(|r| r.body().map(|body| stored_release(&name, &namespace, body)))
+        .transpose()?;
     let timeout = hooks::timeout(&options);
     let mut ran = Vec::new();
     if let Some(release) = &hooks_of {
@@ -53,7 +54,7 @@ pub async fn uninstall(agent: &Agent, deployment: &BundleDeployment) -> Result<(
         let mut recorded = Vec::new();
         let mut seen = std::collections::BTreeSet::new();
         for revision in &history {
-            for resource in crate::release::applied(&revision.body)? {
+            for resource in crate::release::applied(revision.body()?)? {
                 if seen.insert(resource.clone()) {
                     recorded.push(resource);
                 }
