@@ -1,7 +1,8 @@
 //! Who is calling and what they may do: an admin token per logical cluster, and service
 //! account tokens authorised by the cluster's own Roles and RoleBindings (RBAC).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
@@ -133,7 +134,7 @@ fn binds(binding: &Value, namespace: &str, name: &str) -> bool {
 /// The rules the cluster's RBAC objects grant a service account in `scope` (a namespace, or
 /// empty for cluster scope): its ClusterRoleBindings' roles, and in a namespace also the
 /// roles of that namespace's RoleBindings.
-pub fn granted_rules(
+fn granted_rules(
     store: &Arc<Store>,
     cluster: &str,
     namespace: &str,
@@ -192,17 +193,98 @@ pub fn granted_rules(
     rules
 }
 
-/// Whether the cluster's RBAC objects let a service account do what `attributes` asks.
-pub fn rbac_allows(
-    store: &Arc<Store>,
-    cluster: &str,
-    namespace: &str,
-    name: &str,
-    attributes: &Attributes,
-) -> bool {
-    granted_rules(store, cluster, namespace, name, attributes.namespace)
-        .iter()
-        .any(|rule| rule_allows(rule, attributes))
+/// The RBAC objects whose changes change what an account is granted.
+const RBAC_RESOURCES: [&str; 4] = [
+    "rbac.authorization.k8s.io/clusterrolebindings",
+    "rbac.authorization.k8s.io/rolebindings",
+    "rbac.authorization.k8s.io/clusterroles",
+    "rbac.authorization.k8s.io/roles",
+];
+
+/// The most accounts and scopes whose rules are kept; past it they are worked out afresh.
+const GRANTS_KEPT: usize = 100_000;
+
+/// Who is granted rules: a service account of a cluster, in a scope.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Grantee {
+    cluster: String,
+    namespace: String,
+    name: String,
+    scope: String,
+}
+
+/// The rules granted, and the versions of the RBAC objects they were worked out from.
+struct Granted {
+    versions: [u64; RBAC_RESOURCES.len()],
+    rules: Arc<Vec<Value>>,
+}
+
+/// The hub's RBAC for service accounts. The rules each account is granted in each scope are
+/// worked out once and kept until an RBAC object of its cluster changes: a registered agent
+/// makes every request as its account, and each registration adds a ClusterRoleBinding
+/// naming the same account name, so working them out reads every registration's binding.
+pub struct Rbac {
+    store: Arc<Store>,
+    granted: Mutex<HashMap<Grantee, Granted>>,
+}
+
+impl Rbac {
+    /// The RBAC of the objects in `store`.
+    pub fn new(store: Arc<Store>) -> Self {
+        Self {
+            store,
+            granted: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The rules the cluster's RBAC objects grant the service account `namespace`/`name`
+    /// in `scope` (a namespace, or empty for cluster scope): its ClusterRoleBindings'
+    /// roles, and in a namespace also the roles of that namespace's RoleBindings.
+    pub fn granted_rules(
+        &self,
+        cluster: &str,
+        namespace: &str,
+        name: &str,
+        scope: &str,
+    ) -> Arc<Vec<Value>> {
+        // Read before the rules: a change while they are worked out makes them stale at once.
+        let versions = self.store.last_changes(cluster, RBAC_RESOURCES);
+        let grantee = Grantee {
+            cluster: cluster.to_string(),
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            scope: scope.to_string(),
+        };
+        let lock = || self.granted.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(granted) = lock().get(&grantee).filter(|g| g.versions == versions) {
+            return granted.rules.clone();
+        }
+        let rules = Arc::new(granted_rules(&self.store, cluster, namespace, name, scope));
+        let mut granted = lock();
+        if granted.len() >= GRANTS_KEPT {
+            granted.clear();
+        }
+        let kept = Granted {
+            versions,
+            rules: rules.clone(),
+        };
+        granted.insert(grantee, kept);
+        rules
+    }
+
+    /// Whether the cluster's RBAC objects let the service account `namespace`/`name` do
+    /// what `attributes` asks.
+    pub fn allows(
+        &self,
+        cluster: &str,
+        namespace: &str,
+        name: &str,
+        attributes: &Attributes,
+    ) -> bool {
+        self.granted_rules(cluster, namespace, name, attributes.namespace)
+            .iter()
+            .any(|rule| rule_allows(rule, attributes))
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Router;
 use serde_json::{json, Value};
 
-use crate::auth::{self, Attributes, Identity};
+use crate::auth::{Attributes, Identity};
 use crate::body::{parse_json, MAX_BODY};
 use crate::discovery;
 use crate::hub::Hub;
@@ -199,7 +199,7 @@ async fn review(
     .await?;
     let asked: Value = serde_json::from_slice(&bytes)
         .map_err(|e| ApiError::bad_request(format!("the review is not JSON: {e}")))?;
-    let answer = crate::reviews::answer(&hub.store, identity, &call.resource.kind, &asked)?;
+    let answer = crate::reviews::answer(&hub.rbac, identity, &call.resource.kind, &asked)?;
     Ok(json_response(StatusCode::CREATED, &answer))
 }
 
@@ -318,7 +318,10 @@ fn impersonated(hub: &Hub, identity: Identity, headers: &HeaderMap) -> ApiResult
         namespace,
         name: Some(name),
     };
-    if auth::rbac_allows(&hub.store, cluster, caller_namespace, caller, &attributes) {
+    if hub
+        .rbac
+        .allows(cluster, caller_namespace, caller, &attributes)
+    {
         return Ok(target);
     }
     Err(ApiError::forbidden(
@@ -342,7 +345,7 @@ fn authorize(hub: &Hub, identity: &Identity, call: &Call, verb: &str) -> ApiResu
         namespace: &call.namespace,
         name: call.name.as_deref(),
     };
-    if auth::rbac_allows(&hub.store, cluster, namespace, name, &attributes) {
+    if hub.rbac.allows(cluster, namespace, name, &attributes) {
         return Ok(());
     }
     let resource = match &call.subresource {

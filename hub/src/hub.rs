@@ -28,6 +28,8 @@ pub struct Hub {
     tokens: RwLock<HashMap<String, Identity>>,
     /// The resource requests served.
     pub(crate) requests: crate::requests::RequestCounts,
+    /// What service accounts may do.
+    pub(crate) rbac: crate::auth::Rbac,
     me: std::sync::Weak<Hub>,
 }
 
@@ -45,6 +47,7 @@ impl Hub {
     pub fn open(path: &Path, memory_only: HashSet<String>) -> Result<Arc<Self>, StoreError> {
         let store = Arc::new(Store::open(path, memory_only)?);
         let hub = Arc::new_cyclic(|me| Hub {
+            rbac: crate::auth::Rbac::new(store.clone()),
             store,
             registries: RwLock::new(HashMap::new()),
             tokens: RwLock::new(HashMap::new()),

@@ -2,13 +2,10 @@
 //! `SelfSubjectReview` (`kubectl auth whoami`), `SelfSubjectAccessReview` (`kubectl auth
 //! can-i`) and `SelfSubjectRulesReview` (`kubectl auth can-i --list`).
 
-use std::sync::Arc;
-
 use serde_json::{json, Value};
 
 use crate::auth::{self, Attributes, Identity};
 use crate::status::{ApiError, ApiResult};
-use crate::store::Store;
 
 /// Paths every authenticated caller may read: the hub authorises resources only.
 const OPEN_PATHS: &[&str] = &[
@@ -40,7 +37,7 @@ fn groups(identity: &Identity) -> Vec<String> {
 
 /// Answers the review `kind` that `identity` created with `body`.
 pub fn answer(
-    store: &Arc<Store>,
+    rbac: &auth::Rbac,
     identity: &Identity,
     kind: &str,
     body: &Value,
@@ -49,8 +46,8 @@ pub fn answer(
         "SelfSubjectReview" => {
             json!({"userInfo": {"username": identity.user(), "groups": groups(identity)}})
         }
-        "SelfSubjectAccessReview" => access(store, identity, body)?,
-        "SelfSubjectRulesReview" => rules(store, identity, body),
+        "SelfSubjectAccessReview" => access(rbac, identity, body)?,
+        "SelfSubjectRulesReview" => rules(rbac, identity, body),
         other => return Err(ApiError::bad_request(format!("{other} is not a review"))),
     };
     let mut answer = body.clone();
@@ -68,7 +65,7 @@ fn text<'a>(value: &'a Value, field: &str) -> &'a str {
     value.get(field).and_then(Value::as_str).unwrap_or_default()
 }
 
-fn access(store: &Arc<Store>, identity: &Identity, body: &Value) -> ApiResult<Value> {
+fn access(rbac: &auth::Rbac, identity: &Identity, body: &Value) -> ApiResult<Value> {
     let spec = body.get("spec").unwrap_or(&Value::Null);
     let (resource, non_resource) = (
         spec.get("resourceAttributes"),
@@ -100,7 +97,7 @@ fn access(store: &Arc<Store>, identity: &Identity, body: &Value) -> ApiResult<Va
         namespace: text(attributes, "namespace"),
         name: object,
     };
-    let allowed = auth::rbac_allows(store, cluster, namespace, name, &asked);
+    let allowed = rbac.allows(cluster, namespace, name, &asked);
     Ok(if allowed {
         json!({"allowed": true, "reason": "allowed by the cluster's RBAC"})
     } else {
@@ -108,7 +105,7 @@ fn access(store: &Arc<Store>, identity: &Identity, body: &Value) -> ApiResult<Va
     })
 }
 
-fn rules(store: &Arc<Store>, identity: &Identity, body: &Value) -> Value {
+fn rules(rbac: &auth::Rbac, identity: &Identity, body: &Value) -> Value {
     let open = json!({"verbs": ["get"], "nonResourceURLs": OPEN_PATHS});
     let Some((cluster, namespace, name)) = identity.service_account() else {
         return json!({
@@ -127,7 +124,11 @@ fn rules(store: &Arc<Store>, identity: &Identity, body: &Value) -> Value {
                "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]}),
     ];
     let mut non_resource_rules = vec![open];
-    for rule in auth::granted_rules(store, cluster, namespace, name, scope) {
+    for rule in rbac
+        .granted_rules(cluster, namespace, name, scope)
+        .iter()
+        .cloned()
+    {
         if rule.get("nonResourceURLs").is_some() {
             non_resource_rules.push(rule);
         } else {

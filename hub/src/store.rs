@@ -167,6 +167,23 @@ struct Memory {
     rv: u64,
     objects: HashMap<(String, String), Objects>,
     clusters: BTreeMap<String, ClusterRecord>,
+    /// The resourceVersion of the last change to each resource of each cluster since the
+    /// objects were loaded.
+    changed: HashMap<(String, String), u64>,
+    /// The resourceVersion when the objects were loaded: the last change of a resource not
+    /// changed since is no later.
+    loaded: u64,
+}
+
+impl Memory {
+    fn record_change(&mut self, group_key: &(String, String), rv: u64) {
+        match self.changed.get_mut(group_key) {
+            Some(last) => *last = rv,
+            None => {
+                self.changed.insert(group_key.clone(), rv);
+            }
+        }
+    }
 }
 
 /// The changes kept for watches that resume from a resourceVersion.
@@ -379,6 +396,17 @@ impl Store {
         self.shared.published.load(Ordering::Acquire)
     }
 
+    /// For each of `resources` of `cluster`, a resourceVersion that changes whenever one of
+    /// its objects does (the last change's, or one no earlier when nothing changed since
+    /// the objects were loaded): what a result derived from them is kept against.
+    pub fn last_changes<const N: usize>(&self, cluster: &str, resources: [&str; N]) -> [u64; N] {
+        let memory = lock(&self.shared.memory);
+        resources.map(|resource| {
+            let key = (cluster.to_string(), resource.to_string());
+            memory.changed.get(&key).copied().unwrap_or(memory.loaded)
+        })
+    }
+
     /// The latest assigned resourceVersion.
     pub fn current_rv(&self) -> u64 {
         lock(&self.shared.memory).rv
@@ -533,6 +561,7 @@ impl Store {
                         EventType::Added
                     };
                     memory.rv = rv;
+                    memory.record_change(&group_key, rv);
                     memory
                         .objects
                         .entry(group_key)
@@ -549,6 +578,7 @@ impl Store {
                     };
                     crate::meta::set_resource_version(&mut last, rv);
                     memory.rv = rv;
+                    memory.record_change(&group_key, rv);
                     if let Some(objects) = memory.objects.get_mut(&group_key) {
                         objects.remove(&object_key);
                     }
@@ -720,6 +750,8 @@ fn load(conn: &Connection, path: &str) -> Result<Memory, StoreError> {
             .unwrap_or(0),
         objects: HashMap::new(),
         clusters: BTreeMap::new(),
+        changed: HashMap::new(),
+        loaded: 0,
     };
     let mut statement = conn
         .prepare("SELECT cluster, resource, namespace, name, rv, body FROM objects")
@@ -768,6 +800,7 @@ fn load(conn: &Connection, path: &str) -> Result<Memory, StoreError> {
         let record = row.map_err(sqlite)?;
         memory.clusters.insert(record.name.clone(), record);
     }
+    memory.loaded = memory.rv;
     Ok(memory)
 }
 
@@ -848,6 +881,8 @@ fn recover(conn: &mut Connection, shared: &Shared, path: &str) {
             let mut memory = lock(&shared.memory);
             // resourceVersions never go back, even over writes that did not commit.
             reloaded.rv = reloaded.rv.max(memory.rv);
+            // Whatever was derived from the objects before is derived again.
+            reloaded.loaded = reloaded.rv;
             // The database never had the memory-only clusters: they stay as they are.
             let memory_only = |cluster: &String| shared.memory_only.contains(cluster);
             let old = std::mem::replace(&mut *memory, reloaded);
@@ -942,6 +977,8 @@ mod tests {
             rv: 0,
             objects: HashMap::new(),
             clusters: BTreeMap::new(),
+            changed: HashMap::new(),
+            loaded: 0,
         };
         let objects = memory
             .objects

@@ -423,6 +423,32 @@ async fn an_agent_token_reads_its_bundle_deployments_and_writes_their_status_onl
         .success();
     let as_reader = agent.run(&read_as_reader).await.success();
     assert_eq!(as_reader.stdout, "bundledeployment.fleet.cattle.io/web\n");
+    // The hub keeps what an account was granted until an RBAC object changes: taking the
+    // binding away, then the rules of its Role, each refuses at once.
+    let unbind = [
+        "delete",
+        "rolebinding",
+        "agent-impersonates-reader",
+        "-n",
+        "cluster-b",
+    ];
+    admin.run(&unbind).await.success();
+    assert_eq!(agent.run(&read_as_reader).await.failure(), not_yet);
+    admin
+        .run_with(&["apply", "-f", "-"], IMPERSONATION_RBAC)
+        .await
+        .success();
+    agent.run(&read_as_reader).await.success();
+    let no_rules = r#"{"rules":[]}"#;
+    admin
+        .patch("role impersonate-reader -n cluster-b", "merge", no_rules)
+        .await
+        .success();
+    assert_eq!(agent.run(&read_as_reader).await.failure(), not_yet);
+    admin
+        .run_with(&["apply", "-f", "-"], IMPERSONATION_RBAC)
+        .await
+        .success();
     let groups = admin
         .run(&[
             "--as",
