@@ -192,12 +192,7 @@ fn write(out: &mut Vec<u8>, object: &Value) -> serde_json::Result<Marks> {
         }
         write_key(out, key)?;
         if key == "metadata" {
-            let start = out.len();
             marks = write_metadata(out, metadata)?;
-            marks.metadata = u32::try_from(start)
-                .ok()
-                .zip(u32::try_from(out.len()).ok())
-                .map(|(start, end)| start..end);
         } else {
             serde_json::to_writer(&mut *out, value)?;
         }
@@ -209,10 +204,11 @@ fn write(out: &mut Vec<u8>, object: &Value) -> serde_json::Result<Marks> {
     Ok(marks)
 }
 
-/// Writes `metadata`; returns where its members lie (see [`write`]).
+/// Writes `metadata`; returns where it and its members lie (see [`write`]).
 fn write_metadata(out: &mut Vec<u8>, metadata: &Map<String, Value>) -> serde_json::Result<Marks> {
     let mut marks = Marks::default();
     let offset = |at: usize| u32::try_from(at).unwrap_or(u32::MAX);
+    let metadata_start = out.len();
     out.push(b'{');
     for (index, (key, value)) in metadata.iter().enumerate() {
         let start = out.len();
@@ -233,6 +229,7 @@ fn write_metadata(out: &mut Vec<u8>, metadata: &Map<String, Value>) -> serde_jso
         }
     }
     out.push(b'}');
+    marks.metadata = Some(offset(metadata_start)..offset(out.len()));
     Ok(marks)
 }
 

@@ -70,7 +70,7 @@ impl Watcher {
         let presented = match &self.table {
             Some(_) => object.value().map(|value| self.line(kind, &value)),
             None => (self.call.presented(object.clone()))
-                .map(|o| text_line(kind, self.call.wire_parts(&o))),
+                .map(|o| text_line(kind, &self.call.wire_parts(&o))),
         };
         presented.unwrap_or_else(|error| self.line("ERROR", &error.to_status()))
     }
@@ -109,7 +109,7 @@ impl Watcher {
 }
 
 /// A watch line holding JSON text, given in slices, as its object.
-fn text_line(kind: &str, object: [&[u8]; 4]) -> Bytes {
+fn text_line(kind: &str, object: &[&[u8]]) -> Bytes {
     let length: usize = object.iter().map(|part| part.len()).sum();
     let mut line = Vec::with_capacity(length + 32);
     line.extend_from_slice(b"{\"type\":\"");
@@ -123,15 +123,7 @@ fn text_line(kind: &str, object: [&[u8]; 4]) -> Bytes {
 }
 
 fn encode(kind: &str, object: &Value) -> Bytes {
-    text_line(
-        kind,
-        [
-            &serde_json::to_vec(object).unwrap_or_default(),
-            &[],
-            &[],
-            &[],
-        ],
-    )
+    text_line(kind, &[&serde_json::to_vec(object).unwrap_or_default()])
 }
 
 /// Starts a watch; the returned receiver yields the response body's chunks.
