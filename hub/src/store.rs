@@ -400,11 +400,10 @@ impl Store {
     /// its objects does (the last change's, or one no earlier when nothing changed since
     /// the objects were loaded): what a result derived from them is kept against.
     pub fn last_changes<const N: usize>(&self, cluster: &str, resources: [&str; N]) -> [u64; N] {
+        // The keys are made before the lock every write takes.
+        let keys = resources.map(|resource| (cluster.to_string(), resource.to_string()));
         let memory = lock(&self.shared.memory);
-        resources.map(|resource| {
-            let key = (cluster.to_string(), resource.to_string());
-            memory.changed.get(&key).copied().unwrap_or(memory.loaded)
-        })
+        keys.map(|key| memory.changed.get(&key).copied().unwrap_or(memory.loaded))
     }
 
     /// The latest assigned resourceVersion.
