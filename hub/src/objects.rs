@@ -371,20 +371,7 @@ fn finish(
         .unwrap_or_default();
     if let Some(old) = existing {
         if has_status && call.status_call() {
-            let status = object.get("status").cloned();
-            let managed = object.pointer("/metadata/managedFields").cloned();
-            object = old.clone();
-            match status {
-                Some(status) => object["status"] = status,
-                None => {
-                    if let Some(map) = object.as_object_mut() {
-                        map.remove("status");
-                    }
-                }
-            }
-            if let (Some(managed), Some(meta)) = (managed, meta::metadata_mut(&mut object)) {
-                meta.insert("managedFields".into(), managed);
-            }
+            keep_only_status(&mut object, old);
         } else if has_status {
             match old.get("status") {
                 Some(status) => object["status"] = status.clone(),
@@ -501,6 +488,49 @@ fn finish(
         }
     }
     Ok(Change::Put(object))
+}
+
+/// Makes a write to the status subresource `object` the `old` object but for its status
+/// and managedFields (the old ones when it sends none). Only the members that differ are
+/// copied back: a status write leaves the rest of the object as it was.
+fn keep_only_status(object: &mut Value, old: &Value) {
+    let (Some(map), Some(old_map)) = (object.as_object_mut(), old.as_object()) else {
+        *object = old.clone();
+        return;
+    };
+    restore_members(map, old_map, &["status", "metadata"]);
+    match (map.get_mut("metadata"), old_map.get("metadata")) {
+        (Some(Value::Object(meta)), Some(Value::Object(old_meta))) => {
+            let sent = meta.get("managedFields").is_some_and(|m| !m.is_null());
+            let kept: &[&str] = if sent { &["managedFields"] } else { &[] };
+            restore_members(meta, old_meta, kept);
+        }
+        (_, Some(old_meta)) => {
+            map.insert("metadata".into(), old_meta.clone());
+        }
+        (_, None) => {
+            map.remove("metadata");
+        }
+    }
+}
+
+/// Makes `map` equal to `old` but for the members `kept`, cloning only the members that
+/// differ.
+fn restore_members(
+    map: &mut serde_json::Map<String, Value>,
+    old: &serde_json::Map<String, Value>,
+    kept: &[&str],
+) {
+    map.retain(|key, _| kept.contains(&key.as_str()) || old.contains_key(key));
+    for (key, value) in old.iter().filter(|(key, _)| !kept.contains(&key.as_str())) {
+        match map.get_mut(key) {
+            Some(current) if current == value => {}
+            Some(current) => *current = value.clone(),
+            None => {
+                map.insert(key.clone(), value.clone());
+            }
+        }
+    }
 }
 
 /// Removes every null member of an object, at any depth, as Go's decoding of a built-in
@@ -988,4 +1018,39 @@ pub async fn delete_collection(hub: &Hub, call: &Call, options: &Value) -> ApiRe
             remaining: 0,
         },
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_write_keeps_everything_else_as_it_was() {
+        let old = json!({
+            "kind": "Thing",
+            "metadata": {"name": "a", "labels": {"x": "1"}, "managedFields": [{"manager": "m"}]},
+            "spec": {"size": 1},
+            "status": {"ready": false},
+        });
+        let mut sent = json!({
+            "kind": "Thing",
+            "metadata": {"name": "a", "labels": {"x": "2"}, "annotations": {"y": "z"}},
+            "spec": {"size": 5},
+            "extra": true,
+            "status": {"ready": true},
+        });
+        keep_only_status(&mut sent, &old);
+        let mut expected = old.clone();
+        expected["status"] = json!({"ready": true});
+        assert_eq!(sent, expected);
+
+        let managed = json!([{"manager": "n"}]);
+        let mut sent = old.clone();
+        sent["metadata"]["managedFields"] = managed.clone();
+        sent.as_object_mut().map(|o| o.remove("status"));
+        keep_only_status(&mut sent, &old);
+        assert_eq!(sent.get("status"), None);
+        assert_eq!(sent["metadata"]["managedFields"], managed);
+        assert_eq!(sent["spec"], old["spec"]);
+    }
 }
