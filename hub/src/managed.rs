@@ -56,19 +56,50 @@ impl Entry {
         }
     }
 
-    fn to_json(&self) -> Value {
-        let mut entry = json!({
-            "manager": self.manager,
-            "operation": self.operation,
-            "apiVersion": self.api_version,
-            "time": self.time,
-            "fieldsType": "FieldsV1",
-            "fieldsV1": self.fields.to_v1(),
-        });
-        if !self.subresource.is_empty() {
-            entry["subresource"] = json!(self.subresource);
+    /// Adds `paths` to the entry's fields (the entry is written anew if any is new).
+    fn claim(&mut self, paths: impl IntoIterator<Item = FieldPath>) {
+        for path in paths {
+            if self.fields.0.insert(path) {
+                self.read = None;
+            }
         }
-        entry
+    }
+
+    /// Replaces the entry's fields (the entry is written anew if they differ).
+    fn set_fields(&mut self, fields: FieldSet) {
+        if self.fields != fields {
+            self.read = None;
+        }
+        self.fields = fields;
+    }
+
+    /// Records a write by `api_version` now, in the entry as read too, when it is kept.
+    fn stamp(&mut self, api_version: &str) {
+        self.time = crate::meta::now();
+        self.api_version = api_version.to_string();
+        if let Some(Value::Object(read)) = &mut self.read {
+            read.insert("time".into(), Value::String(self.time.clone()));
+            read.insert("apiVersion".into(), Value::String(self.api_version.clone()));
+        }
+    }
+
+    /// The entry as written to `managedFields`: as it was read while unchanged, else
+    /// built from its fields (moved, not copied).
+    fn into_json(self) -> Value {
+        if let Some(read) = self.read {
+            return read;
+        }
+        let mut entry = Map::new();
+        entry.insert("manager".into(), Value::String(self.manager));
+        entry.insert("operation".into(), Value::String(self.operation));
+        entry.insert("apiVersion".into(), Value::String(self.api_version));
+        entry.insert("time".into(), Value::String(self.time));
+        entry.insert("fieldsType".into(), Value::from("FieldsV1"));
+        entry.insert("fieldsV1".into(), self.fields.to_v1());
+        if !self.subresource.is_empty() {
+            entry.insert("subresource".into(), Value::String(self.subresource));
+        }
+        Value::Object(entry)
     }
 
     fn is(&self, manager: &str, operation: &str, subresource: &str) -> bool {
@@ -95,10 +126,6 @@ fn entries_in(managed: Option<&Value>) -> Vec<Entry> {
         .and_then(Value::as_array)
         .map(|items| items.iter().filter_map(Entry::parse).collect())
         .unwrap_or_default()
-}
-
-fn entries(object: Option<&Value>) -> Vec<Entry> {
-    entries_in(object.and_then(|o| o.pointer("/metadata/managedFields")))
 }
 
 /// The entries an update starts from, as Kubernetes chooses them: the ones the client sent,
@@ -129,7 +156,7 @@ fn store_entries(object: &mut Value, entries: Vec<Entry>) {
     let list: Vec<Value> = entries
         .into_iter()
         .filter(|e| !e.fields.is_empty())
-        .map(|mut e| e.read.take().unwrap_or_else(|| e.to_json()))
+        .map(Entry::into_json)
         .collect();
     if let Some(meta) = crate::meta::metadata_mut(object) {
         if list.is_empty() {
@@ -140,12 +167,19 @@ fn store_entries(object: &mut Value, entries: Vec<Entry>) {
     }
 }
 
-fn without_managed_fields(object: &Value) -> Value {
+/// A copy of `object` without `metadata.managedFields`, and its entries, each kept to be
+/// written back as it is while it does not change.
+fn split_managed_fields(object: &Value) -> (Value, Vec<Entry>) {
     let mut copy = object.clone();
-    if let Some(meta) = copy.get_mut("metadata").and_then(Value::as_object_mut) {
-        meta.remove("managedFields");
-    }
-    copy
+    let managed = copy
+        .get_mut("metadata")
+        .and_then(Value::as_object_mut)
+        .and_then(|meta| meta.remove("managedFields"));
+    let entries = match managed {
+        Some(Value::Array(items)) => items.into_iter().filter_map(Entry::keeping).collect(),
+        _ => Vec::new(),
+    };
+    (copy, entries)
 }
 
 fn own(entries: &mut Vec<Entry>, writer: &Writer, operation: &str) -> usize {
@@ -153,11 +187,7 @@ fn own(entries: &mut Vec<Entry>, writer: &Writer, operation: &str) -> usize {
         .iter()
         .position(|e| e.is(writer.manager, operation, writer.subresource))
     {
-        Some(index) => {
-            // The caller changes it.
-            entries[index].read = None;
-            index
-        }
+        Some(index) => index,
         None => {
             entries.push(Entry {
                 manager: writer.manager.to_string(),
@@ -188,15 +218,15 @@ pub fn record_update(old: Option<&Value>, new: &mut Value, writer: &Writer) {
         store_entries(new, list);
         return;
     }
-    for entry in list.iter_mut() {
-        for path in changed.iter().chain(removed.iter()) {
+    let index = own(&mut list, writer, "Update");
+    for (at, entry) in list.iter_mut().enumerate() {
+        let taken = (at != index).then_some(&changed);
+        for path in removed.iter().chain(taken.into_iter().flatten()) {
             entry.release(path);
         }
     }
-    let index = own(&mut list, writer, "Update");
-    list[index].fields.0.extend(changed);
-    list[index].time = crate::meta::now();
-    list[index].api_version = writer.api_version.to_string();
+    list[index].claim(changed);
+    list[index].stamp(writer.api_version);
     store_entries(new, list);
 }
 
@@ -207,11 +237,10 @@ pub fn apply(
     writer: &Writer,
     force: bool,
 ) -> ApiResult<Value> {
-    let mut list = entries(live);
+    let (live_value, mut list) = live
+        .map(split_managed_fields)
+        .unwrap_or_else(|| (json!({}), Vec::new()));
     let applied_fields = FieldSet::of(applied, writer.lists);
-    let live_value = live
-        .map(without_managed_fields)
-        .unwrap_or_else(|| json!({}));
 
     let mut conflicts = Vec::new();
     for entry in list.iter_mut().filter(|e| {
@@ -245,26 +274,27 @@ pub fn apply(
     }
 
     let index = own(&mut list, writer, "Apply");
-    let previous = std::mem::take(&mut list[index].fields);
-    let mut result = live_value;
-    let mut released: Vec<&FieldPath> = previous
-        .0
+    let owned_by_others = |path: &FieldPath| {
+        (list.iter().enumerate()).any(|(at, e)| at != index && e.fields.0.contains(path))
+    };
+    let mut released: Vec<&FieldPath> = (list[index].fields.0)
         .difference(&applied_fields.0)
-        .filter(|p| !list.iter().any(|e| e.fields.0.contains(*p)))
+        .filter(|p| !owned_by_others(p))
         .collect();
     released.sort_by_key(|p| std::cmp::Reverse(p.len()));
+    let mut result = live_value;
     for path in released {
         remove_at(&mut result, path);
     }
     merge(&mut result, applied, writer.lists, "");
     // Applying the same fields again changes nothing, not even the entry's time: a no-op
     // apply must not write (agents re-apply everything on every pass).
-    let same = previous == applied_fields && list[index].api_version == writer.api_version;
-    list[index].fields = applied_fields;
-    if !same || list[index].time.is_empty() {
-        list[index].time = crate::meta::now();
+    let entry = &mut list[index];
+    let same = entry.fields == applied_fields && entry.api_version == writer.api_version;
+    entry.set_fields(applied_fields);
+    if !same || entry.time.is_empty() {
+        entry.stamp(writer.api_version);
     }
-    list[index].api_version = writer.api_version.to_string();
     store_entries(&mut result, list);
     Ok(result)
 }
@@ -361,7 +391,7 @@ mod tests {
         );
         let forced = apply(Some(&live), &applied, &writer("fleet-agent"), true).expect("forced");
         assert_eq!(forced["data"], json!({"a": "9", "b": "2"}));
-        let managers: Vec<String> = entries(Some(&forced))
+        let managers: Vec<String> = entries_in(forced.pointer("/metadata/managedFields"))
             .into_iter()
             .map(|e| e.manager)
             .collect();
@@ -425,5 +455,49 @@ mod tests {
         assert_eq!(managed[0]["fieldsV1"], json!({"f:spec": {"f:b": {}}}));
         assert_eq!(managed[1]["manager"], "edit");
         assert_eq!(managed[1]["fieldsV1"], json!({"f:spec": {"f:a": {}}}));
+    }
+
+    #[test]
+    fn a_writer_that_changes_only_values_it_owns_keeps_its_entry_as_read() {
+        let ctl = Writer {
+            api_version: "v1",
+            ..writer("ctl")
+        };
+        let live = json!({"metadata": {"name": "d", "managedFields": [foreign_entry()]},
+                          "spec": {"a": 1, "b": 2}});
+        let applied = json!({"spec": {"a": 3, "b": 2}});
+        let result = apply(Some(&live), &applied, &ctl, false).expect("applied");
+        assert_eq!(result["spec"]["a"], 3);
+        assert_eq!(
+            serde_json::to_string(&result["metadata"]["managedFields"][0]).expect("JSON"),
+            serde_json::to_string(&foreign_entry()).expect("JSON"),
+            "the same fields applied: the entry as it was read, in its order"
+        );
+
+        let mut update = foreign_entry();
+        update["operation"] = json!("Update");
+        let live = json!({"metadata": {"name": "d", "managedFields": [update]},
+                          "spec": {"a": 1, "b": 2}});
+        let mut new = live.clone();
+        new["spec"]["a"] = json!(4);
+        record_update(Some(&live), &mut new, &ctl);
+        let entry = &new["metadata"]["managedFields"][0];
+        let mut expected = update.clone();
+        expected["time"] = entry["time"].clone();
+        assert_ne!(entry["time"], update["time"], "an update is stamped");
+        assert_eq!(
+            serde_json::to_string(entry).expect("JSON"),
+            serde_json::to_string(&expected).expect("JSON"),
+            "the same fields updated: the entry as it was read but its time"
+        );
+        let before = new.clone();
+        new["spec"]["c"] = json!(1);
+        record_update(Some(&before), &mut new, &ctl);
+        let entry = &new["metadata"]["managedFields"][0];
+        assert_eq!(
+            entry["fieldsV1"],
+            json!({"f:spec": {"f:a": {}, "f:b": {}, "f:c": {}}}),
+            "a new field: the entry is written anew"
+        );
     }
 }
