@@ -141,17 +141,6 @@ fn granted_rules(
     name: &str,
     scope: &str,
 ) -> Vec<Value> {
-    let list = |resource: &str, ns: Option<&str>| {
-        store
-            .list(
-                cluster,
-                &format!("rbac.authorization.k8s.io/{resource}"),
-                ns,
-                None,
-            )
-            .map(|(_, items)| items)
-            .unwrap_or_default()
-    };
     let role = |kind: &str, role_name: &str, binding_ns: &str| -> Option<Value> {
         let (resource, ns) = match kind {
             "ClusterRole" => ("clusterroles", ""),
@@ -165,14 +154,8 @@ fn granted_rules(
         };
         store.get(&key).ok().flatten()?.value().ok()
     };
-    let mut bindings = list("clusterrolebindings", None);
-    if !scope.is_empty() {
-        bindings.extend(list("rolebindings", Some(scope)));
-    }
-    // Only bindings whose text holds the account's name can bind it (or a group of it).
-    let bindings: Vec<Value> = bindings
+    let bindings: Vec<Value> = (store.bindings_naming_account(cluster, namespace, name, scope))
         .iter()
-        .filter(|b| b.mentions(name) || b.mentions("system:serviceaccounts"))
         .filter_map(|b| b.value().ok())
         .collect();
     let mut rules = Vec::new();

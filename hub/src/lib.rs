@@ -30,6 +30,7 @@ pub mod serve;
 pub mod status;
 pub mod store;
 pub mod stored;
+pub mod subjects;
 pub mod subresources;
 pub mod table;
 pub mod tls;

@@ -28,6 +28,7 @@ use tokio::sync::oneshot;
 
 use crate::status::{ApiError, ApiResult};
 use crate::stored::Stored;
+use crate::subjects::{BindingKey, SubjectIndex};
 
 /// How many events are kept for watches that resume from an older resourceVersion.
 const HISTORY: usize = 20_000;
@@ -173,6 +174,8 @@ struct Memory {
     /// The resourceVersion when the objects were loaded: the last change of a resource not
     /// changed since is no later.
     loaded: u64,
+    /// The RBAC bindings naming each subject.
+    subjects: SubjectIndex,
 }
 
 impl Memory {
@@ -406,6 +409,36 @@ impl Store {
         keys.map(|key| memory.changed.get(&key).copied().unwrap_or(memory.loaded))
     }
 
+    /// The RBAC bindings of `cluster` that name the service account `namespace`/`name` (as
+    /// itself, its user name or a group of it): its ClusterRoleBindings, and its
+    /// RoleBindings in `scope` when that is a namespace.
+    pub fn bindings_naming_account(
+        &self,
+        cluster: &str,
+        namespace: &str,
+        name: &str,
+        scope: &str,
+    ) -> Vec<Arc<Stored>> {
+        let [cluster_wide, namespaced] = crate::subjects::BINDING_RESOURCES;
+        let memory = lock(&self.shared.memory);
+        let keys = memory.subjects.naming_account(cluster, namespace, name);
+        (keys.into_iter())
+            .filter(|(resource, ns, _)| {
+                resource == cluster_wide
+                    || (!scope.is_empty() && resource == namespaced && ns == scope)
+            })
+            .filter_map(|(resource, namespace, name)| {
+                let key = Key {
+                    cluster: cluster.to_string(),
+                    resource,
+                    namespace,
+                    name,
+                };
+                find(&memory, &key)
+            })
+            .collect()
+    }
+
     /// The latest assigned resourceVersion.
     pub fn current_rv(&self) -> u64 {
         lock(&self.shared.memory).rv
@@ -553,6 +586,11 @@ impl Store {
                 }
                 Change::Put(mut value) => {
                     crate::meta::set_resource_version(&mut value, rv);
+                    if SubjectIndex::indexes(&key.resource) {
+                        let binding = binding_key(key);
+                        let old = parsed.as_ref();
+                        (memory.subjects).update(&key.cluster, binding, old, Some(&value));
+                    }
                     let stored = Arc::new(Stored::new(&value));
                     let kind = if existing.is_some() {
                         EventType::Modified
@@ -575,6 +613,10 @@ impl Store {
                     let (Some(_), Some(mut last)) = (existing, parsed) else {
                         return Ok((result, None));
                     };
+                    if SubjectIndex::indexes(&key.resource) {
+                        let binding = binding_key(key);
+                        (memory.subjects).update(&key.cluster, binding, Some(&last), None);
+                    }
                     crate::meta::set_resource_version(&mut last, rv);
                     memory.rv = rv;
                     memory.record_change(&group_key, rv);
@@ -654,6 +696,15 @@ impl Store {
             live,
         })
     }
+}
+
+/// Where a binding is, in [`SubjectIndex`]'s terms.
+fn binding_key(key: &Key) -> BindingKey {
+    (
+        key.resource.clone(),
+        key.namespace.clone(),
+        key.name.clone(),
+    )
 }
 
 fn find(memory: &Memory, key: &Key) -> Option<Arc<Stored>> {
@@ -751,6 +802,7 @@ fn load(conn: &Connection, path: &str) -> Result<Memory, StoreError> {
         clusters: BTreeMap::new(),
         changed: HashMap::new(),
         loaded: 0,
+        subjects: SubjectIndex::default(),
     };
     let mut statement = conn
         .prepare("SELECT cluster, resource, namespace, name, rv, body FROM objects")
@@ -775,6 +827,10 @@ fn load(conn: &Connection, path: &str) -> Result<Memory, StoreError> {
             source,
         })?;
         memory.rv = memory.rv.max(u64::try_from(rv).unwrap_or(0));
+        if SubjectIndex::indexes(&resource) {
+            let binding = (resource.clone(), namespace.clone(), name.clone());
+            (memory.subjects).update(&cluster, binding, None, Some(&value));
+        }
         memory
             .objects
             .entry((cluster, resource))
@@ -887,6 +943,7 @@ fn recover(conn: &mut Connection, shared: &Shared, path: &str) {
             let old = std::mem::replace(&mut *memory, reloaded);
             (memory.objects).extend(old.objects.into_iter().filter(|((c, _), _)| memory_only(c)));
             (memory.clusters).extend(old.clusters.into_iter().filter(|(c, _)| memory_only(c)));
+            memory.subjects.keep_from(old.subjects, memory_only);
             shared.poisoned.store(false, Ordering::Release);
             tracing::warn!("storage works again: state reloaded from the database");
         }
@@ -978,6 +1035,7 @@ mod tests {
             clusters: BTreeMap::new(),
             changed: HashMap::new(),
             loaded: 0,
+            subjects: SubjectIndex::default(),
         };
         let objects = memory
             .objects
@@ -1042,6 +1100,68 @@ mod tests {
         }
         let counter = store.get(&key).expect("read").expect("there");
         assert_eq!(counter.value().expect("JSON")["data"]["n"], 400);
+    }
+
+    #[tokio::test]
+    async fn bindings_are_found_by_the_accounts_they_name_after_writes_deletes_and_a_reopen() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("db");
+        let [cluster_wide, namespaced] = crate::subjects::BINDING_RESOURCES;
+        let key = |resource: &str, namespace: &str, name: &str| Key {
+            cluster: "c".into(),
+            resource: resource.into(),
+            namespace: namespace.into(),
+            name: name.into(),
+        };
+        let binding = |account: &str| {
+            serde_json::json!({"subjects": [
+                {"kind": "ServiceAccount", "name": account, "namespace": "home"}]})
+        };
+        let count = |store: &Store, scope: &str| {
+            (store.bindings_naming_account("c", "home", "agent", scope)).len()
+        };
+        {
+            let store = Store::open(&path, HashSet::new()).expect("opened");
+            store
+                .put_cluster(ClusterRecord {
+                    name: "c".into(),
+                    token: "t".into(),
+                })
+                .await
+                .expect("cluster");
+            for (resource, namespace, name, account) in [
+                (cluster_wide, "", "contents-home", "agent"),
+                (namespaced, "home", "agent", "agent"),
+                (namespaced, "elsewhere", "agent", "agent"),
+                (cluster_wide, "", "someone-else", "other"),
+            ] {
+                let object = binding(account);
+                (store.write(&key(resource, namespace, name), |_| {
+                    Ok((Change::Put(object.clone()), ()))
+                }))
+                .await
+                .expect("written");
+            }
+            assert_eq!(
+                count(&store, "home"),
+                2,
+                "its ClusterRoleBinding and RoleBinding"
+            );
+            assert_eq!(
+                count(&store, ""),
+                1,
+                "cluster scope: its ClusterRoleBinding"
+            );
+            (store.write(&key(namespaced, "home", "agent"), |_| {
+                Ok((Change::Delete, ()))
+            }))
+            .await
+            .expect("deleted");
+            assert_eq!(count(&store, "home"), 1, "the deleted one is gone");
+        }
+        let reopened = Store::open(&path, HashSet::new()).expect("reopened");
+        assert_eq!(count(&reopened, "home"), 1, "indexed again on load");
+        assert_eq!(count(&reopened, "elsewhere"), 2);
     }
 
     #[tokio::test]
