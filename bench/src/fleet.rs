@@ -52,6 +52,11 @@ pub struct FleetBench {
     /// still counts where the experiment does not fix it).
     #[arg(long, value_enum)]
     scenario: Option<Scenario>,
+    /// Agents register as real ones do (a ClusterRegistration each, answered by the
+    /// controller) and reach the hub with their own service accounts, every request
+    /// authorised by RBAC; without it they use the hub's admin credentials.
+    #[arg(long)]
+    registered: bool,
 }
 
 /// Rancher Fleet's benchmark experiments.
@@ -125,7 +130,7 @@ pub fn run(args: FleetBench) -> Result<()> {
         resync: Duration::from_secs(args.resync_seconds.max(1)),
         idle: Duration::from_secs(args.idle_seconds),
     };
-    runtime.block_on(bench(shape, timing, scratch.path()))
+    runtime.block_on(bench(shape, timing, args.registered, scratch.path()))
 }
 
 fn member(i: usize) -> String {
@@ -238,7 +243,12 @@ impl Source {
     }
 }
 
-async fn bench(shape: Shape, timing: Timing, scratch: &std::path::Path) -> Result<()> {
+async fn bench(
+    shape: Shape,
+    timing: Timing,
+    registered: bool,
+    scratch: &std::path::Path,
+) -> Result<()> {
     let started = Instant::now();
     let members: Vec<String> = (0..shape.clusters).map(member).collect();
     let local = LocalHub::start(
@@ -258,9 +268,13 @@ async fn bench(shape: Shape, timing: Timing, scratch: &std::path::Path) -> Resul
         shape.gitrepos
     );
     let hub = local.client.clone();
-    for (i, name) in members.iter().enumerate() {
-        let env = if i % 2 == 0 { "prod" } else { "dev" };
-        create_cluster(&hub, "fleet-local", name, json!({"env": env})).await?;
+    let labelled: Vec<(String, &str)> = (members.iter().enumerate())
+        .map(|(i, name)| (name.clone(), if i % 2 == 0 { "prod" } else { "dev" }))
+        .collect();
+    if !registered {
+        for (name, env) in &labelled {
+            create_cluster(&hub, "fleet-local", name, json!({"env": env})).await?;
+        }
     }
     let source = Source::new(scratch, shape)?;
     // Controllers and agents reach the hub in process: the control plane is measured, not
@@ -273,17 +287,45 @@ async fn bench(shape: Shape, timing: Timing, scratch: &std::path::Path) -> Resul
     };
     let management = in_process(fleet_local::MANAGEMENT_CLUSTER)?;
     let mut fleet = Fleet::new();
-    fleet.run_controllers(&management, scratch);
+    let registering = registered.then(|| fleet_controller::registration::HubAddress {
+        server: local.running.url.clone(),
+        ca_data: None,
+    });
+    fleet.run_controllers(&management, scratch, registering);
+    let credentials = if registered {
+        let started = Instant::now();
+        let credentials =
+            crate::register::register_all(&hub, &labelled, Duration::from_secs(1_800)).await?;
+        println!(
+            "{} agents registered in {:.1} s; each reaches the hub with its own service account, authorised by RBAC",
+            credentials.len(),
+            started.elapsed().as_secs_f64()
+        );
+        Some(credentials)
+    } else {
+        None
+    };
     // One process, one copy of each Content the agents read.
     let contents = Arc::new(fleet_agent::contents::ContentCache::default());
     for name in &members {
-        let agent = fleet_agent::Agent::new(
-            management.clone(),
-            in_process(name)?,
-            &format!("cluster-fleet-local-{name}"),
-            timing.resync,
-        )
-        .sharing_contents(contents.clone());
+        let (hub_side, namespace) = match &credentials {
+            Some(credentials) => {
+                let credential = credentials
+                    .get(name)
+                    .with_context(|| format!("no credential for {name}"))?;
+                let client = local
+                    .in_process_client_as(
+                        fleet_local::MANAGEMENT_CLUSTER,
+                        &credential.token,
+                        ManagedFields::Omitted,
+                    )
+                    .with_context(|| format!("{name}'s token cannot be a header"))?;
+                (client, credential.namespace.clone())
+            }
+            None => (management.clone(), format!("cluster-fleet-local-{name}")),
+        };
+        let agent = fleet_agent::Agent::new(hub_side, in_process(name)?, &namespace, timing.resync)
+            .sharing_contents(contents.clone());
         fleet.run_agent(name, agent, None).await;
     }
     // The tracker watches every deployment in process too: what it costs is the

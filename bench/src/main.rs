@@ -9,6 +9,7 @@ mod hub;
 mod kustomize;
 mod measure;
 mod reference;
+mod register;
 mod soak;
 
 use std::process::ExitCode;

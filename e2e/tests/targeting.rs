@@ -72,7 +72,7 @@ async fn each_cluster_gets_its_variant_stored_once() {
     let daemon = GitDaemon::start(&repos);
 
     let mut fleet = fleet_local::Fleet::new();
-    fleet.run_controllers(&client, dir);
+    fleet.run_controllers(&client, dir, None);
     let gitrepo: GitRepo = serde_json::from_value(json!({
         "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
         "metadata": {"name": "demo", "namespace": NS},

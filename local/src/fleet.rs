@@ -95,17 +95,25 @@ impl Fleet {
 
     /// Runs gitjob, the targeting controller and the pusher against `hub`, keeping their
     /// data under `data` (`gitjob/`, `controller/`), as a test or a benchmark runs them.
-    pub fn run_controllers(&mut self, hub: &kube::Client, data: &Path) {
+    /// With `registering` (where agents reach the hub), the controller also accepts
+    /// cluster registrations.
+    pub fn run_controllers(
+        &mut self,
+        hub: &kube::Client,
+        data: &Path,
+        registering: Option<fleet_controller::registration::HubAddress>,
+    ) {
         self.run_pusher(hub, Duration::from_secs(1));
         self.run_gitjob(fleet_gitjob::controller::Gitjob::new(
             hub.clone(),
             fleet_gitjob::controller::Settings::new(data.join("gitjob")),
             Arc::new(fleet_gitjob::metrics::Metrics::default()),
         ));
-        self.run_controller(fleet_controller::Context::new(
-            hub.clone(),
-            data.join("controller"),
-        ));
+        let work = data.join("controller");
+        self.run_controller(match registering {
+            Some(address) => fleet_controller::Context::registering(hub.clone(), work, address),
+            None => fleet_controller::Context::new(hub.clone(), work),
+        });
     }
 
     /// Runs `agent` as the agent of `member` until the fleet stops, first killing the agent

@@ -102,8 +102,20 @@ impl LocalHub {
         cluster: &str,
         managed_fields: ManagedFields,
     ) -> Option<kube::Client> {
+        let token = self.running.hub.admin_token(cluster)?;
+        self.in_process_client_as(cluster, &token, managed_fields)
+    }
+
+    /// [`LocalHub::in_process_client`] presenting the bearer `token` (a service account's,
+    /// say) instead of the cluster's admin token: its requests are authorised as that
+    /// account's, by RBAC. `None` if the token cannot be a header.
+    pub fn in_process_client_as(
+        &self,
+        cluster: &str,
+        token: &str,
+        managed_fields: ManagedFields,
+    ) -> Option<kube::Client> {
         let hub = self.running.hub.clone();
-        let token = hub.admin_token(cluster)?;
         let authorization = http::HeaderValue::from_str(&format!("Bearer {token}")).ok()?;
         let prefix = format!("/clusters/{cluster}");
         let router = fleet_hub::http::router(hub);

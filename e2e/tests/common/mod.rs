@@ -72,7 +72,7 @@ impl Fleet {
         let repo = TestRepo::in_dir(&repos, "app");
         let daemon = GitDaemon::start(&repos);
         let mut running = fleet_local::Fleet::new();
-        running.run_controllers(&hub.client, hub.dir());
+        running.run_controllers(&hub.client, hub.dir(), None);
         let mut fleet = Self {
             hub,
             repo,
