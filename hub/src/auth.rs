@@ -133,31 +133,22 @@ fn binds(binding: &Value, namespace: &str, name: &str) -> bool {
 
 /// The rules the cluster's RBAC objects grant a service account in `scope` (a namespace, or
 /// empty for cluster scope): its ClusterRoleBindings' roles, and in a namespace also the
-/// roles of that namespace's RoleBindings.
+/// roles of that namespace's RoleBindings; with what they were worked out from.
 fn granted_rules(
     store: &Arc<Store>,
     cluster: &str,
     namespace: &str,
     name: &str,
     scope: &str,
-) -> Vec<Value> {
-    let role = |kind: &str, role_name: &str, binding_ns: &str| -> Option<Value> {
-        let (resource, ns) = match kind {
-            "ClusterRole" => ("clusterroles", ""),
-            _ => ("roles", binding_ns),
-        };
-        let key = crate::store::Key {
-            cluster: cluster.to_string(),
-            resource: format!("rbac.authorization.k8s.io/{resource}"),
-            namespace: ns.to_string(),
-            name: role_name.to_string(),
-        };
-        store.get(&key).ok().flatten()?.value().ok()
+) -> Granted {
+    let (bindings_changed, bindings) =
+        store.bindings_naming_account(cluster, namespace, name, scope);
+    let bindings: Vec<Value> = bindings.iter().filter_map(|b| b.value().ok()).collect();
+    let mut granted = Granted {
+        bindings_changed,
+        roles: Vec::new(),
+        rules: Arc::default(),
     };
-    let bindings: Vec<Value> = (store.bindings_naming_account(cluster, namespace, name, scope))
-        .iter()
-        .filter_map(|b| b.value().ok())
-        .collect();
     let mut rules = Vec::new();
     for binding in bindings.iter().filter(|b| binds(b, namespace, name)) {
         let reference = |field: &str| {
@@ -166,23 +157,33 @@ fn granted_rules(
                 .and_then(Value::as_str)
                 .unwrap_or_default()
         };
-        let binding_ns = crate::meta::meta_str(binding, "namespace").unwrap_or_default();
-        if let Some(found) = role(reference("kind"), reference("name"), binding_ns) {
-            if let Some(Value::Array(granted)) = found.get("rules") {
-                rules.extend(granted.iter().cloned());
-            }
+        let (resource, role_ns) = match reference("kind") {
+            "ClusterRole" => ("clusterroles", ""),
+            _ => (
+                "roles",
+                crate::meta::meta_str(binding, "namespace").unwrap_or_default(),
+            ),
+        };
+        let key = crate::store::Key {
+            cluster: cluster.to_string(),
+            resource: format!("rbac.authorization.k8s.io/{resource}"),
+            namespace: role_ns.to_string(),
+            name: reference("name").to_string(),
+        };
+        let role = store.get(&key).ok().flatten();
+        if let Some(Value::Array(found)) = role
+            .as_ref()
+            .and_then(|r| r.value().ok())
+            .and_then(|mut r| r.get_mut("rules").map(Value::take))
+        {
+            rules.extend(found);
         }
+        // A role missing now may be made later: that too is kept against.
+        granted.roles.push((key, role));
     }
-    rules
+    granted.rules = Arc::new(rules);
+    granted
 }
-
-/// The RBAC objects whose changes change what an account is granted.
-const RBAC_RESOURCES: [&str; 4] = [
-    "rbac.authorization.k8s.io/clusterrolebindings",
-    "rbac.authorization.k8s.io/rolebindings",
-    "rbac.authorization.k8s.io/clusterroles",
-    "rbac.authorization.k8s.io/roles",
-];
 
 /// The most accounts and scopes whose rules are kept; past it they are worked out afresh.
 const GRANTS_KEPT: usize = 100_000;
@@ -196,19 +197,43 @@ struct Grantee {
     scope: String,
 }
 
-/// The rules granted, and the versions of the RBAC objects they were worked out from.
+/// The rules granted, and what they were worked out from: the version of the bindings
+/// naming the account ([`Store::account_bindings_changed`]) and each role they refer to, as
+/// it was (or its absence).
 struct Granted {
-    versions: [u64; RBAC_RESOURCES.len()],
+    bindings_changed: u64,
+    roles: Vec<(crate::store::Key, Option<Arc<crate::stored::Stored>>)>,
     rules: Arc<Vec<Value>>,
 }
 
+impl Granted {
+    /// Whether nothing they were worked out from has changed since.
+    fn is_current(&self, store: &Store, grantee: &Grantee) -> bool {
+        let Grantee {
+            cluster,
+            namespace,
+            name,
+            ..
+        } = grantee;
+        store.account_bindings_changed(cluster, namespace, name) == self.bindings_changed
+            && self
+                .roles
+                .iter()
+                .all(|(key, seen)| match (store.get(key).ok().flatten(), seen) {
+                    (Some(now), Some(seen)) => Arc::ptr_eq(&now, seen),
+                    (None, None) => true,
+                    _ => false,
+                })
+    }
+}
+
 /// The hub's RBAC for service accounts. The rules each account is granted in each scope are
-/// worked out once and kept until an RBAC object of its cluster changes: a registered agent
-/// makes every request as its account, and each registration adds a ClusterRoleBinding
-/// naming the same account name, so working them out reads every registration's binding.
+/// worked out once, from the bindings that name it (the store indexes them by subject), and
+/// kept until one of those bindings or their roles changes: a registered agent makes every
+/// request as its account, and other agents' registrations do not concern it.
 pub struct Rbac {
     store: Arc<Store>,
-    granted: Mutex<HashMap<Grantee, Granted>>,
+    granted: Mutex<HashMap<Grantee, Arc<Granted>>>,
 }
 
 impl Rbac {
@@ -230,8 +255,6 @@ impl Rbac {
         name: &str,
         scope: &str,
     ) -> Arc<Vec<Value>> {
-        // Read before the rules: a change while they are worked out makes them stale at once.
-        let versions = self.store.last_changes(cluster, RBAC_RESOURCES);
         let grantee = Grantee {
             cluster: cluster.to_string(),
             namespace: namespace.to_string(),
@@ -239,19 +262,17 @@ impl Rbac {
             scope: scope.to_string(),
         };
         let lock = || self.granted.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(granted) = lock().get(&grantee).filter(|g| g.versions == versions) {
-            return granted.rules.clone();
+        let kept = lock().get(&grantee).cloned();
+        if let Some(kept) = kept.filter(|g| g.is_current(&self.store, &grantee)) {
+            return kept.rules.clone();
         }
-        let rules = Arc::new(granted_rules(&self.store, cluster, namespace, name, scope));
-        let mut granted = lock();
-        if granted.len() >= GRANTS_KEPT {
-            granted.clear();
+        let granted = Arc::new(granted_rules(&self.store, cluster, namespace, name, scope));
+        let rules = granted.rules.clone();
+        let mut kept = lock();
+        if kept.len() >= GRANTS_KEPT {
+            kept.clear();
         }
-        let kept = Granted {
-            versions,
-            rules: rules.clone(),
-        };
-        granted.insert(grantee, kept);
+        kept.insert(grantee, granted);
         rules
     }
 
@@ -304,5 +325,66 @@ mod tests {
         assert!(!binds(&binding, "other", "agent"));
         let group = json!({"subjects": [{"kind": "Group", "name": "system:serviceaccounts:ns"}]});
         assert!(binds(&group, "ns", "anyone"));
+    }
+
+    #[tokio::test]
+    async fn a_grant_is_kept_until_its_own_bindings_or_roles_change() {
+        use crate::store::{Change, ClusterRecord, Key};
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store =
+            Arc::new(Store::open(&dir.path().join("db"), Default::default()).expect("store"));
+        let record = ClusterRecord {
+            name: "c".into(),
+            token: "t".into(),
+        };
+        store.put_cluster(record).await.expect("cluster");
+        let put = |resource: &str, namespace: &str, name: &str, object: Value| {
+            let store = store.clone();
+            let key = Key {
+                cluster: "c".into(),
+                resource: format!("rbac.authorization.k8s.io/{resource}"),
+                namespace: namespace.into(),
+                name: name.into(),
+            };
+            async move {
+                (store.write(&key, |_| Ok((Change::Put(object.clone()), ()))))
+                    .await
+                    .expect("written");
+            }
+        };
+        let binding = |account: &str| {
+            json!({"metadata": {"namespace": "home"},
+                   "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "reader"},
+                   "subjects": [{"kind": "ServiceAccount", "name": account}]})
+        };
+        let reader = |verbs: Value| {
+            json!({"metadata": {"namespace": "home"},
+                   "rules": [{"verbs": verbs, "apiGroups": [""], "resources": ["configmaps"]}]})
+        };
+        let rbac = Rbac::new(store.clone());
+        let rules = || rbac.granted_rules("c", "home", "agent", "home");
+        put("rolebindings", "home", "agent", binding("agent")).await;
+        assert!(rules().is_empty(), "its role is not there yet");
+        put("roles", "home", "reader", reader(json!(["get"]))).await;
+        let granted = rules();
+        assert_eq!(
+            granted.len(),
+            1,
+            "the role made after the grant was worked out counts"
+        );
+
+        put("rolebindings", "home", "other", binding("other")).await;
+        put("clusterrolebindings", "", "other", binding("other")).await;
+        assert!(
+            Arc::ptr_eq(&granted, &rules()),
+            "others' bindings leave the grant kept"
+        );
+
+        put("roles", "home", "reader", reader(json!(["list"]))).await;
+        assert_eq!(rules()[0]["verbs"], json!(["list"]), "its role changed");
+        let kept = rules();
+        put("rolebindings", "home", "agent", binding("someone-else")).await;
+        assert!(rules().is_empty(), "its binding no longer names it");
+        assert!(!Arc::ptr_eq(&kept, &rules()));
     }
 }

@@ -168,25 +168,11 @@ struct Memory {
     rv: u64,
     objects: HashMap<(String, String), Objects>,
     clusters: BTreeMap<String, ClusterRecord>,
-    /// The resourceVersion of the last change to each resource of each cluster since the
-    /// objects were loaded.
-    changed: HashMap<(String, String), u64>,
     /// The resourceVersion when the objects were loaded: the last change of a resource not
     /// changed since is no later.
     loaded: u64,
     /// The RBAC bindings naming each subject.
     subjects: SubjectIndex,
-}
-
-impl Memory {
-    fn record_change(&mut self, group_key: &(String, String), rv: u64) {
-        match self.changed.get_mut(group_key) {
-            Some(last) => *last = rv,
-            None => {
-                self.changed.insert(group_key.clone(), rv);
-            }
-        }
-    }
 }
 
 /// The changes kept for watches that resume from a resourceVersion.
@@ -399,30 +385,21 @@ impl Store {
         self.shared.published.load(Ordering::Acquire)
     }
 
-    /// For each of `resources` of `cluster`, a resourceVersion that changes whenever one of
-    /// its objects does (the last change's, or one no earlier when nothing changed since
-    /// the objects were loaded): what a result derived from them is kept against.
-    pub fn last_changes<const N: usize>(&self, cluster: &str, resources: [&str; N]) -> [u64; N] {
-        // The keys are made before the lock every write takes.
-        let keys = resources.map(|resource| (cluster.to_string(), resource.to_string()));
-        let memory = lock(&self.shared.memory);
-        keys.map(|key| memory.changed.get(&key).copied().unwrap_or(memory.loaded))
-    }
-
     /// The RBAC bindings of `cluster` that name the service account `namespace`/`name` (as
     /// itself, its user name or a group of it): its ClusterRoleBindings, and its
-    /// RoleBindings in `scope` when that is a namespace.
+    /// RoleBindings in `scope` when that is a namespace; with
+    /// [`Store::account_bindings_changed`] as it was when they were read.
     pub fn bindings_naming_account(
         &self,
         cluster: &str,
         namespace: &str,
         name: &str,
         scope: &str,
-    ) -> Vec<Arc<Stored>> {
+    ) -> (u64, Vec<Arc<Stored>>) {
         let [cluster_wide, namespaced] = crate::subjects::BINDING_RESOURCES;
         let memory = lock(&self.shared.memory);
-        let keys = memory.subjects.naming_account(cluster, namespace, name);
-        (keys.into_iter())
+        let (keys, changed) = memory.subjects.naming_account(cluster, namespace, name);
+        let bindings = (keys.into_iter())
             .filter(|(resource, ns, _)| {
                 resource == cluster_wide
                     || (!scope.is_empty() && resource == namespaced && ns == scope)
@@ -436,7 +413,17 @@ impl Store {
                 };
                 find(&memory, &key)
             })
-            .collect()
+            .collect();
+        (changed.max(memory.loaded), bindings)
+    }
+
+    /// A resourceVersion that changes whenever a binding of `cluster` naming the service
+    /// account `namespace`/`name` is written or deleted (or the objects are loaded again):
+    /// what a grant worked out from its bindings is kept against.
+    pub fn account_bindings_changed(&self, cluster: &str, namespace: &str, name: &str) -> u64 {
+        let memory = lock(&self.shared.memory);
+        let changed = memory.subjects.account_changed(cluster, namespace, name);
+        changed.max(memory.loaded)
     }
 
     /// The latest assigned resourceVersion.
@@ -589,7 +576,7 @@ impl Store {
                     if SubjectIndex::indexes(&key.resource) {
                         let binding = binding_key(key);
                         let old = parsed.as_ref();
-                        (memory.subjects).update(&key.cluster, binding, old, Some(&value));
+                        (memory.subjects).update(&key.cluster, binding, old, Some(&value), rv);
                     }
                     let stored = Arc::new(Stored::new(&value));
                     let kind = if existing.is_some() {
@@ -598,7 +585,6 @@ impl Store {
                         EventType::Added
                     };
                     memory.rv = rv;
-                    memory.record_change(&group_key, rv);
                     memory
                         .objects
                         .entry(group_key)
@@ -615,11 +601,10 @@ impl Store {
                     };
                     if SubjectIndex::indexes(&key.resource) {
                         let binding = binding_key(key);
-                        (memory.subjects).update(&key.cluster, binding, Some(&last), None);
+                        (memory.subjects).update(&key.cluster, binding, Some(&last), None, rv);
                     }
                     crate::meta::set_resource_version(&mut last, rv);
                     memory.rv = rv;
-                    memory.record_change(&group_key, rv);
                     if let Some(objects) = memory.objects.get_mut(&group_key) {
                         objects.remove(&object_key);
                     }
@@ -800,7 +785,6 @@ fn load(conn: &Connection, path: &str) -> Result<Memory, StoreError> {
             .unwrap_or(0),
         objects: HashMap::new(),
         clusters: BTreeMap::new(),
-        changed: HashMap::new(),
         loaded: 0,
         subjects: SubjectIndex::default(),
     };
@@ -829,7 +813,7 @@ fn load(conn: &Connection, path: &str) -> Result<Memory, StoreError> {
         memory.rv = memory.rv.max(u64::try_from(rv).unwrap_or(0));
         if SubjectIndex::indexes(&resource) {
             let binding = (resource.clone(), namespace.clone(), name.clone());
-            (memory.subjects).update(&cluster, binding, None, Some(&value));
+            (memory.subjects).update(&cluster, binding, None, Some(&value), 0);
         }
         memory
             .objects
@@ -1033,7 +1017,6 @@ mod tests {
             rv: 0,
             objects: HashMap::new(),
             clusters: BTreeMap::new(),
-            changed: HashMap::new(),
             loaded: 0,
             subjects: SubjectIndex::default(),
         };
@@ -1118,7 +1101,9 @@ mod tests {
                 {"kind": "ServiceAccount", "name": account, "namespace": "home"}]})
         };
         let count = |store: &Store, scope: &str| {
-            (store.bindings_naming_account("c", "home", "agent", scope)).len()
+            (store.bindings_naming_account("c", "home", "agent", scope))
+                .1
+                .len()
         };
         {
             let store = Store::open(&path, HashSet::new()).expect("opened");

@@ -1,6 +1,9 @@
-//! Which RBAC bindings name each subject, kept with the store's objects: what an account is
-//! granted is then worked out from the bindings that name it, not by reading every binding
-//! of the cluster (each registered agent adds its own, so 10,000 agents bring 10,000).
+//! Which RBAC bindings name each subject, and when one of them last changed, kept with the
+//! store's objects: what an account is granted is worked out from the bindings that name
+//! it, not by reading every binding of the cluster (each registered agent adds its own, so
+//! 10,000 agents bring 10,000), and is kept until one of those changes, not until any
+//! binding of the cluster does (a registration would otherwise make every agent's rules be
+//! worked out again).
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -18,7 +21,15 @@ pub type BindingKey = (String, String, String);
 /// The bindings naming each subject, by cluster.
 #[derive(Debug, Default)]
 pub struct SubjectIndex {
-    clusters: HashMap<String, HashMap<String, BTreeSet<BindingKey>>>,
+    clusters: HashMap<String, HashMap<String, Named>>,
+}
+
+/// The bindings naming a subject, and the resourceVersion of the last write to one of them
+/// (kept when none is left: a grant worked out before the last one went is stale).
+#[derive(Debug, Default)]
+struct Named {
+    bindings: BTreeSet<BindingKey>,
+    changed: u64,
 }
 
 impl SubjectIndex {
@@ -28,34 +39,27 @@ impl SubjectIndex {
     }
 
     /// Records that the binding at `key` of `cluster` changed from `old` to `new` (either
-    /// absent for a create or a delete).
+    /// absent for a create or a delete) at resourceVersion `rv`.
     pub fn update(
         &mut self,
         cluster: &str,
         key: BindingKey,
         old: Option<&Value>,
         new: Option<&Value>,
+        rv: u64,
     ) {
         let namespace = key.1.clone();
         let before = old.map(|o| subjects_of(o, &namespace)).unwrap_or_default();
         let after = new.map(|n| subjects_of(n, &namespace)).unwrap_or_default();
-        if before == after {
-            return;
-        }
         let subjects = self.clusters.entry(cluster.to_string()).or_default();
-        for subject in before.difference(&after) {
-            if let Some(bindings) = subjects.get_mut(subject) {
-                bindings.remove(&key);
-                if bindings.is_empty() {
-                    subjects.remove(subject);
-                }
+        for subject in before.union(&after) {
+            let named = subjects.entry(subject.clone()).or_default();
+            named.changed = rv;
+            if after.contains(subject) {
+                named.bindings.insert(key.clone());
+            } else {
+                named.bindings.remove(&key);
             }
-        }
-        for subject in after.difference(&before) {
-            subjects
-                .entry(subject.clone())
-                .or_default()
-                .insert(key.clone());
         }
     }
 
@@ -65,9 +69,29 @@ impl SubjectIndex {
         (self.clusters).extend(other.clusters.into_iter().filter(|(c, _)| keep(c)));
     }
 
-    /// The bindings of `cluster` naming the service account `namespace`/`name`: as itself,
-    /// as its user name, or by a group it is in.
-    pub fn naming_account(&self, cluster: &str, namespace: &str, name: &str) -> Vec<BindingKey> {
+    /// The bindings of `cluster` naming the service account `namespace`/`name` (as itself,
+    /// as its user name, or by a group it is in), and the resourceVersion of the last write
+    /// to a binding that names or named it that way (0 if none since the index was made).
+    pub fn naming_account(
+        &self,
+        cluster: &str,
+        namespace: &str,
+        name: &str,
+    ) -> (Vec<BindingKey>, u64) {
+        let named = self.named(cluster, namespace, name);
+        let changed = named.iter().map(|n| n.changed).max().unwrap_or(0);
+        let found: BTreeSet<&BindingKey> = named.iter().flat_map(|n| &n.bindings).collect();
+        (found.into_iter().cloned().collect(), changed)
+    }
+
+    /// [`SubjectIndex::naming_account`]'s resourceVersion alone.
+    pub fn account_changed(&self, cluster: &str, namespace: &str, name: &str) -> u64 {
+        let named = self.named(cluster, namespace, name);
+        named.iter().map(|n| n.changed).max().unwrap_or(0)
+    }
+
+    /// The entries of the subjects the service account `namespace`/`name` is.
+    fn named(&self, cluster: &str, namespace: &str, name: &str) -> Vec<&Named> {
         let Some(subjects) = self.clusters.get(cluster) else {
             return Vec::new();
         };
@@ -77,11 +101,9 @@ impl SubjectIndex {
             "Group:system:serviceaccounts".to_string(),
             format!("Group:system:serviceaccounts:{namespace}"),
         ];
-        let found: BTreeSet<&BindingKey> = (wanted.iter())
+        (wanted.iter())
             .filter_map(|subject| subjects.get(subject))
-            .flatten()
-            .collect();
-        found.into_iter().cloned().collect()
+            .collect()
     }
 }
 
@@ -124,21 +146,50 @@ mod tests {
         let group = json!({"subjects": [{"kind": "Group", "name": "system:serviceaccounts:ns"}]});
         let user = json!({"subjects": [
             {"kind": "User", "name": "system:serviceaccount:ns:agent"}]});
-        index.update("c", key(1, "ns", "own"), None, Some(&account));
-        index.update("c", key(1, "ns", "other"), None, Some(&elsewhere));
-        index.update("c", key(0, "", "group"), None, Some(&group));
-        index.update("c", key(0, "", "user"), None, Some(&user));
-        index.update("d", key(1, "ns", "own"), None, Some(&account));
-        let names = |index: &SubjectIndex| -> Vec<String> {
-            let found = index.naming_account("c", "ns", "agent");
-            found.into_iter().map(|(_, _, name)| name).collect()
+        index.update("c", key(1, "ns", "own"), None, Some(&account), 1);
+        index.update("c", key(1, "ns", "other"), None, Some(&elsewhere), 2);
+        index.update("c", key(0, "", "group"), None, Some(&group), 3);
+        index.update("c", key(0, "", "user"), None, Some(&user), 4);
+        index.update("d", key(1, "ns", "own"), None, Some(&account), 5);
+        let names = |index: &SubjectIndex| -> (Vec<String>, u64) {
+            let (found, changed) = index.naming_account("c", "ns", "agent");
+            (
+                found.into_iter().map(|(_, _, name)| name).collect(),
+                changed,
+            )
         };
-        assert_eq!(names(&index), ["group", "user", "own"]);
+        assert_eq!(
+            names(&index),
+            (vec!["group".into(), "user".into(), "own".into()], 4)
+        );
 
-        index.update("c", key(1, "ns", "own"), Some(&account), Some(&elsewhere));
-        index.update("c", key(0, "", "user"), Some(&user), None);
-        assert_eq!(names(&index), ["group"]);
-        assert_eq!(index.naming_account("c", "other", "agent").len(), 2);
-        assert_eq!(index.naming_account("d", "ns", "agent").len(), 1);
+        index.update(
+            "c",
+            key(1, "ns", "other"),
+            Some(&elsewhere),
+            Some(&elsewhere),
+            6,
+        );
+        assert_eq!(names(&index).1, 4, "a binding naming another account");
+        index.update(
+            "c",
+            key(1, "ns", "own"),
+            Some(&account),
+            Some(&elsewhere),
+            7,
+        );
+        index.update("c", key(0, "", "user"), Some(&user), None, 8);
+        assert_eq!(names(&index), (vec!["group".into()], 8));
+        index.update("c", key(0, "", "group"), Some(&group), None, 9);
+        assert_eq!(
+            names(&index),
+            (vec![], 9),
+            "the last one gone is a change too"
+        );
+        assert_eq!(index.naming_account("c", "other", "agent").0.len(), 2);
+        assert_eq!(
+            index.naming_account("d", "ns", "agent"),
+            (vec![key(1, "ns", "own")], 5)
+        );
     }
 }
