@@ -640,3 +640,31 @@ impl Tracker {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Registered agents' own credentials carry the whole path: reading their deployments
+    /// and the Contents they name, and writing status (a refusal would leave a phase short
+    /// of Ready until the timeout).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_small_fleet_of_registered_agents_is_ready_in_both_phases() {
+        let scratch = tempfile::tempdir().expect("scratch directory");
+        let shape = Shape {
+            clusters: 3,
+            bundles: 2,
+            resources: 1,
+            gitrepos: 1,
+        };
+        let timing = Timing {
+            resync: Duration::from_secs(300),
+            idle: Duration::ZERO,
+        };
+        let run = bench(shape, timing, true, scratch.path());
+        tokio::time::timeout(Duration::from_secs(180), run)
+            .await
+            .expect("both phases within 3 minutes")
+            .expect("both phases Ready");
+    }
+}
