@@ -287,10 +287,11 @@ async fn bench(
     };
     let management = in_process(fleet_local::MANAGEMENT_CLUSTER)?;
     let mut fleet = Fleet::new();
-    let registering = registered.then(|| fleet_controller::registration::HubAddress {
-        server: local.running.url.clone(),
-        ca_data: None,
-    });
+    let registering = if registered {
+        Some(local.address()?)
+    } else {
+        None
+    };
     fleet.run_controllers(&management, scratch, registering);
     let credentials = if registered {
         let started = Instant::now();

@@ -87,6 +87,15 @@ impl LocalHub {
         fleet_hub::serve::kubeconfig_path(&self.data, cluster)
     }
 
+    /// Where agents reach this hub (its URL and CA), for the kubeconfigs registration hands
+    /// out.
+    pub fn address(
+        &self,
+    ) -> Result<fleet_controller::registration::HubAddress, fleet_controller::Error> {
+        let kubeconfig = self.kubeconfig(crate::MANAGEMENT_CLUSTER);
+        fleet_controller::registration::HubAddress::from_kubeconfig(&kubeconfig)
+    }
+
     /// An admin client of a logical cluster.
     pub async fn client_of(&self, cluster: &str) -> Result<kube::Client, ClientError> {
         fleet_objects::client::from_kubeconfig(&self.kubeconfig(cluster)).await
