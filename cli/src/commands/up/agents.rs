@@ -10,18 +10,13 @@ use super::{Fleet, FIELD_MANAGER, MEMBERS, NAMESPACE, PUSHED};
 
 /// Registers each member's agent with a token (once: a later start reuses the credential
 /// kept in `data/agents/NAME`), then runs it with its heartbeat.
-pub(super) async fn register_agents(
-    fleet: &mut Fleet,
-    data: &Path,
-    local_kubeconfig: &Path,
-) -> Result<()> {
+pub(super) async fn register_agents(fleet: &mut Fleet, data: &Path) -> Result<()> {
     let token_file = data.join("token.kubeconfig");
     let unregistered = MEMBERS
         .iter()
         .any(|(name, _)| !agent_dir(data, name).join("hub.kubeconfig").is_file());
     if unregistered {
-        let address =
-            fleet_controller::registration::HubAddress::from_kubeconfig(local_kubeconfig)?;
+        let address = fleet.hub.address()?;
         let token = fleet_controller::registration::issue_token(
             &fleet.hub.client,
             &address,

@@ -168,8 +168,7 @@ async fn start(args: &UpArgs, data: &Path, progress: &Progress) -> Result<Fleet>
         Settings::new(data.join("gitjob")),
         metrics,
     ));
-    let local_kubeconfig = hub.kubeconfig(fleet_local::MANAGEMENT_CLUSTER);
-    let address = fleet_controller::registration::HubAddress::from_kubeconfig(&local_kubeconfig)?;
+    let address = hub.address()?;
     running.run_controller(fleet_controller::Context::registering(
         client.clone(),
         data.join("controller"),
@@ -182,7 +181,7 @@ async fn start(args: &UpArgs, data: &Path, progress: &Progress) -> Result<Fleet>
     ));
 
     progress.working("registering the agents of dev and prod");
-    agents::register_agents(&mut fleet, data, &local_kubeconfig).await?;
+    agents::register_agents(&mut fleet, data).await?;
     progress.done("agents of dev (env=dev) and prod (env=prod) registered and running");
     agents::push_to_edge(&mut fleet).await?;
     progress.done("edge (env=edge) deployed to through its kubeconfig: no agent runs there");
