@@ -101,36 +101,6 @@ fn rule_allows(rule: &Value, attributes: &Attributes) -> bool {
         && (names.is_empty() || attributes.name.is_some_and(|n| names.contains(&n)))
 }
 
-fn binds(binding: &Value, namespace: &str, name: &str) -> bool {
-    let user = format!("system:serviceaccount:{namespace}:{name}");
-    let groups = [
-        "system:serviceaccounts".to_string(),
-        format!("system:serviceaccounts:{namespace}"),
-    ];
-    let binding_ns = crate::meta::meta_str(binding, "namespace").unwrap_or_default();
-    binding
-        .get("subjects")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .any(|s| {
-            let field = |f: &str| s.get(f).and_then(Value::as_str).unwrap_or_default();
-            match field("kind") {
-                "ServiceAccount" => {
-                    let subject_ns = if field("namespace").is_empty() {
-                        binding_ns
-                    } else {
-                        field("namespace")
-                    };
-                    field("name") == name && subject_ns == namespace
-                }
-                "User" => field("name") == user,
-                "Group" => groups.iter().any(|g| g == field("name")),
-                _ => false,
-            }
-        })
-}
-
 /// The rules the cluster's RBAC objects grant a service account in `scope` (a namespace, or
 /// empty for cluster scope): its ClusterRoleBindings' roles, and in a namespace also the
 /// roles of that namespace's RoleBindings; with what they were worked out from.
@@ -141,16 +111,14 @@ fn granted_rules(
     name: &str,
     scope: &str,
 ) -> Granted {
+    // The store's index gives exactly the bindings that name the account (as itself, by
+    // its user name or a group of it; see `crate::subjects`).
     let (bindings_changed, bindings) =
         store.bindings_naming_account(cluster, namespace, name, scope);
     let bindings: Vec<Value> = bindings.iter().filter_map(|b| b.value().ok()).collect();
-    let mut granted = Granted {
-        bindings_changed,
-        roles: Vec::new(),
-        rules: Arc::default(),
-    };
+    let mut roles = Vec::new();
     let mut rules = Vec::new();
-    for binding in bindings.iter().filter(|b| binds(b, namespace, name)) {
+    for binding in &bindings {
         let reference = |field: &str| {
             binding
                 .pointer(&format!("/roleRef/{field}"))
@@ -179,10 +147,13 @@ fn granted_rules(
             rules.extend(found);
         }
         // A role missing now may be made later: that too is kept against.
-        granted.roles.push((key, role));
+        roles.push((key, role));
     }
-    granted.rules = Arc::new(rules);
-    granted
+    Granted {
+        bindings_changed,
+        roles,
+        rules: Arc::new(rules),
+    }
 }
 
 /// The most accounts and scopes whose rules are kept; past it they are worked out afresh.
@@ -315,16 +286,6 @@ mod tests {
         let named = json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*/status", "bundledeployments/status"],
                            "resourceNames": ["other"]});
         assert!(!rule_allows(&named, &attributes));
-    }
-
-    #[test]
-    fn bindings_name_service_accounts_users_and_groups() {
-        let binding = json!({"metadata": {"namespace": "ns"}, "subjects": [
-            {"kind": "ServiceAccount", "name": "agent"}]});
-        assert!(binds(&binding, "ns", "agent"));
-        assert!(!binds(&binding, "other", "agent"));
-        let group = json!({"subjects": [{"kind": "Group", "name": "system:serviceaccounts:ns"}]});
-        assert!(binds(&group, "ns", "anyone"));
     }
 
     #[tokio::test]

@@ -192,4 +192,20 @@ mod tests {
             (vec![key(1, "ns", "own")], 5)
         );
     }
+
+    #[test]
+    fn bindings_name_service_accounts_users_and_groups() {
+        let mut index = SubjectIndex::default();
+        let binding = json!({"metadata": {"namespace": "ns"}, "subjects": [
+            {"kind": "ServiceAccount", "name": "agent"}]});
+        index.update("c", key(1, "ns", "b"), None, Some(&binding), 1);
+        assert_eq!(index.naming_account("c", "ns", "agent").0.len(), 1);
+        assert!(index.naming_account("c", "other", "agent").0.is_empty());
+        let group = json!({"subjects": [{"kind": "Group", "name": "system:serviceaccounts:ns"}]});
+        index.update("c", key(0, "", "g"), None, Some(&group), 2);
+        assert_eq!(
+            index.naming_account("c", "ns", "anyone").0,
+            [key(0, "", "g")]
+        );
+    }
 }
