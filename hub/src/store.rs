@@ -168,8 +168,9 @@ struct Memory {
     rv: u64,
     objects: HashMap<(String, String), Objects>,
     clusters: BTreeMap<String, ClusterRecord>,
-    /// The resourceVersion when the objects were loaded: the last change of a resource not
-    /// changed since is no later.
+    /// The resourceVersion when the objects were loaded: what was derived from them before
+    /// is stale, and the subject index's versions are no earlier (see
+    /// [`Store::account_bindings_changed`]).
     loaded: u64,
     /// The RBAC bindings naming each subject.
     subjects: SubjectIndex,
