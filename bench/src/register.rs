@@ -3,15 +3,16 @@
 //! bindings, and a kubeconfig handed back in a Secret. The agents then reach the hub with
 //! their own tokens, so every request they make is authorised by RBAC, as in production.
 
-use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use fleet_api::labels::CLUSTER_LABEL;
 use fleet_api::ClusterRegistration;
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{ListParams, PostParams};
+use kube::api::PostParams;
+use kube::runtime::{watcher, WatchStreamExt};
 use kube::Api;
 use serde_json::json;
 
@@ -35,15 +36,15 @@ pub async fn register_all(
     patience: Duration,
 ) -> Result<BTreeMap<String, Credential>> {
     let registrations: Api<ClusterRegistration> = Api::namespaced(hub.clone(), NAMESPACE);
-    futures::stream::iter(members.iter().enumerate())
-        .map(|(i, (member, env))| {
+    futures::stream::iter(members)
+        .map(|(member, env)| {
             let registrations = registrations.clone();
             async move {
                 let registration: ClusterRegistration = serde_json::from_value(json!({
                     "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "ClusterRegistration",
                     "metadata": {"name": format!("register-{member}"), "namespace": NAMESPACE},
                     "spec": {"clusterName": member, "clusterLabels": {"env": env},
-                             "clientRandom": format!("{i:032x}")},
+                             "clientRandom": client_random(member)},
                 }))?;
                 registrations
                     .create(&PostParams::default(), &registration)
@@ -55,35 +56,48 @@ pub async fn register_all(
         .buffer_unordered(64)
         .try_collect::<()>()
         .await?;
+    // The handed-back Secrets are followed by a watch: polling a list of every agent's
+    // Secret would weigh on the hub being measured, all the more as clusters join a
+    // large fleet.
     let secrets: Api<Secret> = Api::namespaced(hub.clone(), NAMESPACE);
-    let started = Instant::now();
-    loop {
-        let handed = secrets
-            .list(&ListParams::default().labels(CLUSTER_LABEL))
-            .await?;
-        if handed.items.len() < members.len() && started.elapsed() <= patience {
-            tokio::time::sleep(Duration::from_millis(500)).await;
-            continue;
+    let handed = watcher(secrets, watcher::Config::default().labels(CLUSTER_LABEL))
+        .applied_objects()
+        .default_backoff();
+    let wanted: BTreeSet<&str> = members.iter().map(|(m, _)| m.as_str()).collect();
+    let mut credentials = BTreeMap::new();
+    let collect = async {
+        let mut handed = std::pin::pin!(handed);
+        while credentials.len() < wanted.len() {
+            let Some(secret) = handed.try_next().await? else {
+                break;
+            };
+            if let Some((member, credential)) = credential(&secret) {
+                if wanted.contains(member.as_str()) {
+                    credentials.insert(member, credential);
+                }
+            }
         }
-        let credentials: BTreeMap<String, Credential> = handed
-            .items
-            .iter()
-            .filter_map(credential)
-            .filter(|(member, _)| members.iter().any(|(m, _)| m == member))
-            .collect();
-        if credentials.len() == members.len() {
-            return Ok(credentials);
-        }
-        if started.elapsed() > patience {
-            bail!(
-                "{} of {} agents got a credential within {} s",
-                credentials.len(),
-                members.len(),
-                patience.as_secs()
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
+        anyhow::Ok(())
+    };
+    if tokio::time::timeout(patience, collect).await.is_err() {
+        bail!(
+            "{} of {} agents got a credential within {} s",
+            credentials.len(),
+            members.len(),
+            patience.as_secs()
+        );
     }
+    if credentials.len() < wanted.len() {
+        bail!("the watch of handed-back credentials ended early");
+    }
+    Ok(credentials)
+}
+
+/// The registration's `clientRandom`, which names the credential's Secret: the member's
+/// name in hex, so that clusters registering later never take an earlier one's.
+fn client_random(member: &str) -> String {
+    let hex: String = member.bytes().map(|b| format!("{b:02x}")).collect();
+    format!("{hex:0>32}")
 }
 
 /// The member and credential a handed-back Secret holds, read as the agent reads them:
