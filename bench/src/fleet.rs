@@ -57,6 +57,11 @@ pub struct FleetBench {
     /// authorised by RBAC; without it they use the hub's admin credentials.
     #[arg(long)]
     registered: bool,
+    /// Clusters that join while the commit rolls out (registering, with `--registered`):
+    /// the commit phase then counts their deployments too, and prints how long joining
+    /// took.
+    #[arg(long, default_value_t = 0)]
+    joining: usize,
 }
 
 /// Rancher Fleet's benchmark experiments.
@@ -130,7 +135,11 @@ pub fn run(args: FleetBench) -> Result<()> {
         resync: Duration::from_secs(args.resync_seconds.max(1)),
         idle: Duration::from_secs(args.idle_seconds),
     };
-    runtime.block_on(bench(shape, timing, args.registered, scratch.path()))
+    let agents = Agents {
+        registered: args.registered,
+        joining: args.joining,
+    };
+    runtime.block_on(bench(shape, timing, agents, scratch.path()))
 }
 
 fn member(i: usize) -> String {
@@ -159,6 +168,13 @@ fn bundle_files(b: usize, resources: usize, version: u32) -> Vec<(String, String
 struct Timing {
     resync: Duration,
     idle: Duration,
+}
+
+/// How the agents reach the hub, and how many join during the commit.
+#[derive(Debug, Clone, Copy)]
+struct Agents {
+    registered: bool,
+    joining: usize,
 }
 
 /// Where the bundles come from: Git repositories with gitjob, or Bundles applied directly.
@@ -246,11 +262,13 @@ impl Source {
 async fn bench(
     shape: Shape,
     timing: Timing,
-    registered: bool,
+    agents: Agents,
     scratch: &std::path::Path,
 ) -> Result<()> {
     let started = Instant::now();
-    let members: Vec<String> = (0..shape.clusters).map(member).collect();
+    // The joining members' clusters exist from the start, as real clusters do before
+    // their agents register.
+    let members: Vec<String> = (0..shape.clusters + agents.joining).map(member).collect();
     let local = LocalHub::start(
         &scratch.join("hub"),
         "127.0.0.1:0".parse()?,
@@ -261,74 +279,39 @@ async fn bench(
     .await?;
     println!(
         "hub with {} member clusters (kept in memory: real members store their own objects) up in {:.1} s; {} bundles of {} ConfigMaps from {} GitRepos",
-        shape.clusters,
+        members.len(),
         started.elapsed().as_secs_f64(),
         shape.bundles,
         shape.resources,
         shape.gitrepos
     );
-    let hub = local.client.clone();
     let labelled: Vec<(String, &str)> = (members.iter().enumerate())
         .map(|(i, name)| (name.clone(), if i % 2 == 0 { "prod" } else { "dev" }))
         .collect();
-    if !registered {
-        for (name, env) in &labelled {
-            create_cluster(&hub, "fleet-local", name, json!({"env": env})).await?;
-        }
-    }
+    let (first_members, joining) = labelled.split_at(shape.clusters);
     let source = Source::new(scratch, shape)?;
     // Controllers and agents reach the hub in process: the control plane is measured, not
     // TLS or the socket limit (10,000 agents over TCP needed more than the 20,000 file
     // descriptors a process has). In production the hub's side of TLS is the API server's.
-    let in_process = |cluster: &str| {
-        local
-            .in_process_client(cluster, ManagedFields::Omitted)
-            .with_context(|| format!("no cluster {cluster} in the hub"))
-    };
-    let management = in_process(fleet_local::MANAGEMENT_CLUSTER)?;
+    let management = local
+        .in_process_client(fleet_local::MANAGEMENT_CLUSTER, ManagedFields::Omitted)
+        .context("no management cluster in the hub")?;
     let mut fleet = Fleet::new();
-    let registering = if registered {
+    let registering = if agents.registered {
         Some(local.address()?)
     } else {
         None
     };
     fleet.run_controllers(&management, scratch, registering);
-    let credentials = if registered {
-        let started = Instant::now();
-        let credentials =
-            crate::register::register_all(&hub, &labelled, Duration::from_secs(1_800)).await?;
-        println!(
-            "{} agents registered in {:.1} s; each reaches the hub with its own service account, authorised by RBAC",
-            credentials.len(),
-            started.elapsed().as_secs_f64()
-        );
-        Some(credentials)
-    } else {
-        None
+    let starter = AgentStarter {
+        local: &local,
+        management: management.clone(),
+        registered: agents.registered,
+        resync: timing.resync,
+        // One process, one copy of each Content the agents read.
+        contents: Arc::new(fleet_agent::contents::ContentCache::default()),
     };
-    // One process, one copy of each Content the agents read.
-    let contents = Arc::new(fleet_agent::contents::ContentCache::default());
-    for name in &members {
-        let (hub_side, namespace) = match &credentials {
-            Some(credentials) => {
-                let credential = credentials
-                    .get(name)
-                    .with_context(|| format!("no credential for {name}"))?;
-                let client = local
-                    .in_process_client_as(
-                        fleet_local::MANAGEMENT_CLUSTER,
-                        &credential.token,
-                        ManagedFields::Omitted,
-                    )
-                    .with_context(|| format!("{name}'s token cannot be a header"))?;
-                (client, credential.namespace.clone())
-            }
-            None => (management.clone(), format!("cluster-fleet-local-{name}")),
-        };
-        let agent = fleet_agent::Agent::new(hub_side, in_process(name)?, &namespace, timing.resync)
-            .sharing_contents(contents.clone());
-        fleet.run_agent(name, agent, None).await;
-    }
+    starter.start(&mut fleet, first_members).await?;
     // The tracker watches every deployment in process too: what it costs is the
     // benchmark's, not the control plane's.
     let tracker = Tracker::start(&management);
@@ -337,10 +320,31 @@ async fn bench(
         shape.clusters,
         crate::measure::rss_kib("self") / 1024
     );
-    let first = phase(&local, &source, shape, 1, &tracker, "first deployment").await?;
-    let commit = phase(&local, &source, shape, 2, &tracker, "a commit").await?;
+    let run = Run {
+        local: &local,
+        source: &source,
+        shape,
+        tracker: &tracker,
+    };
+    let first = run
+        .phase(1, "first deployment", shape.clusters, async { Ok(()) })
+        .await?;
+    let join = async {
+        if joining.is_empty() {
+            return Ok(());
+        }
+        let started = Instant::now();
+        starter.start(&mut fleet, joining).await?;
+        println!(
+            "a commit: {} more clusters joined during it in {:.1} s",
+            joining.len(),
+            started.elapsed().as_secs_f64()
+        );
+        Ok(())
+    };
+    let commit = run.phase(2, "a commit", members.len(), join).await?;
     if !timing.idle.is_zero() {
-        at_rest(&local, shape, timing.idle).await;
+        at_rest(&local, members.len() * shape.bundles, timing.idle).await;
     }
     println!(
         "targets (10,000 x 10): each phase under 60 s, peak RSS under 4 GiB, status objects under 64 KiB, at most 2 writes per BundleDeployment per rollout; first deployment here {:.1} s",
@@ -358,62 +362,133 @@ async fn bench(
     Ok(())
 }
 
-/// Publishes `version`, waits for every deployment Ready at it, and prints the phase's
-/// figures; returns its seconds.
-async fn phase(
-    local: &LocalHub,
-    source: &Source,
+/// Starts agents for members: each registered first (with `--registered`), or its Cluster
+/// created with admin credentials.
+struct AgentStarter<'a> {
+    local: &'a LocalHub,
+    management: kube::Client,
+    registered: bool,
+    resync: Duration,
+    contents: Arc<fleet_agent::contents::ContentCache>,
+}
+
+impl AgentStarter<'_> {
+    /// Makes each of `members` (name and `env` label) a Cluster and starts its agent.
+    async fn start(&self, fleet: &mut Fleet, members: &[(String, &str)]) -> Result<()> {
+        let hub = &self.local.client;
+        let credentials = if self.registered {
+            let started = Instant::now();
+            let credentials =
+                crate::register::register_all(hub, members, Duration::from_secs(1_800)).await?;
+            println!(
+                "{} agents registered in {:.1} s; each reaches the hub with its own service account, authorised by RBAC",
+                credentials.len(),
+                started.elapsed().as_secs_f64()
+            );
+            Some(credentials)
+        } else {
+            for (name, env) in members {
+                create_cluster(hub, "fleet-local", name, json!({"env": env})).await?;
+            }
+            None
+        };
+        for (name, _) in members {
+            let (hub_side, namespace) = match &credentials {
+                Some(credentials) => {
+                    let credential = credentials
+                        .get(name)
+                        .with_context(|| format!("no credential for {name}"))?;
+                    let client = (self.local)
+                        .in_process_client_as(
+                            fleet_local::MANAGEMENT_CLUSTER,
+                            &credential.token,
+                            ManagedFields::Omitted,
+                        )
+                        .with_context(|| format!("{name}'s token cannot be a header"))?;
+                    (client, credential.namespace.clone())
+                }
+                None => (
+                    self.management.clone(),
+                    format!("cluster-fleet-local-{name}"),
+                ),
+            };
+            let member = (self.local)
+                .in_process_client(name, ManagedFields::Omitted)
+                .with_context(|| format!("no cluster {name} in the hub"))?;
+            let agent = fleet_agent::Agent::new(hub_side, member, &namespace, self.resync)
+                .sharing_contents(self.contents.clone());
+            fleet.run_agent(name, agent, None).await;
+        }
+        Ok(())
+    }
+}
+
+/// What each phase measures against.
+struct Run<'a> {
+    local: &'a LocalHub,
+    source: &'a Source,
     shape: Shape,
-    version: u32,
-    tracker: &Tracker,
-    name: &str,
-) -> Result<f64> {
-    let hub = &local.client;
-    let cpu = crate::measure::cpu_seconds("self");
-    let requests_before = local.running.hub.request_counts();
-    tracker.writes.store(0, Ordering::Relaxed);
-    let started = Instant::now();
-    source.publish(hub, shape, version).await?;
-    let deployments = shape.clusters * shape.bundles;
-    let [placed, applied] = tracker
-        .all_ready(deployments, &version.to_string(), started)
-        .await?;
-    let seconds = started.elapsed().as_secs_f64();
-    let stage = |at: Option<f64>| at.map_or("-".to_string(), |s| format!("{s:.1} s"));
-    println!(
-        "{name}: all placed at {}, all applied at {}, all Ready at {seconds:.1} s",
-        stage(placed),
-        stage(applied)
-    );
-    // Late status writes of the phase (agents' last reports) count too.
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    let written = tracker.writes.load(Ordering::Relaxed) as f64 / deployments as f64;
-    println!(
-        "{name}: {deployments} deployments Ready in {seconds:.1} s, {:.1} s CPU, peak RSS {} MiB, {} objects in the hub, {written:.2} writes per BundleDeployment, largest status {} bytes",
-        crate::measure::cpu_seconds("self") - cpu,
-        crate::measure::peak_rss_kib("self") / 1024,
-        local.running.hub.object_count(),
-        largest_status(hub)
-            .await?
-            .max(tracker.largest_status.load(Ordering::Relaxed))
-    );
-    let requests = local.running.hub.request_counts();
-    println!(
-        "{name}: hub requests per deployment: {}",
-        requests_per_deployment(&requests_before, &requests, deployments)
-    );
-    Ok(seconds)
+    tracker: &'a Tracker,
+}
+
+impl Run<'_> {
+    /// Publishes `version`, runs `during` alongside, waits for the deployments of
+    /// `clusters` clusters Ready at it, and prints the phase's figures; returns its
+    /// seconds.
+    async fn phase(
+        &self,
+        version: u32,
+        name: &str,
+        clusters: usize,
+        during: impl std::future::Future<Output = Result<()>>,
+    ) -> Result<f64> {
+        let (local, shape, tracker) = (self.local, self.shape, self.tracker);
+        let hub = &local.client;
+        let cpu = crate::measure::cpu_seconds("self");
+        let requests_before = local.running.hub.request_counts();
+        tracker.writes.store(0, Ordering::Relaxed);
+        let started = Instant::now();
+        self.source.publish(hub, shape, version).await?;
+        let deployments = clusters * shape.bundles;
+        let version = version.to_string();
+        let ready = tracker.all_ready(deployments, &version, started);
+        let ([placed, applied], ()) = tokio::try_join!(ready, during)?;
+        let seconds = started.elapsed().as_secs_f64();
+        let stage = |at: Option<f64>| at.map_or("-".to_string(), |s| format!("{s:.1} s"));
+        println!(
+            "{name}: all placed at {}, all applied at {}, all Ready at {seconds:.1} s",
+            stage(placed),
+            stage(applied)
+        );
+        // Late status writes of the phase (agents' last reports) count too.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let written = tracker.writes.load(Ordering::Relaxed) as f64 / deployments as f64;
+        println!(
+            "{name}: {deployments} deployments Ready in {seconds:.1} s, {:.1} s CPU, peak RSS {} MiB, {} objects in the hub, {written:.2} writes per BundleDeployment, largest status {} bytes",
+            crate::measure::cpu_seconds("self") - cpu,
+            crate::measure::peak_rss_kib("self") / 1024,
+            local.running.hub.object_count(),
+            largest_status(hub)
+                .await?
+                .max(tracker.largest_status.load(Ordering::Relaxed))
+        );
+        let requests = local.running.hub.request_counts();
+        println!(
+            "{name}: hub requests per deployment: {}",
+            requests_per_deployment(&requests_before, &requests, deployments)
+        );
+        Ok(seconds)
+    }
 }
 
 /// Leaves the fleet alone for `idle`, and prints the CPU it took meanwhile and the hub's
 /// requests per deployment.
-async fn at_rest(local: &LocalHub, shape: Shape, idle: Duration) {
+async fn at_rest(local: &LocalHub, deployments: usize, idle: Duration) {
     let cpu = crate::measure::cpu_seconds("self");
     let requests_before = local.running.hub.request_counts();
     tokio::time::sleep(idle).await;
     let used = crate::measure::cpu_seconds("self") - cpu;
     let requests = local.running.hub.request_counts();
-    let deployments = shape.clusters * shape.bundles;
     println!(
         "at rest for {} s: {used:.1} s CPU ({:.2} cores); hub requests per deployment: {}",
         idle.as_secs(),
@@ -648,9 +723,10 @@ mod tests {
 
     /// Registered agents' own credentials carry the whole path: reading their deployments
     /// and the Contents they name, and writing status (a refusal would leave a phase short
-    /// of Ready until the timeout).
+    /// of Ready until the timeout). A cluster registering during the commit gets the
+    /// committed bundles too: the commit counts its deployments.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_small_fleet_of_registered_agents_is_ready_in_both_phases() {
+    async fn a_small_fleet_of_registered_agents_is_ready_in_both_phases_with_one_joining() {
         let scratch = tempfile::tempdir().expect("scratch directory");
         let shape = Shape {
             clusters: 3,
@@ -662,7 +738,11 @@ mod tests {
             resync: Duration::from_secs(300),
             idle: Duration::ZERO,
         };
-        let run = bench(shape, timing, true, scratch.path());
+        let agents = Agents {
+            registered: true,
+            joining: 1,
+        };
+        let run = bench(shape, timing, agents, scratch.path());
         tokio::time::timeout(Duration::from_secs(180), run)
             .await
             .expect("both phases within 3 minutes")
