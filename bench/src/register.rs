@@ -68,8 +68,14 @@ pub async fn register_all(
     let collect = async {
         let mut handed = std::pin::pin!(handed);
         while credentials.len() < wanted.len() {
-            let Some(secret) = handed.try_next().await? else {
-                break;
+            let secret = match handed.next().await {
+                Some(Ok(secret)) => secret,
+                // The watch resumes by itself (a relist after the hub forgot its place).
+                Some(Err(error)) => {
+                    eprintln!("the watch of handed-back credentials failed, retrying: {error}");
+                    continue;
+                }
+                None => break,
             };
             if let Some((member, credential)) = credential(&secret) {
                 if wanted.contains(member.as_str()) {
