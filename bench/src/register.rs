@@ -83,7 +83,6 @@ pub async fn register_all(
                 }
             }
         }
-        anyhow::Ok(())
     };
     if tokio::time::timeout(patience, collect).await.is_err() {
         bail!(
