@@ -77,10 +77,13 @@ pub async fn register_all(
                 }
                 None => break,
             };
-            if let Some((member, credential)) = credential(&secret) {
-                if wanted.contains(member.as_str()) {
-                    credentials.insert(member, credential);
-                }
+            // Others' Secrets (every earlier agent's, when clusters join) are passed over
+            // before their kubeconfig is parsed.
+            let Some(member) = member_of(&secret).filter(|m| wanted.contains(m.as_str())) else {
+                continue;
+            };
+            if let Some(credential) = credential(&secret) {
+                credentials.insert(member, credential);
             }
         }
     };
@@ -105,20 +108,27 @@ fn client_random(member: &str) -> String {
     format!("{hex:0>32}")
 }
 
-/// The member and credential a handed-back Secret holds, read as the agent reads them:
-/// its `cluster`, `namespace` and kubeconfig's token.
-fn credential(secret: &Secret) -> Option<(String, Credential)> {
-    let text = |key: &str| {
-        let value = secret.data.as_ref()?.get(key)?;
-        String::from_utf8(value.0.clone()).ok()
-    };
-    let kubeconfig: serde_json::Value = serde_yaml_ng::from_str(&text("kubeconfig")?).ok()?;
+/// A text entry of a handed-back Secret.
+fn data_text(secret: &Secret, key: &str) -> Option<String> {
+    let value = secret.data.as_ref()?.get(key)?;
+    String::from_utf8(value.0.clone()).ok()
+}
+
+/// The member a handed-back Secret is for, from its `cluster` (`namespace/name`).
+fn member_of(secret: &Secret) -> Option<String> {
+    let cluster = data_text(secret, "cluster")?;
+    cluster.split_once('/').map(|(_, name)| name.to_string())
+}
+
+/// The credential a handed-back Secret holds, read as the agent reads it: its `namespace`
+/// and its kubeconfig's token.
+fn credential(secret: &Secret) -> Option<Credential> {
+    let kubeconfig: serde_json::Value =
+        serde_yaml_ng::from_str(&data_text(secret, "kubeconfig")?).ok()?;
     let token = kubeconfig
         .pointer("/users/0/user/token")?
         .as_str()?
         .to_string();
-    let cluster = text("cluster")?;
-    let member = cluster.split_once('/').map(|(_, name)| name.to_string())?;
-    let namespace = text("namespace")?;
-    Some((member, Credential { namespace, token }))
+    let namespace = data_text(secret, "namespace")?;
+    Some(Credential { namespace, token })
 }
