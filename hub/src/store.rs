@@ -329,8 +329,12 @@ impl Store {
             source,
         })?;
         let mut conn = Connection::open(path).map_err(sqlite)?;
+        // Pages of 16 KiB hold an object of a few KiB (a BundleDeployment with its
+        // managedFields is 2.5 KiB) in its B-tree leaf; pages of 4 KiB spill it into two
+        // overflow pages, each written again on every update. Only a new database takes it.
         conn.execute_batch(
-            "PRAGMA journal_mode=WAL;
+            "PRAGMA page_size=16384;
+             PRAGMA journal_mode=WAL;
              PRAGMA synchronous=FULL;
              CREATE TABLE IF NOT EXISTS objects (
                  cluster TEXT NOT NULL, resource TEXT NOT NULL, namespace TEXT NOT NULL,
