@@ -134,8 +134,10 @@ fn entries_in(managed: Option<&Value>) -> Vec<Entry> {
 /// cannot erase it by leaving it out. Writes to a subresource always keep the live ones.
 /// The list sent is taken out of `new` (left null); [`store_entries`] puts one back.
 fn base_entries(old: Option<&Value>, new: &mut Value, writer: &Writer) -> Vec<Entry> {
-    let live = old.and_then(|o| o.pointer("/metadata/managedFields"));
-    let sent = new.pointer_mut("/metadata/managedFields").map(Value::take);
+    let live = old.and_then(|o| crate::meta::meta_field(o, "managedFields"));
+    let sent = (new.get_mut("metadata"))
+        .and_then(|m| m.get_mut("managedFields"))
+        .map(Value::take);
     match sent {
         // The live list, sent back as it is (a patch edits a copy of the live object): the
         // live entries, each written back unrebuilt while it does not change.

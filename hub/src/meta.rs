@@ -24,9 +24,14 @@ pub fn metadata_mut(object: &mut Value) -> Option<&mut Map<String, Value>> {
         .as_object_mut()
 }
 
+/// A field of `metadata` (looked up directly: `Value::pointer` allocates for every step).
+pub fn meta_field<'a>(object: &'a Value, field: &str) -> Option<&'a Value> {
+    object.get("metadata")?.get(field)
+}
+
 /// A string field of `metadata`.
 pub fn meta_str<'a>(object: &'a Value, field: &str) -> Option<&'a str> {
-    object.get("metadata")?.get(field)?.as_str()
+    meta_field(object, field)?.as_str()
 }
 
 /// Sets `metadata.resourceVersion`.
@@ -38,23 +43,21 @@ pub fn set_resource_version(object: &mut Value, rv: u64) {
 
 /// `metadata.generation`, zero when absent.
 pub fn generation(object: &Value) -> i64 {
-    object
-        .pointer("/metadata/generation")
+    meta_field(object, "generation")
         .and_then(Value::as_i64)
         .unwrap_or(0)
 }
 
 /// Whether the object has finalizers left.
 pub fn has_finalizers(object: &Value) -> bool {
-    object
-        .pointer("/metadata/finalizers")
+    meta_field(object, "finalizers")
         .and_then(Value::as_array)
         .is_some_and(|f| !f.is_empty())
 }
 
 /// Whether the object is being deleted.
 pub fn is_deleting(object: &Value) -> bool {
-    object.pointer("/metadata/deletionTimestamp").is_some()
+    meta_field(object, "deletionTimestamp").is_some()
 }
 
 /// Why `name` is not a DNS-1123 subdomain (most kinds), or `None` if it is one.
@@ -179,11 +182,7 @@ pub fn label_and_annotation_causes(object: &Value) -> Vec<Cause> {
         field,
     };
     let mut causes = Vec::new();
-    let map = |field: &str| {
-        object
-            .pointer(&format!("/metadata/{field}"))
-            .and_then(Value::as_object)
-    };
+    let map = |field: &str| meta_field(object, field).and_then(Value::as_object);
     for (key, value) in map("labels").into_iter().flatten() {
         let problem = label_key_problem(key)
             .or_else(|| label_value_problem(value.as_str().unwrap_or_default()));

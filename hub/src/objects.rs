@@ -391,7 +391,7 @@ fn finish(
             "deletionGracePeriodSeconds",
             "generation",
         ] {
-            match old.pointer(&format!("/metadata/{field}")) {
+            match meta::meta_field(old, field) {
                 Some(value) => meta.insert(field.into(), value.clone()),
                 None => meta.remove(field),
             };
