@@ -775,6 +775,12 @@ pub async fn patch(hub: &Hub, call: &Call, kind: PatchKind, body: &[u8]) -> ApiR
         }
     }
     let force = call.param("force") == Some("true");
+    // What an apply sets, worked out once for every try of the write (a patch is applied
+    // as it was sent).
+    let (patch, applied) = match kind {
+        PatchKind::Apply => (Value::Null, without_status_of(call, patch)),
+        _ => (patch, Value::Null),
+    };
     commit(hub, call, &name, |existing| {
         let Some(existing) = existing else {
             if kind != PatchKind::Apply {
@@ -783,8 +789,7 @@ pub async fn patch(hub: &Hub, call: &Call, kind: PatchKind, body: &[u8]) -> ApiR
             let mut writer = call.writer();
             let api_version = call.api_version();
             writer.api_version = &api_version;
-            let mut object =
-                managed::apply(None, &without_status_of(call, &patch), &writer, force)?;
+            let mut object = managed::apply(None, &applied, &writer, force)?;
             if let Some(meta) = meta::metadata_mut(&mut object) {
                 meta.insert("name".into(), json!(name));
             }
@@ -795,12 +800,7 @@ pub async fn patch(hub: &Hub, call: &Call, kind: PatchKind, body: &[u8]) -> ApiR
                 let mut writer = call.writer();
                 let api_version = call.api_version();
                 writer.api_version = &api_version;
-                let object = managed::apply(
-                    Some(existing),
-                    &without_status_of(call, &patch),
-                    &writer,
-                    force,
-                )?;
+                let object = managed::apply(Some(existing), &applied, &writer, force)?;
                 return Ok((finish(call, Some(existing), object, true)?, false));
             }
             other => patched(existing, other, &patch).map_err(|failure| match failure {
@@ -861,12 +861,11 @@ pub fn patched(doc: &Value, kind: PatchKind, patch: &Value) -> Result<Value, Pat
 
 /// What an apply to the main resource may set: everything but status, when status is a
 /// subresource; on the status subresource, only status.
-fn without_status_of(call: &Call, applied: &Value) -> Value {
+fn without_status_of(call: &Call, mut applied: Value) -> Value {
     let has_status = call
         .resource
         .version(&call.version)
         .is_some_and(|v| v.status);
-    let mut applied = applied.clone();
     if let Some(map) = applied.as_object_mut() {
         if call.status_call() {
             map.retain(|k, _| matches!(k.as_str(), "apiVersion" | "kind" | "metadata" | "status"));
