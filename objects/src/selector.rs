@@ -88,7 +88,11 @@ impl LabelRequirements {
 
     /// Whether a labels map satisfies every requirement.
     pub fn matches(&self, labels: Option<&Value>) -> bool {
-        let get = |key: &str| labels.and_then(|l| l.get(key)).and_then(Value::as_str);
+        self.matches_labels(|key| labels.and_then(|l| l.get(key)).and_then(Value::as_str))
+    }
+
+    /// Whether labels, read one key at a time by `get`, satisfy every requirement.
+    pub fn matches_labels<'a>(&self, get: impl Fn(&str) -> Option<&'a str>) -> bool {
         self.requirements
             .iter()
             .all(|(key, requirement)| match requirement {
