@@ -363,25 +363,55 @@ pub fn manifest_objects(manifest: &str) -> Result<Vec<Value>, Error> {
 }
 
 /// What a stored release `body` applied, as the records a deployment's status lists: the
-/// full set, which the status may list only in part.
+/// full set, which the status may list only in part. Each document is read only for its
+/// identity; the rest of it is passed over.
 pub fn applied(body: &Value) -> Result<Vec<BundleDeploymentResource>, Error> {
     let manifest = body["manifest"].as_str().unwrap_or_default();
-    let text = |object: &Value, pointer: &str| {
-        object
-            .pointer(pointer)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
-    Ok(manifest_objects(manifest)?
-        .iter()
-        .map(|object| BundleDeploymentResource {
-            api_version: text(object, "/apiVersion"),
-            kind: text(object, "/kind"),
-            namespace: text(object, "/metadata/namespace"),
-            name: text(object, "/metadata/name"),
-        })
-        .collect())
+    let mut resources = Vec::new();
+    for document in serde_yaml_ng::Deserializer::from_str(manifest) {
+        let identity = <Option<Identity> as serde::Deserialize>::deserialize(document)
+            .map_err(|e| Error::Invalid(format!("the stored release's manifest: {e}")))?;
+        let Some(identity) = identity else {
+            continue;
+        };
+        let metadata = identity.metadata.unwrap_or_default();
+        resources.push(BundleDeploymentResource {
+            api_version: text(identity.api_version),
+            kind: text(identity.kind),
+            namespace: text(metadata.namespace),
+            name: text(metadata.name),
+        });
+    }
+    Ok(resources)
+}
+
+/// What [`applied`] reads of a manifest's document. A field that is not a string is read
+/// as empty, as it would be from the whole object.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Identity {
+    #[serde(default)]
+    api_version: Option<Value>,
+    #[serde(default)]
+    kind: Option<Value>,
+    #[serde(default)]
+    metadata: Option<IdentityMetadata>,
+}
+
+/// The part of `metadata` an [`Identity`] reads.
+#[derive(serde::Deserialize, Default)]
+struct IdentityMetadata {
+    #[serde(default)]
+    name: Option<Value>,
+    #[serde(default)]
+    namespace: Option<Value>,
+}
+
+fn text(value: Option<Value>) -> String {
+    match value {
+        Some(Value::String(text)) => text,
+        _ => String::new(),
+    }
 }
 
 /// The applied objects as one manifest: YAML documents, each after `---`, as Fleet's
@@ -398,6 +428,28 @@ pub fn manifest(objects: &[Value]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stored_manifest_is_read_for_the_identity_of_each_document() {
+        let manifest = "---\n# Source: web/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\n\
+            metadata:\n  name: web\n  namespace: apps\n  labels: {a: b}\ndata:\n  k: [1, 2]\n\
+            ---\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\n\
+            metadata:\n  name: 7\nrules: []\n";
+        let resources = applied(&json!({ "manifest": manifest })).expect("reads");
+        let identities: Vec<[&str; 4]> = (resources.iter())
+            .map(|r| [&*r.api_version, &*r.kind, &*r.namespace, &*r.name])
+            .collect();
+        assert_eq!(
+            identities,
+            [
+                ["v1", "ConfigMap", "apps", "web"],
+                // A name that is not a string reads as none, as from the whole object.
+                ["rbac.authorization.k8s.io/v1", "ClusterRole", "", ""],
+            ]
+        );
+        let broken = applied(&json!({ "manifest": "kind: [unclosed" }));
+        assert!(broken.is_err());
+    }
 
     #[test]
     fn a_release_survives_helms_encoding() {
