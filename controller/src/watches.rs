@@ -43,6 +43,10 @@ struct Index {
 
 impl Index {
     fn insert(&mut self, id: Id, keys: Vec<String>) {
+        // Most changes (a status, a spec) leave an object under the same keys.
+        if self.keys_of.get(&id) == Some(&keys) {
+            return;
+        }
         self.remove(&id);
         for key in &keys {
             self.by_key
