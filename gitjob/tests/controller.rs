@@ -344,6 +344,20 @@ async fn commits_become_bundles_and_force_pushes_and_removals_follow() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gitrepo_polling_every_second_is_not_handed_an_older_shared_poll_answer() {
+    // Poll answers are shared for a minute, but this GitRepo polls every second: it must
+    // see a new commit within seconds, not when the shared answer expires.
+    let env = Env::start_with(|settings| settings.poll_cache = Duration::from_secs(60)).await;
+    let (repo, _) = env
+        .synced_app("prompt", json!({"pollingInterval": "1s"}))
+        .await;
+    repo.write("app/cm.yaml", &configmap("a", "2"));
+    let second = repo.commit("second");
+    env.app_at("the second commit", Duration::from_secs(10), &second)
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_signed_webhook_syncs_at_once_and_forgeries_and_replays_do_not() {
     let env = Env::start().await;
     env.secret(

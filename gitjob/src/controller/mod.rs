@@ -258,7 +258,7 @@ async fn reconcile(gitrepo: Arc<GitRepo>, ctx: Arc<Gitjob>) -> Result<Action, Re
             return Ok(Action::requeue(period));
         }
     };
-    match poll_and_sync(&ctx, &gitrepo, &key, &old, &mut new, &mut outcome).await {
+    match poll_and_sync(&ctx, &gitrepo, &key, period, &old, &mut new, &mut outcome).await {
         Ok(()) => {
             ctx.failures(&key, false);
             write_status(&ctx, &gitrepo, &old, new, &outcome).await?;
@@ -305,6 +305,7 @@ async fn poll_and_sync(
     ctx: &Arc<Gitjob>,
     gitrepo: &GitRepo,
     key: &str,
+    period: Duration,
     old: &GitRepoStatus,
     new: &mut GitRepoStatus,
     outcome: &mut status::Outcome,
@@ -321,7 +322,7 @@ async fn poll_and_sync(
     let webhook_pending = ctx.webhook_wants_poll(key, old);
     let resolved = ctx
         .polls
-        .resolve(&ctx.mirrors, &access, &wanted, webhook_pending)
+        .resolve(&ctx.mirrors, &access, &wanted, webhook_pending, period)
         .await;
     new.last_polling_triggered = Some(jiff::Timestamp::now().to_string());
     let commit = match resolved {

@@ -31,13 +31,16 @@ impl PollCache {
     }
 
     /// The commit `wanted` points to; asks the remote unless an answer younger than the
-    /// freshness period exists and `fresh` is false. Returns whether the remote was asked.
+    /// freshness period and than `period` (the asking GitRepo's poll period: a GitRepo
+    /// polling every second must not be handed an answer five seconds old) exists and
+    /// `fresh` is false. Returns whether the remote was asked.
     pub async fn resolve(
         &self,
         mirrors: &Arc<MirrorCache>,
         access: &Access,
         wanted: &Wanted,
         fresh: bool,
+        period: Duration,
     ) -> Result<(String, bool), GitError> {
         let key = {
             let mut hasher = DefaultHasher::new();
@@ -53,7 +56,7 @@ impl PollCache {
         };
         let mut answer = slot.lock().await;
         if let Some((commit, at)) = answer.as_ref() {
-            if !fresh && at.elapsed() < self.fresh_for {
+            if !fresh && at.elapsed() < self.fresh_for.min(period) {
                 return Ok((commit.clone(), false));
             }
         }
