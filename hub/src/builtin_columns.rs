@@ -151,7 +151,7 @@ fn pod_ready(pod: &Value) -> Value {
 }
 
 fn pod_status(pod: &Value) -> Value {
-    if pod.pointer("/metadata/deletionTimestamp").is_some() {
+    if crate::meta::is_deleting(pod) {
         return json!("Terminating");
     }
     let waiting = list(pod, "/status/containerStatuses").iter().find_map(|s| {

@@ -520,8 +520,7 @@ impl Hub {
 }
 
 fn owned_by(object: &Value, uid: &str) -> bool {
-    object
-        .pointer("/metadata/ownerReferences")
+    crate::meta::meta_field(object, "ownerReferences")
         .and_then(Value::as_array)
         .is_some_and(|owners| {
             owners

@@ -100,7 +100,7 @@ impl LabelSelector {
 
     /// Whether an object's labels satisfy every requirement.
     pub fn matches(&self, object: &Value) -> bool {
-        self.0.matches(object.pointer("/metadata/labels"))
+        self.0.matches(crate::meta::meta_field(object, "labels"))
     }
 }
 

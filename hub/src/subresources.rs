@@ -109,7 +109,7 @@ fn selector_string(object: &Value) -> String {
 
 /// The `autoscaling/v1` Scale of a workload.
 fn scale_of(object: &Value) -> Value {
-    let meta = |field: &str| object.pointer(&format!("/metadata/{field}")).cloned();
+    let meta = |field: &str| crate::meta::meta_field(object, field).cloned();
     json!({
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
@@ -181,8 +181,8 @@ pub async fn scale(
         })?;
     let mut change = json!({"spec": {"replicas": replicas}});
     let read_at = match verb {
-        "update" => wanted.pointer("/metadata/resourceVersion"),
-        _ => current.pointer("/metadata/resourceVersion"),
+        "update" => crate::meta::meta_field(&wanted, "resourceVersion"),
+        _ => crate::meta::meta_field(&current, "resourceVersion"),
     };
     if let Some(version) = read_at.filter(|v| v.as_str().is_some_and(|s| !s.is_empty())) {
         change["metadata"] = json!({"resourceVersion": version});
