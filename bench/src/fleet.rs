@@ -578,6 +578,65 @@ impl Tracked {
     }
 }
 
+/// What the [`Tracker`] reads of a BundleDeployment: its name, the deployment its spec
+/// names, and its status as the hub sent it (measured as it is, then read for two fields).
+/// Decoding the whole object for every event, as the controller and agents must, would add
+/// the benchmark's own work to the fleet's figures.
+#[derive(Clone, Debug, serde::Deserialize)]
+struct TrackedDeployment {
+    metadata: kube::api::ObjectMeta,
+    #[serde(default)]
+    spec: TrackedSpec,
+    #[serde(default)]
+    status: Option<Box<serde_json::value::RawValue>>,
+}
+
+/// The part of a BundleDeployment's spec the [`Tracker`] reads.
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+struct TrackedSpec {
+    #[serde(rename = "deploymentID")]
+    deployment_id: Option<String>,
+}
+
+/// The part of a BundleDeployment's status the [`Tracker`] reads.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct TrackedStatus {
+    #[serde(rename = "appliedDeploymentID")]
+    applied_deployment_id: Option<String>,
+    #[serde(default)]
+    ready: bool,
+}
+
+impl kube::Resource for TrackedDeployment {
+    type DynamicType = ();
+    type Scope = kube::core::NamespaceResourceScope;
+
+    fn kind(_: &()) -> std::borrow::Cow<'_, str> {
+        BundleDeployment::kind(&())
+    }
+
+    fn group(_: &()) -> std::borrow::Cow<'_, str> {
+        BundleDeployment::group(&())
+    }
+
+    fn version(_: &()) -> std::borrow::Cow<'_, str> {
+        BundleDeployment::version(&())
+    }
+
+    fn plural(_: &()) -> std::borrow::Cow<'_, str> {
+        BundleDeployment::plural(&())
+    }
+
+    fn meta(&self) -> &kube::api::ObjectMeta {
+        &self.metadata
+    }
+
+    fn meta_mut(&mut self) -> &mut kube::api::ObjectMeta {
+        &mut self.metadata
+    }
+}
+
 /// One deployment as last seen.
 struct Seen {
     /// The Content its spec names.
@@ -599,7 +658,7 @@ impl Tracker {
     }
 
     async fn follow_deployments(self: Arc<Self>, hub: kube::Client) {
-        let api: Api<BundleDeployment> = Api::all(hub);
+        let api: Api<TrackedDeployment> = Api::all(hub);
         let mut events = watcher(api, watcher::Config::default())
             .default_backoff()
             .boxed();
@@ -624,11 +683,14 @@ impl Tracker {
                 deployment.metadata.namespace.as_deref().unwrap_or_default(),
                 deployment.metadata.name.as_deref().unwrap_or_default()
             );
-            let size = serde_json::to_vec(&deployment.status).map_or(0, |b| b.len());
+            let size = deployment.status.as_ref().map_or(0, |s| s.get().len());
             self.largest_status.fetch_max(size, Ordering::Relaxed);
+            let status: TrackedStatus = match &deployment.status {
+                Some(status) => serde_json::from_str(status.get()).unwrap_or_default(),
+                None => TrackedStatus::default(),
+            };
             let content_of = |id: &str| id.split(':').next().unwrap_or_default().to_string();
-            let id = deployment.spec.deployment_id.clone().unwrap_or_default();
-            let status = deployment.status.unwrap_or_default();
+            let id = deployment.spec.deployment_id.unwrap_or_default();
             let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
             let seen = Seen {
                 placed: state.content_number(&content_of(&id)),
