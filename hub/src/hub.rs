@@ -154,14 +154,14 @@ impl Hub {
         write(&self.registries).insert(cluster.to_string(), Arc::new(registry));
     }
 
-    fn account(&self, cluster: &str, namespace: &str, name: &str) -> Option<Value> {
+    fn account(&self, cluster: &str, namespace: &str, name: &str) -> Option<Arc<Stored>> {
         let key = Key {
             cluster: cluster.to_string(),
             resource: "/serviceaccounts".into(),
             namespace: namespace.to_string(),
             name: name.to_string(),
         };
-        self.store.get(&key).ok().flatten()?.value().ok()
+        self.store.get(&key).ok().flatten()
     }
 
     /// A token for the service account a `.../serviceaccounts/<name>/token` call names
@@ -176,9 +176,7 @@ impl Hub {
             cluster: call.cluster.clone(),
             namespace: call.namespace.clone(),
             name,
-            uid: crate::meta::meta_str(&account, "uid")
-                .unwrap_or_default()
-                .to_string(),
+            uid: account.uid().unwrap_or_default(),
             expires: jiff::Timestamp::now().as_second() + lifetime,
         };
         let key = self
@@ -194,7 +192,7 @@ impl Hub {
         let key = self.admin_token(&token.claims.cluster)?;
         let claims = token.verify(&key, jiff::Timestamp::now().as_second())?;
         let account = self.account(&claims.cluster, &claims.namespace, &claims.name)?;
-        (crate::meta::meta_str(&account, "uid") == Some(claims.uid.as_str())).then_some(
+        (account.uid().as_deref() == Some(claims.uid.as_str())).then_some(
             Identity::ServiceAccount {
                 cluster: claims.cluster,
                 namespace: claims.namespace,

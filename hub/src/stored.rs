@@ -156,6 +156,22 @@ impl Stored {
             .map_err(|e| ApiError::internal(format!("a stored object is not JSON: {e}")))
     }
 
+    /// Its `metadata.uid`, read from the text of `metadata` alone (an identity check on
+    /// every request must not parse the whole object).
+    pub fn uid(&self) -> Option<String> {
+        /// The member of `metadata` read; the others are passed over.
+        #[derive(serde::Deserialize)]
+        struct Uid {
+            uid: Option<String>,
+        }
+        let read = |text: &[u8]| serde_json::from_slice::<Uid>(text).ok();
+        let parsed = match self.metadata_parts(true)? {
+            [whole, []] => read(whole),
+            [head, tail] => read(&[head, tail].concat()),
+        };
+        parsed?.uid
+    }
+
     /// Whether the text holds `needle` anywhere: a cheap test before parsing, for
     /// searches whose answers must hold it (an owner's uid, a Secret's type).
     pub fn mentions(&self, needle: &str) -> bool {
@@ -267,6 +283,8 @@ mod tests {
                 "metadata": {"name": "a", "managedFields": managed, "labels": {"l": "x"}},
                 "data": {"managedFields": "a user's", "k": "v\"\n"}}),
             json!({"metadata": {"managedFields": managed, "name": "first"}, "data": {}}),
+            json!({"metadata": {"name": "u", "managedFields": managed, "uid": "after"}}),
+            json!({"metadata": {"uid": "before", "managedFields": managed}, "uid": "not it"}),
             json!({"metadata": {"name": "last", "managedFields": managed}}),
             json!({"kind": "K", "metadata": {"managedFields": managed}}),
             json!({"metadata": {"name": "none"}, "data": {"managedFields": "kept"}}),
@@ -300,6 +318,8 @@ mod tests {
                 wanted.get("metadata").filter(|m| m.is_object()),
                 "{object}"
             );
+            let uid = object.pointer("/metadata/uid").and_then(Value::as_str);
+            assert_eq!(stored.uid().as_deref(), uid, "{object}");
             let labels = stored.labels().map(serde_json::from_slice::<Value>);
             let wanted_labels = object.pointer("/metadata/labels").cloned();
             assert_eq!(labels.transpose().expect("JSON"), wanted_labels, "{object}");
