@@ -13,6 +13,7 @@ use std::sync::OnceLock;
 use base64::Engine;
 use flate2::{Compress, Compression, Crc, FlushCompress, Status};
 use fleet_api::{BundleDeploymentResource, HelmRelease};
+use fleet_objects::client::write_unread;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::ByteString;
 use kube::api::{DeleteParams, ListParams, ObjectMeta, PostParams};
@@ -98,10 +99,6 @@ impl Revision {
 /// Where a release's records live.
 pub struct Store {
     api: Api<Secret>,
-    /// Requests made by hand: a write whose answer the agent never reads is sent with
-    /// [`kube::Client::request_text`], so the answer is not decoded.
-    requests: kube::core::Request,
-    client: kube::Client,
     name: String,
     namespace: String,
 }
@@ -136,11 +133,8 @@ pub struct NewRevision<'a> {
 impl Store {
     /// The records of release `name` in `namespace` of the cluster `client` reaches.
     pub fn new(client: &kube::Client, namespace: &str, name: &str) -> Self {
-        let api = Api::namespaced(client.clone(), namespace);
         Self {
-            requests: kube::core::Request::new(api.resource_url()),
-            api,
-            client: client.clone(),
+            api: Api::namespaced(client.clone(), namespace),
             name: name.to_string(),
             namespace: namespace.to_string(),
         }
@@ -176,29 +170,24 @@ impl Store {
     /// Stores `body` as revision `version` with `status`.
     pub async fn create_body(&self, version: u64, status: &str, body: &Value) -> Result<(), Error> {
         let secret = self.secret(version, status, body)?;
-        let create = self.requests.create(&PostParams::default(), secret.clone());
-        match self.send(create).await {
-            Err(Error::Kube(kube::Error::Api(response))) if response.code == 409 => {
+        // The agent never reads the answers of its writes to the records.
+        let create =
+            |request: &kube::core::Request| request.create(&PostParams::default(), secret.clone());
+        match write_unread(&self.api, create).await {
+            Ok(()) => Ok(()),
+            Err(kube::Error::Api(response)) if response.code == 409 => {
                 self.replace(version, secret).await
             }
-            outcome => outcome,
+            Err(error) => Err(error.into()),
         }
     }
 
     /// Replaces the record of revision `version` with `secret` (its JSON).
     async fn replace(&self, version: u64, secret: Vec<u8>) -> Result<(), Error> {
         let name = self.secret_name(version);
-        let replace = self.requests.replace(&name, &PostParams::default(), secret);
-        self.send(replace).await
-    }
-
-    /// Sends a write built by `request`, its answer read as text and dropped.
-    async fn send(
-        &self,
-        request: Result<http::Request<Vec<u8>>, kube::core::request::Error>,
-    ) -> Result<(), Error> {
-        let request = request.map_err(kube::Error::BuildRequest)?;
-        self.client.request_text(request).await?;
+        let replace =
+            |request: &kube::core::Request| request.replace(&name, &PostParams::default(), secret);
+        write_unread(&self.api, replace).await?;
         Ok(())
     }
 

@@ -20,7 +20,7 @@ use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
-use fleet_objects::client::{add_finalizer, remove_finalizer};
+use fleet_objects::client::{add_finalizer, remove_finalizer, write_unread};
 use fleet_objects::conditions::set_condition;
 
 use crate::caches::Caches;
@@ -182,13 +182,14 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
                     downstream::sync(&ctx.client, &bundle, &target_namespace, &copies, had_copies)
                         .await?;
                 }
-                Api::<BundleDeployment>::namespaced(ctx.client.clone(), &target_namespace)
-                    .patch(
-                        &name,
-                        &PatchParams::apply(FIELD_MANAGER).force(),
-                        &Patch::Apply(&deployment),
-                    )
-                    .await?;
+                let api =
+                    Api::<BundleDeployment>::namespaced(ctx.client.clone(), &target_namespace);
+                let apply = PatchParams::apply(FIELD_MANAGER).force();
+                // The caches see the write through the watch; the answer is not read.
+                write_unread(&api, |request| {
+                    request.patch(&name, &apply, &Patch::Apply(&deployment))
+                })
+                .await?;
                 Ok::<_, Error>(())
             };
             write
