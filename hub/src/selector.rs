@@ -14,6 +14,9 @@ use crate::stored::Stored;
 pub struct Selectors {
     labels: LabelSelector,
     fields: FieldSelector,
+    /// The values the label selector requires, each as a JSON string (`"web"`): labels
+    /// written without escapes hold each of them, or cannot match.
+    required: Vec<String>,
 }
 
 impl Selectors {
@@ -24,9 +27,14 @@ impl Selectors {
         kind: &str,
         custom: bool,
     ) -> ApiResult<Self> {
+        let labels = LabelSelector::parse(param("labelSelector").unwrap_or_default())?;
+        let required = (labels.0.required_values())
+            .map(|value| Value::from(value).to_string())
+            .collect();
         Ok(Self {
-            labels: LabelSelector::parse(param("labelSelector").unwrap_or_default())?,
+            labels,
             fields: FieldSelector::parse(param("fieldSelector").unwrap_or_default(), kind, custom)?,
+            required,
         })
     }
 
@@ -51,6 +59,9 @@ impl Selectors {
             let Some(text) = object.labels() else {
                 return self.labels.0.matches(None);
             };
+            if !self.may_match(text) {
+                return false;
+            }
             // Labels are read in place; only a label written with escapes needs a tree.
             if let Ok(labels) = serde_json::from_slice::<BTreeMap<&str, &str>>(text) {
                 return (self.labels.0).matches_labels(|key| labels.get(key).copied());
@@ -67,6 +78,17 @@ impl Selectors {
             serde_json::from_slice::<Value>(object.text())
         };
         read.is_ok_and(|o| self.matches(&o))
+    }
+}
+
+impl Selectors {
+    /// False when the text of an object's labels cannot satisfy the label selector: it was
+    /// written without escapes and lacks a value the selector requires. A list of a
+    /// release's Helm records passes over the other releases' records this way.
+    fn may_match(&self, labels: &[u8]) -> bool {
+        memchr::memchr(b'\\', labels).is_some()
+            || (self.required.iter())
+                .all(|value| memchr::memmem::find(labels, value.as_bytes()).is_some())
     }
 }
 
@@ -227,6 +249,24 @@ mod tests {
             "labels": {"note": "a\"b", "owner": "helm"}}}));
         assert!(selected_by_labels(&escaped, "owner=helm,note"));
         assert!(!selected_by_labels(&escaped, "owner=other"));
+    }
+
+    #[test]
+    fn a_value_the_selector_requires_is_looked_for_in_the_labels_text_first() {
+        let record = |name: &str| {
+            Stored::new(&json!({"metadata": {"name": name,
+                "labels": {"name": name, "owner": "helm", "empty": ""}}}))
+        };
+        let (web, web2) = (record("web"), record("web-2"));
+        assert!(selected_by_labels(&web, "owner=helm,name=web"));
+        assert!(!selected_by_labels(&web2, "owner=helm,name=web"));
+        assert!(selected_by_labels(&web2, "owner==helm,name in (web-2)"));
+        assert!(!selected_by_labels(&web, "name in (web-2)"));
+        assert!(selected_by_labels(&web, "empty="));
+        assert!(!selected_by_labels(&web, "owner="));
+        // A required value found as a key is not a match.
+        assert!(!selected_by_labels(&web, "name=owner"));
+        assert!(selected_by_labels(&web, "name in (web, web-2)"));
     }
 
     fn selected_by_labels(object: &Stored, labels: &str) -> bool {

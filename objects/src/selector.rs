@@ -86,6 +86,18 @@ impl LabelRequirements {
         Ok(Self { requirements })
     }
 
+    /// The values some label must have for a match (`a=b`, `a==b`, `a in (b)`): a cheap
+    /// test before labels are read, since an object without them cannot match.
+    pub fn required_values(&self) -> impl Iterator<Item = &str> {
+        self.requirements
+            .iter()
+            .filter_map(|(_, requirement)| match requirement {
+                Requirement::Equals(value) => Some(value.as_str()),
+                Requirement::In(values) if values.len() == 1 => values.first().map(String::as_str),
+                _ => None,
+            })
+    }
+
     /// Whether a labels map satisfies every requirement.
     pub fn matches(&self, labels: Option<&Value>) -> bool {
         self.matches_labels(|key| labels.and_then(|l| l.get(key)).and_then(Value::as_str))
