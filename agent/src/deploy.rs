@@ -6,6 +6,7 @@
 use std::collections::BTreeSet;
 
 use fleet_api::{BundleDeployment, BundleDeploymentResource, Condition, HelmRelease};
+use fleet_objects::client::write_text;
 use kube::api::{DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use kube::discovery::{ApiCapabilities, ApiResource, Scope};
 use kube::{Api, ResourceExt};
@@ -749,25 +750,46 @@ async fn report(
             "state": state,
         },
     }});
-    let written = write_status(agent, deployment, &patch).await?;
-    agent.own_writes.remember(&written);
+    let version = write_status(agent, deployment, &patch).await?;
+    agent.own_writes.remember(&deployment.name_any(), version);
     Ok(())
 }
 
-/// Merges `patch` into the status of `deployment` on the hub; returns it as written.
+/// Merges `patch` into the status of `deployment` on the hub; returns the resourceVersion
+/// it was written at, all that is read of the answer.
 pub(crate) async fn write_status(
     agent: &Agent,
     deployment: &BundleDeployment,
     patch: &Value,
-) -> Result<BundleDeployment, Error> {
-    let written = Api::<BundleDeployment>::namespaced(agent.hub.clone(), &agent.namespace)
-        .patch_status(
-            &deployment.name_any(),
+) -> Result<Option<String>, Error> {
+    let api = Api::<BundleDeployment>::namespaced(agent.hub.clone(), &agent.namespace);
+    let name = deployment.name_any();
+    let answer = write_text(&api, |request| {
+        request.patch_subresource(
+            "status",
+            &name,
             &PatchParams::default(),
             &Patch::Merge(patch),
         )
-        .await?;
-    Ok(written)
+    })
+    .await?;
+    let written: Written = serde_json::from_str(&answer).map_err(|e| {
+        Error::Invalid(format!("the hub's answer to a status write of {name}: {e}"))
+    })?;
+    Ok(written.metadata.resource_version)
+}
+
+/// What [`write_status`] reads of the written deployment.
+#[derive(serde::Deserialize)]
+struct Written {
+    metadata: WrittenMetadata,
+}
+
+/// The part of [`Written`]'s metadata read.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WrittenMetadata {
+    resource_version: Option<String>,
 }
 
 /// The release record, `namespace/name:revision`, when this look made no new Helm revision:

@@ -46,15 +46,16 @@ impl OwnWrites {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Remembers that the agent wrote `deployment` (as the hub returned it).
-    pub fn remember(&self, deployment: &BundleDeployment) {
-        if let Some(version) = deployment.metadata.resource_version.clone() {
+    /// Remembers that the agent wrote the deployment `name`, which the hub then gave
+    /// resourceVersion `version`.
+    pub fn remember(&self, name: &str, version: Option<String>) {
+        if let Some(version) = version {
             let written = Written {
                 version,
                 at: Instant::now(),
                 seen: false,
             };
-            self.writes().insert(deployment.name_any(), written);
+            self.writes().insert(name.to_string(), written);
         }
     }
 
@@ -99,7 +100,7 @@ mod tests {
     fn a_copy_is_stale_until_the_write_comes_back_then_the_write_once() {
         let writes = OwnWrites::default();
         assert_eq!(writes.classify(&at("1")), Copy::Current, "nothing written");
-        writes.remember(&at("2"));
+        writes.remember("demo", Some("2".into()));
         assert_eq!(writes.classify(&at("1")), Copy::Stale);
         writes.saw(&at("2"));
         assert_eq!(writes.classify(&at("2")), Copy::OwnWrite);
@@ -109,7 +110,7 @@ mod tests {
     #[test]
     fn a_later_change_after_the_write_is_current() {
         let writes = OwnWrites::default();
-        writes.remember(&at("2"));
+        writes.remember("demo", Some("2".into()));
         writes.saw(&at("2"));
         writes.saw(&at("3"));
         assert_eq!(writes.classify(&at("3")), Copy::Current);

@@ -99,9 +99,24 @@ pub async fn install_fleet(client: &kube::Client, field_manager: &str) -> Result
     Ok(())
 }
 
-/// Sends a write that `build` makes from `api`'s URL, for a caller that never reads the
-/// answer: it is read as text and dropped, not decoded (for a small write, decoding the
-/// object that comes back is much of the client's work).
+/// Sends a write that `build` makes from `api`'s URL and returns the answer as text, for a
+/// caller that reads little of it or nothing: decoding the whole object that comes back is
+/// much of a small write's work in the client.
+pub async fn write_text<K>(
+    api: &Api<K>,
+    build: impl FnOnce(
+        &kube::core::Request,
+    ) -> Result<http::Request<Vec<u8>>, kube::core::request::Error>,
+) -> Result<String, kube::Error>
+where
+    K: kube::Resource + Clone,
+{
+    let request =
+        build(&kube::core::Request::new(api.resource_url())).map_err(kube::Error::BuildRequest)?;
+    api.clone().into_client().request_text(request).await
+}
+
+/// [`write_text`] for a caller that never reads the answer.
 pub async fn write_unread<K>(
     api: &Api<K>,
     build: impl FnOnce(
@@ -111,10 +126,7 @@ pub async fn write_unread<K>(
 where
     K: kube::Resource + Clone,
 {
-    let request =
-        build(&kube::core::Request::new(api.resource_url())).map_err(kube::Error::BuildRequest)?;
-    api.clone().into_client().request_text(request).await?;
-    Ok(())
+    write_text(api, build).await.map(drop)
 }
 
 /// Deletes the object `name`, a missing one being fine.
