@@ -584,11 +584,34 @@ impl Tracked {
 /// the benchmark's own work to the fleet's figures.
 #[derive(Clone, Debug, serde::Deserialize)]
 struct TrackedDeployment {
+    #[serde(deserialize_with = "tracked_metadata")]
     metadata: kube::api::ObjectMeta,
     #[serde(default)]
     spec: TrackedSpec,
     #[serde(default)]
     status: Option<Box<serde_json::value::RawValue>>,
+}
+
+/// The name, namespace and resourceVersion of an object's metadata (what a watch needs);
+/// the rest is passed over.
+fn tracked_metadata<'de, D>(metadata: D) -> Result<kube::api::ObjectMeta, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Identity {
+        name: Option<String>,
+        namespace: Option<String>,
+        resource_version: Option<String>,
+    }
+    let identity = <Identity as serde::Deserialize>::deserialize(metadata)?;
+    Ok(kube::api::ObjectMeta {
+        name: identity.name,
+        namespace: identity.namespace,
+        resource_version: identity.resource_version,
+        ..Default::default()
+    })
 }
 
 /// The part of a BundleDeployment's spec the [`Tracker`] reads.
