@@ -12,7 +12,7 @@ pub fn parse_json(bytes: &[u8]) -> ApiResult<Value> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(Value::Object(Default::default()));
     }
-    serde_json::from_slice(bytes).map_err(|e| {
+    crate::json::from_slice(bytes).map_err(|e| {
         ApiError::bad_request(format!(
             "the object provided is unrecognized: invalid JSON at line {} column {}: {e}",
             e.line(),
@@ -34,7 +34,7 @@ pub fn is_json_object(bytes: &[u8]) -> bool {
 pub fn parse_yaml_or_json(bytes: &[u8]) -> ApiResult<Value> {
     // JSON (what clients send, and what a YAML body becomes once read) takes the fast path.
     if starts_an_object(bytes) {
-        if let Ok(value @ Value::Object(_)) = serde_json::from_slice(bytes) {
+        if let Ok(value @ Value::Object(_)) = crate::json::from_slice(bytes) {
             return Ok(value);
         }
     }

@@ -13,6 +13,7 @@ pub mod fields;
 pub mod http;
 pub mod hub;
 pub mod immutable;
+pub mod json;
 pub mod jsonpath;
 pub mod kinds;
 pub mod managed;

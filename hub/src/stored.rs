@@ -152,7 +152,7 @@ impl Stored {
 
     /// The object, parsed.
     pub fn value(&self) -> ApiResult<Value> {
-        serde_json::from_slice(&self.text)
+        crate::json::from_slice(&self.text)
             .map_err(|e| ApiError::internal(format!("a stored object is not JSON: {e}")))
     }
 
