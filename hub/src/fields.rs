@@ -205,8 +205,8 @@ impl Diff {
         prefix: &[String],
         skip: &dyn Fn(&str) -> bool,
     ) {
-        for (key, value) in new.iter().filter(|(key, _)| !skip(key)) {
-            self.member(key, old.get(key), value, prefix);
+        for (key, value, counterpart) in crate::json::zip_members(new, old, skip) {
+            self.member(key, counterpart, value, prefix);
         }
         for (key, value) in old.iter().filter(|(key, _)| !skip(key)) {
             if !new.contains_key(key) {
@@ -219,7 +219,7 @@ impl Diff {
     /// One member, `key`, at `prefix`: nothing when both objects hold the same value;
     /// the members of two maps one by one; otherwise the field sets of the two values.
     fn member(&mut self, key: &str, old: Option<&Value>, new: &Value, prefix: &[String]) {
-        if old == Some(new) {
+        if old.is_some_and(|old| crate::json::equal(old, new)) {
             return;
         }
         match (old, new) {
@@ -240,7 +240,8 @@ impl Diff {
                 let depth = prefix.len() + 1;
                 for path in &new_paths {
                     let rest = path.get(depth..).unwrap_or_default();
-                    if old.and_then(|old| value_at(old, rest)) != value_at(new, rest) {
+                    let before = old.and_then(|old| value_at(old, rest));
+                    if !crate::json::options_equal(before, value_at(new, rest)) {
                         self.changes.changed.insert(path.clone());
                     }
                 }

@@ -4,6 +4,8 @@
 //! of its hash table for a typical Kubernetes object). Here each object's members are first
 //! gathered in a buffer the thread keeps, then moved into a map made at their number.
 //! Every object the hub changes is read this way, and so is every request body.
+//!
+//! Values are compared here too ([`equal`]), members of objects in order first.
 
 use std::cell::RefCell;
 use std::fmt;
@@ -113,6 +115,72 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
 }
 
+/// Whether two values are equal, as `==` says (the order of an object's members does not
+/// count), with less work: the members of two objects are compared in order, and looked up
+/// by name only once the two orders part. `==` looks up every member of one object in the
+/// other, hashing its name, though the two objects a write compares (before and after)
+/// almost always hold their members in the same order.
+pub fn equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Object(a), Value::Object(b)) => maps_equal(a, b),
+        (Value::Array(a), Value::Array(b)) => lists_equal(a, b),
+        _ => a == b,
+    }
+}
+
+/// [`equal`] for two lists.
+pub fn lists_equal(a: &[Value], b: &[Value]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| equal(x, y))
+}
+
+/// [`equal`] for two values that may be missing.
+pub fn options_equal(a: Option<&Value>, b: Option<&Value>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => equal(a, b),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+/// [`equal`] for two maps.
+pub fn maps_equal(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    for ((a_key, a_value), (b_key, b_value)) in a.iter().zip(b) {
+        if a_key != b_key {
+            return a
+                .iter()
+                .all(|(key, x)| b.get(key).is_some_and(|y| equal(x, y)));
+        }
+        if !equal(a_value, b_value) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Walks `map`'s members in order, handing each the member of `other` with the same name:
+/// found where `other`'s own walk has reached when the two orders agree, looked up by name
+/// otherwise. `skip` names members neither walk sees.
+pub fn zip_members<'a>(
+    map: &'a Map<String, Value>,
+    other: &'a Map<String, Value>,
+    skip: impl Fn(&str) -> bool + Copy + 'a,
+) -> impl Iterator<Item = (&'a String, &'a Value, Option<&'a Value>)> + 'a {
+    let mut others = other.iter().filter(move |(key, _)| !skip(key));
+    map.iter()
+        .filter(move |(key, _)| !skip(key))
+        .map(move |(key, value)| {
+            let in_step = others.next().filter(|(other_key, _)| *other_key == key);
+            let counterpart = match in_step {
+                Some((_, found)) => Some(found),
+                None => other.get(key),
+            };
+            (key, value, counterpart)
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,6 +204,53 @@ mod tests {
             // The same order of members, not just the same members.
             assert_eq!(ours.to_string(), theirs.to_string(), "{text}");
         }
+    }
+
+    #[test]
+    fn values_are_equal_when_serde_json_says_so_whatever_the_order_of_members() {
+        use serde_json::json;
+        let pairs = [
+            (
+                json!({"a": 1, "b": {"c": [1, {"d": 2}]}}),
+                json!({"a": 1, "b": {"c": [1, {"d": 2}]}}),
+            ),
+            (
+                json!({"a": 1, "b": 2, "c": 3}),
+                json!({"b": 2, "a": 1, "c": 3}),
+            ),
+            (json!({"a": 1, "b": 2}), json!({"a": 1, "b": 3})),
+            (json!({"a": 1, "b": 2}), json!({"a": 1, "c": 2})),
+            (json!({"a": 1, "b": 2}), json!({"b": 2, "a": 2})),
+            (json!({"a": 1}), json!({"a": 1, "b": null})),
+            (json!([1, 2]), json!([2, 1])),
+            (json!([{"x": 1, "y": 2}]), json!([{"y": 2, "x": 1}])),
+            (json!(1), json!(1.0)),
+            (json!("a"), json!("a")),
+            (json!(null), json!({})),
+        ];
+        for (a, b) in &pairs {
+            assert_eq!(equal(a, b), a == b, "{a} {b}");
+            assert_eq!(equal(b, a), b == a, "{b} {a}");
+        }
+    }
+
+    #[test]
+    fn members_are_paired_by_name_in_or_out_of_step() {
+        use serde_json::json;
+        let new = json!({"kind": "K", "a": 1, "b": 2, "c": 3, "d": 4});
+        let old = json!({"kind": "K", "a": 1, "c": 30, "b": 20, "e": 5});
+        let (Value::Object(new), Value::Object(old)) = (new, old) else {
+            unreachable!("objects")
+        };
+        let paired: Vec<(String, Option<Value>)> = zip_members(&new, &old, |key| key == "kind")
+            .map(|(key, _, counterpart)| (key.clone(), counterpart.cloned()))
+            .collect();
+        let expected: Vec<(String, Option<Value>)> = new
+            .keys()
+            .filter(|key| *key != "kind")
+            .map(|key| (key.clone(), old.get(key).cloned()))
+            .collect();
+        assert_eq!(paired, expected);
     }
 
     #[test]

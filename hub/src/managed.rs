@@ -141,7 +141,11 @@ fn base_entries(old: Option<&Value>, new: &mut Value, writer: &Writer) -> Vec<En
     match sent {
         // The live list, sent back as it is (a patch edits a copy of the live object): the
         // live entries, each written back unrebuilt while it does not change.
-        Some(Value::Array(items)) if live.and_then(Value::as_array) == Some(&items) => {
+        Some(Value::Array(items))
+            if live
+                .and_then(Value::as_array)
+                .is_some_and(|live| crate::json::lists_equal(live, &items)) =>
+        {
             items.into_iter().filter_map(Entry::keeping).collect()
         }
         Some(sent)
@@ -253,7 +257,7 @@ pub fn apply(
             .0
             .intersection(&applied_fields.0)
             .filter(|p| p.last().is_some_and(|l| l != "."))
-            .filter(|p| value_at(&live_value, p) != value_at(applied, p))
+            .filter(|p| !crate::json::options_equal(value_at(&live_value, p), value_at(applied, p)))
             .cloned()
             .collect();
         if force {

@@ -564,13 +564,13 @@ fn spec_changed(old: &Value, new: &Value) -> bool {
 /// `metadata`, without copying either.
 fn equal_except(a: &Value, b: &Value, top: &[&str], metadata: &[&str]) -> bool {
     let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
-        return a == b;
+        return crate::json::equal(a, b);
     };
     maps_equal_except(a, b, top, |key, x, y| match (key, x, y) {
         ("metadata", Value::Object(x), Value::Object(y)) => {
-            maps_equal_except(x, y, metadata, |_, x, y| x == y)
+            maps_equal_except(x, y, metadata, |_, x, y| crate::json::equal(x, y))
         }
-        _ => x == y,
+        _ => crate::json::equal(x, y),
     })
 }
 
@@ -586,9 +586,8 @@ fn maps_equal_except(
         map.keys().filter(|k| !skip.contains(&k.as_str())).count()
     };
     kept(a) == kept(b)
-        && a.iter()
-            .filter(|(k, _)| !skip.contains(&k.as_str()))
-            .all(|(k, x)| b.get(k).is_some_and(|y| equal(k, x, y)))
+        && crate::json::zip_members(a, b, |k| skip.contains(&k))
+            .all(|(k, x, y)| y.is_some_and(|y| equal(k, x, y)))
 }
 
 fn check_resource_version(
