@@ -234,6 +234,63 @@ mod tests {
         }
     }
 
+    /// A small random JSON value: few names and leaves, so that pairs are often equal.
+    fn random_value(state: &mut u64, depth: u32) -> Value {
+        let mut next = |range: u64| {
+            *state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (*state >> 33) % range
+        };
+        let choice = if depth > 3 { next(3) } else { next(6) };
+        match choice {
+            0 => Value::from(next(3)),
+            1 => Value::from(["a", "b", "c"][usize::try_from(next(3)).unwrap_or(0)]),
+            2 => Value::Null,
+            3 | 4 => {
+                let names: Vec<&str> = (0..next(4))
+                    .map(|_| ["x", "y", "z", "w"][usize::try_from(next(4)).unwrap_or(0)])
+                    .collect();
+                let mut map = Map::new();
+                for name in names {
+                    map.insert(name.to_string(), random_value(state, depth + 1));
+                }
+                Value::Object(map)
+            }
+            _ => Value::Array(
+                (0..next(3))
+                    .map(|_| random_value(state, depth + 1))
+                    .collect(),
+            ),
+        }
+    }
+
+    #[test]
+    fn equal_agrees_with_serde_json_on_random_values_in_any_order() {
+        let mut state = 7;
+        for round in 0..20_000 {
+            let a = random_value(&mut state, 0);
+            let mut b = if round % 3 == 0 {
+                a.clone()
+            } else {
+                random_value(&mut state, 0)
+            };
+            if let (Value::Object(map), true) = (&mut b, round % 2 == 0) {
+                // The same members, the other way round.
+                let reversed: Vec<(String, Value)> =
+                    std::mem::take(map).into_iter().rev().collect();
+                map.extend(reversed);
+            }
+            assert_eq!(equal(&a, &b), a == b, "{a} {b}");
+            if let (Value::Object(x), Value::Object(y)) = (&a, &b) {
+                for (key, _, counterpart) in zip_members(x, y, |key| key == "z") {
+                    assert_eq!(counterpart, y.get(key));
+                    assert_ne!(key, "z");
+                }
+            }
+        }
+    }
+
     #[test]
     fn members_are_paired_by_name_in_or_out_of_step() {
         use serde_json::json;
