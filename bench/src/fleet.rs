@@ -372,6 +372,10 @@ struct AgentStarter<'a> {
     contents: Arc<fleet_agent::contents::ContentCache>,
 }
 
+/// How long registered agents may wait for their credentials: 10,000 register in about
+/// 10 s, so a registration still waiting after this is lost, and the run says which.
+const REGISTRATION_PATIENCE: Duration = Duration::from_secs(300);
+
 impl AgentStarter<'_> {
     /// Makes each of `members` (name and `env` label) a Cluster and starts its agent.
     async fn start(&self, fleet: &mut Fleet, members: &[(String, &str)]) -> Result<()> {
@@ -379,7 +383,7 @@ impl AgentStarter<'_> {
         let credentials = if self.registered {
             let started = Instant::now();
             let credentials =
-                crate::register::register_all(hub, members, Duration::from_secs(1_800)).await?;
+                crate::register::register_all(hub, members, REGISTRATION_PATIENCE).await?;
             println!(
                 "{} agents registered in {:.1} s; each reaches the hub with its own service account, authorised by RBAC",
                 credentials.len(),

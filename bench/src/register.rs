@@ -88,17 +88,53 @@ pub async fn register_all(
         }
     };
     if tokio::time::timeout(patience, collect).await.is_err() {
+        let waiting: Vec<&str> = (wanted.iter().copied())
+            .filter(|member| !credentials.contains_key(*member))
+            .collect();
         bail!(
-            "{} of {} agents got a credential within {} s",
+            "{} of {} agents got a credential within {} s; {}",
             credentials.len(),
             members.len(),
-            patience.as_secs()
+            patience.as_secs(),
+            why_waiting(hub, &waiting).await
         );
     }
     if credentials.len() < wanted.len() {
         bail!("the watch of handed-back credentials ended early");
     }
     Ok(credentials)
+}
+
+/// Why the agents `waiting` got no credential, as far as the hub tells: whether it holds
+/// their handed-back Secrets (the watch has not brought them) or not (the controller has not
+/// handed them over), and what their registrations say.
+async fn why_waiting(hub: &kube::Client, waiting: &[&str]) -> String {
+    let secrets = Api::<Secret>::namespaced(hub.clone(), NAMESPACE);
+    let listed = secrets
+        .list(&kube::api::ListParams::default().labels(CLUSTER_LABEL))
+        .await;
+    let held: BTreeSet<String> = match &listed {
+        Ok(list) => list.items.iter().filter_map(member_of).collect(),
+        Err(error) => return format!("the handed-back Secrets could not be listed: {error}"),
+    };
+    let registrations = Api::<ClusterRegistration>::namespaced(hub.clone(), NAMESPACE);
+    let mut told = Vec::new();
+    for member in waiting.iter().take(5) {
+        let registration = registrations.get_opt(&format!("register-{member}")).await;
+        let status = match registration {
+            Ok(Some(registration)) => serde_json::to_string(&registration.status)
+                .unwrap_or_else(|e| format!("unreadable: {e}")),
+            Ok(None) => "no registration".to_string(),
+            Err(error) => format!("unreadable: {error}"),
+        };
+        let secret = if held.contains(*member) {
+            "the hub holds its Secret, the watch has not brought it"
+        } else {
+            "no Secret handed back"
+        };
+        told.push(format!("{member}: {secret}; registration status {status}"));
+    }
+    told.join("; ")
 }
 
 /// The registration's `clientRandom`, which names the credential's Secret: the member's
