@@ -211,6 +211,11 @@ pub fn list(hub: &Hub, call: &Call) -> ApiResult<Page> {
         .param("limit")
         .and_then(|l| l.parse::<usize>().ok())
         .filter(|l| *l > 0);
+    // Every page of a list is reported at the first page's resourceVersion, as Kubernetes
+    // reports them, so that a watch from the last page's starts where the list started: a
+    // page is read from the objects as they are now, and an object made between pages,
+    // before the cursor, comes with the watch instead.
+    let listed_at = after.as_ref().map_or(rv, |a| a.rv);
     let mut all = objects;
     all.retain(|o| selectors.selects(o));
     let taken = limit.unwrap_or(all.len()).min(all.len());
@@ -222,7 +227,7 @@ pub fn list(hub: &Hub, call: &Call) -> ApiResult<Page> {
         (1.., Some(last)) => {
             let last = last.value()?;
             Some(encode_continue(&ContinueToken {
-                rv: after.map(|a| a.rv).unwrap_or(rv),
+                rv: listed_at,
                 namespace: meta::meta_str(&last, "namespace")
                     .unwrap_or_default()
                     .into(),
@@ -232,7 +237,7 @@ pub fn list(hub: &Hub, call: &Call) -> ApiResult<Page> {
         _ => None,
     };
     Ok(Page {
-        rv,
+        rv: listed_at,
         items,
         next,
         remaining,

@@ -177,6 +177,7 @@ async fn lists_come_in_pages() {
     let mut names = Vec::new();
     let mut token: Option<String> = None;
     let mut pages = 0;
+    let mut versions = Vec::new();
     loop {
         let mut params = ListParams::default().labels("suite=kube").limit(3);
         if let Some(t) = &token {
@@ -186,7 +187,14 @@ async fn lists_come_in_pages() {
         pages += 1;
         assert!(page.items.len() <= 3);
         names.extend(page.items.into_iter().filter_map(|c| c.metadata.name));
+        versions.push(page.metadata.resource_version.unwrap_or_default());
         token = page.metadata.continue_.filter(|t| !t.is_empty());
+        if pages == 1 {
+            // Made between pages, before the cursor: no later page holds it.
+            (api.create(&PostParams::default(), &config_map("page-00", "x"))
+                .await)
+                .expect("created");
+        }
         if token.is_none() {
             break;
         }
@@ -194,6 +202,23 @@ async fn lists_come_in_pages() {
     assert_eq!(pages, 3);
     let expected: Vec<String> = (0..7).map(|i| format!("page-{i}")).collect();
     assert_eq!(names, expected);
+    // Every page is at the first page's resourceVersion, and a watch from it (what a
+    // client starts after a paginated list) brings what was made between pages.
+    assert!(versions.iter().all(|v| *v == versions[0]), "{versions:?}");
+    let watch = WatchParams::default().labels("suite=kube").timeout(5);
+    let mut events = api
+        .watch(&watch, &versions[0])
+        .await
+        .expect("a watch")
+        .boxed();
+    let mut seen = Vec::new();
+    while let Some(Ok(event)) = events.next().await {
+        if let WatchEvent::Added(made) = event {
+            seen.extend(made.metadata.name);
+            break;
+        }
+    }
+    assert_eq!(seen, ["page-00"]);
 }
 
 async fn wait_for(store: &reflector::Store<ConfigMap>, wanted: &BTreeSet<String>) {
