@@ -79,9 +79,7 @@ impl Selectors {
         };
         read.is_ok_and(|o| self.matches(&o))
     }
-}
 
-impl Selectors {
     /// False when the text of an object's labels cannot satisfy the label selector: it was
     /// written without escapes and lacks a value the selector requires. A list of a
     /// release's Helm records passes over the other releases' records this way.
