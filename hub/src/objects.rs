@@ -199,9 +199,19 @@ pub fn list(hub: &Hub, call: &Call) -> ApiResult<Page> {
         Some(token) => Some(decode_continue(token)?),
         None => None,
     };
+    let storage_key = call.resource.storage_key();
+    if let Some(token) = &after {
+        // A later page is consistent with the first only if a watch from the first's
+        // version can still bring what changed since, as Kubernetes refuses a token whose
+        // version is compacted.
+        let oldest = (hub.store).oldest_kept(&call.cluster, &storage_key, call.namespace_scope());
+        if token.rv < oldest {
+            return Err(ApiError::continue_expired(token.rv, oldest));
+        }
+    }
     let (rv, objects) = hub.store.list(
         &call.cluster,
-        &call.resource.storage_key(),
+        &storage_key,
         call.namespace_scope(),
         after
             .as_ref()

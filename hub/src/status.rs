@@ -189,6 +189,19 @@ impl ApiError {
         )
     }
 
+    /// `410 Gone` for a page of a list whose first page is older than the kept history:
+    /// the changes between it and now are no longer known, so the list must start again.
+    pub fn continue_expired(listed_at: u64, oldest: u64) -> Self {
+        Self::new(
+            410,
+            "Expired",
+            format!(
+                "the continue token is too old: its list was at resourceVersion {listed_at}, \
+                 and changes are kept only after {oldest}; start the list again without it"
+            ),
+        )
+    }
+
     /// `413 RequestEntityTooLarge`.
     pub fn too_large(limit: usize) -> Self {
         Self::new(

@@ -31,7 +31,7 @@ use crate::stored::Stored;
 use crate::subjects::{BindingKey, SubjectIndex};
 
 /// How many events are kept for watches that resume from an older resourceVersion.
-const HISTORY: usize = 20_000;
+pub const HISTORY: usize = 20_000;
 /// The most memory those events may hold (objects as stored, and the previous versions of
 /// modified ones): a client writing large objects over and over must not grow the hub
 /// without bound. Older events are forgotten first; a watch from before them gets 410.
@@ -639,6 +639,12 @@ impl Store {
             .send(Pending { op, rv, event, ack })
             .map_err(|_| ApiError::internal("the hub's storage writer has stopped"))?;
         Ok(receiver)
+    }
+
+    /// The oldest resourceVersion from which every change of `resource` of `cluster` (in
+    /// `namespace`, or every namespace) is still kept.
+    pub fn oldest_kept(&self, cluster: &str, resource: &str, namespace: Option<&str>) -> u64 {
+        lock(&self.shared.history).floor(cluster, resource, namespace)
     }
 
     /// Subscribes to the changes of `resource` of `cluster` (in `namespace`, or every

@@ -221,6 +221,73 @@ async fn lists_come_in_pages() {
     assert_eq!(seen, ["page-00"]);
 }
 
+/// A later page of a list whose first page is older than the changes the hub keeps is
+/// refused with 410 Expired, as Kubernetes refuses a continue token it has compacted: what
+/// changed since could no longer come with a watch from the list's version.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_of_a_list_older_than_the_kept_changes_is_expired() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // Kept in memory only: the writes that push the history on need no fsync.
+    let hub = fleet_hub::start(fleet_hub::Options {
+        data: dir.path().to_path_buf(),
+        listen: ([127, 0, 0, 1], 0).into(),
+        insecure_http: true,
+        clusters: vec!["sim".into()],
+        memory_only: vec!["sim".into()],
+    })
+    .await
+    .expect("the hub starts");
+    let kubeconfig = fleet_hub::serve::kubeconfig_path(dir.path(), "sim");
+    let api: Api<ConfigMap> =
+        Api::namespaced(fleet_testkit::client_for(&kubeconfig).await, "default");
+    for name in ["a", "b", "c"] {
+        (api.create(&PostParams::default(), &config_map(name, "x"))
+            .await)
+            .expect("created");
+    }
+    let first_page = ListParams::default().labels("suite=kube").limit(2);
+    let page = api.list(&first_page).await.expect("a page");
+    let token = page.metadata.continue_.expect("more to come");
+    let next_page = first_page.clone().continue_token(&token);
+    // A change after the list: a watch from the list's version must bring it.
+    (api.create(&PostParams::default(), &config_map("d", "x"))
+        .await)
+        .expect("created");
+    let rest = api
+        .list(&next_page)
+        .await
+        .expect("the next page, while kept");
+    let names: Vec<_> = rest
+        .items
+        .into_iter()
+        .filter_map(|c| c.metadata.name)
+        .collect();
+    assert_eq!(names.first().map(String::as_str), Some("c"));
+    // Enough later changes that the hub forgets that one.
+    let fillers = futures::stream::iter(0..fleet_hub::store::HISTORY)
+        .map(|i| {
+            let api = api.clone();
+            async move {
+                let filler = config_map(&format!("filler-{i}"), "x");
+                api.create(&PostParams::default(), &filler).await
+            }
+        })
+        .buffer_unordered(64);
+    let failed = fillers.filter(|made| futures::future::ready(made.is_err()));
+    assert_eq!(failed.count().await, 0, "every filler made");
+    match api.list(&next_page).await {
+        Err(kube::Error::Api(status)) => {
+            assert_eq!((status.code, status.reason.as_str()), (410, "Expired"));
+            assert!(status.message.contains("continue token"), "{status:?}");
+        }
+        other => panic!("expected 410 Expired, got {other:?}"),
+    }
+    // A list started again is served.
+    let again = api.list(&first_page).await.expect("a new list");
+    assert_eq!(again.items.len(), 2);
+    hub.shutdown().await;
+}
+
 async fn wait_for(store: &reflector::Store<ConfigMap>, wanted: &BTreeSet<String>) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
     loop {
