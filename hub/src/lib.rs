@@ -29,6 +29,7 @@ pub mod route;
 pub mod selector;
 pub mod serve;
 pub mod status;
+pub mod storage_layout;
 pub mod store;
 pub mod stored;
 pub mod subjects;

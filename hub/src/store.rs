@@ -329,21 +329,7 @@ impl Store {
             source,
         })?;
         let mut conn = Connection::open(path).map_err(sqlite)?;
-        // Pages of 16 KiB hold an object of a few KiB (a BundleDeployment with its
-        // managedFields is 2.5 KiB) in its B-tree leaf; pages of 4 KiB spill it into two
-        // overflow pages, each written again on every update. Only a new database takes it.
-        conn.execute_batch(
-            "PRAGMA page_size=16384;
-             PRAGMA journal_mode=WAL;
-             PRAGMA synchronous=FULL;
-             CREATE TABLE IF NOT EXISTS objects (
-                 cluster TEXT NOT NULL, resource TEXT NOT NULL, namespace TEXT NOT NULL,
-                 name TEXT NOT NULL, rv INTEGER NOT NULL, body BLOB NOT NULL,
-                 PRIMARY KEY (cluster, resource, namespace, name)) WITHOUT ROWID;
-             CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-             CREATE TABLE IF NOT EXISTS clusters (name TEXT PRIMARY KEY, token TEXT NOT NULL);",
-        )
-        .map_err(sqlite)?;
+        crate::storage_layout::prepare(&mut conn).map_err(sqlite)?;
         forget(&mut conn, &memory_only).map_err(sqlite)?;
         let memory = load(&conn, &shown)?;
         let published = AtomicU64::new(memory.rv);
