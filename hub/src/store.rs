@@ -516,9 +516,12 @@ impl Store {
         mut decide: impl FnMut(Option<&Value>) -> ApiResult<(Change, T)>,
     ) -> ApiResult<(T, Option<Version>)> {
         self.check()?;
+        // Made once: every look-up below, and the insert, use them.
+        let group_key = (key.cluster.clone(), key.resource.clone());
+        let object_key = (key.namespace.clone(), key.name.clone());
         let mut tries = 0;
         let (result, version, ack) = loop {
-            let seen = self.get(key)?;
+            let seen = look_up(&lock(&self.shared.memory), &group_key, &object_key);
             let mut parsed = seen.as_deref().map(Stored::value).transpose()?;
             let decided = if tries < OPTIMISTIC_TRIES {
                 let (change, result) = decide(parsed.as_ref())?;
@@ -533,7 +536,7 @@ impl Store {
                 None
             };
             let mut memory = lock(&self.shared.memory);
-            let existing = find(&memory, key);
+            let existing = look_up(&memory, &group_key, &object_key);
             let unchanged = match (&existing, &seen) {
                 (Some(now), Some(before)) => Arc::ptr_eq(now, before),
                 (None, None) => true,
@@ -553,8 +556,6 @@ impl Store {
                 }
             };
             let rv = memory.rv + 1;
-            let group_key = (key.cluster.clone(), key.resource.clone());
-            let object_key = (key.namespace.clone(), key.name.clone());
             match change {
                 Change::Keep => {
                     let version = existing
@@ -690,11 +691,22 @@ fn binding_key(key: &Key) -> BindingKey {
 }
 
 fn find(memory: &Memory, key: &Key) -> Option<Arc<Stored>> {
-    memory
-        .objects
-        .get(&(key.cluster.clone(), key.resource.clone()))
-        .and_then(|objects| objects.get(&(key.namespace.clone(), key.name.clone())))
-        .cloned()
+    let group_key = (key.cluster.clone(), key.resource.clone());
+    look_up(
+        memory,
+        &group_key,
+        &(key.namespace.clone(), key.name.clone()),
+    )
+}
+
+/// The object of `resource` of `cluster` (`group_key`) at `namespace`, `name`
+/// (`object_key`).
+fn look_up(
+    memory: &Memory,
+    group_key: &(String, String),
+    object_key: &(String, String),
+) -> Option<Arc<Stored>> {
+    (memory.objects.get(group_key)).and_then(|objects| objects.get(object_key).cloned())
 }
 
 fn select(
