@@ -2,14 +2,10 @@
 //! first runs (each would keep its own view of the database and overwrite the other's
 //! writes), and may start once the first has stopped.
 
+mod common;
+
 fn options(data: &std::path::Path) -> fleet_hub::Options {
-    fleet_hub::Options {
-        data: data.to_path_buf(),
-        listen: ([127, 0, 0, 1], 0).into(),
-        insecure_http: true,
-        clusters: vec!["local".into()],
-        memory_only: Vec::new(),
-    }
+    common::plain_http_options(data, &["local"], &[])
 }
 
 #[tokio::test]

@@ -1,21 +1,16 @@
 //! A connection that sends nothing is closed: it must not hold a file descriptor (and a
 //! connection slot) forever.
 
+mod common;
+
 use std::io::Read;
 use std::time::{Duration, Instant};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_that_sends_no_request_is_closed() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let hub = fleet_hub::start(fleet_hub::Options {
-        data: dir.path().to_path_buf(),
-        listen: ([127, 0, 0, 1], 0).into(),
-        insecure_http: true,
-        clusters: vec!["local".into()],
-        memory_only: Vec::new(),
-    })
-    .await
-    .expect("the hub starts");
+    let options = common::plain_http_options(dir.path(), &["local"], &[]);
+    let hub = fleet_hub::start(options).await.expect("the hub starts");
     let addr = hub.addr;
     let waited = tokio::task::spawn_blocking(move || {
         let mut idle = std::net::TcpStream::connect(addr).expect("connects");

@@ -228,15 +228,8 @@ async fn lists_come_in_pages() {
 async fn a_page_of_a_list_older_than_the_kept_changes_is_expired() {
     let dir = tempfile::tempdir().expect("temp dir");
     // Kept in memory only: the writes that push the history on need no fsync.
-    let hub = fleet_hub::start(fleet_hub::Options {
-        data: dir.path().to_path_buf(),
-        listen: ([127, 0, 0, 1], 0).into(),
-        insecure_http: true,
-        clusters: vec!["sim".into()],
-        memory_only: vec!["sim".into()],
-    })
-    .await
-    .expect("the hub starts");
+    let options = common::plain_http_options(dir.path(), &["sim"], &["sim"]);
+    let hub = fleet_hub::start(options).await.expect("the hub starts");
     let kubeconfig = fleet_hub::serve::kubeconfig_path(dir.path(), "sim");
     let api: Api<ConfigMap> =
         Api::namespaced(fleet_testkit::client_for(&kubeconfig).await, "default");

@@ -1,5 +1,6 @@
 //! What the hub's tests share beside `fleet-testkit` (its hubs and kubectl): the
-//! workspace's root, a table reader and a raw request sender.
+//! workspace's root, a table reader, a raw request sender and the options of a hub on
+//! plain HTTP.
 #![allow(dead_code)] // Each test binary uses its own part of these helpers.
 
 use std::path::{Path, PathBuf};
@@ -9,6 +10,23 @@ use serde_json::Value;
 /// The workspace's root directory.
 pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Options of a hub on plain HTTP at a free loopback port, with its data in `data`, the
+/// logical `clusters`, of which `memory_only` are kept in memory only.
+pub fn plain_http_options(
+    data: &Path,
+    clusters: &[&str],
+    memory_only: &[&str],
+) -> fleet_hub::Options {
+    let names = |names: &[&str]| names.iter().map(|n| n.to_string()).collect();
+    fleet_hub::Options {
+        data: data.to_path_buf(),
+        listen: ([127, 0, 0, 1], 0).into(),
+        insecure_http: true,
+        clusters: names(clusters),
+        memory_only: names(memory_only),
+    }
 }
 
 /// Lines of a table without the header, each split on whitespace.
