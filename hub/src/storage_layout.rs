@@ -13,12 +13,15 @@ use rusqlite::{Connection, OptionalExtension};
 /// The page size of the database, in bytes.
 pub const PAGE_SIZE: i64 = 4096;
 
-/// The tables, made if missing.
-const TABLES: &str = "
+/// The objects' table, made if missing.
+const OBJECTS_TABLE: &str = "
     CREATE TABLE IF NOT EXISTS objects (
         cluster TEXT NOT NULL, resource TEXT NOT NULL, namespace TEXT NOT NULL,
         name TEXT NOT NULL, rv INTEGER NOT NULL, body BLOB NOT NULL,
-        PRIMARY KEY (cluster, resource, namespace, name));
+        PRIMARY KEY (cluster, resource, namespace, name));";
+
+/// The other tables, made if missing.
+const OTHER_TABLES: &str = "
     CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
     CREATE TABLE IF NOT EXISTS clusters (name TEXT PRIMARY KEY, token TEXT NOT NULL);";
 
@@ -43,7 +46,8 @@ pub fn prepare(conn: &mut Connection) -> rusqlite::Result<()> {
         "PRAGMA page_size={PAGE_SIZE};
          PRAGMA journal_mode=WAL;
          PRAGMA synchronous=FULL;
-         {TABLES}"
+         {OBJECTS_TABLE}
+         {OTHER_TABLES}"
     ))
 }
 
@@ -57,16 +61,14 @@ fn relayout(conn: &mut Connection, without_rowids: bool) -> rusqlite::Result<()>
     ))?;
     if without_rowids {
         let tx = conn.transaction()?;
-        tx.execute_batch(
+        // Renamed away, the old table leaves the name to the new one.
+        tx.execute_batch(&format!(
             "ALTER TABLE objects RENAME TO objects_without_rowids;
-             CREATE TABLE objects (
-                 cluster TEXT NOT NULL, resource TEXT NOT NULL, namespace TEXT NOT NULL,
-                 name TEXT NOT NULL, rv INTEGER NOT NULL, body BLOB NOT NULL,
-                 PRIMARY KEY (cluster, resource, namespace, name));
+             {OBJECTS_TABLE}
              INSERT INTO objects (cluster, resource, namespace, name, rv, body)
                  SELECT cluster, resource, namespace, name, rv, body FROM objects_without_rowids;
-             DROP TABLE objects_without_rowids;",
-        )?;
+             DROP TABLE objects_without_rowids;"
+        ))?;
         tx.commit()?;
     }
     conn.execute_batch("VACUUM;")
