@@ -176,10 +176,7 @@ async fn roll_out(
     let deployed =
         crate::helm::deploy(agent, deployment, &prepared.desired, options, release).await?;
     Ok(RolledOut {
-        revision: Some(format!(
-            "{}/{}:{}",
-            release.namespace, release.name, deployed.version
-        )),
+        revision: Some(crate::helm::revision_record(release, deployed.version)),
         replaced: deployed.replaced,
         live: deployed.live,
     })

@@ -47,10 +47,8 @@ pub(crate) async fn deploy(
     let store = Store::new(&agent.local, &release.namespace, &release.name);
     let history = store.history().await?;
     let previous = history.iter().rev().find(|r| r.status == "deployed");
-    // What the revision being replaced applied: the whole set from its manifest (the
-    // status lists only part of a large one).
     let replaced = previous
-        .map(|p| p.body().and_then(release::applied))
+        .map(|p| replaced_objects(deployment, release, p))
         .transpose()?;
     let install = previous.is_none();
     let version = history.last().map_or(0, |r| r.version) + 1;
@@ -223,6 +221,34 @@ impl Rollback<'_> {
 
 /// When revision 1 was deployed: every revision records it, so the deployed one (already
 /// decoded) says, or else the oldest kept.
+/// What `revision`, the one being replaced, applied: the deployment's status when it lists
+/// the whole set and reports that very revision (the agent wrote it when it made the
+/// revision), else the set read from the revision's manifest. A revision made since by
+/// someone else (`helm upgrade`, `helm rollback`, an atomic rollback) has another number.
+fn replaced_objects(
+    deployment: &BundleDeployment,
+    release: &HelmRelease,
+    revision: &release::Revision,
+) -> Result<Vec<BundleDeploymentResource>, Error> {
+    let recorded = revision_record(release, revision.version);
+    match &deployment.status {
+        Some(status)
+            if status.release.as_deref() == Some(recorded.as_str())
+                && status.resources_omitted == 0
+                && !status.resources.is_empty() =>
+        {
+            Ok(status.resources.clone())
+        }
+        _ => revision.body().and_then(release::applied),
+    }
+}
+
+/// How a deployment's status names revision `version` of `release`:
+/// `namespace/name:revision`.
+pub(crate) fn revision_record(release: &HelmRelease, version: u64) -> String {
+    format!("{}/{}:{version}", release.namespace, release.name)
+}
+
 fn first_deployed(
     history: &[release::Revision],
     deployed: Option<&release::Revision>,
@@ -309,5 +335,86 @@ async fn wait_ready(
             )));
         }
         tokio::time::sleep(WAIT_POLL).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use fleet_api::BundleDeploymentStatus;
+    use k8s_openapi::api::core::v1::Secret;
+    use k8s_openapi::ByteString;
+    use kube::api::ObjectMeta;
+    use serde_json::json;
+
+    use super::*;
+
+    fn resource(name: &str) -> BundleDeploymentResource {
+        BundleDeploymentResource {
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            namespace: "apps".into(),
+            name: name.into(),
+        }
+    }
+
+    /// Revision `version` of release `web`, deployed, its manifest holding ConfigMap `a`.
+    fn revision(version: u64) -> release::Revision {
+        let manifest =
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: apps\n";
+        let body = json!({"version": version, "manifest": manifest});
+        let encoded = release::encode(&body).expect("encodes");
+        let labels = [
+            ("version", version.to_string()),
+            ("status", "deployed".into()),
+        ];
+        let secret = Secret {
+            metadata: ObjectMeta {
+                labels: Some(labels.map(|(k, v)| (k.to_string(), v)).into()),
+                ..ObjectMeta::default()
+            },
+            data: Some(BTreeMap::from([(
+                "release".to_string(),
+                ByteString(encoded.into_bytes()),
+            )])),
+            ..Secret::default()
+        };
+        release::Revision::read(format!("web.v{version}"), secret)
+            .expect("reads")
+            .expect("a record")
+    }
+
+    #[test]
+    fn the_replaced_objects_come_from_the_status_only_when_it_lists_that_whole_revision() {
+        let release = HelmRelease {
+            name: "web".into(),
+            namespace: "apps".into(),
+            ..HelmRelease::default()
+        };
+        let with_status = |record: &str, omitted: u64| {
+            let mut deployment = BundleDeployment::new("web", Default::default());
+            deployment.status = Some(BundleDeploymentStatus {
+                release: Some(record.into()),
+                resources: vec![resource("listed")],
+                resources_omitted: omitted,
+                ..BundleDeploymentStatus::default()
+            });
+            deployment
+        };
+        let names = |deployment: &BundleDeployment| {
+            let objects = replaced_objects(deployment, &release, &revision(3)).expect("read");
+            objects.into_iter().map(|r| r.name).collect::<Vec<_>>()
+        };
+        // The agent's own report of revision 3, whole: no need to read the manifest.
+        assert_eq!(names(&with_status("apps/web:3", 0)), ["listed"]);
+        // A revision made since by someone else, a list cut short, or no status: the
+        // manifest says.
+        assert_eq!(names(&with_status("apps/web:2", 0)), ["a"]);
+        assert_eq!(names(&with_status("apps/web:3", 5)), ["a"]);
+        assert_eq!(
+            names(&BundleDeployment::new("web", Default::default())),
+            ["a"]
+        );
     }
 }

@@ -53,7 +53,7 @@ pub struct Revision {
 
 impl Revision {
     /// The revision in `secret` (named `secret_name`), or `None` if it holds no record.
-    fn read(secret_name: String, secret: Secret) -> Result<Option<Self>, Error> {
+    pub(crate) fn read(secret_name: String, secret: Secret) -> Result<Option<Self>, Error> {
         let labels = secret.metadata.labels.unwrap_or_default();
         let Some(ByteString(encoded)) = secret.data.and_then(|mut d| d.remove("release")) else {
             return Ok(None);
