@@ -94,6 +94,21 @@ impl FieldSet {
     }
 }
 
+/// Whether [`FieldSet::from_v1`] of `tree` holds `path`, found by walking the tree
+/// rather than making the set: an entry of `managedFields` is asked about a few paths on
+/// most writes, and only changed on some.
+pub fn v1_holds(tree: &Value, path: &[String]) -> bool {
+    let mut node = tree;
+    for key in path {
+        match node.as_object().and_then(|children| children.get(key)) {
+            Some(child) => node = child,
+            None => return false,
+        }
+    }
+    // A leaf: the set holds the paths of nodes without children.
+    !path.is_empty() && node.as_object().is_none_or(|children| children.is_empty())
+}
+
 /// The node at `depth` of `paths`, which share their first `depth` elements.
 fn subtree(paths: &[&[String]], depth: usize) -> Map<String, Value> {
     let mut node = Map::new();
@@ -369,6 +384,31 @@ pub fn remove_at(object: &mut Value, path: &[String]) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_tree_holds_exactly_the_paths_its_set_holds() {
+        let tree = json!({"f:metadata": {"f:labels": {"f:app": {}}},
+            "f:spec": {"f:replicas": {}, "f:containers": {"k:{\"name\":\"web\"}": {".": {}, "f:image": {}}}},
+            "f:data": {}});
+        let set = FieldSet::from_v1(&tree);
+        let path = |keys: &[&str]| keys.iter().map(|k| k.to_string()).collect::<FieldPath>();
+        let asked = [
+            path(&["f:metadata", "f:labels", "f:app"]),
+            path(&["f:spec", "f:replicas"]),
+            path(&["f:spec", "f:containers", "k:{\"name\":\"web\"}", "."]),
+            path(&["f:data"]),
+            // Not leaves, too deep, or absent.
+            path(&["f:spec"]),
+            path(&["f:spec", "f:containers", "k:{\"name\":\"web\"}"]),
+            path(&["f:data", "f:key"]),
+            path(&["f:status"]),
+            path(&[]),
+        ];
+        for path in &asked {
+            assert_eq!(v1_holds(&tree, path), set.0.contains(path), "{path:?}");
+        }
+        assert_eq!(asked.iter().filter(|p| v1_holds(&tree, p)).count(), 4);
+    }
 
     #[test]
     fn field_sets_key_containers_by_name_and_round_trip() {

@@ -14,7 +14,9 @@ struct Entry {
     api_version: String,
     time: String,
     subresource: String,
-    fields: FieldSet,
+    /// Its fields as a set; `None` while they are read only from `read`'s `fieldsV1`
+    /// (most writes leave most entries alone, and need not turn them into sets).
+    fields: Option<FieldSet>,
     /// The entry as it was read from the live object, kept while nothing in it changes:
     /// it is then written back as it is, not rebuilt from its field set.
     read: Option<Value>,
@@ -22,6 +24,16 @@ struct Entry {
 
 impl Entry {
     fn parse(value: &Value) -> Option<Self> {
+        let fields = FieldSet::from_v1(value.get("fieldsV1")?);
+        Some(Self {
+            fields: Some(fields),
+            ..Self::named(value)?
+        })
+    }
+
+    /// The entry's names and time from `value`, its fields left unread.
+    fn named(value: &Value) -> Option<Self> {
+        value.get("fieldsV1")?;
         let text = |key: &str| {
             value
                 .get(key)
@@ -35,23 +47,58 @@ impl Entry {
             api_version: text("apiVersion"),
             time: text("time"),
             subresource: text("subresource"),
-            fields: FieldSet::from_v1(value.get("fieldsV1")?),
+            fields: None,
             read: None,
         })
     }
 
-    /// [`Entry::parse`], keeping `value` to write back while the entry is unchanged.
+    /// The entry in `value`, kept to write back while the entry is unchanged; its fields
+    /// are read from it when first needed.
     fn keeping(value: Value) -> Option<Self> {
-        let entry = Self::parse(&value)?;
+        let entry = Self::named(&value)?;
         Some(Self {
             read: Some(value),
             ..entry
         })
     }
 
+    /// The `fieldsV1` tree the entry was read with.
+    fn read_tree(&self) -> Option<&Value> {
+        self.read.as_ref().and_then(|read| read.get("fieldsV1"))
+    }
+
+    /// The entry's fields as a set, made from the entry as read if need be.
+    fn field_set(&mut self) -> &mut FieldSet {
+        if self.fields.is_none() {
+            let fields = self.read_tree().map(FieldSet::from_v1).unwrap_or_default();
+            self.fields = Some(fields);
+        }
+        self.fields.get_or_insert_with(FieldSet::default)
+    }
+
+    /// Whether the entry owns `path`.
+    fn holds(&self, path: &FieldPath) -> bool {
+        match (&self.fields, self.read_tree()) {
+            (Some(fields), _) => fields.0.contains(path),
+            (None, Some(tree)) => crate::fields::v1_holds(tree, path),
+            (None, None) => false,
+        }
+    }
+
+    /// Whether the entry owns no field.
+    fn is_empty(&self) -> bool {
+        match (&self.fields, self.read_tree()) {
+            (Some(fields), _) => fields.is_empty(),
+            (None, tree) => tree
+                .and_then(Value::as_object)
+                .is_none_or(|children| children.is_empty()),
+        }
+    }
+
     /// Takes `path` out of the entry's fields (the entry is then written anew).
     fn release(&mut self, path: &FieldPath) {
-        if self.fields.0.remove(path) {
+        if self.holds(path) {
+            self.field_set().0.remove(path);
             self.read = None;
         }
     }
@@ -59,18 +106,10 @@ impl Entry {
     /// Adds `paths` to the entry's fields (the entry is written anew if any is new).
     fn claim(&mut self, paths: impl IntoIterator<Item = FieldPath>) {
         for path in paths {
-            if self.fields.0.insert(path) {
+            if self.field_set().0.insert(path) {
                 self.read = None;
             }
         }
-    }
-
-    /// Replaces the entry's fields (the entry is written anew if they differ).
-    fn set_fields(&mut self, fields: FieldSet) {
-        if self.fields != fields {
-            self.read = None;
-        }
-        self.fields = fields;
     }
 
     /// Records a write by `api_version` now, in the entry as read too, when it is kept.
@@ -95,7 +134,8 @@ impl Entry {
         entry.insert("apiVersion".into(), Value::String(self.api_version));
         entry.insert("time".into(), Value::String(self.time));
         entry.insert("fieldsType".into(), Value::from("FieldsV1"));
-        entry.insert("fieldsV1".into(), self.fields.to_v1());
+        let fields = self.fields.unwrap_or_default();
+        entry.insert("fieldsV1".into(), fields.to_v1());
         if !self.subresource.is_empty() {
             entry.insert("subresource".into(), Value::String(self.subresource));
         }
@@ -161,7 +201,7 @@ fn base_entries(old: Option<&Value>, new: &mut Value, writer: &Writer) -> Vec<En
 fn store_entries(object: &mut Value, entries: Vec<Entry>) {
     let list: Vec<Value> = entries
         .into_iter()
-        .filter(|e| !e.fields.is_empty())
+        .filter(|e| !e.is_empty())
         .map(Entry::into_json)
         .collect();
     if let Some(meta) = crate::meta::metadata_mut(object) {
@@ -201,7 +241,7 @@ fn own(entries: &mut Vec<Entry>, writer: &Writer, operation: &str) -> usize {
                 api_version: writer.api_version.to_string(),
                 time: String::new(),
                 subresource: writer.subresource.to_string(),
-                fields: FieldSet::default(),
+                fields: Some(FieldSet::default()),
                 read: None,
             });
             entries.len() - 1
@@ -252,10 +292,8 @@ pub fn apply(
     for entry in list.iter_mut().filter(|e| {
         !e.is(writer.manager, "Apply", writer.subresource) && e.subresource == writer.subresource
     }) {
-        let clashing: Vec<FieldPath> = entry
-            .fields
-            .0
-            .intersection(&applied_fields.0)
+        let clashing: Vec<FieldPath> = (applied_fields.0.iter())
+            .filter(|p| entry.holds(p))
             .filter(|p| p.last().is_some_and(|l| l != "."))
             .filter(|p| !crate::json::options_equal(value_at(&live_value, p), value_at(applied, p)))
             .cloned()
@@ -280,10 +318,12 @@ pub fn apply(
     }
 
     let index = own(&mut list, writer, "Apply");
-    let owned_by_others = |path: &FieldPath| {
-        (list.iter().enumerate()).any(|(at, e)| at != index && e.fields.0.contains(path))
-    };
-    let mut released: Vec<&FieldPath> = (list[index].fields.0)
+    // The applier's own fields, taken out while the others are asked about theirs; its
+    // entry gets the applied ones below.
+    let owned = std::mem::take(list[index].field_set());
+    let owned_by_others =
+        |path: &FieldPath| (list.iter().enumerate()).any(|(at, e)| at != index && e.holds(path));
+    let mut released: Vec<&FieldPath> = (owned.0)
         .difference(&applied_fields.0)
         .filter(|p| !owned_by_others(p))
         .collect();
@@ -296,8 +336,13 @@ pub fn apply(
     // Applying the same fields again changes nothing, not even the entry's time: a no-op
     // apply must not write (agents re-apply everything on every pass).
     let entry = &mut list[index];
-    let same = entry.fields == applied_fields && entry.api_version == writer.api_version;
-    entry.set_fields(applied_fields);
+    let same_fields = owned == applied_fields;
+    if !same_fields {
+        // Written anew, from its new fields.
+        entry.read = None;
+    }
+    entry.fields = Some(applied_fields);
+    let same = same_fields && entry.api_version == writer.api_version;
     if !same || entry.time.is_empty() {
         entry.stamp(writer.api_version);
     }
