@@ -769,7 +769,7 @@ pub async fn patch(hub: &Hub, call: &Call, kind: PatchKind, body: &[u8]) -> ApiR
     }
     let patch: Value = match kind {
         PatchKind::Apply => crate::body::parse_yaml_or_json(body)?,
-        _ => serde_json::from_slice(body)
+        _ => crate::json::from_slice(body)
             .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?,
     };
     if kind == PatchKind::Apply {
