@@ -219,8 +219,6 @@ impl Rollback<'_> {
     }
 }
 
-/// When revision 1 was deployed: every revision records it, so the deployed one (already
-/// decoded) says, or else the oldest kept.
 /// What `revision`, the one being replaced, applied: the deployment's status when it lists
 /// the whole set and reports that very revision (the agent wrote it when it made the
 /// revision), else the set read from the revision's manifest. A revision made since by
@@ -249,6 +247,8 @@ pub(crate) fn revision_record(release: &HelmRelease, version: u64) -> String {
     format!("{}/{}:{version}", release.namespace, release.name)
 }
 
+/// When revision 1 was deployed: every revision records it, so the deployed one says, or
+/// else the oldest kept.
 fn first_deployed(
     history: &[release::Revision],
     deployed: Option<&release::Revision>,
