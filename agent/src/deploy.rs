@@ -176,7 +176,11 @@ async fn roll_out(
     let deployed =
         crate::helm::deploy(agent, deployment, &prepared.desired, options, release).await?;
     Ok(RolledOut {
-        revision: Some(crate::helm::revision_record(release, deployed.version)),
+        revision: Some(crate::helm::revision_record(
+            &release.namespace,
+            &release.name,
+            deployed.version,
+        )),
         replaced: deployed.replaced,
         live: deployed.live,
     })
@@ -810,7 +814,7 @@ fn release_record(
     } else {
         revision
     };
-    Some(format!("{namespace}/{name}:{revision}"))
+    Some(crate::helm::revision_record(&namespace, &name, revision))
 }
 
 impl Agent {

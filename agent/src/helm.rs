@@ -228,7 +228,7 @@ fn replaced_objects(
     release: &HelmRelease,
     revision: &release::Revision,
 ) -> Result<Vec<BundleDeploymentResource>, Error> {
-    let recorded = revision_record(release, revision.version);
+    let recorded = revision_record(&release.namespace, &release.name, revision.version);
     match &deployment.status {
         Some(status)
             if status.release.as_deref() == Some(recorded.as_str())
@@ -241,10 +241,10 @@ fn replaced_objects(
     }
 }
 
-/// How a deployment's status names revision `version` of `release`:
+/// How a deployment's status names revision `version` of release `name` in `namespace`:
 /// `namespace/name:revision`.
-pub(crate) fn revision_record(release: &HelmRelease, version: u64) -> String {
-    format!("{}/{}:{version}", release.namespace, release.name)
+pub(crate) fn revision_record(namespace: &str, name: &str, version: u64) -> String {
+    format!("{namespace}/{name}:{version}")
 }
 
 /// When revision 1 was deployed: every revision records it, so the deployed one says, or
