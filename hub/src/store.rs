@@ -267,6 +267,11 @@ impl Op {
             Op::Cluster(record) => &record.name,
         }
     }
+
+    /// Whether the write goes to the database: its cluster is not kept in memory only.
+    fn is_durable(&self, memory_only: &HashSet<String>) -> bool {
+        !memory_only.contains(self.cluster())
+    }
 }
 
 struct Pending {
@@ -925,7 +930,7 @@ fn next_batch(
             Err(_) => break,
         }
     }
-    if batch.iter().all(|p| memory_only.contains(p.op.cluster())) {
+    if !batch.iter().any(|p| p.op.is_durable(memory_only)) {
         return batch;
     }
     let deadline = std::time::Instant::now() + GATHER;
@@ -981,7 +986,7 @@ fn commit(
 ) -> rusqlite::Result<()> {
     let durable: Vec<&Op> = (batch.iter())
         .map(|pending| &pending.op)
-        .filter(|op| !memory_only.contains(op.cluster()))
+        .filter(|op| op.is_durable(memory_only))
         .collect();
     if durable.is_empty() {
         return Ok(());
