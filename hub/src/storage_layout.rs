@@ -28,13 +28,7 @@ const OTHER_TABLES: &str = "
 /// Makes the tables of a new database, or moves an earlier hub's to this layout, and sets
 /// the database to write-ahead logging, every commit synced to disk.
 pub fn prepare(conn: &mut Connection) -> rusqlite::Result<()> {
-    let objects_table: Option<String> = conn
-        .query_row(
-            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'objects'",
-            [],
-            |row| row.get(0),
-        )
-        .optional()?;
+    let objects_table = objects_table_sql(conn)?;
     let without_rowids = objects_table
         .as_deref()
         .is_some_and(|sql| sql.to_ascii_uppercase().contains("WITHOUT ROWID"));
@@ -49,6 +43,16 @@ pub fn prepare(conn: &mut Connection) -> rusqlite::Result<()> {
          {OBJECTS_TABLE}
          {OTHER_TABLES}"
     ))
+}
+
+/// The statement that made the objects' table, if the database has one.
+fn objects_table_sql(conn: &Connection) -> rusqlite::Result<Option<String>> {
+    conn.query_row(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'objects'",
+        [],
+        |row| row.get(0),
+    )
+    .optional()
 }
 
 /// Moves the objects of a table without rowids into a rowid table (when `without_rowids`),
@@ -94,12 +98,8 @@ mod tests {
         INSERT INTO clusters VALUES ('c', 'token');";
 
     fn layout(conn: &Connection) -> (String, i64, String) {
-        let sql = conn
-            .query_row(
-                "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'objects'",
-                [],
-                |row| row.get(0),
-            )
+        let sql = objects_table_sql(conn)
+            .expect("read")
             .expect("the objects table");
         let page_size = conn
             .query_row("PRAGMA page_size", [], |row| row.get(0))
