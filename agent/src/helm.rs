@@ -364,7 +364,7 @@ mod tests {
         let manifest =
             "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: apps\n";
         let body = json!({"version": version, "manifest": manifest});
-        let encoded = release::encode(&body).expect("encodes");
+        let encoded = crate::record_encoding::encode(&body).expect("encodes");
         let labels = [
             ("version", version.to_string()),
             ("status", "deployed".into()),

@@ -20,6 +20,7 @@ pub mod own_writes;
 pub mod push;
 pub mod readiness;
 pub mod recent;
+pub mod record_encoding;
 pub mod register;
 pub mod release;
 pub mod status_budget;

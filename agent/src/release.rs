@@ -3,15 +3,12 @@
 //! what the agent deployed, and a cluster Rancher Fleet managed keeps its history: one
 //! Secret `sh.helm.release.v1.<release>.v<revision>` per revision, of type
 //! `helm.sh/release.v1`, labelled `name`, `owner=helm`, `status`, `version` and
-//! `modifiedAt`, its `release` key the release as JSON, gzipped, then base64-encoded.
+//! `modifiedAt`, its `release` key the release as JSON, gzipped, then base64-encoded (see
+//! [`crate::record_encoding`]).
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::sync::OnceLock;
 
-use base64::Engine;
-use flate2::{Compress, Compression, Crc, FlushCompress, Status};
 use fleet_api::{BundleDeploymentResource, HelmRelease};
 use fleet_objects::client::write_unread;
 use k8s_openapi::api::core::v1::Secret;
@@ -20,6 +17,7 @@ use kube::api::{DeleteParams, ListParams, ObjectMeta, PostParams};
 use kube::Api;
 use serde_json::{json, Value};
 
+use crate::record_encoding::{decode, encode, restatus};
 use crate::Error;
 
 /// The Secret type of a Helm release record.
@@ -169,7 +167,7 @@ impl Store {
 
     /// Stores `body` as revision `version` with `status`.
     pub async fn create_body(&self, version: u64, status: &str, body: &Value) -> Result<(), Error> {
-        let secret = self.secret(version, status, body)?;
+        let secret = self.secret(version, status, encode(body).map_err(Error::Invalid)?)?;
         // The agent never reads the answers of its writes to the records.
         let create =
             |request: &kube::core::Request| request.create(&PostParams::default(), secret.clone());
@@ -192,13 +190,20 @@ impl Store {
     }
 
     /// Marks a stored revision `status` (as an upgrade marks the one it replaces
-    /// `superseded`), in its labels and its body.
+    /// `superseded`), in its labels and its body. A record the agent wrote has its status
+    /// swapped in place; another is decoded first.
     pub async fn set_status(&self, revision: &Revision, status: &str) -> Result<(), Error> {
-        let mut body = revision.body()?.clone();
-        if let Some(info) = body.get_mut("info").and_then(Value::as_object_mut) {
-            info.insert("status".into(), Value::from(status));
-        }
-        let secret = self.secret(revision.version, status, &body)?;
+        let encoded = match restatus(&revision.encoded, &revision.status, status) {
+            Some(encoded) => encoded,
+            None => {
+                let mut body = revision.body()?.clone();
+                if let Some(info) = body.get_mut("info").and_then(Value::as_object_mut) {
+                    info.insert("status".into(), Value::from(status));
+                }
+                encode(&body).map_err(Error::Invalid)?
+            }
+        };
+        let secret = self.secret(revision.version, status, encoded)?;
         self.replace(revision.version, secret).await
     }
 
@@ -242,9 +247,9 @@ impl Store {
         Ok(())
     }
 
-    /// The record of revision `version` with `status` and `body`, as the JSON of a Secret.
-    fn secret(&self, version: u64, status: &str, body: &Value) -> Result<Vec<u8>, Error> {
-        let encoded = encode(body).map_err(Error::Invalid)?;
+    /// The record of revision `version` with `status` and the release `encoded`, as the
+    /// JSON of a Secret.
+    fn secret(&self, version: u64, status: &str, encoded: String) -> Result<Vec<u8>, Error> {
         let labels = BTreeMap::from([
             ("name".to_string(), self.name.clone()),
             ("owner".to_string(), "helm".to_string()),
@@ -327,66 +332,6 @@ fn release_body(namespace: &str, revision: &NewRevision<'_>) -> Value {
         "version": revision.version,
         "namespace": namespace,
     })
-}
-
-/// Helm's encoding of a release: JSON, gzipped, base64.
-pub fn encode(body: &Value) -> Result<String, String> {
-    let json = serde_json::to_vec(body).map_err(|e| e.to_string())?;
-    let packed = gzip(&json)?;
-    Ok(base64::engine::general_purpose::STANDARD.encode(packed))
-}
-
-thread_local! {
-    /// Each thread's deflate compressor, reset between records: making one allocates and
-    /// clears some hundreds of kilobytes, more work than compressing a small record.
-    static DEFLATE: RefCell<Option<Compress>> = const { RefCell::new(None) };
-}
-
-/// The gzip header flate2 writes: deflate, no flags, no time, no extra flags, OS unknown.
-const GZIP_HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
-
-/// `data` as a gzip member (RFC 1952) at the default level.
-fn gzip(data: &[u8]) -> Result<Vec<u8>, String> {
-    DEFLATE.with_borrow_mut(|kept| {
-        let deflate = kept.get_or_insert_with(|| Compress::new(Compression::default(), false));
-        deflate.reset();
-        let mut out = Vec::with_capacity(GZIP_HEADER.len() + data.len() / 2 + 64);
-        out.extend_from_slice(&GZIP_HEADER);
-        loop {
-            let read = usize::try_from(deflate.total_in()).unwrap_or(usize::MAX);
-            let rest = data.get(read..).unwrap_or_default();
-            // `compress_vec` writes into the spare capacity only: grow it when it is full.
-            out.reserve(64.max(rest.len() / 2));
-            match deflate.compress_vec(rest, &mut out, FlushCompress::Finish) {
-                Ok(Status::StreamEnd) => break,
-                Ok(Status::Ok | Status::BufError) => continue,
-                Err(error) => return Err(error.to_string()),
-            }
-        }
-        let mut crc = Crc::new();
-        crc.update(data);
-        out.extend_from_slice(&crc.sum().to_le_bytes());
-        // The size modulo 2^32, as the format has it.
-        out.extend_from_slice(&crc.amount().to_le_bytes());
-        Ok(out)
-    })
-}
-
-/// Reads a release Helm encoded (gzipped or, as very old Helm wrote it, plain JSON).
-pub fn decode(text: &[u8]) -> Result<Value, String> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .map_err(|e| format!("not base64: {e}"))?;
-    let json = if bytes.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::new();
-        flate2::read::GzDecoder::new(&bytes[..])
-            .read_to_end(&mut out)
-            .map_err(|e| format!("not gzip: {e}"))?;
-        out
-    } else {
-        bytes
-    };
-    serde_json::from_slice(&json).map_err(|e| format!("not JSON: {e}"))
 }
 
 /// The objects of a stored release's `manifest`, as JSON.
@@ -489,43 +434,6 @@ mod tests {
         );
         let broken = applied(&json!({ "manifest": "kind: [unclosed" }));
         assert!(broken.is_err());
-    }
-
-    #[test]
-    fn a_release_survives_helms_encoding() {
-        let body = json!({"name": "web", "version": 3, "info": {"status": "deployed"}});
-        let encoded = encode(&body).expect("encodes");
-        assert_eq!(decode(encoded.as_bytes()).expect("decodes"), body);
-        let plain = base64::engine::general_purpose::STANDARD.encode(body.to_string());
-        assert_eq!(decode(plain.as_bytes()).expect("plain JSON"), body);
-        assert!(decode(b"!!").is_err());
-    }
-
-    #[test]
-    fn records_gzipped_one_after_another_on_a_thread_are_each_whole_gzip() {
-        // A manifest that compresses poorly, so that the output outgrows its first guess.
-        let noise: String = (0..40_000u64)
-            .map(|i| char::from(b'a' + (i.wrapping_mul(2_654_435_761) >> 7 & 15) as u8))
-            .collect();
-        let bodies = [
-            json!({"name": "large", "manifest": noise}),
-            json!({"name": "small", "version": 1}),
-            json!({"name": "empty", "manifest": ""}),
-        ];
-        for body in &bodies {
-            let json = serde_json::to_vec(body).expect("JSON");
-            let packed = gzip(&json).expect("gzips");
-            // flate2's reader checks the CRC and the size (Helm 4 reads the agent's records
-            // in e2e/tests/helm_releases.rs).
-            let mut unpacked = Vec::new();
-            flate2::read::MultiGzDecoder::new(&packed[..])
-                .read_to_end(&mut unpacked)
-                .expect("whole gzip");
-            assert_eq!(unpacked, json);
-            assert_eq!(&packed[..2], &[0x1f, 0x8b]);
-            let size = u32::try_from(json.len()).expect("small");
-            assert_eq!(packed[packed.len() - 4..], size.to_le_bytes());
-        }
     }
 
     fn record(labels: &[(&str, &str)], release: &[u8]) -> Secret {

@@ -1,0 +1,288 @@
+//! Helm's encoding of a release record (the `release` key of its Secret): the release as
+//! JSON, gzipped, then base64-encoded.
+//!
+//! The agent writes the gzip as two members, which RFC 1952 allows and every reader of
+//! Helm's records reads as one stream (Helm through Go's gzip reader, the agent through
+//! flate2's `MultiGzDecoder`). The first member holds only the opening of the JSON,
+//! `{"info":{"status":"deployed"`, stored uncompressed with the status padded by spaces to
+//! a fixed width; the second holds the rest, compressed. The first member is 60 bytes, 80
+//! base64 characters, so its text stands apart from the rest's: marking a revision
+//! superseded, as every upgrade does, swaps those 80 characters ([`restatus`]) instead of
+//! decoding, changing and compressing the whole release again.
+
+use std::cell::RefCell;
+use std::io::Read;
+
+use base64::Engine;
+use flate2::{Compress, Compression, Crc, FlushCompress, Status};
+use serde_json::{Map, Value};
+
+/// The opening of a release's JSON, before the value of its status.
+const STATUS_LEAD: &[u8] = br#"{"info":{"status":"#;
+
+/// The width of the status in the first member, quoted then padded with spaces: the
+/// longest of Helm's statuses (`"pending-rollback"`) and one more, so that the member
+/// fills whole base64 groups.
+const STATUS_WIDTH: usize = 19;
+
+/// The length of a stored deflate block's header: its type, then its length and the
+/// length's complement.
+const STORED_BLOCK_HEADER: usize = 5;
+
+/// The length of a gzip member's trailer: the CRC-32 and the size of its data.
+const GZIP_TRAILER: usize = 8;
+
+/// The length of the first member.
+const STATUS_MEMBER: usize =
+    GZIP_HEADER.len() + STORED_BLOCK_HEADER + STATUS_LEAD.len() + STATUS_WIDTH + GZIP_TRAILER;
+
+const _: () = assert!(STATUS_MEMBER % 3 == 0, "whole base64 groups");
+
+/// The gzip header flate2 writes: deflate, no flags, no time, no extra flags, OS unknown.
+const GZIP_HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
+
+thread_local! {
+    /// Each thread's deflate compressor, reset between records: making one allocates and
+    /// clears some hundreds of kilobytes, more work than compressing a small record.
+    static DEFLATE: RefCell<Option<Compress>> = const { RefCell::new(None) };
+}
+
+/// Helm's encoding of a release: JSON, gzipped, base64. A release whose `info.status` is
+/// one of Helm's has it in a member of its own (see the module's documentation).
+pub fn encode(body: &Value) -> Result<String, String> {
+    let mut packed = Vec::new();
+    let json = match split_at_status(body) {
+        Some((member, rest)) => {
+            packed.extend_from_slice(&member);
+            rest
+        }
+        None => serde_json::to_vec(body).map_err(|e| e.to_string())?,
+    };
+    gzip_into(&json, &mut packed)?;
+    Ok(base64::engine::general_purpose::STANDARD.encode(packed))
+}
+
+/// `encoded`, a record whose status is `from`, with the status `to`: its first member
+/// swapped. `None` when the record does not open with that member (another tool wrote it,
+/// or its status is not `from`): it must then be decoded and encoded again.
+pub fn restatus(encoded: &[u8], from: &str, to: &str) -> Option<String> {
+    let base64 = base64::engine::general_purpose::STANDARD;
+    let opening = base64.encode(status_member(from)?);
+    let rest = std::str::from_utf8(encoded.strip_prefix(opening.as_bytes())?).ok()?;
+    Some(base64.encode(status_member(to)?) + rest)
+}
+
+/// Reads a release Helm encoded: gzipped (in any number of members) or, as very old Helm
+/// wrote it, plain JSON.
+pub fn decode(text: &[u8]) -> Result<Value, String> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| format!("not base64: {e}"))?;
+    let json = if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::new();
+        flate2::read::MultiGzDecoder::new(&bytes[..])
+            .read_to_end(&mut out)
+            .map_err(|e| format!("not gzip: {e}"))?;
+        out
+    } else {
+        bytes
+    };
+    serde_json::from_slice(&json).map_err(|e| format!("not JSON: {e}"))
+}
+
+/// The first member of `body`'s record and the JSON that follows it, when `body` has a
+/// status that fits.
+fn split_at_status(body: &Value) -> Option<(Vec<u8>, Vec<u8>)> {
+    let release = body.as_object()?;
+    let info = release.get("info")?.as_object()?;
+    let member = status_member(info.get("status")?.as_str()?)?;
+    // The other members of `info`, then those of the release.
+    let mut rest = Vec::new();
+    write_members(&mut rest, info, "status").ok()?;
+    rest.push(b'}');
+    write_members(&mut rest, release, "info").ok()?;
+    rest.push(b'}');
+    Some((member, rest))
+}
+
+/// Appends `,"key":value` to `out` for each member of `object` but `skipped`.
+fn write_members(
+    out: &mut Vec<u8>,
+    object: &Map<String, Value>,
+    skipped: &str,
+) -> serde_json::Result<()> {
+    for (key, value) in object.iter().filter(|(key, _)| *key != skipped) {
+        out.push(b',');
+        serde_json::to_writer(&mut *out, key)?;
+        out.push(b':');
+        serde_json::to_writer(&mut *out, value)?;
+    }
+    Ok(())
+}
+
+/// A gzip member holding, stored, the opening of a release's JSON up to its `status`,
+/// quoted and padded to [`STATUS_WIDTH`]; `None` for a status too long to fit.
+fn status_member(status: &str) -> Option<Vec<u8>> {
+    let quoted = serde_json::to_string(status).ok()?;
+    if quoted.len() > STATUS_WIDTH {
+        return None;
+    }
+    let mut text = STATUS_LEAD.to_vec();
+    text.extend_from_slice(quoted.as_bytes());
+    text.resize(STATUS_LEAD.len() + STATUS_WIDTH, b' ');
+    let length = u16::try_from(text.len()).ok()?;
+    let mut crc = Crc::new();
+    crc.update(&text);
+    let mut member = Vec::with_capacity(STATUS_MEMBER);
+    member.extend_from_slice(&GZIP_HEADER);
+    // The final block of the member, stored.
+    member.push(1);
+    member.extend_from_slice(&length.to_le_bytes());
+    member.extend_from_slice(&(!length).to_le_bytes());
+    member.extend_from_slice(&text);
+    member.extend_from_slice(&crc.sum().to_le_bytes());
+    member.extend_from_slice(&crc.amount().to_le_bytes());
+    Some(member)
+}
+
+/// Appends `data` to `out` as a gzip member (RFC 1952) at the default level.
+fn gzip_into(data: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+    DEFLATE.with_borrow_mut(|kept| {
+        let deflate = kept.get_or_insert_with(|| Compress::new(Compression::default(), false));
+        deflate.reset();
+        out.reserve(GZIP_HEADER.len() + data.len() / 2 + 64);
+        out.extend_from_slice(&GZIP_HEADER);
+        loop {
+            let read = usize::try_from(deflate.total_in()).unwrap_or(usize::MAX);
+            let rest = data.get(read..).unwrap_or_default();
+            // `compress_vec` writes into the spare capacity only: grow it when it is full.
+            out.reserve(64.max(rest.len() / 2));
+            match deflate.compress_vec(rest, out, FlushCompress::Finish) {
+                Ok(Status::StreamEnd) => break,
+                Ok(Status::Ok | Status::BufError) => continue,
+                Err(error) => return Err(error.to_string()),
+            }
+        }
+        let mut crc = Crc::new();
+        crc.update(data);
+        out.extend_from_slice(&crc.sum().to_le_bytes());
+        // The size modulo 2^32, as the format has it.
+        out.extend_from_slice(&crc.amount().to_le_bytes());
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// `encoded` unpacked, member by member, as JSON text.
+    fn unpacked(encoded: &str) -> (Vec<u8>, usize) {
+        let packed = base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .expect("base64");
+        let mut reader = flate2::bufread::GzDecoder::new(&packed[..]);
+        let mut text = Vec::new();
+        let mut members = 0;
+        loop {
+            reader.read_to_end(&mut text).expect("a whole gzip member");
+            members += 1;
+            let rest = reader.into_inner();
+            if rest.is_empty() {
+                return (text, members);
+            }
+            reader = flate2::bufread::GzDecoder::new(rest);
+        }
+    }
+
+    #[test]
+    fn a_release_survives_helms_encoding() {
+        let body = json!({"name": "web", "version": 3, "info": {"status": "deployed"}});
+        let encoded = encode(&body).expect("encodes");
+        assert_eq!(decode(encoded.as_bytes()).expect("decodes"), body);
+        let plain = base64::engine::general_purpose::STANDARD.encode(body.to_string());
+        assert_eq!(decode(plain.as_bytes()).expect("plain JSON"), body);
+        assert!(decode(b"!!").is_err());
+    }
+
+    #[test]
+    fn the_status_opens_the_record_in_a_member_of_its_own() {
+        let body = json!({
+            "name": "web",
+            "info": {"first_deployed": "2026-12-05T10:00:00Z", "status": "deployed"},
+            "manifest": "---\nkind: ConfigMap\n",
+            "version": 3,
+        });
+        let encoded = encode(&body).expect("encodes");
+        let (text, members) = unpacked(&encoded);
+        assert_eq!(members, 2);
+        let opening = br#"{"info":{"status":"deployed"         ,"first_deployed":"#;
+        assert!(
+            text.starts_with(opening),
+            "{}",
+            String::from_utf8_lossy(&text)
+        );
+        assert_eq!(serde_json::from_slice::<Value>(&text).expect("JSON"), body);
+        assert_eq!(status_member("deployed").map(|m| m.len()), Some(60));
+        assert_eq!(
+            encoded.as_bytes()[80..],
+            encode(&body).expect("again").as_bytes()[80..]
+        );
+    }
+
+    #[test]
+    fn restatus_swaps_the_opening_member_of_the_agents_records_only() {
+        let body = json!({"name": "web", "info": {"status": "deployed"}, "version": 2});
+        let encoded = encode(&body).expect("encodes");
+        let superseded = restatus(encoded.as_bytes(), "deployed", "superseded").expect("swapped");
+        let mut expected = body.clone();
+        expected["info"]["status"] = json!("superseded");
+        assert_eq!(decode(superseded.as_bytes()).expect("decodes"), expected);
+        assert_eq!(unpacked(&superseded).1, 2);
+        // Not the status it holds.
+        assert_eq!(restatus(encoded.as_bytes(), "failed", "superseded"), None);
+        // A record in one member, as Helm writes it.
+        let json = serde_json::to_vec(&body).expect("JSON");
+        let mut packed = Vec::new();
+        gzip_into(&json, &mut packed).expect("gzips");
+        let helms = base64::engine::general_purpose::STANDARD.encode(packed);
+        assert_eq!(restatus(helms.as_bytes(), "deployed", "superseded"), None);
+        // A status too long for the member is encoded in one.
+        let odd = json!({"info": {"status": "a status longer than any of Helm's"}});
+        let encoded = encode(&odd).expect("encodes");
+        assert_eq!(unpacked(&encoded).1, 1);
+        assert_eq!(decode(encoded.as_bytes()).expect("decodes"), odd);
+        for status in ["pending-rollback", "uninstalling", "superseded"] {
+            assert_eq!(status_member(status).map(|m| m.len()), Some(60), "{status}");
+        }
+    }
+
+    #[test]
+    fn records_gzipped_one_after_another_on_a_thread_are_each_whole_gzip() {
+        // A manifest that compresses poorly, so that the output outgrows its first guess.
+        let noise: String = (0..40_000u64)
+            .map(|i| char::from(b'a' + (i.wrapping_mul(2_654_435_761) >> 7 & 15) as u8))
+            .collect();
+        let bodies = [
+            json!({"name": "large", "manifest": noise}),
+            json!({"name": "small", "version": 1}),
+            json!({"name": "empty", "manifest": ""}),
+        ];
+        for body in &bodies {
+            let json = serde_json::to_vec(body).expect("JSON");
+            let mut packed = Vec::new();
+            gzip_into(&json, &mut packed).expect("gzips");
+            // flate2's reader checks the CRC and the size (Helm 4 reads the agent's records
+            // in e2e/tests/helm_releases.rs).
+            let mut unpacked = Vec::new();
+            flate2::read::MultiGzDecoder::new(&packed[..])
+                .read_to_end(&mut unpacked)
+                .expect("whole gzip");
+            assert_eq!(unpacked, json);
+            assert_eq!(&packed[..2], &[0x1f, 0x8b]);
+            let size = u32::try_from(json.len()).expect("small");
+            assert_eq!(packed[packed.len() - 4..], size.to_le_bytes());
+        }
+    }
+}
