@@ -43,21 +43,25 @@ struct Findings {
 
 /// Applies `deployment` when its `deploymentID` is new (after the bundles it depends on
 /// are ready here), prunes, checks drift (correcting it when asked), and reports; a
-/// deleted one is uninstalled.
-pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<(), Error> {
+/// deleted one is uninstalled. Returns whether the look found the deployment ready, or
+/// `None` when it did not look.
+pub async fn deployment(
+    agent: &Agent,
+    deployment: &BundleDeployment,
+) -> Result<Option<bool>, Error> {
     let name = deployment.name_any();
     let triggered = agent.triggers.wanted(&name);
     if deployment.metadata.deletion_timestamp.is_none() {
         match agent.own_writes.classify(deployment) {
             // What the agent has just applied, inspected and reported: its next look comes
             // with a change to its objects, or the resync.
-            Copy::OwnWrite if !triggered => return Ok(()),
+            Copy::OwnWrite if !triggered => return Ok(None),
             // Older than the agent's last report: the event of that report brings the look.
             Copy::Stale => {
                 if triggered {
                     agent.triggers.want(&name);
                 }
-                return Ok(());
+                return Ok(None);
             }
             _ => {}
         }
@@ -81,18 +85,19 @@ pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<
         }
     };
     if deleting {
-        return crate::uninstall::uninstall(agent, deployment).await;
+        crate::uninstall::uninstall(agent, deployment).await?;
+        return Ok(None);
     }
     if deployment.spec.paused || wanted.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     if new_deployment && agent.rolled_back(deployment).as_deref() == Some(wanted.as_str()) {
-        return Ok(());
+        return Ok(None);
     }
     if new_deployment {
         if let Some(waiting) = dependencies_waiting(agent, deployment).await? {
             let outcome = Outcome::waiting(waiting);
-            return report(agent, deployment, outcome).await;
+            return report(agent, deployment, outcome).await.map(Some);
         }
     }
     let prepared = match prepare(agent, deployment, &wanted, &options).await {
@@ -115,7 +120,7 @@ pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<
                 report(agent, deployment, outcome).await?;
                 if matches!(error, Error::Atomic(_)) {
                     agent.remember_rolled_back(deployment, &wanted);
-                    return Ok(());
+                    return Ok(Some(false));
                 }
                 return Err(error);
             }
@@ -138,7 +143,7 @@ pub async fn deployment(agent: &Agent, deployment: &BundleDeployment) -> Result<
         modified: findings.modified,
         error: None,
     };
-    report(agent, deployment, outcome).await
+    report(agent, deployment, outcome).await.map(Some)
 }
 
 /// What applying a new deployment did.
@@ -643,11 +648,13 @@ impl Outcome {
     }
 }
 
+/// Writes the status `outcome` makes, unless it is the status already; returns whether it
+/// reports the deployment ready.
 async fn report(
     agent: &Agent,
     deployment: &BundleDeployment,
     outcome: Outcome,
-) -> Result<(), Error> {
+) -> Result<bool, Error> {
     let old = deployment.status.clone().unwrap_or_default();
     let now = jiff::Timestamp::now().to_string();
     let deployed = outcome.error.is_none();
@@ -720,7 +727,7 @@ async fn report(
         && old.resources_omitted == resources_omitted
         && same(&old.conditions, &conditions)
     {
-        return Ok(());
+        return Ok(ready);
     }
     let non_ready: Vec<Value> = status_budget::summaries(&outcome.not_ready)
         .into_iter()
@@ -753,7 +760,7 @@ async fn report(
     }});
     let version = write_status(agent, deployment, &patch).await?;
     agent.own_writes.remember(&deployment.name_any(), version);
-    Ok(())
+    Ok(ready)
 }
 
 /// Merges `patch` into the status of `deployment` on the hub; returns the resourceVersion

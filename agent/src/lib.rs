@@ -285,11 +285,14 @@ impl Agent {
             .modify(fleet_objects::client::without_managed_fields)
             .reflect(writer)
             .applied_objects()
-            .map_ok({
-                let own_writes = self.own_writes.clone();
+            .try_filter_map({
+                let agent = self.clone();
                 move |deployment| {
-                    own_writes.saw(&deployment);
-                    ObjectRef::from_obj(&deployment)
+                    // The event of the agent's own status write brings back what its last
+                    // look found: no look, unless a change is waiting for one.
+                    let own = agent.own_writes.recognise(&deployment);
+                    let look = !own || agent.triggers.is_wanted(&deployment.name_any());
+                    futures::future::ready(Ok(look.then(|| ObjectRef::from_obj(&deployment))))
                 }
             })
             .backoff(fleet_objects::backoff::WatchBackoff::default());
@@ -298,9 +301,11 @@ impl Agent {
         kube::runtime::applier(
             |deployment, agent| {
                 fleet_objects::task::Task::spawn(async move {
-                    deploy::deployment(&agent, &deployment).await?;
-                    // Readiness changes without an event on the hub: look again.
-                    let ready = deployment.status.as_ref().is_some_and(|s| s.ready);
+                    let reported = deploy::deployment(&agent, &deployment).await?;
+                    // Readiness changes without an event on the hub: look again, soon while
+                    // not ready (as the look reported it, else as the copy says).
+                    let copy = || deployment.status.as_ref().is_some_and(|s| s.ready);
+                    let ready = reported.unwrap_or_else(copy);
                     let wait = if ready {
                         agent.resync
                     } else {

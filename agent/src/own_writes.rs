@@ -1,7 +1,8 @@
 //! The agent's own status writes, followed until their watch events come back: the event
-//! of a write brings back what the agent has just looked at (no need to look again), and
-//! until it comes, the agent's copy of the deployment is older than what it wrote (a look
-//! then would act on a stale status, and apply again what it has just applied).
+//! of a write brings back what the agent has just looked at (no need to look again: the
+//! event is not even sent for a look, see [`OwnWrites::recognise`]), and until it comes,
+//! the agent's copy of the deployment is older than what it wrote (a look then would act
+//! on a stale status, and apply again what it has just applied).
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
@@ -29,8 +30,6 @@ pub enum Copy {
 struct Written {
     version: String,
     at: Instant,
-    /// Whether the watch brought it back.
-    seen: bool,
 }
 
 /// The last status write of each deployment, until recognised.
@@ -53,18 +52,23 @@ impl OwnWrites {
             let written = Written {
                 version,
                 at: Instant::now(),
-                seen: false,
             };
             self.writes().insert(name.to_string(), written);
         }
     }
 
-    /// Notes that the watch brought `deployment` into the agent's copy.
-    pub fn saw(&self, deployment: &BundleDeployment) {
+    /// Whether the watch event of `deployment` is the agent's last write of it, which is
+    /// then recognised (a look at that copy is no longer skipped as the agent's own).
+    pub fn recognise(&self, deployment: &BundleDeployment) -> bool {
         let mut writes = self.writes();
-        if let Some(written) = writes.get_mut(&deployment.name_any()) {
-            written.seen |= deployment.metadata.resource_version.as_ref() == Some(&written.version);
+        let name = deployment.name_any();
+        let own = writes.get(&name).is_some_and(|written| {
+            deployment.metadata.resource_version.as_ref() == Some(&written.version)
+        });
+        if own {
+            writes.remove(&name);
         }
+        own
     }
 
     /// What the agent's copy `deployment` is; each write is recognised as the copy once.
@@ -78,7 +82,7 @@ impl OwnWrites {
             writes.remove(&name);
             return Copy::OwnWrite;
         }
-        if !written.seen && written.at.elapsed() < PATIENCE {
+        if written.at.elapsed() < PATIENCE {
             return Copy::Stale;
         }
         writes.remove(&name);
@@ -102,17 +106,18 @@ mod tests {
         assert_eq!(writes.classify(&at("1")), Copy::Current, "nothing written");
         writes.remember("demo", Some("2".into()));
         assert_eq!(writes.classify(&at("1")), Copy::Stale);
-        writes.saw(&at("2"));
         assert_eq!(writes.classify(&at("2")), Copy::OwnWrite);
         assert_eq!(writes.classify(&at("2")), Copy::Current, "recognised once");
     }
 
     #[test]
-    fn a_later_change_after_the_write_is_current() {
+    fn the_event_of_the_write_is_recognised_once_and_later_copies_are_current() {
         let writes = OwnWrites::default();
         writes.remember("demo", Some("2".into()));
-        writes.saw(&at("2"));
-        writes.saw(&at("3"));
+        assert!(!writes.recognise(&at("1")), "an older event");
+        assert!(writes.recognise(&at("2")));
+        assert!(!writes.recognise(&at("2")), "recognised once");
+        assert_eq!(writes.classify(&at("2")), Copy::Current);
         assert_eq!(writes.classify(&at("3")), Copy::Current);
     }
 }

@@ -104,6 +104,11 @@ impl Triggers {
         self.state().wanted.remove(deployment)
     }
 
+    /// Whether `deployment` was sent for a look that has not run yet (it stays so).
+    pub(crate) fn is_wanted(&self, deployment: &str) -> bool {
+        self.state().wanted.contains(deployment)
+    }
+
     /// Marks `deployment` as sent for a look again: a look that found the agent's copy of
     /// it stale leaves the change to the next one.
     pub(crate) fn want(&self, deployment: &str) {
