@@ -758,8 +758,14 @@ async fn report(
             "state": state,
         },
     }});
-    let version = write_status(agent, deployment, &patch).await?;
-    agent.own_writes.remember(&deployment.name_any(), version);
+    let name = deployment.name_any();
+    agent.own_writes.sending(&name);
+    let written = write_status(agent, deployment, &patch).await;
+    let version = written.as_ref().ok().cloned().flatten();
+    if agent.own_writes.answered(&name, version) {
+        agent.triggers.look_again(&name);
+    }
+    written?;
     Ok(ready)
 }
 

@@ -1,8 +1,14 @@
-//! The agent's own status writes, followed until their watch events come back: the event
-//! of a write brings back what the agent has just looked at (no need to look again: the
-//! event is not even sent for a look, see [`OwnWrites::recognise`]), and until it comes,
-//! the agent's copy of the deployment is older than what it wrote (a look then would act
-//! on a stale status, and apply again what it has just applied).
+//! The agent's own status writes, followed from the moment they are sent until their watch
+//! events come back. The event of a write brings back what the agent has just looked at:
+//! it is not sent for a look ([`OwnWrites::recognise`]). Until it comes, the agent's copy of
+//! the deployment is older than what it wrote: a look then would act on a stale status, and
+//! apply again what it has just applied.
+//!
+//! The event often comes before the answer to the write (the hub publishes a write to its
+//! watchers before it answers), when the agent does not know the write's resourceVersion
+//! yet. Events that come while a write is in flight are held; the answer then tells
+//! whether they were the write's own, and any other brings a look
+//! ([`OwnWrites::answered`]).
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
@@ -11,8 +17,8 @@ use std::time::{Duration, Instant};
 use fleet_api::BundleDeployment;
 use kube::ResourceExt;
 
-/// How long the event of a write is waited for; past it the agent's copy is trusted again
-/// (a watch that broke may not bring it back as such).
+/// How long the event of a write (or the answer to it) is waited for; past it the agent's
+/// copy is trusted again (a watch that broke may not bring it back as such).
 const PATIENCE: Duration = Duration::from_secs(10);
 
 /// What the agent's copy of a deployment is, against its last status write.
@@ -26,63 +32,90 @@ pub enum Copy {
     Current,
 }
 
-/// A write, by its resourceVersion.
-struct Written {
-    version: String,
-    at: Instant,
+/// The agent's last status write of one deployment.
+enum Write {
+    /// Sent, not answered yet; the resourceVersions of the events held meanwhile.
+    InFlight { since: Instant, held: Vec<String> },
+    /// Answered with `version`; its event has not come yet.
+    Answered { version: String, at: Instant },
 }
 
 /// The last status write of each deployment, until recognised.
 #[derive(Default)]
 pub struct OwnWrites {
-    writes: Mutex<HashMap<String, Written>>,
+    writes: Mutex<HashMap<String, Write>>,
 }
 
 impl OwnWrites {
-    fn writes(&self) -> MutexGuard<'_, HashMap<String, Written>> {
+    fn writes(&self) -> MutexGuard<'_, HashMap<String, Write>> {
         self.writes
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Remembers that the agent wrote the deployment `name`, which the hub then gave
-    /// resourceVersion `version`.
-    pub fn remember(&self, name: &str, version: Option<String>) {
-        if let Some(version) = version {
-            let written = Written {
-                version,
-                at: Instant::now(),
-            };
-            self.writes().insert(name.to_string(), written);
-        }
+    /// Notes that the agent is writing the status of the deployment `name`.
+    pub fn sending(&self, name: &str) {
+        let write = Write::InFlight {
+            since: Instant::now(),
+            held: Vec::new(),
+        };
+        self.writes().insert(name.to_string(), write);
     }
 
-    /// Whether the watch event of `deployment` is the agent's last write of it, which is
-    /// then recognised (a look at that copy is no longer skipped as the agent's own).
+    /// Notes the answer to the write of `name`: the resourceVersion the hub gave it, or
+    /// `None` if it failed. Returns whether an event held meanwhile was not the write's
+    /// own: the deployment then needs a look.
+    pub fn answered(&self, name: &str, version: Option<String>) -> bool {
+        let mut writes = self.writes();
+        let held = match writes.remove(name) {
+            Some(Write::InFlight { held, .. }) => held,
+            _ => Vec::new(),
+        };
+        let own_came = version.as_ref().is_some_and(|v| held.contains(v));
+        if let (Some(version), false) = (version.as_ref(), own_came) {
+            let answered = Write::Answered {
+                version: version.clone(),
+                at: Instant::now(),
+            };
+            writes.insert(name.to_string(), answered);
+        }
+        held.iter().any(|rv| Some(rv) != version.as_ref())
+    }
+
+    /// Whether the watch event of `deployment` is to be kept from a look: the event of the
+    /// agent's last write (then recognised, so that a later look at that copy is not
+    /// skipped), or one that came while a write is in flight (held until its answer).
     pub fn recognise(&self, deployment: &BundleDeployment) -> bool {
         let mut writes = self.writes();
         let name = deployment.name_any();
-        let own = writes.get(&name).is_some_and(|written| {
-            deployment.metadata.resource_version.as_ref() == Some(&written.version)
-        });
-        if own {
-            writes.remove(&name);
+        let version = deployment.metadata.resource_version.clone();
+        match (writes.get_mut(&name), version) {
+            (Some(Write::InFlight { since, held }), Some(version))
+                if since.elapsed() < PATIENCE =>
+            {
+                held.push(version);
+                true
+            }
+            (Some(Write::Answered { version, .. }), Some(seen)) if *version == seen => {
+                writes.remove(&name);
+                true
+            }
+            _ => false,
         }
-        own
     }
 
     /// What the agent's copy `deployment` is; each write is recognised as the copy once.
     pub fn classify(&self, deployment: &BundleDeployment) -> Copy {
         let mut writes = self.writes();
         let name = deployment.name_any();
-        let Some(written) = writes.get(&name) else {
+        let Some(Write::Answered { version, at }) = writes.get(&name) else {
             return Copy::Current;
         };
-        if deployment.metadata.resource_version.as_ref() == Some(&written.version) {
+        if deployment.metadata.resource_version.as_ref() == Some(version) {
             writes.remove(&name);
             return Copy::OwnWrite;
         }
-        if written.at.elapsed() < PATIENCE {
+        if at.elapsed() < PATIENCE {
             return Copy::Stale;
         }
         writes.remove(&name);
@@ -104,20 +137,56 @@ mod tests {
     fn a_copy_is_stale_until_the_write_comes_back_then_the_write_once() {
         let writes = OwnWrites::default();
         assert_eq!(writes.classify(&at("1")), Copy::Current, "nothing written");
-        writes.remember("demo", Some("2".into()));
+        writes.sending("demo");
+        assert!(!writes.answered("demo", Some("2".into())), "nothing held");
         assert_eq!(writes.classify(&at("1")), Copy::Stale);
         assert_eq!(writes.classify(&at("2")), Copy::OwnWrite);
         assert_eq!(writes.classify(&at("2")), Copy::Current, "recognised once");
     }
 
     #[test]
-    fn the_event_of_the_write_is_recognised_once_and_later_copies_are_current() {
+    fn the_event_after_the_answer_is_recognised_once_and_later_copies_are_current() {
         let writes = OwnWrites::default();
-        writes.remember("demo", Some("2".into()));
+        writes.sending("demo");
+        writes.answered("demo", Some("2".into()));
         assert!(!writes.recognise(&at("1")), "an older event");
         assert!(writes.recognise(&at("2")));
         assert!(!writes.recognise(&at("2")), "recognised once");
         assert_eq!(writes.classify(&at("2")), Copy::Current);
         assert_eq!(writes.classify(&at("3")), Copy::Current);
+    }
+
+    #[test]
+    fn events_before_the_answer_are_held_and_only_others_than_its_own_bring_a_look() {
+        let writes = OwnWrites::default();
+        writes.sending("demo");
+        assert!(writes.recognise(&at("2")), "held");
+        assert!(!writes.answered("demo", Some("2".into())), "its own");
+        assert_eq!(
+            writes.classify(&at("2")),
+            Copy::Current,
+            "already recognised"
+        );
+
+        writes.sending("demo");
+        assert!(writes.recognise(&at("3")), "someone else's change, held");
+        assert!(
+            writes.answered("demo", Some("4".into())),
+            "not its own: a look"
+        );
+        assert_eq!(
+            writes.classify(&at("3")),
+            Copy::Stale,
+            "its own is yet to come"
+        );
+        assert!(writes.recognise(&at("4")));
+
+        writes.sending("demo");
+        assert!(writes.recognise(&at("5")));
+        assert!(
+            writes.answered("demo", None),
+            "failed: what was held needs a look"
+        );
+        assert_eq!(writes.classify(&at("5")), Copy::Current);
     }
 }

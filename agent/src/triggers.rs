@@ -159,13 +159,24 @@ impl Triggers {
             }
             _ => {}
         }
+        self.send_look(&mut state, deployment);
+    }
+
+    /// Sends `deployment` for a look that runs even if the agent's copy is its own last
+    /// write: a change came that the copy may not show.
+    pub(crate) fn look_again(&self, deployment: &str) {
+        self.send_look(&mut self.state(), deployment);
+    }
+
+    /// Sends `deployment` for a look, and marks the look wanted.
+    fn send_look(&self, state: &mut State, deployment: &str) {
         let look = ObjectRef::new(deployment).within(&self.hub_namespace);
         let sent = state
             .sender
             .as_ref()
             .is_some_and(|sender| sender.unbounded_send(look).is_ok());
         if sent {
-            state.wanted.insert(deployment.clone());
+            state.wanted.insert(deployment.to_string());
         }
     }
 }
