@@ -253,12 +253,10 @@ fn first_deployed(
     history: &[release::Revision],
     deployed: Option<&release::Revision>,
 ) -> Result<Option<String>, Error> {
-    let Some(revision) = deployed.or(history.first()) else {
-        return Ok(None);
-    };
-    let body = revision.body()?;
-    let first = body.pointer("/info/first_deployed").and_then(Value::as_str);
-    Ok(first.map(String::from))
+    match deployed.or(history.first()) {
+        Some(revision) => revision.first_deployed(),
+        None => Ok(None),
+    }
 }
 
 /// The objects of a stored release's manifest, ready to apply again.

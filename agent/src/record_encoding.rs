@@ -72,6 +72,32 @@ pub fn restatus(encoded: &[u8], from: &str, to: &str) -> Option<String> {
     Some(base64.encode(status_member(to)?) + rest)
 }
 
+/// The member of `info` written right after the status.
+const FIRST_DEPLOYED: &str = "first_deployed";
+
+/// How much of a record's JSON is inflated to read its `info.first_deployed`: the
+/// opening member, then `,"first_deployed":` and a timestamp, with room to spare.
+const OPENING_READ: u64 = 256;
+
+/// `info.first_deployed` of a record the agent wrote, read from the opening of its JSON
+/// alone (every upgrade carries it over from the revision it replaces, and need not
+/// decode that revision whole). `None` when the record does not open as the agent writes
+/// it, with `first_deployed` right after the status.
+pub fn first_deployed(encoded: &[u8]) -> Option<String> {
+    let packed = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .ok()?;
+    let mut opening = Vec::new();
+    flate2::read::MultiGzDecoder::new(&packed[..])
+        .take(OPENING_READ)
+        .read_to_end(&mut opening)
+        .ok()?;
+    let after_status = opening.strip_prefix(STATUS_LEAD)?.get(STATUS_WIDTH..)?;
+    let value = after_status.strip_prefix(br#","first_deployed":"#)?;
+    let mut values = serde_json::Deserializer::from_slice(value).into_iter::<String>();
+    values.next()?.ok()
+}
+
 /// Reads a release Helm encoded: gzipped (in any number of members) or, as very old Helm
 /// wrote it, plain JSON.
 pub fn decode(text: &[u8]) -> Result<Value, String> {
@@ -96,22 +122,26 @@ fn split_at_status(body: &Value) -> Option<(Vec<u8>, Vec<u8>)> {
     let release = body.as_object()?;
     let info = release.get("info")?.as_object()?;
     let member = status_member(info.get("status")?.as_str()?)?;
-    // The other members of `info`, then those of the release.
+    // The other members of `info`, `first_deployed` first (see [`first_deployed`]), then
+    // those of the release.
+    let first = |key: &str| key == FIRST_DEPLOYED;
+    let others = |key: &str| key != FIRST_DEPLOYED && key != "status";
     let mut rest = Vec::new();
-    write_members(&mut rest, info, "status").ok()?;
+    write_members(&mut rest, info, first).ok()?;
+    write_members(&mut rest, info, others).ok()?;
     rest.push(b'}');
-    write_members(&mut rest, release, "info").ok()?;
+    write_members(&mut rest, release, |key| key != "info").ok()?;
     rest.push(b'}');
     Some((member, rest))
 }
 
-/// Appends `,"key":value` to `out` for each member of `object` but `skipped`.
+/// Appends `,"key":value` to `out` for each member of `object` whose key is `wanted`.
 fn write_members(
     out: &mut Vec<u8>,
     object: &Map<String, Value>,
-    skipped: &str,
+    wanted: impl Fn(&str) -> bool,
 ) -> serde_json::Result<()> {
-    for (key, value) in object.iter().filter(|(key, _)| *key != skipped) {
+    for (key, value) in object.iter().filter(|(key, _)| wanted(key)) {
         out.push(b',');
         serde_json::to_writer(&mut *out, key)?;
         out.push(b':');
@@ -256,6 +286,39 @@ mod tests {
         for status in ["pending-rollback", "uninstalling", "superseded"] {
             assert_eq!(status_member(status).map(|m| m.len()), Some(60), "{status}");
         }
+    }
+
+    #[test]
+    fn first_deployed_is_read_from_the_opening_of_the_agents_records() {
+        let first = "2026-12-05T10:00:00.123456789Z";
+        let body = json!({
+            "name": "web",
+            "info": {"first_deployed": first, "last_deployed": "now", "status": "deployed"},
+            "manifest": "---\nkind: ConfigMap\n",
+        });
+        let encoded = encode(&body).expect("encodes");
+        assert_eq!(first_deployed(encoded.as_bytes()).as_deref(), Some(first));
+        let superseded = restatus(encoded.as_bytes(), "deployed", "superseded").expect("swapped");
+        assert_eq!(
+            first_deployed(superseded.as_bytes()).as_deref(),
+            Some(first)
+        );
+        // Written right after the status wherever it is in `info`.
+        let later =
+            json!({"info": {"status": "deployed", "description": "x", "first_deployed": first}});
+        let encoded = encode(&later).expect("encodes");
+        assert_eq!(first_deployed(encoded.as_bytes()).as_deref(), Some(first));
+        assert_eq!(decode(encoded.as_bytes()).expect("decodes"), later);
+        // None in `info`.
+        let none = json!({"info": {"status": "deployed", "description": "x"}});
+        let encoded = encode(&none).expect("encodes");
+        assert_eq!(first_deployed(encoded.as_bytes()), None);
+        // A record in one member, as Helm writes it.
+        let json = serde_json::to_vec(&body).expect("JSON");
+        let mut packed = Vec::new();
+        gzip_into(&json, &mut packed).expect("gzips");
+        let helms = base64::engine::general_purpose::STANDARD.encode(packed);
+        assert_eq!(first_deployed(helms.as_bytes()), None);
     }
 
     #[test]

@@ -17,7 +17,7 @@ use kube::api::{DeleteParams, ListParams, ObjectMeta, PostParams};
 use kube::Api;
 use serde_json::{json, Value};
 
-use crate::record_encoding::{decode, encode, restatus};
+use crate::record_encoding::{decode, encode, first_deployed, restatus};
 use crate::Error;
 
 /// The Secret type of a Helm release record.
@@ -80,6 +80,19 @@ impl Revision {
             }
         }
         Ok(Some(revision))
+    }
+
+    /// When revision 1 was deployed, as this revision records it: read from the opening of
+    /// a record the agent wrote, else from the whole release.
+    pub fn first_deployed(&self) -> Result<Option<String>, Error> {
+        if self.body.get().is_none() {
+            if let Some(first) = first_deployed(&self.encoded) {
+                return Ok(Some(first));
+            }
+        }
+        let body = self.body()?;
+        let first = body.pointer("/info/first_deployed").and_then(Value::as_str);
+        Ok(first.map(String::from))
     }
 
     /// The release as Helm stores it (decoded on first use).
