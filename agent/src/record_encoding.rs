@@ -36,7 +36,7 @@ const GZIP_TRAILER: usize = 8;
 const STATUS_MEMBER: usize =
     GZIP_HEADER.len() + STORED_BLOCK_HEADER + STATUS_LEAD.len() + STATUS_WIDTH + GZIP_TRAILER;
 
-const _: () = assert!(STATUS_MEMBER % 3 == 0, "whole base64 groups");
+const _: () = assert!(STATUS_MEMBER.is_multiple_of(3), "whole base64 groups");
 
 /// The gzip header flate2 writes: deflate, no flags, no time, no extra flags, OS unknown.
 const GZIP_HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
