@@ -1,9 +1,8 @@
 //! Helm's encoding of a release record (the `release` key of its Secret): the release as
 //! JSON, gzipped, then base64-encoded.
 //!
-//! The agent writes the gzip as two members, which RFC 1952 allows and every reader of
-//! Helm's records reads as one stream (Helm through Go's gzip reader, the agent through
-//! flate2's `MultiGzDecoder`). The first member holds only the opening of the JSON,
+//! The agent writes the gzip as two members, which RFC 1952 allows and Helm (through Go's
+//! gzip reader) and the agent (through flate2's `MultiGzDecoder`) read as one stream. The first member holds only the opening of the JSON,
 //! `{"info":{"status":"deployed"`, stored uncompressed with the status padded by spaces to
 //! a fixed width; the second holds the rest, compressed. The first member is 60 bytes, 80
 //! base64 characters, so its text stands apart from the rest's: marking a revision
@@ -93,7 +92,8 @@ pub fn first_deployed(encoded: &[u8]) -> Option<String> {
         .read_to_end(&mut opening)
         .ok()?;
     let after_status = opening.strip_prefix(STATUS_LEAD)?.get(STATUS_WIDTH..)?;
-    let value = after_status.strip_prefix(br#","first_deployed":"#)?;
+    let key = format!(",\"{FIRST_DEPLOYED}\":");
+    let value = after_status.strip_prefix(key.as_bytes())?;
     let mut values = serde_json::Deserializer::from_slice(value).into_iter::<String>();
     values.next()?.ok()
 }
@@ -161,8 +161,6 @@ fn status_member(status: &str) -> Option<Vec<u8>> {
     text.extend_from_slice(quoted.as_bytes());
     text.resize(STATUS_LEAD.len() + STATUS_WIDTH, b' ');
     let length = u16::try_from(text.len()).ok()?;
-    let mut crc = Crc::new();
-    crc.update(&text);
     let mut member = Vec::with_capacity(STATUS_MEMBER);
     member.extend_from_slice(&GZIP_HEADER);
     // The final block of the member, stored.
@@ -170,8 +168,7 @@ fn status_member(status: &str) -> Option<Vec<u8>> {
     member.extend_from_slice(&length.to_le_bytes());
     member.extend_from_slice(&(!length).to_le_bytes());
     member.extend_from_slice(&text);
-    member.extend_from_slice(&crc.sum().to_le_bytes());
-    member.extend_from_slice(&crc.amount().to_le_bytes());
+    push_trailer(&mut member, &text);
     Some(member)
 }
 
@@ -193,13 +190,18 @@ fn gzip_into(data: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
                 Err(error) => return Err(error.to_string()),
             }
         }
-        let mut crc = Crc::new();
-        crc.update(data);
-        out.extend_from_slice(&crc.sum().to_le_bytes());
-        // The size modulo 2^32, as the format has it.
-        out.extend_from_slice(&crc.amount().to_le_bytes());
+        push_trailer(out, data);
         Ok(())
     })
+}
+
+/// Appends the trailer of a gzip member holding `data`: its CRC-32, then its size modulo
+/// 2^32, as the format has it.
+fn push_trailer(out: &mut Vec<u8>, data: &[u8]) {
+    let mut crc = Crc::new();
+    crc.update(data);
+    out.extend_from_slice(&crc.sum().to_le_bytes());
+    out.extend_from_slice(&crc.amount().to_le_bytes());
 }
 
 #[cfg(test)]

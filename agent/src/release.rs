@@ -17,7 +17,7 @@ use kube::api::{DeleteParams, ListParams, ObjectMeta, PostParams};
 use kube::Api;
 use serde_json::{json, Value};
 
-use crate::record_encoding::{decode, encode, first_deployed, restatus};
+use crate::record_encoding::{self, decode, encode, restatus};
 use crate::Error;
 
 /// The Secret type of a Helm release record.
@@ -86,7 +86,7 @@ impl Revision {
     /// a record the agent wrote, else from the whole release.
     pub fn first_deployed(&self) -> Result<Option<String>, Error> {
         if self.body.get().is_none() {
-            if let Some(first) = first_deployed(&self.encoded) {
+            if let Some(first) = record_encoding::first_deployed(&self.encoded) {
                 return Ok(Some(first));
             }
         }
