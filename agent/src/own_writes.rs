@@ -71,15 +71,16 @@ impl OwnWrites {
             Some(Write::InFlight { held, .. }) => held,
             _ => Vec::new(),
         };
-        let own_came = version.as_ref().is_some_and(|v| held.contains(v));
-        if let (Some(version), false) = (version.as_ref(), own_came) {
+        let owed = held.iter().any(|rv| Some(rv) != version.as_ref());
+        // Its own event not held yet: recognised when it comes.
+        if let Some(version) = version.filter(|v| !held.contains(v)) {
             let answered = Write::Answered {
-                version: version.clone(),
+                version,
                 at: Instant::now(),
             };
             writes.insert(name.to_string(), answered);
         }
-        held.iter().any(|rv| Some(rv) != version.as_ref())
+        owed
     }
 
     /// Whether the watch event of `deployment` is to be kept from a look: the event of the
@@ -88,15 +89,13 @@ impl OwnWrites {
     pub fn recognise(&self, deployment: &BundleDeployment) -> bool {
         let mut writes = self.writes();
         let name = deployment.name_any();
-        let version = deployment.metadata.resource_version.clone();
-        match (writes.get_mut(&name), version) {
-            (Some(Write::InFlight { since, held }), Some(version))
-                if since.elapsed() < PATIENCE =>
-            {
-                held.push(version);
+        let seen = deployment.metadata.resource_version.as_ref();
+        match (writes.get_mut(&name), seen) {
+            (Some(Write::InFlight { since, held }), Some(seen)) if since.elapsed() < PATIENCE => {
+                held.push(seen.clone());
                 true
             }
-            (Some(Write::Answered { version, .. }), Some(seen)) if *version == seen => {
+            (Some(Write::Answered { version, .. }), Some(seen)) if version == seen => {
                 writes.remove(&name);
                 true
             }
