@@ -13,7 +13,7 @@ use std::cell::RefCell;
 use std::io::Read;
 
 use base64::Engine;
-use flate2::{Compress, Compression, Crc, FlushCompress, Status};
+use flate2::{Compress, Compression, Crc, Decompress, FlushCompress, FlushDecompress, Status};
 use serde_json::{Map, Value};
 
 /// The opening of a release's JSON, before the value of its status.
@@ -44,20 +44,29 @@ thread_local! {
     /// Each thread's deflate compressor, reset between records: making one allocates and
     /// clears some hundreds of kilobytes, more work than compressing a small record.
     static DEFLATE: RefCell<Option<Compress>> = const { RefCell::new(None) };
+    /// Each thread's inflater, reset between records, for the same reason.
+    static INFLATE: RefCell<Option<Decompress>> = const { RefCell::new(None) };
 }
 
 /// Helm's encoding of a release: JSON, gzipped, base64. A release whose `info.status` is
 /// one of Helm's has it in a member of its own (see the module's documentation).
 pub fn encode(body: &Value) -> Result<String, String> {
+    encode_json(&ordered_json(body).map_err(|e| e.to_string())?)
+}
+
+/// Helm's encoding of a release already written as JSON: when `json` opens with
+/// `{"info":{"status":` and one of Helm's statuses, the status goes in a member of its
+/// own, and `first_deployed` should follow it (see [`first_deployed`]).
+pub fn encode_json(json: &[u8]) -> Result<String, String> {
     let mut packed = Vec::new();
-    let json = match split_at_status(body) {
+    let rest = match split_at_status(json) {
         Some((member, rest)) => {
             packed.extend_from_slice(&member);
             rest
         }
-        None => serde_json::to_vec(body).map_err(|e| e.to_string())?,
+        None => json,
     };
-    gzip_into(&json, &mut packed)?;
+    gzip_into(rest, &mut packed)?;
     Ok(base64::engine::general_purpose::STANDARD.encode(packed))
 }
 
@@ -74,28 +83,49 @@ pub fn restatus(encoded: &[u8], from: &str, to: &str) -> Option<String> {
 /// The member of `info` written right after the status.
 const FIRST_DEPLOYED: &str = "first_deployed";
 
-/// How much of a record's JSON is inflated to read its `info.first_deployed`: the
-/// opening member, then `,"first_deployed":` and a timestamp, with room to spare.
-const OPENING_READ: u64 = 256;
+/// How much of a record's JSON is inflated to read its `info.first_deployed`: the key and
+/// a timestamp, with room to spare.
+const OPENING_READ: usize = 192;
 
-/// `info.first_deployed` of a record the agent wrote, read from the opening of its JSON
-/// alone (every upgrade carries it over from the revision it replaces, and need not
+/// How much of a record's base64 is decoded to read its `info.first_deployed`: the first
+/// member and the opening of the second, whose block header (its Huffman codes, at most
+/// some 300 bytes) comes before the JSON.
+const OPENING_BASE64: usize = 1024;
+
+/// `info.first_deployed` of a record the agent wrote, read from the opening of its second
+/// member alone (every upgrade carries it over from the revision it replaces, and need not
 /// decode that revision whole). `None` when the record does not open as the agent writes
-/// it, with `first_deployed` right after the status.
+/// it, with its status in a member of its own and `first_deployed` right after.
 pub fn first_deployed(encoded: &[u8]) -> Option<String> {
+    let prefix = encoded.get(..OPENING_BASE64).unwrap_or(encoded);
     let packed = base64::engine::general_purpose::STANDARD
-        .decode(encoded)
+        .decode(prefix)
         .ok()?;
-    let mut opening = Vec::new();
-    flate2::read::MultiGzDecoder::new(&packed[..])
-        .take(OPENING_READ)
-        .read_to_end(&mut opening)
-        .ok()?;
-    let after_status = opening.strip_prefix(STATUS_LEAD)?.get(STATUS_WIDTH..)?;
+    let (member, second) = packed.split_at_checked(STATUS_MEMBER)?;
+    let stored = member.strip_prefix(&GZIP_HEADER)?;
+    stored
+        .get(STORED_BLOCK_HEADER..)?
+        .strip_prefix(STATUS_LEAD)?;
+    let opening = inflate_opening(second.strip_prefix(&GZIP_HEADER)?)?;
     let key = format!(",\"{FIRST_DEPLOYED}\":");
-    let value = after_status.strip_prefix(key.as_bytes())?;
+    let value = opening.strip_prefix(key.as_bytes())?;
     let mut values = serde_json::Deserializer::from_slice(value).into_iter::<String>();
     values.next()?.ok()
+}
+
+/// The first [`OPENING_READ`] bytes (or fewer) that the opening `deflated` of a deflate
+/// stream inflates to.
+fn inflate_opening(deflated: &[u8]) -> Option<Vec<u8>> {
+    INFLATE.with_borrow_mut(|kept| {
+        let inflate = kept.get_or_insert_with(|| Decompress::new(false));
+        inflate.reset(false);
+        let mut opening = Vec::with_capacity(OPENING_READ);
+        // Only the opening of the stream is at hand: it inflates as far as it goes.
+        inflate
+            .decompress_vec(deflated, &mut opening, FlushDecompress::None)
+            .ok()?;
+        Some(opening)
+    })
 }
 
 /// Reads a release Helm encoded: gzipped (in any number of members) or, as very old Helm
@@ -116,33 +146,47 @@ pub fn decode(text: &[u8]) -> Result<Value, String> {
     serde_json::from_slice(&json).map_err(|e| format!("not JSON: {e}"))
 }
 
-/// The first member of `body`'s record and the JSON that follows it, when `body` has a
-/// status that fits.
-fn split_at_status(body: &Value) -> Option<(Vec<u8>, Vec<u8>)> {
-    let release = body.as_object()?;
-    let info = release.get("info")?.as_object()?;
-    let member = status_member(info.get("status")?.as_str()?)?;
-    // The other members of `info`, `first_deployed` first (see [`first_deployed`]), then
-    // those of the release.
-    let first = |key: &str| key == FIRST_DEPLOYED;
-    let others = |key: &str| key != FIRST_DEPLOYED && key != "status";
-    let mut rest = Vec::new();
-    write_members(&mut rest, info, first).ok()?;
-    write_members(&mut rest, info, others).ok()?;
-    rest.push(b'}');
-    write_members(&mut rest, release, |key| key != "info").ok()?;
-    rest.push(b'}');
-    Some((member, rest))
+/// `body` as JSON, its `info` first with `status` then `first_deployed` opening it, when it
+/// has an `info` object: the order [`encode_json`] and [`first_deployed`] look for.
+fn ordered_json(body: &Value) -> serde_json::Result<Vec<u8>> {
+    let Some((release, info)) = body
+        .as_object()
+        .and_then(|release| Some((release, release.get("info")?.as_object()?)))
+    else {
+        return serde_json::to_vec(body);
+    };
+    let first = |key: &str| key == "status" || key == FIRST_DEPLOYED;
+    let mut json = br#"{"info":{"#.to_vec();
+    write_members(&mut json, info, |key| key == "status")?;
+    write_members(&mut json, info, |key| key == FIRST_DEPLOYED)?;
+    write_members(&mut json, info, |key| !first(key))?;
+    json.push(b'}');
+    write_members(&mut json, release, |key| key != "info")?;
+    json.push(b'}');
+    Ok(json)
 }
 
-/// Appends `,"key":value` to `out` for each member of `object` whose key is `wanted`.
+/// The first member of the record of the release `json`, and the JSON that follows it,
+/// when `json` opens with its status and the status fits.
+fn split_at_status(json: &[u8]) -> Option<(Vec<u8>, &[u8])> {
+    let after_lead = json.strip_prefix(STATUS_LEAD)?;
+    let mut strings = serde_json::Deserializer::from_slice(after_lead).into_iter::<&str>();
+    let status = strings.next()?.ok()?;
+    let rest = after_lead.get(strings.byte_offset()..)?;
+    Some((status_member(status)?, rest))
+}
+
+/// Appends `"key":value` to `out` for each member of `object` whose key is `wanted`, each
+/// after a comma unless it opens an object.
 fn write_members(
     out: &mut Vec<u8>,
     object: &Map<String, Value>,
     wanted: impl Fn(&str) -> bool,
 ) -> serde_json::Result<()> {
     for (key, value) in object.iter().filter(|(key, _)| wanted(key)) {
-        out.push(b',');
+        if out.last() != Some(&b'{') {
+            out.push(b',');
+        }
         serde_json::to_writer(&mut *out, key)?;
         out.push(b':');
         serde_json::to_writer(&mut *out, value)?;
@@ -311,6 +355,21 @@ mod tests {
         let encoded = encode(&later).expect("encodes");
         assert_eq!(first_deployed(encoded.as_bytes()).as_deref(), Some(first));
         assert_eq!(decode(encoded.as_bytes()).expect("decodes"), later);
+        // A long record that compresses poorly: only its opening is decoded.
+        let mut state = 1u64;
+        let noise: String = (0..40_000)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                char::from(b'a' + (state >> 60) as u8)
+            })
+            .collect();
+        let long =
+            json!({"info": {"status": "failed", "first_deployed": first}, "manifest": noise});
+        let encoded = encode(&long).expect("encodes");
+        assert!(encoded.len() > 20 * OPENING_BASE64, "{}", encoded.len());
+        assert_eq!(first_deployed(encoded.as_bytes()).as_deref(), Some(first));
         // None in `info`.
         let none = json!({"info": {"status": "deployed", "description": "x"}});
         let encoded = encode(&none).expect("encodes");

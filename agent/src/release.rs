@@ -15,9 +15,10 @@ use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::ByteString;
 use kube::api::{DeleteParams, ListParams, ObjectMeta, PostParams};
 use kube::Api;
-use serde_json::{json, Value};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::Value;
 
-use crate::record_encoding::{self, decode, encode, restatus};
+use crate::record_encoding::{self, decode, encode, encode_json, restatus};
 use crate::Error;
 
 /// The Secret type of a Helm release record.
@@ -173,14 +174,27 @@ impl Store {
 
     /// Stores a new revision.
     pub async fn create(&self, revision: &NewRevision<'_>) -> Result<(), Error> {
-        let body = release_body(&self.namespace, revision);
-        self.create_body(revision.version, revision.status, &body)
+        let json = release_json(&self.namespace, revision)
+            .map_err(|e| Error::Invalid(format!("a release record: {e}")))?;
+        let encoded = encode_json(&json).map_err(Error::Invalid)?;
+        self.create_encoded(revision.version, revision.status, encoded)
             .await
     }
 
     /// Stores `body` as revision `version` with `status`.
     pub async fn create_body(&self, version: u64, status: &str, body: &Value) -> Result<(), Error> {
-        let secret = self.secret(version, status, encode(body).map_err(Error::Invalid)?)?;
+        let encoded = encode(body).map_err(Error::Invalid)?;
+        self.create_encoded(version, status, encoded).await
+    }
+
+    /// Stores the release `encoded` as revision `version` with `status`.
+    async fn create_encoded(
+        &self,
+        version: u64,
+        status: &str,
+        encoded: String,
+    ) -> Result<(), Error> {
+        let secret = self.secret(version, status, encoded)?;
         // The agent never reads the answers of its writes to the records.
         let create =
             |request: &kube::core::Request| request.create(&PostParams::default(), secret.clone());
@@ -291,60 +305,153 @@ impl Store {
     }
 }
 
-/// The release as Helm's `release.Release` serialises it.
-fn release_body(namespace: &str, revision: &NewRevision<'_>) -> Value {
+/// A new revision's release as Helm's `release.Release` serialises it, written from its
+/// parts: `info` first, opening with `status` and `first_deployed`, as
+/// [`record_encoding::encode_json`] wants it.
+fn release_json(namespace: &str, revision: &NewRevision<'_>) -> serde_json::Result<Vec<u8>> {
     let release = revision.release;
     let now = jiff::Timestamp::now().to_string();
-    let mut metadata = release.chart.clone();
-    if let Some(map) = metadata.as_object_mut() {
-        let annotations = map
-            .entry("annotations")
-            .or_insert_with(|| json!({}))
-            .as_object_mut();
-        if let Some(annotations) = annotations {
-            for (key, value) in [
-                (BUNDLE_ID_ANNOTATION, revision.bundle_id),
-                (AGENT_NAMESPACE_ANNOTATION, revision.agent_namespace),
-                (SERVICE_ACCOUNT_ANNOTATION, revision.service_account),
-                (
-                    KEEP_RESOURCES_ANNOTATION,
-                    if revision.keep_resources {
-                        "true"
-                    } else {
-                        "false"
-                    },
-                ),
-            ] {
-                annotations.insert(key.into(), Value::from(value));
+    let empty = Value::Object(serde_json::Map::new());
+    let record = ReleaseRecord {
+        info: ReleaseInfo {
+            status: revision.status,
+            first_deployed: revision.first_deployed.as_deref().unwrap_or(&now),
+            last_deployed: &now,
+            description: &revision.description,
+            notes: Some(release.notes.as_str()).filter(|notes| !notes.is_empty()),
+        },
+        name: &release.name,
+        chart: RecordChart {
+            metadata: ChartMetadata {
+                chart: &release.chart,
+                annotations: [
+                    (BUNDLE_ID_ANNOTATION, revision.bundle_id),
+                    (AGENT_NAMESPACE_ANNOTATION, revision.agent_namespace),
+                    (SERVICE_ACCOUNT_ANNOTATION, revision.service_account),
+                    (
+                        KEEP_RESOURCES_ANNOTATION,
+                        if revision.keep_resources {
+                            "true"
+                        } else {
+                            "false"
+                        },
+                    ),
+                ],
+            },
+            lock: None,
+            templates: &[],
+            values: &release.values,
+            schema: None,
+            files: &[],
+        },
+        config: if release.config.is_object() {
+            &release.config
+        } else {
+            &empty
+        },
+        manifest: &revision.manifest,
+        hooks: &revision.hooks,
+        version: revision.version,
+        namespace,
+    };
+    serde_json::to_vec(&record)
+}
+
+/// The members of a release record, in the order the agent writes them.
+#[derive(serde::Serialize)]
+struct ReleaseRecord<'a> {
+    info: ReleaseInfo<'a>,
+    name: &'a str,
+    chart: RecordChart<'a>,
+    config: &'a Value,
+    manifest: &'a str,
+    hooks: &'a [Value],
+    version: u64,
+    namespace: &'a str,
+}
+
+/// A release record's `info`.
+#[derive(serde::Serialize)]
+struct ReleaseInfo<'a> {
+    status: &'a str,
+    first_deployed: &'a str,
+    last_deployed: &'a str,
+    description: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    notes: Option<&'a str>,
+}
+
+/// A release record's `chart`: its metadata and values; Helm's templates and files are not
+/// kept.
+#[derive(serde::Serialize)]
+struct RecordChart<'a> {
+    metadata: ChartMetadata<'a>,
+    lock: Option<()>,
+    templates: &'a [Value],
+    values: &'a Value,
+    schema: Option<()>,
+    files: &'a [Value],
+}
+
+/// The chart's metadata with Fleet's annotations set among its own.
+struct ChartMetadata<'a> {
+    chart: &'a Value,
+    annotations: [(&'static str, &'a str); 4],
+}
+
+impl Serialize for ChartMetadata<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let Some(metadata) = self.chart.as_object() else {
+            return self.chart.serialize(serializer);
+        };
+        let annotations = Annotations {
+            chart: metadata.get("annotations"),
+            fleet: &self.annotations,
+        };
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in metadata {
+            if key == "annotations" {
+                map.serialize_entry(key, &annotations)?;
+            } else {
+                map.serialize_entry(key, value)?;
             }
         }
+        if !metadata.contains_key("annotations") {
+            map.serialize_entry("annotations", &annotations)?;
+        }
+        map.end()
     }
-    let mut info = json!({
-        "first_deployed": revision.first_deployed.clone().unwrap_or_else(|| now.clone()),
-        "last_deployed": now,
-        "description": revision.description,
-        "status": revision.status,
-    });
-    if !release.notes.is_empty() {
-        info["notes"] = Value::from(release.notes.as_str());
+}
+
+/// A chart's annotations (when they are an object) with Fleet's set: each in its place
+/// when the chart has it, else after the chart's.
+struct Annotations<'a> {
+    chart: Option<&'a Value>,
+    fleet: &'a [(&'static str, &'a str)],
+}
+
+impl Serialize for Annotations<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let own = match self.chart {
+            Some(Value::Object(own)) => Some(own),
+            Some(other) => return other.serialize(serializer),
+            None => None,
+        };
+        let fleet = |key: &str| self.fleet.iter().find(|(name, _)| *name == key);
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in own.into_iter().flatten() {
+            match fleet(key) {
+                Some((_, set)) => map.serialize_entry(key, set)?,
+                None => map.serialize_entry(key, value)?,
+            }
+        }
+        for (key, value) in self.fleet {
+            if !own.is_some_and(|own| own.contains_key(*key)) {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.end()
     }
-    json!({
-        "name": release.name,
-        "info": info,
-        "chart": {
-            "metadata": metadata,
-            "lock": null,
-            "templates": [],
-            "values": release.values,
-            "schema": null,
-            "files": [],
-        },
-        "config": if release.config.is_object() { release.config.clone() } else { json!({}) },
-        "manifest": revision.manifest,
-        "hooks": revision.hooks,
-        "version": revision.version,
-        "namespace": namespace,
-    })
 }
 
 /// The objects of a stored release's `manifest`, as JSON.
@@ -426,6 +533,7 @@ pub fn manifest(objects: &[Value]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn a_stored_manifest_is_read_for_the_identity_of_each_document() {
@@ -492,6 +600,117 @@ mod tests {
         assert!(Revision::read("none".into(), empty)
             .expect("no error")
             .is_none());
+    }
+
+    /// A new revision of `release`, deployed with `first_deployed`.
+    fn new_revision<'a>(release: &'a HelmRelease, first: Option<&str>) -> NewRevision<'a> {
+        NewRevision {
+            release,
+            version: 2,
+            status: "deployed",
+            description: "Upgrade complete".into(),
+            manifest: "---\nkind: ConfigMap\n".into(),
+            hooks: vec![json!({"name": "job"})],
+            first_deployed: first.map(String::from),
+            bundle_id: "web-demo",
+            agent_namespace: "cattle-fleet-system",
+            service_account: "",
+            keep_resources: true,
+        }
+    }
+
+    #[test]
+    fn a_release_is_written_as_helm_records_it_with_fleets_annotations_among_the_charts() {
+        let release = HelmRelease {
+            name: "web".into(),
+            chart: json!({
+                "name": "web",
+                "annotations": {"a": "1", "fleet.cattle.io/bundle-id": "old", "z": "2"},
+                "version": "1.0.0",
+            }),
+            values: json!({"replicas": 1}),
+            config: json!({"replicas": 3}),
+            notes: "Thanks".into(),
+            ..HelmRelease::default()
+        };
+        let first = "2026-12-05T10:00:00Z";
+        let json = release_json("apps", &new_revision(&release, Some(first))).expect("writes");
+        let text = std::str::from_utf8(&json).expect("UTF-8");
+        assert!(
+            text.starts_with(r#"{"info":{"status":"deployed","first_deployed":"2026-12-05"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                r#""annotations":{"a":"1","fleet.cattle.io/bundle-id":"web-demo","z":"2","fleet.cattle.io/agent-namespace":"cattle-fleet-system","fleet.cattle.io/service-account":"","fleet.cattle.io/keep-resources":"true"},"version":"1.0.0""#
+            ),
+            "{text}"
+        );
+        let mut body: Value = serde_json::from_slice(&json).expect("JSON");
+        let last = body["info"]["last_deployed"].take();
+        assert!(last.as_str().is_some_and(|t| t.starts_with("20")), "{last}");
+        assert_eq!(
+            body,
+            json!({
+                "name": "web",
+                "info": {
+                    "first_deployed": first,
+                    "last_deployed": null,
+                    "description": "Upgrade complete",
+                    "status": "deployed",
+                    "notes": "Thanks",
+                },
+                "chart": {
+                    "metadata": {
+                        "name": "web",
+                        "version": "1.0.0",
+                        "annotations": {
+                            "a": "1",
+                            "z": "2",
+                            "fleet.cattle.io/bundle-id": "web-demo",
+                            "fleet.cattle.io/agent-namespace": "cattle-fleet-system",
+                            "fleet.cattle.io/service-account": "",
+                            "fleet.cattle.io/keep-resources": "true",
+                        },
+                    },
+                    "lock": null,
+                    "templates": [],
+                    "values": {"replicas": 1},
+                    "schema": null,
+                    "files": [],
+                },
+                "config": {"replicas": 3},
+                "manifest": "---\nkind: ConfigMap\n",
+                "hooks": [{"name": "job"}],
+                "version": 2,
+                "namespace": "apps",
+            })
+        );
+        let encoded = encode_json(&json).expect("encodes");
+        assert_eq!(
+            record_encoding::first_deployed(encoded.as_bytes()).as_deref(),
+            Some(first)
+        );
+    }
+
+    #[test]
+    fn a_chart_without_annotations_gets_fleets_and_a_first_revision_is_first_deployed_now() {
+        let release = HelmRelease {
+            name: "web".into(),
+            chart: json!({"name": "web"}),
+            config: Value::Null,
+            ..HelmRelease::default()
+        };
+        let json = release_json("apps", &new_revision(&release, None)).expect("writes");
+        let body: Value = serde_json::from_slice(&json).expect("JSON");
+        let annotations = &body["chart"]["metadata"]["annotations"];
+        assert_eq!(annotations["fleet.cattle.io/bundle-id"], "web-demo");
+        assert_eq!(body["config"], json!({}));
+        assert_eq!(body["info"].get("notes"), None);
+        assert_eq!(
+            body["info"]["first_deployed"],
+            body["info"]["last_deployed"]
+        );
     }
 
     #[test]
