@@ -25,6 +25,8 @@ pub(crate) struct Desired {
     pub(crate) api: ApiResource,
     /// The object as it should be.
     pub(crate) object: DynamicObject,
+    /// The same object as JSON, as drift is compared and Helm's manifest records it.
+    pub(crate) value: Value,
 }
 
 /// Helm's ownership marks: the release an object belongs to.
@@ -155,7 +157,7 @@ struct RolledOut {
     replaced: Option<Vec<BundleDeploymentResource>>,
     /// The objects as the apply returned them, when nothing after it may have changed
     /// them: the first look needs not read them again.
-    live: Option<Vec<DynamicObject>>,
+    live: Option<Vec<Value>>,
 }
 
 /// Applies a new deployment, as a Helm release when it is one, in its namespaces (made
@@ -192,6 +194,12 @@ async fn roll_out(
 }
 
 impl Desired {
+    /// `object`, of `api`, ready to apply.
+    pub(crate) fn new(api: ApiResource, object: DynamicObject) -> Result<Self, Error> {
+        let value = serde_json::to_value(&object).map_err(|e| Error::Invalid(e.to_string()))?;
+        Ok(Self { api, object, value })
+    }
+
     /// The record of it the deployment's status keeps.
     pub(crate) fn record(&self) -> BundleDeploymentResource {
         BundleDeploymentResource {
@@ -325,7 +333,7 @@ async fn prepare(
         }
         mark(&mut object, deployment, helm.as_ref());
         agent.triggers.watch_kind(&api);
-        desired.push(Desired { api, object });
+        desired.push(Desired::new(api, object)?);
     }
     Ok(Prepared {
         desired,
@@ -377,7 +385,7 @@ async fn apply_crds(
         let mut object: DynamicObject =
             serde_json::from_value(crd.clone()).map_err(|e| Error::Invalid(e.to_string()))?;
         mark(&mut object, deployment, release);
-        apply_one(agent, &Desired { api, object }, false).await?;
+        apply_one(agent, &Desired::new(api, object)?, false).await?;
     }
     Ok(())
 }
@@ -406,7 +414,7 @@ pub(crate) async fn apply_all(
     options: &fleet_api::BundleDeploymentOptions,
     release: Option<&HelmRelease>,
     applied_before: &[BundleDeploymentResource],
-) -> Result<Vec<DynamicObject>, Error> {
+) -> Result<Vec<Value>, Error> {
     let take_ownership = options
         .helm
         .as_ref()
@@ -450,20 +458,20 @@ const REPLACE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30)
 /// Applies one object, and returns it as applied. With `force`, an object the cluster
 /// refuses to change in place (an immutable field: 422) is deleted and created again, as
 /// `helm upgrade --force` does.
-async fn apply_one(agent: &Agent, item: &Desired, force: bool) -> Result<DynamicObject, Error> {
+async fn apply_one(agent: &Agent, item: &Desired, force: bool) -> Result<Value, Error> {
     let api = agent.api_for(&item.api, item.object.metadata.namespace.as_deref());
     let name = item.object.name_any();
     let params = PatchParams::apply(FIELD_MANAGER).force();
     let own = agent.triggers.applying(&item.api, &item.object);
-    match api.patch(&name, &params, &Patch::Apply(&item.object)).await {
+    match server_side_apply(&api, &name, &params, item).await {
         Ok(applied) => {
             own.done(&applied);
             return Ok(applied);
         }
-        Err(kube::Error::Api(response)) if force && response.code == 422 => {
+        Err(Error::Kube(kube::Error::Api(response))) if force && response.code == 422 => {
             tracing::info!(kind = %item.api.kind, %name, reason = %response.message, "replacing");
         }
-        Err(error) => return Err(error.into()),
+        Err(error) => return Err(error),
     }
     let gone = fleet_objects::client::delete_and_wait(
         &api,
@@ -479,11 +487,29 @@ async fn apply_one(agent: &Agent, item: &Desired, force: bool) -> Result<Dynamic
             REPLACE_PATIENCE.as_secs()
         )));
     }
-    let applied = api
-        .patch(&name, &params, &Patch::Apply(&item.object))
-        .await?;
+    let applied = server_side_apply(&api, &name, &params, item).await?;
     own.done(&applied);
     Ok(applied)
+}
+
+/// The server-side apply of `item`, and the object as the cluster answers it, read as
+/// JSON (not as a `DynamicObject`: a look reads it as JSON).
+async fn server_side_apply(
+    api: &Api<DynamicObject>,
+    name: &str,
+    params: &PatchParams,
+    item: &Desired,
+) -> Result<Value, Error> {
+    let answer = fleet_objects::client::write_text(api, |request| {
+        request.patch(name, params, &Patch::Apply(&item.object))
+    })
+    .await?;
+    serde_json::from_str(&answer).map_err(|e| {
+        Error::Invalid(format!(
+            "the answer to the apply of {} {name}: {e}",
+            item.api.kind
+        ))
+    })
 }
 
 /// Readiness and drift of every object, read from the cluster unless `applied` holds them
@@ -493,7 +519,7 @@ async fn inspect(
     agent: &Agent,
     prepared: &Prepared,
     options: &fleet_api::BundleDeploymentOptions,
-    applied: Option<Vec<DynamicObject>>,
+    applied: Option<Vec<Value>>,
 ) -> Result<Findings, Error> {
     let desired = &prepared.desired;
     let masks = options
@@ -518,23 +544,22 @@ async fn inspect(
             item.api.kind,
             qualified(namespace, &item.object.name_any())
         );
-        let wanted =
-            serde_json::to_value(&item.object).map_err(|e| Error::Invalid(e.to_string()))?;
+        let wanted = &item.value;
         let mut live = match applied.as_mut().and_then(Iterator::next) {
-            Some(object) => Some(as_value(&object)?),
+            Some(object) => Some(object),
             None => live_value(agent, item).await?,
         };
         let mut paths = live
             .as_ref()
-            .map(|l| crate::drift::drifted_paths(&wanted, l, &masks))
+            .map(|l| crate::drift::drifted_paths(wanted, l, &masks))
             .unwrap_or_default();
         if correct && (live.is_none() || !paths.is_empty()) {
             // Made sure of once: the agent remembers them.
             agent.ensure_namespaces(&prepared.namespaces).await?;
-            live = Some(as_value(&apply_one(agent, item, forced(options)).await?)?);
+            live = Some(apply_one(agent, item, forced(options)).await?);
             paths = live
                 .as_ref()
-                .map(|l| crate::drift::drifted_paths(&wanted, l, &masks))
+                .map(|l| crate::drift::drifted_paths(wanted, l, &masks))
                 .unwrap_or_default();
         }
         let Some(live) = live else {

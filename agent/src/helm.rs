@@ -9,7 +9,6 @@
 use std::time::Duration;
 
 use fleet_api::{BundleDeployment, BundleDeploymentOptions, BundleDeploymentResource, HelmRelease};
-use kube::api::DynamicObject;
 use kube::ResourceExt;
 use serde_json::Value;
 
@@ -29,7 +28,7 @@ pub(crate) struct Deployed {
     pub(crate) replaced: Option<Vec<BundleDeploymentResource>>,
     /// The objects as the apply returned them, when nothing (a wait, a hook) came after
     /// it that may have changed them.
-    pub(crate) live: Option<Vec<DynamicObject>>,
+    pub(crate) live: Option<Vec<Value>>,
 }
 
 /// Installs or upgrades `release` with the objects `desired`. A failure is recorded as a
@@ -81,10 +80,6 @@ pub(crate) async fn deploy(
         Ok(())
     }
     .await;
-    let objects: Vec<Value> = desired
-        .iter()
-        .filter_map(|d| serde_json::to_value(&d.object).ok())
-        .collect();
     let description = match &outcome {
         Ok(()) if install => "Install complete".to_string(),
         Ok(()) => "Upgrade complete".to_string(),
@@ -99,7 +94,7 @@ pub(crate) async fn deploy(
             "failed"
         },
         description,
-        manifest: release::manifest(&objects),
+        manifest: release::manifest(desired.iter().map(|d| &d.value)),
         hooks: hooks::records(release, &ran),
         first_deployed: first_deployed(&history, previous)?,
         bundle_id: &deployment.name_any(),
@@ -265,7 +260,7 @@ async fn objects_of(agent: &Agent, manifest: &str) -> Result<Vec<Desired>, Error
     for value in release::manifest_objects(manifest)? {
         let (api, _) = agent.resolve(&value).await?;
         let object = serde_json::from_value(value).map_err(|e| Error::Invalid(e.to_string()))?;
-        objects.push(Desired { api, object });
+        objects.push(Desired::new(api, object)?);
     }
     Ok(objects)
 }

@@ -521,7 +521,7 @@ fn text(value: Option<Value>) -> String {
 
 /// The applied objects as one manifest: YAML documents, each after `---`, as Fleet's
 /// post-renderer hands them to Helm.
-pub fn manifest(objects: &[Value]) -> String {
+pub fn manifest<'a>(objects: impl IntoIterator<Item = &'a Value>) -> String {
     let mut text = String::new();
     for object in objects {
         text.push_str("---\n");

@@ -17,6 +17,7 @@ use kube::api::{ApiResource, DynamicObject, PartialObjectMeta};
 use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, ResourceExt};
+use serde_json::Value;
 
 /// The watches of one agent and what it is changing itself.
 pub struct Triggers {
@@ -210,9 +211,12 @@ pub(crate) struct OwnChange<'a> {
 impl OwnChange<'_> {
     /// The apply returned `applied`: the watch event carrying its resourceVersion is the
     /// agent's own.
-    pub(crate) fn done(mut self, applied: &DynamicObject) {
+    pub(crate) fn done(mut self, applied: &Value) {
         if let Some(key) = self.key.take() {
-            let version = applied.metadata.resource_version.clone();
+            let version = applied
+                .pointer("/metadata/resourceVersion")
+                .and_then(Value::as_str)
+                .map(String::from);
             let mut state = self.triggers.state();
             match version {
                 Some(version) => state.own.insert(key, Some(version)),
