@@ -20,6 +20,7 @@ pub mod managed;
 pub mod meta;
 pub mod objects;
 pub mod openapi;
+pub mod pair;
 pub mod partial;
 pub mod protobuf;
 pub mod registry;

@@ -28,6 +28,7 @@ use rusqlite::{params, Connection};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
+use crate::pair::Pair;
 use crate::status::{ApiError, ApiResult};
 use crate::stored::Stored;
 use crate::subjects::{BindingKey, SubjectIndex};
@@ -526,12 +527,9 @@ impl Store {
         mut decide: impl FnMut(Option<&Value>) -> ApiResult<(Change, T)>,
     ) -> ApiResult<(T, Option<Version>)> {
         self.check()?;
-        // Made once: every look-up below, and the insert, use them.
-        let group_key = (key.cluster.clone(), key.resource.clone());
-        let object_key = (key.namespace.clone(), key.name.clone());
         let mut tries = 0;
         let (result, version, ack) = loop {
-            let seen = look_up(&lock(&self.shared.memory), &group_key, &object_key);
+            let seen = find(&lock(&self.shared.memory), key);
             let mut parsed = seen.as_deref().map(Stored::value).transpose()?;
             let decided = if tries < OPTIMISTIC_TRIES {
                 let (change, result) = decide(parsed.as_ref())?;
@@ -546,7 +544,7 @@ impl Store {
                 None
             };
             let mut memory = lock(&self.shared.memory);
-            let existing = look_up(&memory, &group_key, &object_key);
+            let existing = find(&memory, key);
             let unchanged = match (&existing, &seen) {
                 (Some(now), Some(before)) => Arc::ptr_eq(now, before),
                 (None, None) => true,
@@ -587,11 +585,7 @@ impl Store {
                         EventType::Added
                     };
                     memory.rv = rv;
-                    memory
-                        .objects
-                        .entry(group_key)
-                        .or_default()
-                        .insert(object_key, stored.clone());
+                    insert(&mut memory.objects, key, stored.clone());
                     let event = event(kind, key, rv, stored.clone(), existing);
                     let ack =
                         self.enqueue(Op::Put(key.clone(), rv, stored.clone()), rv, Some(event))?;
@@ -607,8 +601,9 @@ impl Store {
                     }
                     crate::meta::set_resource_version(&mut last, rv);
                     memory.rv = rv;
-                    if let Some(objects) = memory.objects.get_mut(&group_key) {
-                        objects.remove(&object_key);
+                    let group = (key.cluster.as_str(), key.resource.as_str());
+                    if let Some(objects) = memory.objects.get_mut(&group as &dyn Pair) {
+                        objects.remove(&(key.namespace.as_str(), key.name.as_str()) as &dyn Pair);
                     }
                     let stored = Arc::new(Stored::new(&last));
                     let event = event(EventType::Deleted, key, rv, stored.clone(), None);
@@ -701,22 +696,36 @@ fn binding_key(key: &Key) -> BindingKey {
 }
 
 fn find(memory: &Memory, key: &Key) -> Option<Arc<Stored>> {
-    let group_key = (key.cluster.clone(), key.resource.clone());
     look_up(
         memory,
-        &group_key,
-        &(key.namespace.clone(), key.name.clone()),
+        (&key.cluster, &key.resource),
+        (&key.namespace, &key.name),
     )
 }
 
-/// The object of `resource` of `cluster` (`group_key`) at `namespace`, `name`
-/// (`object_key`).
-fn look_up(
-    memory: &Memory,
-    group_key: &(String, String),
-    object_key: &(String, String),
-) -> Option<Arc<Stored>> {
-    (memory.objects.get(group_key)).and_then(|objects| objects.get(object_key).cloned())
+/// Puts `stored` at `key`, copying the names into new map keys only where there were none.
+fn insert(objects: &mut HashMap<(String, String), Objects>, key: &Key, stored: Arc<Stored>) {
+    let group = (key.cluster.as_str(), key.resource.as_str());
+    let group = match objects.get_mut(&group as &dyn Pair) {
+        Some(group) => group,
+        None => objects
+            .entry((key.cluster.clone(), key.resource.clone()))
+            .or_default(),
+    };
+    let object = (key.namespace.as_str(), key.name.as_str());
+    match group.get_mut(&object as &dyn Pair) {
+        Some(kept) => *kept = stored,
+        None => {
+            group.insert((key.namespace.clone(), key.name.clone()), stored);
+        }
+    }
+}
+
+/// The object of `resource` of `cluster` (`group`) at `namespace`, `name` (`object`),
+/// found without copying the names into keys.
+fn look_up(memory: &Memory, group: (&str, &str), object: (&str, &str)) -> Option<Arc<Stored>> {
+    let objects = memory.objects.get(&group as &dyn Pair)?;
+    objects.get(&object as &dyn Pair).cloned()
 }
 
 fn select(
