@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
+use crate::pair::Pair;
 use crate::store::Store;
 
 /// An authenticated caller.
@@ -77,28 +78,30 @@ pub struct Attributes<'a> {
     pub name: Option<&'a str>,
 }
 
-fn strings(value: Option<&Value>) -> Vec<&str> {
-    value
-        .and_then(Value::as_array)
-        .map(|items| items.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default()
+/// The strings in the list `field` of `rule`.
+fn strings<'a>(rule: &'a Value, field: &str) -> impl Iterator<Item = &'a str> {
+    (rule.get(field).and_then(Value::as_array).into_iter())
+        .flatten()
+        .filter_map(Value::as_str)
 }
 
 fn rule_allows(rule: &Value, attributes: &Attributes) -> bool {
-    let has = |field: &str, wanted: &str| {
-        strings(rule.get(field))
-            .iter()
-            .any(|v| *v == "*" || *v == wanted)
+    let has = |field: &str, wanted: &str| strings(rule, field).any(|v| v == "*" || v == wanted);
+    // `resource/subresource` for a subresource.
+    let names_resource = |v: &str| match attributes.subresource {
+        Some(sub) => v
+            .split_once('/')
+            .is_some_and(|(resource, named)| resource == attributes.resource && named == sub),
+        None => v == attributes.resource,
     };
-    let resource = match attributes.subresource {
-        Some(sub) => format!("{}/{sub}", attributes.resource),
-        None => attributes.resource.to_string(),
-    };
-    let names = strings(rule.get("resourceNames"));
+    let names_allow = strings(rule, "resourceNames").next().is_none()
+        || attributes
+            .name
+            .is_some_and(|name| strings(rule, "resourceNames").any(|v| v == name));
     has("verbs", attributes.verb)
         && has("apiGroups", attributes.group)
-        && has("resources", &resource)
-        && (names.is_empty() || attributes.name.is_some_and(|n| names.contains(&n)))
+        && strings(rule, "resources").any(|v| v == "*" || names_resource(v))
+        && names_allow
 }
 
 /// The rules the cluster's RBAC objects grant a service account in `scope` (a namespace, or
@@ -159,13 +162,44 @@ fn granted_rules(
 /// The most accounts and scopes whose rules are kept; past it they are worked out afresh.
 const GRANTS_KEPT: usize = 100_000;
 
-/// Who is granted rules: a service account of a cluster, in a scope.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct Grantee {
-    cluster: String,
-    namespace: String,
-    name: String,
-    scope: String,
+/// The grants kept, by service account: its cluster and namespace, then its name and the
+/// scope. Found by borrowed names ([`Pair`]): a request's look-up copies none.
+#[derive(Default)]
+struct Grants {
+    kept: HashMap<(String, String), HashMap<(String, String), Arc<Granted>>>,
+    count: usize,
+}
+
+impl Grants {
+    /// The grant of `namespace`/`name` of `cluster` in `scope`, if kept.
+    fn get(&self, cluster: &str, namespace: &str, name: &str, scope: &str) -> Option<Arc<Granted>> {
+        let account = self.kept.get(&(cluster, namespace) as &dyn Pair)?;
+        account.get(&(name, scope) as &dyn Pair).cloned()
+    }
+
+    /// Keeps `granted` as the grant of `namespace`/`name` of `cluster` in `scope`; past
+    /// [`GRANTS_KEPT`], the others are forgotten first.
+    fn keep(
+        &mut self,
+        cluster: &str,
+        namespace: &str,
+        name: &str,
+        scope: &str,
+        granted: Arc<Granted>,
+    ) {
+        if self.count >= GRANTS_KEPT {
+            *self = Self::default();
+        }
+        let account = (self.kept)
+            .entry((cluster.to_string(), namespace.to_string()))
+            .or_default();
+        if account
+            .insert((name.to_string(), scope.to_string()), granted)
+            .is_none()
+        {
+            self.count += 1;
+        }
+    }
 }
 
 /// The rules granted, and what they were worked out from: the version of the bindings
@@ -178,14 +212,9 @@ struct Granted {
 }
 
 impl Granted {
-    /// Whether nothing they were worked out from has changed since.
-    fn is_current(&self, store: &Store, grantee: &Grantee) -> bool {
-        let Grantee {
-            cluster,
-            namespace,
-            name,
-            ..
-        } = grantee;
+    /// Whether nothing they were worked out from, for the service account
+    /// `namespace`/`name` of `cluster`, has changed since.
+    fn is_current(&self, store: &Store, cluster: &str, namespace: &str, name: &str) -> bool {
         store.account_bindings_changed(cluster, namespace, name) == self.bindings_changed
             && self
                 .roles
@@ -204,7 +233,7 @@ impl Granted {
 /// request as its account, and other agents' registrations do not concern it.
 pub struct Rbac {
     store: Arc<Store>,
-    granted: Mutex<HashMap<Grantee, Arc<Granted>>>,
+    granted: Mutex<Grants>,
 }
 
 impl Rbac {
@@ -212,7 +241,7 @@ impl Rbac {
     pub fn new(store: Arc<Store>) -> Self {
         Self {
             store,
-            granted: Mutex::new(HashMap::new()),
+            granted: Mutex::new(Grants::default()),
         }
     }
 
@@ -226,24 +255,14 @@ impl Rbac {
         name: &str,
         scope: &str,
     ) -> Arc<Vec<Value>> {
-        let grantee = Grantee {
-            cluster: cluster.to_string(),
-            namespace: namespace.to_string(),
-            name: name.to_string(),
-            scope: scope.to_string(),
-        };
         let lock = || self.granted.lock().unwrap_or_else(|p| p.into_inner());
-        let kept = lock().get(&grantee).cloned();
-        if let Some(kept) = kept.filter(|g| g.is_current(&self.store, &grantee)) {
+        let kept = lock().get(cluster, namespace, name, scope);
+        if let Some(kept) = kept.filter(|g| g.is_current(&self.store, cluster, namespace, name)) {
             return kept.rules.clone();
         }
         let granted = Arc::new(granted_rules(&self.store, cluster, namespace, name, scope));
         let rules = granted.rules.clone();
-        let mut kept = lock();
-        if kept.len() >= GRANTS_KEPT {
-            kept.clear();
-        }
-        kept.insert(grantee, granted);
+        lock().keep(cluster, namespace, name, scope, granted);
         rules
     }
 
@@ -286,6 +305,24 @@ mod tests {
         let named = json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*/status", "bundledeployments/status"],
                            "resourceNames": ["other"]});
         assert!(!rule_allows(&named, &attributes));
+        let named_web = json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"],
+                               "resourceNames": ["other", "web"]});
+        assert!(rule_allows(&named_web, &attributes));
+        // The main resource is not its status, nor the other way round.
+        let main = Attributes {
+            subresource: None,
+            ..attributes.clone()
+        };
+        let main_writer = json!({"verbs": ["update"], "apiGroups": ["fleet.cattle.io"],
+                                 "resources": ["bundledeployments"]});
+        assert!(rule_allows(&main_writer, &main));
+        assert!(!rule_allows(&main_writer, &attributes));
+        assert!(!rule_allows(&status_writer, &main));
+        let listing = Attributes {
+            name: None,
+            ..main.clone()
+        };
+        assert!(!rule_allows(&named_web, &listing));
     }
 
     #[tokio::test]
