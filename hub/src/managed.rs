@@ -106,7 +106,10 @@ impl Entry {
     /// Adds `paths` to the entry's fields (the entry is written anew if any is new).
     fn claim(&mut self, paths: impl IntoIterator<Item = FieldPath>) {
         for path in paths {
-            if self.field_set().0.insert(path) {
+            // Asked of the entry as read first: a writer that changes the fields it owns
+            // already (a status written again) leaves its entry unread and unrebuilt.
+            if !self.holds(&path) {
+                self.field_set().0.insert(path);
                 self.read = None;
             }
         }

@@ -4,11 +4,23 @@ use serde_json::{json, Map, Value};
 
 use crate::status::Cause;
 
+thread_local! {
+    /// The second [`now`] last formatted on this thread, and its text: every write stamps
+    /// its managedFields entry, thousands of times a second.
+    static FORMATTED: std::cell::RefCell<(i64, String)> =
+        const { std::cell::RefCell::new((i64::MIN, String::new())) };
+}
+
 /// The current time as RFC 3339 in UTC with second precision, as Kubernetes writes it.
 pub fn now() -> String {
-    jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%SZ")
-        .to_string()
+    let now = jiff::Timestamp::now();
+    FORMATTED.with_borrow_mut(|(second, text)| {
+        if *second != now.as_second() {
+            *second = now.as_second();
+            *text = now.strftime("%Y-%m-%dT%H:%M:%SZ").to_string();
+        }
+        text.clone()
+    })
 }
 
 /// A new object uid.
