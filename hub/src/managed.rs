@@ -197,7 +197,10 @@ fn base_entries(old: Option<&Value>, new: &mut Value, writer: &Writer) -> Vec<En
         {
             entries_in(Some(&sent))
         }
-        _ => entries_in(live),
+        // The live entries, each read only if the write changes it.
+        _ => (live.and_then(Value::as_array).into_iter().flatten())
+            .filter_map(|entry| Entry::keeping(entry.clone()))
+            .collect(),
     }
 }
 
@@ -321,9 +324,18 @@ pub fn apply(
     }
 
     let index = own(&mut list, writer, "Apply");
+    // An applier applying the very fields it owns (agents and controllers re-apply on every
+    // pass) is found so from its entry as read, which is then not made a set.
+    let owns_applied = list[index]
+        .read_tree()
+        .is_some_and(|tree| *tree == applied_fields.to_v1());
     // The applier's own fields, taken out while the others are asked about theirs; its
     // entry gets the applied ones below.
-    let owned = std::mem::take(list[index].field_set());
+    let owned = if owns_applied {
+        FieldSet::default()
+    } else {
+        std::mem::take(list[index].field_set())
+    };
     let owned_by_others =
         |path: &FieldPath| (list.iter().enumerate()).any(|(at, e)| at != index && e.holds(path));
     let mut released: Vec<&FieldPath> = (owned.0)
@@ -339,7 +351,7 @@ pub fn apply(
     // Applying the same fields again changes nothing, not even the entry's time: a no-op
     // apply must not write (agents re-apply everything on every pass).
     let entry = &mut list[index];
-    let same_fields = owned == applied_fields;
+    let same_fields = owns_applied || owned == applied_fields;
     if !same_fields {
         // Written anew, from its new fields.
         entry.read = None;
