@@ -162,11 +162,14 @@ fn granted_rules(
 /// The most accounts and scopes whose rules are kept; past it they are worked out afresh.
 const GRANTS_KEPT: usize = 100_000;
 
+/// The grants of the accounts of one namespace of a cluster, by account name and scope.
+type NamespaceGrants = HashMap<(String, String), Arc<Granted>>;
+
 /// The grants kept, by service account: its cluster and namespace, then its name and the
 /// scope. Found by borrowed names ([`Pair`]): a request's look-up copies none.
 #[derive(Default)]
 struct Grants {
-    kept: HashMap<(String, String), HashMap<(String, String), Arc<Granted>>>,
+    kept: HashMap<(String, String), NamespaceGrants>,
     count: usize,
 }
 
