@@ -55,8 +55,8 @@ pub fn encode(body: &Value) -> Result<String, String> {
 }
 
 /// Helm's encoding of a release already written as JSON: when `json` opens with
-/// `{"info":{"status":` and one of Helm's statuses, the status goes in a member of its
-/// own, and `first_deployed` should follow it (see [`first_deployed`]).
+/// `{"info":{"status":` and a status short enough for the first member, the status goes
+/// in that member, and `first_deployed` should follow it (see [`first_deployed`]).
 pub fn encode_json(json: &[u8]) -> Result<String, String> {
     let mut packed = Vec::new();
     let rest = match split_at_status(json) {
