@@ -87,11 +87,13 @@ fn strings<'a>(rule: &'a Value, field: &str) -> impl Iterator<Item = &'a str> {
 
 fn rule_allows(rule: &Value, attributes: &Attributes) -> bool {
     let has = |field: &str, wanted: &str| strings(rule, field).any(|v| v == "*" || v == wanted);
-    // `resource/subresource` for a subresource.
-    let names_resource = |v: &str| match attributes.subresource {
-        Some(sub) => v
-            .split_once('/')
-            .is_some_and(|(resource, named)| resource == attributes.resource && named == sub),
+    // Whether a rule's resource is the one asked for: `resource/subresource` for a
+    // subresource, or `*/subresource` for that subresource of every resource, as in
+    // Kubernetes.
+    let is_resource = |v: &str| match attributes.subresource {
+        Some(sub) => v.split_once('/').is_some_and(|(resource, named)| {
+            (resource == attributes.resource || resource == "*") && named == sub
+        }),
         None => v == attributes.resource,
     };
     let names_allow = strings(rule, "resourceNames").next().is_none()
@@ -100,7 +102,7 @@ fn rule_allows(rule: &Value, attributes: &Attributes) -> bool {
             .is_some_and(|name| strings(rule, "resourceNames").any(|v| v == name));
     has("verbs", attributes.verb)
         && has("apiGroups", attributes.group)
-        && strings(rule, "resources").any(|v| v == "*" || names_resource(v))
+        && strings(rule, "resources").any(|v| v == "*" || is_resource(v))
         && names_allow
 }
 
@@ -311,6 +313,23 @@ mod tests {
         let named_web = json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"],
                                "resourceNames": ["other", "web"]});
         assert!(rule_allows(&named_web, &attributes));
+        let every_status =
+            json!({"verbs": ["patch"], "apiGroups": ["*"], "resources": ["*/status"]});
+        let patch = Attributes {
+            verb: "patch",
+            ..attributes.clone()
+        };
+        assert!(rule_allows(&every_status, &patch));
+        let scale = Attributes {
+            subresource: Some("scale"),
+            ..patch.clone()
+        };
+        assert!(!rule_allows(&every_status, &scale));
+        let main_patch = Attributes {
+            subresource: None,
+            ..patch.clone()
+        };
+        assert!(!rule_allows(&every_status, &main_patch));
         // The main resource is not its status, nor the other way round.
         let main = Attributes {
             subresource: None,
