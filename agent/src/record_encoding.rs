@@ -2,9 +2,10 @@
 //! JSON, gzipped, then base64-encoded.
 //!
 //! The agent writes the gzip as two members, which RFC 1952 allows and Helm (through Go's
-//! gzip reader) and the agent (through flate2's `MultiGzDecoder`) read as one stream. The first member holds only the opening of the JSON,
-//! `{"info":{"status":"deployed"`, stored uncompressed with the status padded by spaces to
-//! a fixed width; the second holds the rest, compressed. The first member is 60 bytes, 80
+//! gzip reader) and the agent (through flate2's `MultiGzDecoder`) read as one stream. The
+//! first member holds only the opening of the JSON, `{"info":{"status":"deployed"`, stored
+//! uncompressed with the status padded by spaces to a fixed width; the second holds the
+//! rest, compressed. The first member is 60 bytes, 80
 //! base64 characters, so its text stands apart from the rest's: marking a revision
 //! superseded, as every upgrade does, swaps those 80 characters ([`restatus`]) instead of
 //! decoding, changing and compressing the whole release again.
@@ -48,8 +49,8 @@ thread_local! {
     static INFLATE: RefCell<Option<Decompress>> = const { RefCell::new(None) };
 }
 
-/// Helm's encoding of a release: JSON, gzipped, base64. A release whose `info.status` is
-/// one of Helm's has it in a member of its own (see the module's documentation).
+/// Helm's encoding of a release: JSON, gzipped, base64. A release whose `info.status` fits
+/// the first member has it in a member of its own (see the module's documentation).
 pub fn encode(body: &Value) -> Result<String, String> {
     encode_json(&ordered_json(body).map_err(|e| e.to_string())?)
 }
@@ -253,6 +254,22 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// 40,000 characters that compress poorly: each one of 64, drawn by a linear
+    /// congruential generator.
+    fn noise() -> String {
+        const ALPHABET: &[u8; 64] =
+            b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut state = 1u64;
+        (0..40_000)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                char::from(ALPHABET[(state >> 58) as usize])
+            })
+            .collect()
+    }
+
     /// `encoded` unpacked, member by member, as JSON text.
     fn unpacked(encoded: &str) -> (Vec<u8>, usize) {
         let packed = base64::engine::general_purpose::STANDARD
@@ -356,17 +373,8 @@ mod tests {
         assert_eq!(first_deployed(encoded.as_bytes()).as_deref(), Some(first));
         assert_eq!(decode(encoded.as_bytes()).expect("decodes"), later);
         // A long record that compresses poorly: only its opening is decoded.
-        let mut state = 1u64;
-        let noise: String = (0..40_000)
-            .map(|_| {
-                state = state
-                    .wrapping_mul(6_364_136_223_846_793_005)
-                    .wrapping_add(1_442_695_040_888_963_407);
-                char::from(b'a' + (state >> 60) as u8)
-            })
-            .collect();
         let long =
-            json!({"info": {"status": "failed", "first_deployed": first}, "manifest": noise});
+            json!({"info": {"status": "failed", "first_deployed": first}, "manifest": noise()});
         let encoded = encode(&long).expect("encodes");
         assert!(encoded.len() > 20 * OPENING_BASE64, "{}", encoded.len());
         assert_eq!(first_deployed(encoded.as_bytes()).as_deref(), Some(first));
@@ -385,11 +393,8 @@ mod tests {
     #[test]
     fn records_gzipped_one_after_another_on_a_thread_are_each_whole_gzip() {
         // A manifest that compresses poorly, so that the output outgrows its first guess.
-        let noise: String = (0..40_000u64)
-            .map(|i| char::from(b'a' + (i.wrapping_mul(2_654_435_761) >> 7 & 15) as u8))
-            .collect();
         let bodies = [
-            json!({"name": "large", "manifest": noise}),
+            json!({"name": "large", "manifest": noise()}),
             json!({"name": "small", "version": 1}),
             json!({"name": "empty", "manifest": ""}),
         ];
@@ -408,5 +413,12 @@ mod tests {
             let size = u32::try_from(json.len()).expect("small");
             assert_eq!(packed[packed.len() - 4..], size.to_le_bytes());
         }
+        let large = serde_json::to_vec(&bodies[0]).expect("JSON");
+        let mut packed = Vec::new();
+        gzip_into(&large, &mut packed).expect("gzips");
+        assert!(
+            packed.len() > large.len() / 2 + 64,
+            "outgrew the first guess"
+        );
     }
 }
