@@ -601,10 +601,7 @@ impl Store {
                     }
                     crate::meta::set_resource_version(&mut last, rv);
                     memory.rv = rv;
-                    let group = (key.cluster.as_str(), key.resource.as_str());
-                    if let Some(objects) = memory.objects.get_mut(&group as &dyn Pair) {
-                        objects.remove(&(key.namespace.as_str(), key.name.as_str()) as &dyn Pair);
-                    }
+                    remove(&mut memory.objects, key);
                     let stored = Arc::new(Stored::new(&last));
                     let event = event(EventType::Deleted, key, rv, stored.clone(), None);
                     let ack = self.enqueue(Op::Delete(key.clone()), rv, Some(event))?;
@@ -695,37 +692,43 @@ fn binding_key(key: &Key) -> BindingKey {
     )
 }
 
+/// The object at `key`, found without copying its names into map keys.
 fn find(memory: &Memory, key: &Key) -> Option<Arc<Stored>> {
-    look_up(
-        memory,
-        (&key.cluster, &key.resource),
-        (&key.namespace, &key.name),
-    )
+    let objects = memory.objects.get(&group_of(key) as &dyn Pair)?;
+    objects.get(&place_of(key) as &dyn Pair).cloned()
+}
+
+/// The resource of a cluster `key` is in: the first key of the store's maps.
+fn group_of(key: &Key) -> (&str, &str) {
+    (&key.cluster, &key.resource)
+}
+
+/// The namespace and name of `key`: the second key of the store's maps.
+fn place_of(key: &Key) -> (&str, &str) {
+    (&key.namespace, &key.name)
+}
+
+/// Takes the object at `key` out of `objects`.
+fn remove(objects: &mut HashMap<(String, String), Objects>, key: &Key) {
+    if let Some(group) = objects.get_mut(&group_of(key) as &dyn Pair) {
+        group.remove(&place_of(key) as &dyn Pair);
+    }
 }
 
 /// Puts `stored` at `key`, copying the names into new map keys only where there were none.
 fn insert(objects: &mut HashMap<(String, String), Objects>, key: &Key, stored: Arc<Stored>) {
-    let group = (key.cluster.as_str(), key.resource.as_str());
-    let group = match objects.get_mut(&group as &dyn Pair) {
+    let group = match objects.get_mut(&group_of(key) as &dyn Pair) {
         Some(group) => group,
         None => objects
             .entry((key.cluster.clone(), key.resource.clone()))
             .or_default(),
     };
-    let object = (key.namespace.as_str(), key.name.as_str());
-    match group.get_mut(&object as &dyn Pair) {
+    match group.get_mut(&place_of(key) as &dyn Pair) {
         Some(kept) => *kept = stored,
         None => {
             group.insert((key.namespace.clone(), key.name.clone()), stored);
         }
     }
-}
-
-/// The object of `resource` of `cluster` (`group`) at `namespace`, `name` (`object`),
-/// found without copying the names into keys.
-fn look_up(memory: &Memory, group: (&str, &str), object: (&str, &str)) -> Option<Arc<Stored>> {
-    let objects = memory.objects.get(&group as &dyn Pair)?;
-    objects.get(&object as &dyn Pair).cloned()
 }
 
 fn select(
