@@ -189,7 +189,7 @@ fn base_entries(old: Option<&Value>, new: &mut Value, writer: &Writer) -> Vec<En
                 .and_then(Value::as_array)
                 .is_some_and(|live| crate::json::lists_equal(live, &items)) =>
         {
-            items.into_iter().filter_map(Entry::keeping).collect()
+            kept_as_read(items)
         }
         Some(sent)
             if sent.as_array().is_some_and(|items| !items.is_empty())
@@ -198,10 +198,19 @@ fn base_entries(old: Option<&Value>, new: &mut Value, writer: &Writer) -> Vec<En
             entries_in(Some(&sent))
         }
         // The live entries, each read only if the write changes it.
-        _ => (live.and_then(Value::as_array).into_iter().flatten())
-            .filter_map(|entry| Entry::keeping(entry.clone()))
-            .collect(),
+        _ => kept_as_read(
+            live.and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .cloned(),
+        ),
     }
+}
+
+/// The entries `items`, each kept to be written back as it is while it does not change
+/// ([`Entry::keeping`]).
+fn kept_as_read(items: impl IntoIterator<Item = Value>) -> Vec<Entry> {
+    items.into_iter().filter_map(Entry::keeping).collect()
 }
 
 fn store_entries(object: &mut Value, entries: Vec<Entry>) {
@@ -228,7 +237,7 @@ fn split_managed_fields(object: &Value) -> (Value, Vec<Entry>) {
         .and_then(Value::as_object_mut)
         .and_then(|meta| meta.remove("managedFields"));
     let entries = match managed {
-        Some(Value::Array(items)) => items.into_iter().filter_map(Entry::keeping).collect(),
+        Some(Value::Array(items)) => kept_as_read(items),
         _ => Vec::new(),
     };
     (copy, entries)
