@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 use fleet_api::labels::{BUNDLE_NAMESPACE_LABEL, BUNDLE_NAME_LABEL, COMMIT_LABEL, REPO_NAME_LABEL};
-use fleet_api::{Bundle, BundleDeployment};
+use fleet_api::{Bundle, BundleDeployment, GitRepo};
 use kube::api::{Api, ListParams};
 use kube::ResourceExt;
 
@@ -37,6 +37,18 @@ async fn current_and_ready(client: &kube::Client, head: &str) -> Result<usize> {
     Ok(count_current_and_ready(&bundles, &deployments, head))
 }
 
+/// Whether the GitRepo's own status counts `wanted` deployments, all Ready: what `kubectl
+/// get gitrepos` shows. gitjob writes it after the deployments' and Bundles' statuses, and
+/// may not have caught up with them yet.
+async fn repo_counts_ready(client: &kube::Client, wanted: usize) -> Result<bool> {
+    let repo = Api::<GitRepo>::namespaced(client.clone(), NAMESPACE)
+        .get_opt(GITREPO)
+        .await?;
+    let summary = repo.and_then(|r| r.status).and_then(|s| s.summary);
+    let counts = |n: i32| usize::try_from(n).is_ok_and(|n| n == wanted);
+    Ok(summary.is_some_and(|s| counts(s.ready) && counts(s.desired_ready)))
+}
+
 /// [`current_and_ready`] on listed objects.
 fn count_current_and_ready(
     bundles: &[Bundle],
@@ -66,8 +78,8 @@ fn count_current_and_ready(
         .count()
 }
 
-/// Waits until the GitRepo is synced at the repository's head and every bundle is Ready
-/// on every member, showing how far along it is.
+/// Waits until the GitRepo is synced at the repository's head, every bundle is Ready on
+/// every member, and the GitRepo's status counts them all, showing how far along it is.
 pub(super) async fn wait_until_ready(
     client: &kube::Client,
     data: &Path,
@@ -105,7 +117,8 @@ pub(super) async fn wait_until_ready(
         } else {
             0
         };
-        if synced && repo.as_ref().is_some_and(RepoNode::is_ready) && current >= wanted {
+        let counted = current >= wanted && repo_counts_ready(client, wanted).await?;
+        if synced && repo.as_ref().is_some_and(RepoNode::is_ready) && counted {
             progress.done(&format!(
                 "all {} bundles Ready on dev, prod and edge in {:.1} s",
                 demo::BUNDLES.len(),
