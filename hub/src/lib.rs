@@ -23,6 +23,7 @@ pub mod openapi;
 pub mod pair;
 pub mod partial;
 pub mod protobuf;
+pub mod recent;
 pub mod registry;
 pub mod requests;
 pub mod reviews;

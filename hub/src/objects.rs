@@ -659,10 +659,11 @@ async fn commit(
     } else if !dry_run {
         hub.after_write(call, &value);
     }
-    Ok(Written {
-        object: call.presented(stored)?,
-        created,
-    })
+    let object = call.presented(stored.clone())?;
+    if !deleted && !dry_run {
+        hub.store.keep_parsed(Version { stored, value });
+    }
+    Ok(Written { object, created })
 }
 
 /// `create`.

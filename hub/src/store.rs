@@ -29,6 +29,7 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use crate::pair::Pair;
+use crate::recent::Recent;
 use crate::status::{ApiError, ApiResult};
 use crate::stored::Stored;
 use crate::subjects::{BindingKey, SubjectIndex};
@@ -288,6 +289,8 @@ struct Shared {
     /// The clusters kept in memory only.
     memory_only: HashSet<String>,
     history: Mutex<History>,
+    /// The trees of the versions written last, for the writes that follow them.
+    recent: Mutex<Recent>,
     topics: crate::topics::Topics,
     /// The resourceVersion of the last change handed to the watches.
     published: AtomicU64,
@@ -347,6 +350,7 @@ impl Store {
         let shared = Arc::new(Shared {
             history: Mutex::new(History::new(memory.rv)),
             memory: Mutex::new(memory),
+            recent: Mutex::default(),
             memory_only,
             topics: crate::topics::Topics::default(),
             published,
@@ -530,7 +534,7 @@ impl Store {
         let mut tries = 0;
         let (result, version, ack) = loop {
             let seen = find(&lock(&self.shared.memory), key);
-            let mut parsed = seen.as_deref().map(Stored::value).transpose()?;
+            let mut parsed = seen.as_ref().map(|s| self.parsed(s)).transpose()?;
             let decided = if tries < OPTIMISTIC_TRIES {
                 let (change, result) = decide(parsed.as_ref())?;
                 if let Change::Keep = change {
@@ -558,7 +562,7 @@ impl Store {
                 }
                 None => {
                     if !unchanged {
-                        parsed = existing.as_deref().map(Stored::value).transpose()?;
+                        parsed = existing.as_ref().map(|s| self.parsed(s)).transpose()?;
                     }
                     decide(parsed.as_ref())?
                 }
@@ -615,6 +619,19 @@ impl Store {
         };
         wait(ack).await?;
         Ok((result, version))
+    }
+
+    /// `stored`, parsed: the tree its write handed back (see [`Store::keep_parsed`]), or
+    /// its text read again.
+    fn parsed(&self, stored: &Arc<Stored>) -> ApiResult<Value> {
+        let kept = lock(&self.shared.recent).take(stored);
+        kept.map_or_else(|| stored.value(), Ok)
+    }
+
+    /// Hands back a version that [`Store::write`] returned, its tree unchanged, for the
+    /// next write of that object to take instead of parsing the text again.
+    pub fn keep_parsed(&self, version: Version) {
+        lock(&self.shared.recent).keep(version.stored, version.value);
     }
 
     fn enqueue(
@@ -1138,7 +1155,8 @@ mod tests {
     }
 
     /// Read-modify-write increments from many tasks at once: each decides without the
-    /// lock, so some race; none may be lost.
+    /// lock, so some race; none may be lost, though each hands its version back to be
+    /// shown to the next write (which a racing one must not be shown).
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn racing_writes_lose_no_update() {
         let dir = tempfile::tempdir().expect("temp dir");
@@ -1154,7 +1172,7 @@ mod tests {
                 let (store, key) = (store.clone(), key.clone());
                 tokio::spawn(async move {
                     for _ in 0..50 {
-                        store
+                        let (_, written) = store
                             .write(&key, |existing| {
                                 let count = existing
                                     .and_then(|o| o.pointer("/data/n"))
@@ -1166,6 +1184,7 @@ mod tests {
                             })
                             .await
                             .expect("written");
+                        store.keep_parsed(written.expect("a version"));
                     }
                 })
             })
@@ -1175,6 +1194,34 @@ mod tests {
         }
         let counter = store.get(&key).expect("read").expect("there");
         assert_eq!(counter.value().expect("JSON")["data"]["n"], 400);
+    }
+
+    #[tokio::test]
+    async fn a_write_is_shown_the_tree_the_write_before_it_handed_back_once() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let store = Store::open(&dir.path().join("db"), HashSet::new()).expect("opened");
+        let key = Key {
+            cluster: "c".into(),
+            resource: "/configmaps".into(),
+            namespace: "ns".into(),
+            name: "o".into(),
+        };
+        let object = json!({"metadata": {"name": "o"}, "data": {"n": 1}});
+        let put = |_: Option<&Value>| Ok((Change::Put(object.clone()), ()));
+        let (_, written) = store.write(&key, put).await.expect("written");
+        let mut version = written.expect("a version");
+        // A tree that is not the text's shows where the next write's tree comes from.
+        version.value["data"]["marked"] = json!(true);
+        store.keep_parsed(version);
+        let shown = |existing: Option<&Value>| Ok((Change::Keep, existing.cloned()));
+        let (first, _) = store.write(&key, shown).await.expect("read");
+        let (second, _) = store.write(&key, shown).await.expect("read");
+        assert_eq!(first.expect("there")["data"]["marked"], true);
+        assert_eq!(
+            second.expect("there")["data"],
+            json!({"n": 1}),
+            "the text again"
+        );
     }
 
     #[tokio::test]
