@@ -6,6 +6,7 @@
 
 mod fleet;
 mod hub;
+pub mod webhook;
 pub mod workloads;
 
 pub use fleet::{Fleet, StopSignal};

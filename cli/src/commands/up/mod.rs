@@ -6,7 +6,6 @@ mod agents;
 mod demo;
 mod progress;
 mod ready;
-mod webhook;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -64,7 +63,7 @@ pub struct UpArgs {
 struct Fleet {
     hub: LocalHub,
     running: fleet_local::Fleet,
-    hook: webhook::Hook,
+    hook: fleet_local::webhook::Hook,
 }
 
 /// Runs the demo until Ctrl-C (or until ready, with `--exit-when-ready`).
@@ -161,7 +160,7 @@ async fn start(args: &UpArgs, data: &Path, progress: &Progress) -> Result<Fleet>
 
     let client = hub.client.clone();
     let metrics = Arc::new(Metrics::default());
-    let hook = webhook::Hook::start(&client, metrics.clone()).await?;
+    let hook = fleet_local::webhook::Hook::start(&client, metrics.clone()).await?;
     let mut running = fleet_local::Fleet::new();
     running.run_gitjob(Gitjob::new(
         client.clone(),

@@ -192,7 +192,11 @@ pub(super) async fn watch_changes(fleet: &Fleet, data: &Path) {
         tokio::time::sleep(Duration::from_millis(500)).await;
         if let Ok(head) = demo::head(&repo) {
             if head != pushed {
-                match fleet.hook.push(&repo, &head).await {
+                match fleet
+                    .hook
+                    .push(&format!("file://{}", repo.display()), &head)
+                    .await
+                {
                     Ok(()) => println!("pushed {} to gitjob's webhook", short(&head)),
                     Err(error) => println!("could not push {}: {error:#}", short(&head)),
                 }

@@ -1,11 +1,11 @@
-//! The demo's push webhook: gitjob's receiver on a local port, and a sender that signs
-//! and posts each new commit of the demo repository to it, as a Git host would on a push.
+//! Push webhooks in one process: gitjob's receiver on a local port, and a sender that
+//! signs and posts a commit to it, as a Git host would on a push. `fleet up` pushes each
+//! new commit of its demo repository; `fleet bench fleet` pushes its commits, so that a
+//! rollout starts at once instead of at gitjob's next poll.
 
 use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{bail, Context as _, Result};
 use base64::Engine as _;
 use fleet_gitjob::metrics::Metrics;
 use fleet_gitjob::webhook::{self, providers::hmac_sha256_hex};
@@ -13,6 +13,23 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Patch, PatchParams};
 use kube::Api;
 use serde_json::json;
+
+/// Why the receiver could not start or a push was not taken.
+#[derive(Debug, thiserror::Error)]
+pub enum HookError {
+    /// The secret pushes are signed with could not be stored.
+    #[error("storing the webhook secret: {0}")]
+    Secret(#[source] kube::Error),
+    /// The receiver could not listen.
+    #[error(transparent)]
+    Serve(#[from] fleet_objects::service::ServeError),
+    /// The push could not be sent.
+    #[error("posting the push: {0}")]
+    Post(String),
+    /// The receiver turned the push down.
+    #[error("the webhook receiver answered {0}")]
+    Refused(u16),
+}
 
 /// Where gitjob hears pushes, and the secret they are signed with.
 pub struct Hook {
@@ -22,13 +39,16 @@ pub struct Hook {
     server: tokio::task::JoinHandle<()>,
 }
 
+/// Who stores the webhook secret.
+const FIELD_MANAGER: &str = "fleet-local";
+
 /// Namespace of Fleet's `gitjob-webhook` Secret.
 const SECRET_NAMESPACE: &str = "cattle-fleet-system";
 
 impl Hook {
     /// Stores a new `generic` secret in Fleet's `gitjob-webhook` Secret and serves gitjob's
     /// receiver on a free local port.
-    pub async fn start(client: &kube::Client, metrics: Arc<Metrics>) -> Result<Self> {
+    pub async fn start(client: &kube::Client, metrics: Arc<Metrics>) -> Result<Self, HookError> {
         let secret = fleet_hub::kinds::new_token();
         let encoded = base64::engine::general_purpose::STANDARD.encode(&secret);
         let body = json!({
@@ -39,18 +59,16 @@ impl Hook {
         Api::<Secret>::namespaced(client.clone(), SECRET_NAMESPACE)
             .patch(
                 webhook::SECRET_NAME,
-                &PatchParams::apply(super::FIELD_MANAGER).force(),
+                &PatchParams::apply(FIELD_MANAGER).force(),
                 &Patch::Apply(&body),
             )
             .await
-            .context("storing the webhook secret")?;
+            .map_err(HookError::Secret)?;
         let receiver = webhook::Receiver::new(client.clone(), SECRET_NAMESPACE, metrics);
-        let (addr, server) = super::super::serve_http(
-            "127.0.0.1:0".parse()?,
-            webhook::router(receiver),
-            "webhooks",
-        )
-        .await?;
+        let any_port = SocketAddr::from(([127, 0, 0, 1], 0));
+        let (addr, server) =
+            fleet_objects::service::serve_http(any_port, webhook::router(receiver), "webhooks")
+                .await?;
         Ok(Self {
             addr,
             secret,
@@ -65,10 +83,10 @@ impl Hook {
         let _ = self.server.await;
     }
 
-    /// Posts a signed push of `commit` on `main` of the repository at `repo`.
-    pub async fn push(&self, repo: &Path, commit: &str) -> Result<()> {
+    /// Posts a signed push of `commit` on `main` of the repository at `url`.
+    pub async fn push(&self, url: &str, commit: &str) -> Result<(), HookError> {
         let body = json!({
-            "repository": format!("file://{}", repo.display()),
+            "repository": url,
             "branch": "main",
             "commit": commit,
         })
@@ -77,10 +95,10 @@ impl Hook {
             "sha256={}",
             hmac_sha256_hex(self.secret.as_bytes(), body.as_bytes())
         );
-        let url = format!("http://{}/generic", self.addr);
+        let receiver = format!("http://{}/generic", self.addr);
         let delivery = commit.to_string();
         let status = tokio::task::spawn_blocking(move || {
-            ureq::post(&url)
+            ureq::post(&receiver)
                 .header("content-type", "application/json")
                 .header("x-fleet-signature-256", &signature)
                 .header("x-fleet-delivery", &delivery)
@@ -90,9 +108,11 @@ impl Hook {
                 .send(&body)
                 .map(|response| response.status().as_u16())
         })
-        .await??;
+        .await
+        .map_err(|e| HookError::Post(e.to_string()))?
+        .map_err(|e| HookError::Post(e.to_string()))?;
         if status != 200 {
-            bail!("the webhook receiver answered {status}");
+            return Err(HookError::Refused(status));
         }
         Ok(())
     }
