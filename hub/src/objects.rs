@@ -660,10 +660,21 @@ async fn commit(
         hub.after_write(call, &value);
     }
     let object = call.presented(stored.clone())?;
-    if !deleted && !dry_run {
+    if !deleted && !dry_run && awaits_status(call) {
         hub.store.keep_parsed(Version { stored, value });
     }
     Ok(Written { object, created })
+}
+
+/// Whether a write is one that a write of the object's status often follows soon (its
+/// controller or agent reporting on it): a write of the main resource of a type whose
+/// status is a subresource. Only such writes hand their trees back to the store: trees
+/// nobody takes would wait to be dropped, colder.
+fn awaits_status(call: &Call) -> bool {
+    !call.status_call()
+        && (call.resource)
+            .version(&call.version)
+            .is_some_and(|version| version.status)
 }
 
 /// `create`.

@@ -47,8 +47,9 @@ fn address(stored: &Arc<Stored>) -> usize {
 }
 
 impl Recent {
-    /// Keeps `value`, which `stored` is the text of.
-    pub fn keep(&mut self, stored: Arc<Stored>, value: Value) {
+    /// Keeps `value`, which `stored` is the text of. Returns the trees it forgot to make
+    /// room, for the caller to drop outside its lock.
+    pub fn keep(&mut self, stored: Arc<Stored>, value: Value) -> Vec<Value> {
         let at = address(&stored);
         self.serial += 1;
         self.text_bytes += stored.len();
@@ -57,13 +58,16 @@ impl Recent {
             value,
             serial: self.serial,
         };
+        let mut forgotten = Vec::new();
         if let Some(old) = self.entries.insert(at, entry) {
             self.text_bytes -= old.stored.len();
+            forgotten.push(old.value);
         }
         self.order.push_back((at, self.serial));
         while self.entries.len() > ENTRIES || self.text_bytes > TEXT_BYTES {
-            self.forget_oldest();
+            forgotten.extend(self.forget_oldest());
         }
+        forgotten
     }
 
     /// The tree of `stored`, taken out, if it was kept.
@@ -73,15 +77,15 @@ impl Recent {
         Arc::ptr_eq(&entry.stored, stored).then_some(entry.value)
     }
 
-    fn forget_oldest(&mut self) {
-        let Some((at, serial)) = self.order.pop_front() else {
-            return;
-        };
-        if self.entries.get(&at).is_some_and(|e| e.serial == serial) {
-            if let Some(entry) = self.entries.remove(&at) {
-                self.text_bytes -= entry.stored.len();
-            }
+    /// Forgets the oldest tree kept, if its place in line is still its own; returns it.
+    fn forget_oldest(&mut self) -> Option<Value> {
+        let (at, serial) = self.order.pop_front()?;
+        if !self.entries.get(&at).is_some_and(|e| e.serial == serial) {
+            return None;
         }
+        let entry = self.entries.remove(&at)?;
+        self.text_bytes -= entry.stored.len();
+        Some(entry.value)
     }
 }
 
@@ -100,7 +104,7 @@ mod tests {
         let mut recent = Recent::default();
         let (stored, value) = version(1);
         let (other, _) = version(1);
-        recent.keep(stored.clone(), value.clone());
+        let _ = recent.keep(stored.clone(), value.clone());
         assert_eq!(
             recent.take(&other),
             None,
@@ -114,9 +118,10 @@ mod tests {
     fn the_oldest_trees_are_forgotten_past_the_count() {
         let mut recent = Recent::default();
         let versions: Vec<_> = (0..ENTRIES + 2).map(version).collect();
-        for (stored, value) in &versions {
-            recent.keep(stored.clone(), value.clone());
-        }
+        let forgotten: Vec<Value> = (versions.iter())
+            .flat_map(|(stored, value)| recent.keep(stored.clone(), value.clone()))
+            .collect();
+        assert_eq!(forgotten, [versions[0].1.clone(), versions[1].1.clone()]);
         assert_eq!(recent.entries.len(), ENTRIES);
         assert_eq!(recent.take(&versions[1].0), None);
         assert_eq!(recent.take(&versions[2].0), Some(versions[2].1.clone()));
@@ -133,8 +138,8 @@ mod tests {
         };
         let first = large(TEXT_BYTES / 2);
         let second = large(TEXT_BYTES / 2);
-        recent.keep(first.0.clone(), first.1);
-        recent.keep(second.0.clone(), second.1.clone());
+        let _ = recent.keep(first.0.clone(), first.1);
+        let _ = recent.keep(second.0.clone(), second.1.clone());
         assert_eq!(
             recent.take(&first.0),
             None,
@@ -149,13 +154,13 @@ mod tests {
         let mut recent = Recent::default();
         let (stored, value) = version(0);
         let (next, next_value) = version(1);
-        recent.keep(stored.clone(), value.clone());
-        recent.keep(next.clone(), next_value);
+        let _ = recent.keep(stored.clone(), value.clone());
+        let _ = recent.keep(next.clone(), next_value);
         let taken = recent.take(&stored).expect("kept");
-        recent.keep(stored.clone(), taken);
+        let _ = recent.keep(stored.clone(), taken);
         for n in 2..=ENTRIES {
             let (other, value) = version(n);
-            recent.keep(other, value);
+            let _ = recent.keep(other, value);
         }
         // One past the count: the first place in line, stale, forgets nothing; the next
         // oldest goes.

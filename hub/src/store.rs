@@ -631,7 +631,10 @@ impl Store {
     /// Hands back a version that [`Store::write`] returned, its tree unchanged, for the
     /// next write of that object to take instead of parsing the text again.
     pub fn keep_parsed(&self, version: Version) {
-        lock(&self.shared.recent).keep(version.stored, version.value);
+        let forgotten = lock(&self.shared.recent).keep(version.stored, version.value);
+        // Dropped after the lock: a tree takes a while to free, and every write waits
+        // for the lock.
+        drop(forgotten);
     }
 
     fn enqueue(
