@@ -41,10 +41,18 @@ const _: () = assert!(STATUS_MEMBER.is_multiple_of(3), "whole base64 groups");
 /// The gzip header flate2 writes: deflate, no flags, no time, no extra flags, OS unknown.
 const GZIP_HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
 
+/// The largest JSON compressed at the fastest level. Even uncompressed and in base64, a
+/// record this small is a third of the most a Secret holds (1 MiB), so the time its
+/// compression takes matters more than the bytes it saves; a larger one is compressed as
+/// hard as Helm compresses every record, to stay under that limit wherever Helm does.
+const FAST_UP_TO: usize = 256 << 10;
+
 thread_local! {
-    /// Each thread's deflate compressor, reset between records: making one allocates and
-    /// clears some hundreds of kilobytes, more work than compressing a small record.
-    static DEFLATE: RefCell<Option<Compress>> = const { RefCell::new(None) };
+    /// Each thread's deflate compressors, at the fastest level and at the best, reset
+    /// between records: making one allocates and clears some hundreds of kilobytes, more
+    /// work than compressing a small record.
+    static DEFLATE_FAST: RefCell<Option<Compress>> = const { RefCell::new(None) };
+    static DEFLATE_BEST: RefCell<Option<Compress>> = const { RefCell::new(None) };
     /// Each thread's inflater, reset between records, for the same reason.
     static INFLATE: RefCell<Option<Decompress>> = const { RefCell::new(None) };
 }
@@ -217,10 +225,16 @@ fn status_member(status: &str) -> Option<Vec<u8>> {
     Some(member)
 }
 
-/// Appends `data` to `out` as a gzip member (RFC 1952) at the default level.
+/// Appends `data` to `out` as a gzip member (RFC 1952), at the fastest level up to
+/// [`FAST_UP_TO`] bytes and at the best above.
 fn gzip_into(data: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-    DEFLATE.with_borrow_mut(|kept| {
-        let deflate = kept.get_or_insert_with(|| Compress::new(Compression::default(), false));
+    let (compressor, level) = if data.len() <= FAST_UP_TO {
+        (&DEFLATE_FAST, Compression::fast())
+    } else {
+        (&DEFLATE_BEST, Compression::best())
+    };
+    compressor.with_borrow_mut(|kept| {
+        let deflate = kept.get_or_insert_with(|| Compress::new(level, false));
         deflate.reset();
         out.reserve(GZIP_HEADER.len() + data.len() / 2 + 64);
         out.extend_from_slice(&GZIP_HEADER);
@@ -420,5 +434,49 @@ mod tests {
             packed.len() > large.len() / 2 + 64,
             "outgrew the first guess"
         );
+    }
+
+    /// The length of `data` gzipped by flate2 at `level`.
+    fn gzipped_at(data: &[u8], level: Compression) -> usize {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), level);
+        std::io::Write::write_all(&mut encoder, data).expect("compressed");
+        encoder.finish().expect("finished").len()
+    }
+
+    #[test]
+    fn small_records_are_compressed_fast_and_large_ones_as_hard_as_helm_does() {
+        // Manifests that compress well, and better the harder they are worked.
+        let manifest = |bytes: usize| {
+            (0..)
+                .map(|n| format!("---\nkind: ConfigMap\nmetadata:\n  name: c{}\n", n % 977))
+                .take_while({
+                    let mut total = 0;
+                    move |doc| {
+                        total += doc.len();
+                        total <= bytes
+                    }
+                })
+                .collect::<String>()
+        };
+        for (bytes, wanted_fast) in [(64 << 10, true), (FAST_UP_TO + 1, false)] {
+            let json = serde_json::to_vec(&json!({"manifest": manifest(bytes)})).expect("JSON");
+            let mut packed = Vec::new();
+            gzip_into(&json, &mut packed).expect("gzips");
+            let (fast, best) = (
+                gzipped_at(&json, Compression::fast()),
+                gzipped_at(&json, Compression::best()),
+            );
+            assert!(
+                fast > best + best / 4,
+                "the levels tell apart: {fast} against {best}"
+            );
+            // Block boundaries differ by a few bytes from flate2's writer.
+            let near = |length: usize| packed.len().abs_diff(length) < 64;
+            assert!(
+                near(if wanted_fast { fast } else { best }),
+                "{bytes} bytes: {} (fast {fast}, best {best})",
+                packed.len()
+            );
+        }
     }
 }
