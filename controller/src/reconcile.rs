@@ -16,7 +16,6 @@ use fleet_api::{
     ClusterGroup, Content, GitRepo, Policy,
 };
 use fleet_objects::policy::Policies;
-use futures::{StreamExt, TryStreamExt};
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
@@ -42,50 +41,6 @@ pub fn cluster_namespace(cluster: &Cluster) -> String {
         cluster.name_any()
     );
     fleet_renderer::bundle::bundle_name("cluster", &rel)
-}
-
-/// How many of a bundle's deployments are written at once.
-const DEPLOYMENT_WRITES: usize = 64;
-
-/// A deployment to write to a cluster's namespace.
-struct Write {
-    target_namespace: String,
-    deployment: BundleDeployment,
-    /// The deployment there now, if any.
-    current: Option<Arc<BundleDeployment>>,
-    /// The downstream copies to sync first, when the deployment rolls out now (not
-    /// staged).
-    copies: Option<Vec<downstream::Copy>>,
-}
-
-impl Write {
-    /// Writes the copies (the agent reads them when it sees the deployment), then the
-    /// deployment, by server-side apply; the namespace is made first for a new one.
-    async fn run(self, ctx: &Context, bundle: &Bundle) -> Result<(), Error> {
-        let namespace = &self.target_namespace;
-        let written = async {
-            if self.current.is_none() {
-                // A deployment there shows the namespace exists.
-                ctx.ensure_namespace(namespace).await?;
-            }
-            if let Some(copies) = &self.copies {
-                let had_copies = (self.current.as_deref()).is_some_and(has_downstream_resources);
-                downstream::sync(&ctx.client, bundle, namespace, copies, had_copies).await?;
-            }
-            let api = Api::<BundleDeployment>::namespaced(ctx.client.clone(), namespace);
-            let apply = PatchParams::apply(FIELD_MANAGER).force();
-            let name = self.deployment.name_any();
-            // The caches see the write through the watch; the answer is not read.
-            write_unread(&api, |request| {
-                request.patch(&name, &apply, &Patch::Apply(&self.deployment))
-            })
-            .await?;
-            Ok::<_, Error>(())
-        };
-        written
-            .await
-            .inspect_err(|_| ctx.forget_namespace(namespace))
-    }
 }
 
 /// Deploys `bundle` to the clusters it targets.
@@ -196,7 +151,7 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
         .collect();
     let allowed = rollout::allowed(bundle.spec.rollout_strategy.as_ref(), &candidates);
     let mut wanted = BTreeSet::new();
-    let mut writes = Vec::new();
+    let mut wrote = false;
     for ((_, target_namespace, desired, current, copies), go) in plans.into_iter().zip(&allowed) {
         if !go && current.is_none() {
             // Held back by maxNew: created on a later pass.
@@ -214,24 +169,35 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
                     == deployment.metadata.annotations.clone().unwrap_or_default()
                 && d.metadata.finalizers == deployment.metadata.finalizers
         });
-        wanted.insert(target_namespace.clone());
         if !unchanged {
-            let write = Write {
-                target_namespace,
-                deployment,
-                current,
-                copies: go.then_some(copies),
+            wrote = true;
+            if current.is_none() {
+                // A deployment there shows the namespace exists.
+                ctx.ensure_namespace(&target_namespace).await?;
+            }
+            let write = async {
+                if *go {
+                    // The copies go first: the agent reads them when it sees the deployment.
+                    let had_copies = current.as_deref().is_some_and(has_downstream_resources);
+                    downstream::sync(&ctx.client, &bundle, &target_namespace, &copies, had_copies)
+                        .await?;
+                }
+                let api =
+                    Api::<BundleDeployment>::namespaced(ctx.client.clone(), &target_namespace);
+                let apply = PatchParams::apply(FIELD_MANAGER).force();
+                // The caches see the write through the watch; the answer is not read.
+                write_unread(&api, |request| {
+                    request.patch(&name, &apply, &Patch::Apply(&deployment))
+                })
+                .await?;
+                Ok::<_, Error>(())
             };
-            writes.push(write.run(ctx, &bundle));
+            write
+                .await
+                .inspect_err(|_| ctx.forget_namespace(&target_namespace))?;
         }
+        wanted.insert(target_namespace);
     }
-    let mut wrote = !writes.is_empty();
-    // Each write waits until the hub has it on disk: one after another, a bundle of many
-    // clusters would be paced by the disk's latency, not by the work.
-    futures::stream::iter(writes)
-        .buffer_unordered(DEPLOYMENT_WRITES)
-        .try_for_each(|()| std::future::ready(Ok(())))
-        .await?;
     for stale in deployments
         .iter()
         .filter(|d| !d.namespace().is_some_and(|ns| wanted.contains(&ns)))
