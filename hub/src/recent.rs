@@ -80,7 +80,7 @@ impl Recent {
     /// Forgets the oldest tree kept, if its place in line is still its own; returns it.
     fn forget_oldest(&mut self) -> Option<Value> {
         let (at, serial) = self.order.pop_front()?;
-        if !self.entries.get(&at).is_some_and(|e| e.serial == serial) {
+        if self.entries.get(&at).is_none_or(|e| e.serial != serial) {
             return None;
         }
         let entry = self.entries.remove(&at)?;
