@@ -20,8 +20,7 @@ pub fn returns_deleted_object(resource: &ResourceType) -> bool {
 
 /// Whether the kind keeps `metadata.generation` (kinds with a spec and a status).
 pub fn tracks_generation(resource: &ResourceType, version: &str) -> bool {
-    resource.custom
-        || resource.kind != "Namespace" && resource.version(version).is_some_and(|v| v.status)
+    resource.custom || resource.kind != "Namespace" && resource.has_status(version)
 }
 
 /// Fills in what the kind's controller would set on a new or changed object.

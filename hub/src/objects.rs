@@ -378,7 +378,7 @@ fn finish(
     }
     object["apiVersion"] = json!(call.api_version());
     object["kind"] = json!(resource.kind);
-    let has_status = resource.version(&call.version).is_some_and(|v| v.status);
+    let has_status = resource.has_status(&call.version);
     let name = call
         .name
         .clone()
@@ -671,10 +671,7 @@ async fn commit(
 /// status is a subresource. Only such writes hand their trees back to the store: trees
 /// nobody takes would wait to be dropped, colder.
 fn awaits_status(call: &Call) -> bool {
-    !call.status_call()
-        && (call.resource)
-            .version(&call.version)
-            .is_some_and(|version| version.status)
+    !call.status_call() && call.resource.has_status(&call.version)
 }
 
 /// `create`.
@@ -888,10 +885,7 @@ pub fn patched(doc: &Value, kind: PatchKind, patch: &Value) -> Result<Value, Pat
 /// What an apply to the main resource may set: everything but status, when status is a
 /// subresource; on the status subresource, only status.
 fn without_status_of(call: &Call, mut applied: Value) -> Value {
-    let has_status = call
-        .resource
-        .version(&call.version)
-        .is_some_and(|v| v.status);
+    let has_status = call.resource.has_status(&call.version);
     if let Some(map) = applied.as_object_mut() {
         if call.status_call() {
             map.retain(|k, _| matches!(k.as_str(), "apiVersion" | "kind" | "metadata" | "status"));

@@ -72,6 +72,11 @@ impl ResourceType {
         self.versions.iter().find(|v| v.name == name)
     }
 
+    /// Whether `version` serves status as a subresource.
+    pub fn has_status(&self, version: &str) -> bool {
+        self.version(version).is_some_and(|v| v.status)
+    }
+
     /// `group/version` or `version` for the core group.
     pub fn api_version(&self, version: &str) -> String {
         if self.group.is_empty() {

@@ -30,7 +30,7 @@ fn has_scale(resource: &ResourceType) -> bool {
 /// The subresources of `resource` in `version`.
 pub fn of(resource: &ResourceType, version: &str) -> Vec<Subresource> {
     let mut subresources = Vec::new();
-    if resource.version(version).is_some_and(|v| v.status) {
+    if resource.has_status(version) {
         subresources.push(Subresource {
             name: "status",
             kind: None,
