@@ -69,6 +69,12 @@ pub fn create_repo(dir: &Path) -> Result<bool> {
     Ok(true)
 }
 
+/// The URL of the demo repository at `dir`: the GitRepo's `spec.repo`, and what a push
+/// to gitjob's webhook names, so that the push finds the GitRepo.
+pub fn url(dir: &Path) -> String {
+    format!("file://{}", dir.display())
+}
+
 /// The commit `main` points at.
 pub fn head(dir: &Path) -> Result<String> {
     git(dir, &["rev-parse", "main"])

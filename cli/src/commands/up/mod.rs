@@ -205,7 +205,7 @@ async fn apply_gitrepo(client: &kube::Client, repo: &Path) -> Result<()> {
         "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
         "metadata": {"name": GITREPO, "namespace": NAMESPACE},
         "spec": {
-            "repo": format!("file://{}", repo.display()),
+            "repo": demo::url(repo),
             "branch": "main",
             "paths": demo::BUNDLES,
             "pollingInterval": "5s",

@@ -192,11 +192,7 @@ pub(super) async fn watch_changes(fleet: &Fleet, data: &Path) {
         tokio::time::sleep(Duration::from_millis(500)).await;
         if let Ok(head) = demo::head(&repo) {
             if head != pushed {
-                match fleet
-                    .hook
-                    .push(&format!("file://{}", repo.display()), &head)
-                    .await
-                {
+                match fleet.hook.push(&demo::url(&repo), &head).await {
                     Ok(()) => println!("pushed {} to gitjob's webhook", short(&head)),
                     Err(error) => println!("could not push {}: {error:#}", short(&head)),
                 }
