@@ -5,10 +5,10 @@
 //! gzip reader) and the agent (through flate2's `MultiGzDecoder`) read as one stream. The
 //! first member holds only the opening of the JSON, `{"info":{"status":"deployed"`, stored
 //! uncompressed with the status padded by spaces to a fixed width; the second holds the
-//! rest, compressed. The first member is 60 bytes, 80
-//! base64 characters, so its text stands apart from the rest's: marking a revision
-//! superseded, as every upgrade does, swaps those 80 characters ([`restatus`]) instead of
-//! decoding, changing and compressing the whole release again.
+//! rest, compressed. The first member is 60 bytes, 80 base64 characters, so its text
+//! stands apart from the rest's: marking a revision superseded, as every upgrade does,
+//! swaps those 80 characters ([`restatus`]) instead of decoding, changing and compressing
+//! the whole release again.
 
 use std::cell::RefCell;
 use std::io::Read;

@@ -5,8 +5,8 @@
 //! CPU it took, the peak memory, the objects in the hub, the writes per BundleDeployment
 //! and the largest status object. Each commit is announced to gitjob by a signed push
 //! webhook, as a Git host sends one, so a phase starts at once rather than at the next
-//! poll. Named scenarios reproduce Rancher Fleet's benchmark experiments. No reference tool runs here; the figures are printed against the issue's
-//! targets.
+//! poll. Named scenarios reproduce Rancher Fleet's benchmark experiments. No reference
+//! tool runs here; the figures are printed against the targets.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
