@@ -56,6 +56,22 @@ impl Caches {
         self.deployments.get(&bundle_key(namespace, name))
     }
 
+    /// The BundleDeployment of bundle `name` in `namespace` in the cluster namespace
+    /// `target`, as the cache holds it now.
+    pub fn deployment_of_bundle(
+        &self,
+        namespace: &str,
+        name: &str,
+        target: &str,
+    ) -> Option<Arc<BundleDeployment>> {
+        // A deployment is named after its bundle; its labels say which namespace's.
+        let deployment = self.deployments.object(target, name)?;
+        let labels = deployment.labels();
+        let of_bundle = labels.get(BUNDLE_NAME_LABEL).map(String::as_str) == Some(name)
+            && labels.get(BUNDLE_NAMESPACE_LABEL).map(String::as_str) == Some(namespace);
+        of_bundle.then_some(deployment)
+    }
+
     /// The BundleDeployments of cluster `name` in `namespace`.
     pub fn deployments_of_cluster(
         &self,
@@ -91,4 +107,49 @@ fn bundle_key(namespace: &str, name: &str) -> String {
 
 fn cluster_key(namespace: &str, name: &str) -> String {
     format!("cluster:{namespace}/{name}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kube::runtime::watcher::Event;
+
+    fn deployment(target: &str, name: &str, bundle_namespace: &str) -> BundleDeployment {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "BundleDeployment",
+            "metadata": {"namespace": target, "name": name, "labels": {
+                BUNDLE_NAME_LABEL: name,
+                BUNDLE_NAMESPACE_LABEL: bundle_namespace,
+            }},
+            "spec": {},
+        }))
+        .expect("a BundleDeployment")
+    }
+
+    #[test]
+    fn a_bundles_deployment_in_a_cluster_namespace_is_found_only_for_that_bundle() {
+        let (deployments, mut apply) = Cache::detached(deployment_keys);
+        apply(Event::Init);
+        apply(Event::InitApply(deployment(
+            "cluster-a",
+            "web",
+            "fleet-local",
+        )));
+        apply(Event::InitDone);
+        let caches = Caches::new(
+            Cache::detached(by_namespace).0,
+            Cache::detached(by_namespace).0,
+            Cache::detached(by_namespace).0,
+            deployments,
+        );
+        let found = caches.deployment_of_bundle("fleet-local", "web", "cluster-a");
+        assert_eq!(found.map(|d| d.name_any()).as_deref(), Some("web"));
+        // A bundle of the same name in another namespace has no deployment there.
+        assert!(caches
+            .deployment_of_bundle("fleet-default", "web", "cluster-a")
+            .is_none());
+        assert!(caches
+            .deployment_of_bundle("fleet-local", "web", "cluster-b")
+            .is_none());
+    }
 }

@@ -82,8 +82,13 @@ pub fn preview(
                 }
                 let id = deployment_id(&variant, "");
                 let namespace = cluster_namespace(cluster);
-                out.deployments
-                    .push(deployment_for(bundle, cluster, &variant, &namespace, id));
+                out.deployments.push(deployment_for(
+                    bundle,
+                    cluster,
+                    &variant.options,
+                    &namespace,
+                    id,
+                ));
             }
         }
         out.inputs.push(input);

@@ -12,8 +12,8 @@ use fleet_api::labels::{
 };
 use fleet_api::labels::{NAMESPACE_CREATION_ANNOTATION, NAMESPACE_CREATION_DISABLED};
 use fleet_api::{
-    Bundle, BundleDeployment, BundleDeploymentSpec, BundleDisplay, BundleSummary, Cluster,
-    ClusterGroup, Content, GitRepo, Policy,
+    Bundle, BundleDeployment, BundleDeploymentOptions, BundleDeploymentSpec, BundleDisplay,
+    BundleSummary, Cluster, ClusterGroup, Content, GitRepo, Policy,
 };
 use fleet_objects::policy::Policies;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
@@ -75,15 +75,20 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
         // Refused: the deployments stay as they were, and the bundle says why.
         Err(refusal) => return write_status(ctx, &bundle, &deployments, Some(refusal)).await,
     };
-    // The bundle's deployment in each cluster namespace (looked up once per cluster).
-    let by_namespace: BTreeMap<&str, Arc<BundleDeployment>> = deployments
+    // Where each cluster's deployment stands (looked up once per cluster). The plans keep
+    // that, not the deployments: a pass writing to many clusters outlasts their reports, and
+    // would otherwise hold every deployment as it was while the cache takes the new ones.
+    let standing: BTreeMap<&str, Standing> = deployments
         .iter()
-        .filter_map(|d| Some((d.metadata.namespace.as_deref()?, d.clone())))
+        .filter_map(|d| Some((d.metadata.namespace.as_deref()?, Standing::of(d))))
         .collect();
     let mut files = None;
-    // One plan per cluster, each deployment boxed: every bundle's pass holds its plans at
-    // once, and a deployment is large.
+    // One plan per cluster, each deployment made only when it is written: every bundle's
+    // pass holds its plans until it has written them all, and a deployment is large.
     let mut plans = Vec::with_capacity(clusters.len());
+    let mut candidates = Vec::with_capacity(clusters.len());
+    // The deployment id and options of each variant, shared by the clusters deploying it.
+    let mut deployed: BTreeMap<String, Arc<Deployed>> = BTreeMap::new();
     let mut failures = Vec::new();
     // The Contents this pass made sure of: one per distinct variant, not one per cluster.
     let mut stored = BTreeSet::new();
@@ -130,37 +135,59 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
             store_content(ctx, &variant).await?;
         }
         let id = deployment_id(&variant, &downstream::digest(&copies));
-        let mut desired = deployment_for(&bundle, cluster, &variant, &target_namespace, id);
+        let standing = standing.get(target_namespace.as_str());
+        candidates.push(Candidate {
+            cluster: info,
+            current: standing.and_then(|s| s.id.clone()),
+            wanted: id.clone(),
+            available: standing.is_some_and(|s| s.available),
+        });
+        let shared = deployed.entry(id).or_insert_with_key(|id| {
+            Arc::new(Deployed {
+                id: id.clone(),
+                options: variant.options,
+            })
+        });
+        plans.push(Plan {
+            cluster: cluster.clone(),
+            target_namespace,
+            deployed: shared.clone(),
+            copies,
+            existed: standing.is_some(),
+        });
+    }
+    drop(standing);
+    drop(deployed);
+    let allowed = rollout::allowed(bundle.spec.rollout_strategy.as_ref(), &candidates);
+    drop(candidates);
+    drop(deployments);
+    let mut wanted = BTreeSet::new();
+    let mut wrote = false;
+    for (plan, go) in plans.into_iter().zip(&allowed) {
+        if !go && !plan.existed {
+            // Held back by maxNew: created on a later pass.
+            continue;
+        }
+        let target_namespace = &plan.target_namespace;
+        // Read now, not when the pass began: the agent may have reported since.
+        let current = caches.deployment_of_bundle(&namespace, &name, target_namespace);
+        let mut desired = deployment_for(
+            &bundle,
+            &plan.cluster,
+            &plan.deployed.options,
+            target_namespace,
+            plan.deployed.id.clone(),
+        );
         if !creates_namespaces {
             desired.metadata.annotations = Some(BTreeMap::from([(
                 NAMESPACE_CREATION_ANNOTATION.to_string(),
                 NAMESPACE_CREATION_DISABLED.to_string(),
             )]));
         }
-        let current = by_namespace.get(target_namespace.as_str()).cloned();
-        plans.push((info, target_namespace, Box::new(desired), current, copies));
-    }
-    let candidates: Vec<Candidate> = plans
-        .iter()
-        .map(|(info, _, desired, current, _)| Candidate {
-            cluster: info.clone(),
-            current: current.as_ref().and_then(|d| d.spec.deployment_id.clone()),
-            wanted: desired.spec.deployment_id.clone().unwrap_or_default(),
-            available: current.as_deref().is_some_and(is_available),
-        })
-        .collect();
-    let allowed = rollout::allowed(bundle.spec.rollout_strategy.as_ref(), &candidates);
-    let mut wanted = BTreeSet::new();
-    let mut wrote = false;
-    for ((_, target_namespace, desired, current, copies), go) in plans.into_iter().zip(&allowed) {
-        if !go && current.is_none() {
-            // Held back by maxNew: created on a later pass.
-            continue;
-        }
         let deployment = if *go {
-            *desired
+            desired
         } else {
-            staged(*desired, current.as_deref())
+            staged(desired, current.as_deref())
         };
         let unchanged = current.as_ref().is_some_and(|d| {
             d.spec == deployment.spec
@@ -173,17 +200,17 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
             wrote = true;
             if current.is_none() {
                 // A deployment there shows the namespace exists.
-                ctx.ensure_namespace(&target_namespace).await?;
+                ctx.ensure_namespace(target_namespace).await?;
             }
             let write = async {
                 if *go {
                     // The copies go first: the agent reads them when it sees the deployment.
                     let had_copies = current.as_deref().is_some_and(has_downstream_resources);
-                    downstream::sync(&ctx.client, &bundle, &target_namespace, &copies, had_copies)
+                    let copies = &plan.copies;
+                    downstream::sync(&ctx.client, &bundle, target_namespace, copies, had_copies)
                         .await?;
                 }
-                let api =
-                    Api::<BundleDeployment>::namespaced(ctx.client.clone(), &target_namespace);
+                let api = Api::<BundleDeployment>::namespaced(ctx.client.clone(), target_namespace);
                 let apply = PatchParams::apply(FIELD_MANAGER).force();
                 // The caches see the write through the watch; the answer is not read.
                 write_unread(&api, |request| {
@@ -194,10 +221,11 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
             };
             write
                 .await
-                .inspect_err(|_| ctx.forget_namespace(&target_namespace))?;
+                .inspect_err(|_| ctx.forget_namespace(target_namespace))?;
         }
-        wanted.insert(target_namespace);
+        wanted.insert(plan.target_namespace);
     }
+    let deployments = caches.deployments_of_bundle(&namespace, &name);
     for stale in deployments
         .iter()
         .filter(|d| !d.namespace().is_some_and(|ns| wanted.contains(&ns)))
@@ -370,13 +398,46 @@ fn placement_fingerprint(
     hasher.finish()
 }
 
-/// Applied and ready at its current deployment.
-fn is_available(deployment: &BundleDeployment) -> bool {
-    deployment.status.as_ref().is_some_and(|s| {
-        s.ready
-            && s.applied_deployment_id.is_some()
-            && s.applied_deployment_id == deployment.spec.deployment_id
-    })
+/// What a pass deploys to one cluster. It is kept small (the deployment itself is made
+/// when it is written): a bundle's pass holds one per cluster until it has written them all.
+struct Plan {
+    cluster: Arc<Cluster>,
+    /// The cluster's namespace, where its deployments go.
+    target_namespace: String,
+    /// The deployment id and options, shared by the clusters of one variant.
+    deployed: Arc<Deployed>,
+    /// The downstream resources copied to the cluster's namespace.
+    copies: Vec<downstream::Copy>,
+    /// A deployment was there when the pass began.
+    existed: bool,
+}
+
+/// A variant's deployment id and options.
+struct Deployed {
+    id: String,
+    options: BundleDeploymentOptions,
+}
+
+/// Where a cluster's deployment stood when a pass began, as its rollout reads it.
+struct Standing {
+    /// The deployment it runs.
+    id: Option<String>,
+    /// Applied and ready at that deployment.
+    available: bool,
+}
+
+impl Standing {
+    fn of(deployment: &BundleDeployment) -> Self {
+        let available = deployment.status.as_ref().is_some_and(|s| {
+            s.ready
+                && s.applied_deployment_id.is_some()
+                && s.applied_deployment_id == deployment.spec.deployment_id
+        });
+        Self {
+            id: deployment.spec.deployment_id.clone(),
+            available,
+        }
+    }
 }
 
 /// `desired` held back by the rollout: the current deployment stays, the new one is staged.
@@ -388,10 +449,12 @@ fn staged(mut desired: BundleDeployment, current: Option<&BundleDeployment>) -> 
     desired
 }
 
+/// The deployment of `bundle` to `cluster` (in its namespace `target_namespace`) with
+/// `options`, as deployment `id`.
 pub(crate) fn deployment_for(
     bundle: &Bundle,
     cluster: &Cluster,
-    variant: &fleet_renderer::bundle::Variant,
+    options: &BundleDeploymentOptions,
     target_namespace: &str,
     id: String,
 ) -> BundleDeployment {
@@ -417,12 +480,12 @@ pub(crate) fn deployment_for(
         &bundle.name_any(),
         BundleDeploymentSpec {
             paused,
-            staged_options: Some(variant.options.clone()),
+            staged_options: Some(options.clone()),
             staged_deployment_id: Some(id.clone()),
-            options: Some(variant.options.clone()),
+            options: Some(options.clone()),
             deployment_id: Some(id),
             depends_on: bundle.spec.depends_on.clone(),
-            correct_drift: variant.options.correct_drift.clone(),
+            correct_drift: options.correct_drift.clone(),
         },
     );
     deployment.metadata.namespace = Some(target_namespace.to_string());

@@ -90,6 +90,29 @@ where
             .collect()
     }
 
+    /// The object `name` in `namespace`, if the cache holds it.
+    pub fn object(&self, namespace: &str, name: &str) -> Option<Arc<K>> {
+        self.store.get(&ObjectRef::new(name).within(namespace))
+    }
+
+    /// A cache no watch fills, and what fills it instead: each event given to it goes to
+    /// the store and the index, as a watch's would.
+    #[cfg(test)]
+    pub(crate) fn detached(keys: Keys<K>) -> (Arc<Self>, impl FnMut(watcher::Event<K>)) {
+        let (store, mut writer) = reflector::store();
+        let cache = Arc::new(Cache {
+            store,
+            keys,
+            index: RwLock::default(),
+        });
+        let filled = cache.clone();
+        let apply = move |event: watcher::Event<K>| {
+            writer.apply_watcher_event(&event);
+            filled.index_event(&event);
+        };
+        (cache, apply)
+    }
+
     /// The store, for the reconciles of this kind.
     pub fn store(&self) -> Store<K> {
         self.store.clone()
@@ -248,16 +271,7 @@ mod tests {
 
     #[test]
     fn the_index_follows_changes_and_swaps_in_a_relist_whole() {
-        let (store, mut writer) = reflector::store();
-        let cache = Cache {
-            store,
-            keys: by_env,
-            index: RwLock::default(),
-        };
-        let mut apply = |event: watcher::Event<Cluster>| {
-            writer.apply_watcher_event(&event);
-            cache.index_event(&event);
-        };
+        let (cache, mut apply) = Cache::detached(by_env);
         apply(watcher::Event::Init);
         apply(watcher::Event::InitApply(cluster("ns", "a", "dev")));
         apply(watcher::Event::InitApply(cluster("ns", "b", "prod")));
@@ -277,5 +291,9 @@ mod tests {
         apply(watcher::Event::InitDone);
         assert!(names("dev").is_empty());
         assert_eq!(names("prod"), ["d"]);
+        // An object is found by namespace and name, as it is now.
+        let found = cache.object("ns", "d").map(|c| c.labels()["env"].clone());
+        assert_eq!(found.as_deref(), Some("prod"));
+        assert!(cache.object("ns", "b").is_none());
     }
 }
