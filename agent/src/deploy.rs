@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use fleet_api::{BundleDeployment, BundleDeploymentResource, Condition, HelmRelease};
 use fleet_objects::client::write_text;
-use kube::api::{DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams};
+use kube::api::{DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
 use kube::discovery::{ApiCapabilities, ApiResource, Scope};
 use kube::{Api, ResourceExt};
 use serde_json::{json, Value};
@@ -18,6 +18,24 @@ use fleet_api::labels::{BUNDLE_NAME_LABEL, DEPLOYMENT_LABEL, DEPLOYMENT_NAMESPAC
 
 /// The field manager of the agent's writes.
 pub const FIELD_MANAGER: &str = "fleet-agent";
+
+/// The parameters of the agent's creates and replaces: its writes are recorded under its
+/// field manager, as its server-side applies are, not under one the server guesses.
+pub(crate) fn post_params() -> PostParams {
+    PostParams {
+        field_manager: Some(FIELD_MANAGER.into()),
+        ..PostParams::default()
+    }
+}
+
+/// The parameters of the agent's patches (its status reports, its namespace labels), under
+/// its field manager.
+pub(crate) fn patch_params() -> PatchParams {
+    PatchParams {
+        field_manager: Some(FIELD_MANAGER.into()),
+        ..PatchParams::default()
+    }
+}
 
 /// One object of a deployment, ready to apply: its API and the object as it should be.
 pub(crate) struct Desired {
@@ -804,12 +822,7 @@ pub(crate) async fn write_status(
     let api = Api::<BundleDeployment>::namespaced(agent.hub.clone(), &agent.namespace);
     let name = deployment.name_any();
     let answer = write_text(&api, |request| {
-        request.patch_subresource(
-            "status",
-            &name,
-            &PatchParams::default(),
-            &Patch::Merge(patch),
-        )
+        request.patch_subresource("status", &name, &patch_params(), &Patch::Merge(patch))
     })
     .await?;
     let written: Written = serde_json::from_str(&answer).map_err(|e| {

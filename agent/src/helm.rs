@@ -281,7 +281,7 @@ async fn label_namespace(
     kube::Api::<k8s_openapi::api::core::v1::Namespace>::all(agent.local.clone())
         .patch(
             namespace,
-            &kube::api::PatchParams::default(),
+            &crate::deploy::patch_params(),
             &kube::api::Patch::Merge(&patch),
         )
         .await?;

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use fleet_api::{HelmHook, HelmRelease};
-use kube::api::{DeleteParams, DynamicObject, PostParams};
+use kube::api::{DeleteParams, DynamicObject};
 use kube::ResourceExt;
 use serde_json::{json, Value};
 
@@ -177,7 +177,7 @@ async fn run_one(
         delete(agent, release, hook, timeout).await?;
     }
     let (api, object) = target(agent, release, hook).await?;
-    api.create(&PostParams::default(), &object).await?;
+    api.create(&crate::deploy::post_params(), &object).await?;
     let kind = kind(hook);
     if kind != "Job" && kind != "Pod" {
         return Ok(());

@@ -260,7 +260,7 @@ impl Agent {
                 "lastSeen": jiff::Timestamp::now().to_string(),
                 "namespace": self.namespace,
             }}});
-            let params = kube::api::PatchParams::default();
+            let params = deploy::patch_params();
             if let Err(error) = api
                 .patch_status(name, &params, &kube::api::Patch::Merge(&patch))
                 .await

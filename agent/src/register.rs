@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 use fleet_api::labels::TOKEN_LABEL;
 use fleet_api::ClusterRegistration;
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::PostParams;
 use kube::Api;
 
 use crate::Error;
@@ -88,7 +87,7 @@ pub async fn register(
         .spec
         .credential_secret_name()
         .ok_or_else(|| failed("no credential name"))?;
-    api.create(&PostParams::default(), &request).await?;
+    api.create(&crate::deploy::post_params(), &request).await?;
     // The token may read this one Secret once the controller has granted the request (until
     // then it is missing, or not yet readable).
     let secrets = Api::<Secret>::namespaced(client, &namespace);

@@ -13,11 +13,12 @@ use fleet_api::{BundleDeploymentResource, HelmRelease};
 use fleet_objects::client::write_unread;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::ByteString;
-use kube::api::{DeleteParams, ListParams, ObjectMeta, PostParams};
+use kube::api::{DeleteParams, ListParams, ObjectMeta};
 use kube::Api;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
+use crate::deploy::post_params;
 use crate::record_encoding::{self, decode, encode, encode_json, restatus};
 use crate::Error;
 
@@ -196,8 +197,7 @@ impl Store {
     ) -> Result<(), Error> {
         let secret = self.secret(version, status, encoded)?;
         // The agent never reads the answers of its writes to the records.
-        let create =
-            |request: &kube::core::Request| request.create(&PostParams::default(), secret.clone());
+        let create = |request: &kube::core::Request| request.create(&post_params(), secret.clone());
         match write_unread(&self.api, create).await {
             Ok(()) => Ok(()),
             Err(kube::Error::Api(response)) if response.code == 409 => {
@@ -211,7 +211,7 @@ impl Store {
     async fn replace(&self, version: u64, secret: Vec<u8>) -> Result<(), Error> {
         let name = self.secret_name(version);
         let replace =
-            |request: &kube::core::Request| request.replace(&name, &PostParams::default(), secret);
+            |request: &kube::core::Request| request.replace(&name, &post_params(), secret);
         write_unread(&self.api, replace).await?;
         Ok(())
     }

@@ -84,13 +84,7 @@ async fn a_commit_reaches_the_member_cluster_and_a_removed_file_is_pruned() {
         found["metadata"]["labels"]["fleet.cattle.io/bundle-deployment"],
         "demo-app"
     );
-    let managers: Vec<&str> = found["metadata"]["managedFields"]
-        .as_array()
-        .expect("managedFields")
-        .iter()
-        .filter_map(|m| m["manager"].as_str())
-        .collect();
-    assert_eq!(managers, ["fleet-agent"]);
+    assert_eq!(managers(&found), ["fleet-agent Apply"]);
     let web = fleet
         .get("dev", &["get", "deployment", "web", "-n", "app"])
         .expect("the Deployment in dev");
@@ -144,7 +138,60 @@ async fn a_commit_reaches_the_member_cluster_and_a_removed_file_is_pruned() {
         (status.release.as_deref() == Some("app/demo-app:2")).then_some(())
     })
     .await;
+    // The agent's writes are recorded under its field manager: its reports on the hub, and
+    // its release records in the member (the first one replaced when it was superseded).
+    let with_fields = ["--show-managed-fields"];
+    let deployment = fleet
+        .get(
+            "local",
+            &[
+                &["get", "bundledeployment", "demo-app", "-n"][..],
+                &[NAMESPACE_OF_DEV],
+                &with_fields,
+            ]
+            .concat(),
+        )
+        .expect("the BundleDeployment");
+    assert_eq!(
+        managers(&deployment),
+        ["fleet-controller Apply", "fleet-agent Update status"]
+    );
+    for record in [
+        "sh.helm.release.v1.demo-app.v1",
+        "sh.helm.release.v1.demo-app.v2",
+    ] {
+        let found = fleet
+            .get(
+                "dev",
+                &[&["get", "secret", record, "-n", "app"][..], &with_fields].concat(),
+            )
+            .expect("a release record");
+        assert_eq!(managers(&found), ["fleet-agent Update"], "{record}");
+    }
     fleet.stop().await;
+}
+
+/// The BundleDeployments' namespace of member `dev`.
+const NAMESPACE_OF_DEV: &str = "cluster-fleet-local-dev";
+
+/// The managedFields entries of `object`, each as `manager operation [subresource]`.
+fn managers(object: &serde_json::Value) -> Vec<String> {
+    let entries = object["metadata"]["managedFields"].as_array();
+    let text = |entry: &serde_json::Value, field: &str| {
+        entry[field].as_str().unwrap_or_default().to_string()
+    };
+    entries
+        .into_iter()
+        .flatten()
+        .map(|entry| {
+            let fields = [
+                text(entry, "manager"),
+                text(entry, "operation"),
+                text(entry, "subresource"),
+            ];
+            fields.join(" ").trim_end().to_string()
+        })
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
