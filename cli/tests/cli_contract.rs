@@ -4,6 +4,10 @@
 mod common;
 
 use common::{documents, fleet, fleet_ok, names, workspace};
+use serde_json::json;
+
+/// How long the controller may take to write a deployment.
+const WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 fn bad(dir: &str) -> String {
     workspace()
@@ -548,4 +552,139 @@ async fn target_deploy_dry_run_bundlediff_and_dump_against_a_live_hub() {
     ] {
         assert!(listing.lines().any(|l| l == entry), "{entry} in {listing}");
     }
+}
+
+/// A bundle of one ConfigMap for the dev clusters, copying the Secret `creds` downstream,
+/// deployed under the service account `tenant`.
+const WITH_SURROUNDINGS: &str = "defaultNamespace: app
+serviceAccount: tenant
+downstreamResources:
+- kind: Secret
+  name: creds
+targetCustomizations:
+- name: dev
+  clusterSelector: {matchLabels: {env: dev}}
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn target_previews_the_deployments_the_controller_writes_under_policies_and_downstream_resources(
+) {
+    let hub = fleet_testkit::FleetHub::start(&[]).await;
+    fleet_testkit::create_cluster(&hub.client, "fleet-local", "dev", json!({"env": "dev"}))
+        .await
+        .expect("cluster");
+    let kubectl = hub.hub.kubectl("local");
+    let apply = |yaml: String| {
+        let kubectl = &kubectl;
+        async move {
+            kubectl
+                .run_with(&["apply", "-f", "-"], &yaml)
+                .await
+                .success()
+        }
+    };
+    let secret = |value: &str| {
+        format!("apiVersion: v1\nkind: Secret\nmetadata: {{name: creds, namespace: fleet-local}}\nstringData: {{token: {value}}}\n")
+    };
+    let policy = |account: &str| {
+        format!("apiVersion: fleet.cattle.io/v1alpha1\nkind: Policy\nmetadata: {{name: tenants, namespace: fleet-local}}\nrequireServiceAccount: true\nallowedServiceAccounts: [{account}]\n")
+    };
+    apply(secret("one")).await;
+    apply(policy("tenant")).await;
+
+    let kubeconfig = hub.kubeconfig("local").to_string_lossy().to_string();
+    let work = tempfile::tempdir().expect("tempdir");
+    let app = work.path().join("app");
+    std::fs::create_dir_all(&app).expect("mkdir");
+    std::fs::write(app.join("fleet.yaml"), WITH_SURROUNDINGS).expect("write");
+    std::fs::write(
+        app.join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: fast\n",
+    )
+    .expect("write");
+    let path = |name: &str| work.path().join(name).to_string_lossy().to_string();
+    let root = work.path().to_string_lossy().to_string();
+    let bundle = ["--root", &root, "demo", "app"];
+    fleet_ok(&[&["apply", "--kubeconfig", &kubeconfig][..], &bundle].concat());
+    fleet_ok(&[&["apply", "-o", &path("bundle.yaml")][..], &bundle].concat());
+    let target = || {
+        common::fleet(&[
+            "target",
+            "--kubeconfig",
+            &kubeconfig,
+            "--bundle-file",
+            &path("bundle.yaml"),
+        ])
+    };
+    let previewed = || {
+        let output = target();
+        let text = String::from_utf8_lossy(&output.stdout).to_string();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let deployments: Vec<serde_json::Value> = documents(&text)
+            .into_iter()
+            .filter(|d| d["kind"] == "BundleDeployment")
+            .collect();
+        assert_eq!(deployments.len(), 1, "{text}");
+        deployments[0].clone()
+    };
+
+    // The oracle: the controller itself, deploying the same bundle.
+    let data = tempfile::tempdir().expect("tempdir");
+    let ctx = fleet_controller::Context::new(hub.client.clone(), data.path());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let controller = tokio::spawn(fleet_controller::run(ctx, async {
+        let _ = stopped.await;
+    }));
+    let deployments: kube::Api<fleet_api::BundleDeployment> =
+        kube::Api::namespaced(hub.client.clone(), "cluster-fleet-local-dev");
+    let written = |other_than: Option<String>| {
+        let deployments = &deployments;
+        fleet_testkit::eventually("the controller's deployment", WAIT, move || {
+            let other_than = other_than.clone();
+            async move {
+                let written = deployments.get("demo-app").await.ok()?;
+                let id = written.spec.deployment_id.clone()?;
+                (Some(&id) != other_than.as_ref()).then_some(written)
+            }
+        })
+    };
+    let first = written(None).await;
+    let preview = previewed();
+    assert_eq!(
+        preview["spec"]["deploymentID"].as_str(),
+        first.spec.deployment_id.as_deref()
+    );
+    // The Policies require a service account: the agent creates no namespace, as the
+    // controller marks it.
+    let annotations = serde_json::to_value(&first.metadata.annotations).expect("json");
+    assert_eq!(preview["metadata"]["annotations"], annotations);
+    assert!(!annotations.is_null(), "the controller marks it");
+
+    // A changed Secret is a new deployment, for both.
+    apply(secret("two")).await;
+    let second = written(first.spec.deployment_id.clone()).await;
+    assert_eq!(
+        previewed()["spec"]["deploymentID"].as_str(),
+        second.spec.deployment_id.as_deref()
+    );
+
+    // Refused by the Policies: no preview, and why.
+    apply(policy("someone-else")).await;
+    let output = target();
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        said.contains("bundle fleet-local/demo-app") && said.contains("refused by the Policies"),
+        "{said}"
+    );
+    assert!(
+        said.contains("serviceAccount tenant is not allowed"),
+        "{said}"
+    );
+    let _ = stop.send(());
+    let _ = controller.await;
 }

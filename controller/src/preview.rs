@@ -1,17 +1,20 @@
 //! What the controller would create for a Bundle, computed without writing anything (for
 //! `fleet target`): a Content per distinct variant and a BundleDeployment per targeted
-//! cluster, by the same placement, rendering and naming as the reconcile loop, plus the
-//! targeting decision for every cluster.
+//! cluster, by the same placement, rendering, naming, Policies and downstream resources as
+//! the reconcile loop, plus the targeting decision for every cluster.
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
-use fleet_api::{Bundle, BundleDeployment, Cluster, ClusterGroup, Content};
+use fleet_api::{Bundle, BundleDeployment, Cluster, ClusterGroup, Content, Policy};
 use fleet_charts::{ChartCache, HelmAuth};
-use kube::ResourceExt;
+use kube::api::ListParams;
+use kube::{Api, ResourceExt};
 
+use crate::downstream::{self, Sources};
 use crate::placement::{cluster_info, is_targeted};
-use crate::reconcile::{cluster_namespace, deployment_for};
+use crate::reconcile::{admitted, cluster_namespace, deployment_for};
 use crate::variant::{deployment_id, BundleFiles, VariantError};
 
 /// How one cluster was judged.
@@ -30,6 +33,9 @@ pub struct TargetInput {
     pub customization: Option<String>,
     /// Whether a matching customization says doNotDeploy.
     pub do_not_deploy: bool,
+    /// Why it gets no deployment although it is targeted (a downstream resource missing).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
 }
 
 /// The objects the controller would write for a Bundle.
@@ -43,17 +49,42 @@ pub struct Preview {
     pub inputs: Vec<TargetInput>,
 }
 
-/// The Preview of `bundle` over `clusters` (with their `groups`), rendering in a scratch
-/// directory under `work` and fetching remote charts with `auth`. Downstream resources and
-/// Policies, which need the cluster's Secrets and Policies, are left out.
+/// What the controller reads for a Bundle besides its clusters and groups: the objects its
+/// downstreamResources name and the Policies of its namespace.
+pub struct Surroundings {
+    /// The Secrets and ConfigMaps the bundle copies downstream.
+    pub sources: Sources,
+    /// The Policies of the bundle's namespace.
+    pub policies: Vec<Arc<Policy>>,
+}
+
+impl Surroundings {
+    /// Reads them for `bundle` through `client`, as the controller does.
+    pub async fn read(client: &kube::Client, bundle: &Bundle) -> Result<Self, kube::Error> {
+        let namespace = bundle.namespace().unwrap_or_default();
+        let policies = Api::<Policy>::namespaced(client.clone(), &namespace)
+            .list(&ListParams::default())
+            .await?;
+        Ok(Self {
+            sources: Sources::read(client, bundle).await?,
+            policies: policies.items.into_iter().map(Arc::new).collect(),
+        })
+    }
+}
+
+/// The Preview of `bundle` over `clusters` (with their `groups`) in `surroundings`,
+/// rendering in a scratch directory under `work` and fetching remote charts with `auth`.
 pub fn preview(
     bundle: &Bundle,
     clusters: &[Cluster],
     groups: &[ClusterGroup],
+    surroundings: &Surroundings,
     work: &Path,
     charts: &ChartCache,
     auth: HelmAuth,
-) -> Result<Preview, VariantError> {
+) -> Result<Preview, PreviewError> {
+    let creates_namespaces =
+        admitted(bundle, &surroundings.policies).map_err(PreviewError::Refused)?;
     let mut files = BundleFiles::write(bundle, work, auth)?;
     let mut out = Preview::default();
     for cluster in clusters {
@@ -70,28 +101,50 @@ pub fn preview(
             targeted,
             customization: None,
             do_not_deploy: false,
+            problem: None,
         };
         if targeted {
             let variant = files.variant(&info, charts)?;
             input.customization = variant.target.clone();
             input.do_not_deploy = !variant.deploy;
-            if variant.deploy {
-                let content = Content::pack(&variant.id, &variant.payload())?;
-                if !out.contents.iter().any(|c| c.name_any() == variant.id) {
-                    out.contents.push(content);
+            let copies = surroundings
+                .sources
+                .for_variant(&variant.options.downstream_resources);
+            match copies {
+                // As the controller, no deployment for a cluster whose copies cannot be made.
+                Err(why) => input.problem = Some(why),
+                Ok(copies) if variant.deploy => {
+                    let content = Content::pack(&variant.id, &variant.payload())
+                        .map_err(VariantError::from)?;
+                    if !out.contents.iter().any(|c| c.name_any() == variant.id) {
+                        out.contents.push(content);
+                    }
+                    let id = deployment_id(&variant, &downstream::digest(&copies));
+                    let namespace = cluster_namespace(cluster);
+                    out.deployments.push(deployment_for(
+                        bundle,
+                        cluster,
+                        &variant.options,
+                        &namespace,
+                        id,
+                        creates_namespaces,
+                    ));
                 }
-                let id = deployment_id(&variant, "");
-                let namespace = cluster_namespace(cluster);
-                out.deployments.push(deployment_for(
-                    bundle,
-                    cluster,
-                    &variant.options,
-                    &namespace,
-                    id,
-                ));
+                Ok(_) => {}
             }
         }
         out.inputs.push(input);
     }
     Ok(out)
+}
+
+/// Why a Bundle has no preview.
+#[derive(Debug, thiserror::Error)]
+pub enum PreviewError {
+    /// It could not be rendered.
+    #[error(transparent)]
+    Variant(#[from] VariantError),
+    /// The namespace's Policies refuse it: the controller deploys nothing of it.
+    #[error("refused by the Policies of its namespace: {0}")]
+    Refused(String),
 }

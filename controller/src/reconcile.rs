@@ -171,19 +171,14 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
         let target_namespace = &plan.target_namespace;
         // Read now, not when the pass began: the agent may have reported since.
         let current = caches.deployment_of_bundle(&namespace, &name, target_namespace);
-        let mut desired = deployment_for(
+        let desired = deployment_for(
             &bundle,
             &plan.cluster,
             &plan.deployed.options,
             target_namespace,
             plan.deployed.id.clone(),
+            creates_namespaces,
         );
-        if !creates_namespaces {
-            desired.metadata.annotations = Some(BTreeMap::from([(
-                NAMESPACE_CREATION_ANNOTATION.to_string(),
-                NAMESPACE_CREATION_DISABLED.to_string(),
-            )]));
-        }
         let deployment = if *go {
             desired
         } else {
@@ -308,7 +303,7 @@ struct Outside<'a> {
 /// Whether the namespace's Policies admit `bundle`: the service account of the bundle and
 /// of each of its targets must be allowed. Says whether its agents may create
 /// namespaces, or why it is refused.
-fn admitted(bundle: &Bundle, policies: &[Arc<Policy>]) -> Result<bool, String> {
+pub(crate) fn admitted(bundle: &Bundle, policies: &[Arc<Policy>]) -> Result<bool, String> {
     let policies = Policies::combine(policies)?;
     let accounts =
         placement::every_options(bundle).map(|options| options.service_account.as_deref());
@@ -450,13 +445,15 @@ fn staged(mut desired: BundleDeployment, current: Option<&BundleDeployment>) -> 
 }
 
 /// The deployment of `bundle` to `cluster` (in its namespace `target_namespace`) with
-/// `options`, as deployment `id`.
+/// `options`, as deployment `id`; marked so when the Policies let its agent create no
+/// namespaces (`creates_namespaces` false).
 pub(crate) fn deployment_for(
     bundle: &Bundle,
     cluster: &Cluster,
     options: &BundleDeploymentOptions,
     target_namespace: &str,
     id: String,
+    creates_namespaces: bool,
 ) -> BundleDeployment {
     let paused = bundle.spec.paused || cluster.spec.paused;
     let mut labels = BTreeMap::from([
@@ -491,6 +488,12 @@ pub(crate) fn deployment_for(
     deployment.metadata.namespace = Some(target_namespace.to_string());
     deployment.metadata.labels = Some(labels);
     deployment.metadata.finalizers = Some(vec![BUNDLE_DEPLOYMENT_FINALIZER.to_string()]);
+    if !creates_namespaces {
+        deployment.metadata.annotations = Some(BTreeMap::from([(
+            NAMESPACE_CREATION_ANNOTATION.to_string(),
+            NAMESPACE_CREATION_DISABLED.to_string(),
+        )]));
+    }
     deployment
 }
 

@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use anyhow::{Context as _, Result};
 use clap::Args;
 use fleet_api::{Bundle, Cluster, ClusterGroup};
-use kube::Api;
+use fleet_controller::preview::Surroundings;
+use kube::{Api, ResourceExt};
 use serde_json::{json, Value};
 
 /// Arguments of `fleet target`.
@@ -53,13 +54,19 @@ pub fn run(args: TargetArgs) -> Result<()> {
     let client = runtime.block_on(super::cluster_client(args.kubeconfig.as_deref()))?;
     let mut items = Vec::new();
     let mut judged = Vec::new();
-    for bundle in &bundles {
+    for mut bundle in bundles {
         let namespace = args
             .namespace
             .clone()
             .or_else(|| bundle.metadata.namespace.clone())
             .unwrap_or_else(|| "fleet-local".into());
-        let (clusters, groups) = runtime.block_on(async {
+        // Its Policies and downstream resources are those of the namespace it would be in.
+        bundle
+            .metadata
+            .namespace
+            .get_or_insert_with(|| namespace.clone());
+        let bundle = &bundle;
+        let (clusters, groups, surroundings) = runtime.block_on(async {
             let clusters = Api::<Cluster>::namespaced(client.clone(), &namespace)
                 .list(&Default::default())
                 .await
@@ -70,16 +77,21 @@ pub fn run(args: TargetArgs) -> Result<()> {
                 .await
                 .context("listing ClusterGroups")?
                 .items;
-            anyhow::Ok((clusters, groups))
+            let surroundings = Surroundings::read(&client, bundle)
+                .await
+                .context("reading the Policies and the downstream resources")?;
+            anyhow::Ok((clusters, groups, surroundings))
         })?;
         let preview = fleet_controller::preview::preview(
             bundle,
             &clusters,
             &groups,
+            &surroundings,
             work.path(),
             &charts,
             fleet_charts::HelmAuth::none(),
-        )?;
+        )
+        .with_context(|| format!("bundle {namespace}/{}", bundle.name_any()))?;
         for content in preview.contents {
             let mut value = serde_json::to_value(content)?;
             value["apiVersion"] = json!("fleet.cattle.io/v1alpha1");
