@@ -408,6 +408,21 @@ async fn apply_to_a_live_cluster_writes_bundles_and_prunes_those_gone() {
     assert_eq!(listed(&kubectl), "bundle.fleet.cattle.io/repo-app-dev\n");
 }
 
+/// A temporary directory holding the bundle `app`: one ConfigMap, and `options` as its
+/// fleet.yaml.
+fn bundle_directory(options: &str) -> tempfile::TempDir {
+    let work = tempfile::tempdir().expect("tempdir");
+    let app = work.path().join("app");
+    std::fs::create_dir_all(&app).expect("mkdir");
+    std::fs::write(app.join("fleet.yaml"), options).expect("write");
+    std::fs::write(
+        app.join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: fast\n",
+    )
+    .expect("write");
+    work
+}
+
 const CUSTOMIZED: &str = "targetCustomizations:
 - name: dev
   clusterSelector: {matchLabels: {env: dev}}
@@ -433,15 +448,7 @@ async fn target_deploy_dry_run_bundlediff_and_dump_against_a_live_hub() {
         .expect("cluster");
     }
     let kubeconfig = hub.kubeconfig("local").to_string_lossy().to_string();
-    let work = tempfile::tempdir().expect("tempdir");
-    let app = work.path().join("app");
-    std::fs::create_dir_all(&app).expect("mkdir");
-    std::fs::write(app.join("fleet.yaml"), CUSTOMIZED).expect("write");
-    std::fs::write(
-        app.join("cm.yaml"),
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: fast\n",
-    )
-    .expect("write");
+    let work = bundle_directory(CUSTOMIZED);
     let path = |name: &str| work.path().join(name).to_string_lossy().to_string();
     let root = work.path().to_string_lossy().to_string();
     fleet_ok(&[
@@ -593,15 +600,7 @@ async fn target_previews_the_deployments_the_controller_writes_under_policies_an
     apply(policy("tenant")).await;
 
     let kubeconfig = hub.kubeconfig("local").to_string_lossy().to_string();
-    let work = tempfile::tempdir().expect("tempdir");
-    let app = work.path().join("app");
-    std::fs::create_dir_all(&app).expect("mkdir");
-    std::fs::write(app.join("fleet.yaml"), WITH_SURROUNDINGS).expect("write");
-    std::fs::write(
-        app.join("cm.yaml"),
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: fast\n",
-    )
-    .expect("write");
+    let work = bundle_directory(WITH_SURROUNDINGS);
     let path = |name: &str| work.path().join(name).to_string_lossy().to_string();
     let root = work.path().to_string_lossy().to_string();
     let bundle = ["--root", &root, "demo", "app"];
