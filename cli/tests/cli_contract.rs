@@ -686,4 +686,13 @@ async fn target_previews_the_deployments_the_controller_writes_under_policies_an
     );
     let _ = stop.send(());
     let _ = controller.await;
+    // A cluster that does not serve Policies has none: the preview is made again.
+    kubectl
+        .run(&["delete", "crd", "policies.fleet.cattle.io"])
+        .await
+        .success();
+    assert_eq!(
+        previewed()["spec"]["deploymentID"].as_str(),
+        second.spec.deployment_id.as_deref()
+    );
 }

@@ -59,15 +59,21 @@ pub struct Surroundings {
 }
 
 impl Surroundings {
-    /// Reads them for `bundle` through `client`, as the controller does.
+    /// Reads them for `bundle` through `client`, as the controller does. A cluster that
+    /// does not serve Policies (one without their CRD) has none.
     pub async fn read(client: &kube::Client, bundle: &Bundle) -> Result<Self, kube::Error> {
         let namespace = bundle.namespace().unwrap_or_default();
-        let policies = Api::<Policy>::namespaced(client.clone(), &namespace)
+        let policies = match Api::<Policy>::namespaced(client.clone(), &namespace)
             .list(&ListParams::default())
-            .await?;
+            .await
+        {
+            Ok(list) => list.items.into_iter().map(Arc::new).collect(),
+            Err(kube::Error::Api(response)) if response.code == 404 => Vec::new(),
+            Err(error) => return Err(error),
+        };
         Ok(Self {
             sources: Sources::read(client, bundle).await?,
-            policies: policies.items.into_iter().map(Arc::new).collect(),
+            policies,
         })
     }
 }
