@@ -211,7 +211,8 @@ impl Agent {
         if !self.creates_namespaces || self.namespaces.get(namespace, recent::RECHECK).is_some() {
             return Ok(());
         }
-        fleet_objects::client::ensure_namespace(&self.local, namespace).await?;
+        fleet_objects::client::ensure_namespace(&self.local, namespace, deploy::FIELD_MANAGER)
+            .await?;
         self.namespaces.remember(namespace, ());
         Ok(())
     }

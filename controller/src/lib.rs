@@ -146,7 +146,7 @@ impl Context {
         if known {
             return Ok(());
         }
-        fleet_objects::client::ensure_namespace(&self.client, name).await?;
+        fleet_objects::client::ensure_namespace(&self.client, name, FIELD_MANAGER).await?;
         if let Ok(mut known) = self.namespaces.lock() {
             known.insert(name.to_string());
         }

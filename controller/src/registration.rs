@@ -275,7 +275,7 @@ pub async fn registration(
     .await?;
     let cluster = clusters.get(&name).await?;
     let home = cluster_namespace(&cluster);
-    ensure_namespace(&ctx.client, &home).await?;
+    ensure_namespace(&ctx.client, &home, crate::FIELD_MANAGER).await?;
     let rules = json!([
         {"apiGroups": ["fleet.cattle.io"], "resources": ["bundledeployments"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": ["fleet.cattle.io"], "resources": ["bundledeployments/status"], "verbs": ["get", "update", "patch"]},

@@ -168,6 +168,13 @@ async fn a_commit_reaches_the_member_cluster_and_a_removed_file_is_pruned() {
             .expect("a release record");
         assert_eq!(managers(&found), ["fleet-agent Update"], "{record}");
     }
+    let namespace = fleet
+        .get(
+            "dev",
+            &[&["get", "namespace", "app"][..], &with_fields].concat(),
+        )
+        .expect("the namespace the agent made");
+    assert_eq!(managers(&namespace), ["fleet-agent Update"]);
     fleet.stop().await;
 }
 

@@ -56,8 +56,12 @@ pub async fn for_cluster(kubeconfig: Option<&Path>) -> Result<kube::Client, Clie
     }
 }
 
-/// Creates namespace `name` unless it exists.
-pub async fn ensure_namespace(client: &kube::Client, name: &str) -> Result<(), kube::Error> {
+/// Creates namespace `name` unless it exists, as `field_manager`.
+pub async fn ensure_namespace(
+    client: &kube::Client,
+    name: &str,
+    field_manager: &str,
+) -> Result<(), kube::Error> {
     let api: Api<Namespace> = Api::all(client.clone());
     if api.get_opt(name).await?.is_some() {
         return Ok(());
@@ -69,7 +73,11 @@ pub async fn ensure_namespace(client: &kube::Client, name: &str) -> Result<(), k
         },
         ..Namespace::default()
     };
-    match api.create(&PostParams::default(), &namespace).await {
+    let params = PostParams {
+        field_manager: Some(field_manager.to_string()),
+        ..PostParams::default()
+    };
+    match api.create(&params, &namespace).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(response)) if response.code == 409 => Ok(()),
         Err(error) => Err(error),
