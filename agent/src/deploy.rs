@@ -22,19 +22,13 @@ pub const FIELD_MANAGER: &str = "fleet-agent";
 /// The parameters of the agent's creates and replaces: its writes are recorded under its
 /// field manager, as its server-side applies are, not under one the server guesses.
 pub(crate) fn post_params() -> PostParams {
-    PostParams {
-        field_manager: Some(FIELD_MANAGER.into()),
-        ..PostParams::default()
-    }
+    fleet_objects::client::post_params(FIELD_MANAGER)
 }
 
 /// The parameters of the agent's patches (its status reports, its namespace labels), under
 /// its field manager.
 pub(crate) fn patch_params() -> PatchParams {
-    PatchParams {
-        field_manager: Some(FIELD_MANAGER.into()),
-        ..PatchParams::default()
-    }
+    fleet_objects::client::patch_params(FIELD_MANAGER)
 }
 
 /// One object of a deployment, ready to apply: its API and the object as it should be.

@@ -8,8 +8,9 @@ use fleet_api::{
     BundleSummary, Cluster, ClusterDisplay, ClusterGroup, ClusterGroupDisplay, Condition,
     DRIVEN_TWICE_REASON,
 };
+use fleet_objects::client::patch_params;
 use fleet_objects::selector::matches_selector;
-use kube::api::{Patch, PatchParams};
+use kube::api::Patch;
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
@@ -17,7 +18,7 @@ use fleet_objects::conditions::set_condition;
 
 use crate::caches::Caches;
 use crate::reconcile::{cluster_namespace, summarise};
-use crate::{Context, Error};
+use crate::{Context, Error, FIELD_MANAGER};
 
 /// Writes `cluster`'s status, then that of the groups of its namespace.
 pub async fn cluster(cluster: Arc<Cluster>, ctx: &Context, caches: &Caches) -> Result<(), Error> {
@@ -83,7 +84,7 @@ pub async fn cluster(cluster: Arc<Cluster>, ctx: &Context, caches: &Caches) -> R
             "conditions": conditions,
         }});
         Api::<Cluster>::namespaced(ctx.client.clone(), &namespace)
-            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .patch_status(&name, &patch_params(FIELD_MANAGER), &Patch::Merge(&patch))
             .await?;
     }
     groups(ctx, caches, &namespace).await
@@ -169,7 +170,7 @@ async fn groups(ctx: &Context, caches: &Caches, namespace: &str) -> Result<(), E
         }});
         api.patch_status(
             &group.name_any(),
-            &PatchParams::default(),
+            &patch_params(FIELD_MANAGER),
             &Patch::Merge(&patch),
         )
         .await?;

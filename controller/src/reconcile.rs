@@ -16,11 +16,13 @@ use fleet_api::{
     BundleSummary, Cluster, ClusterGroup, Content, GitRepo, Policy,
 };
 use fleet_objects::policy::Policies;
-use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
-use fleet_objects::client::{add_finalizer, remove_finalizer, write_unread};
+use fleet_objects::client::{
+    add_finalizer, patch_params, post_params, remove_finalizer, write_unread,
+};
 use fleet_objects::conditions::set_condition;
 
 use crate::caches::Caches;
@@ -52,7 +54,7 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
     if bundle.metadata.deletion_timestamp.is_none() {
         // So that deleting the bundle uninstalls it everywhere before it goes.
         let api: Api<Bundle> = Api::namespaced(ctx.client.clone(), &namespace);
-        add_finalizer(&api, &bundle, BUNDLE_FINALIZER).await?;
+        add_finalizer(&api, &bundle, BUNDLE_FINALIZER, FIELD_MANAGER).await?;
     }
     let deployments = caches.deployments_of_bundle(&namespace, &name);
     let_go_uninstalled(ctx, &deployments).await?;
@@ -239,7 +241,7 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
         // Deleted: it goes once every deployment was uninstalled by its agent.
         if deployments.is_empty() {
             let api: Api<Bundle> = Api::namespaced(ctx.client.clone(), &namespace);
-            remove_finalizer(&api, &bundle, BUNDLE_FINALIZER).await?;
+            remove_finalizer(&api, &bundle, BUNDLE_FINALIZER, FIELD_MANAGER).await?;
             ctx.forget_placement(&key);
         }
         return Ok(());
@@ -337,7 +339,7 @@ async fn let_go_uninstalled(
                 ctx.client.clone(),
                 &deployment.namespace().unwrap_or_default(),
             );
-            remove_finalizer(&api, deployment, BUNDLE_DEPLOYMENT_FINALIZER).await?;
+            remove_finalizer(&api, deployment, BUNDLE_DEPLOYMENT_FINALIZER, FIELD_MANAGER).await?;
         }
     }
     Ok(())
@@ -509,7 +511,7 @@ async fn store_content(
     }
     match api
         .create(
-            &PostParams::default(),
+            &post_params(FIELD_MANAGER),
             &Content::pack(&variant.id, &variant.payload()).map_err(VariantError::from)?,
         )
         .await
@@ -658,7 +660,7 @@ async fn write_status(
         Api::namespaced(ctx.client.clone(), &bundle.namespace().unwrap_or_default());
     api.patch_status(
         &bundle.name_any(),
-        &PatchParams::default(),
+        &patch_params(FIELD_MANAGER),
         &Patch::Merge(&patch),
     )
     .await?;

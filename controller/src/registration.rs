@@ -9,17 +9,19 @@ use std::time::Duration;
 
 use fleet_api::labels::{CLUSTER_LABEL, TOKEN_LABEL};
 use fleet_api::{Cluster, ClusterRegistration, ClusterRegistrationToken};
-use fleet_objects::client::{delete_if_present, ensure_namespace, remove_finalizer};
+use fleet_objects::client::{
+    delete_if_present, ensure_namespace, patch_params, post_params, remove_finalizer,
+};
 use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
-use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, ListParams, Patch};
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 use crate::reconcile::cluster_namespace;
-use crate::{Context, Error};
+use crate::{Context, Error, FIELD_MANAGER};
 
 /// On a Cluster made by registration: its deletion waits until the agent's credential and
 /// everything granted with it are gone.
@@ -91,7 +93,7 @@ pub async fn issue_token(
     token.metadata.generate_name = Some("token-".into());
     token.spec.ttl = ttl;
     let name = tokens
-        .create(&PostParams::default(), &token)
+        .create(&post_params(FIELD_MANAGER), &token)
         .await?
         .name_any();
     let started = std::time::Instant::now();
@@ -124,7 +126,7 @@ where
 {
     let object: K =
         serde_json::from_value(value).map_err(|e| Error::Registration(e.to_string()))?;
-    match api.create(&PostParams::default(), &object).await {
+    match api.create(&post_params(FIELD_MANAGER), &object).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(response)) if response.code == 409 => Ok(()),
         Err(error) => Err(error.into()),
@@ -222,7 +224,7 @@ pub async fn token(token: Arc<ClusterRegistrationToken>, ctx: &Context) -> Resul
         Api::<ClusterRegistrationToken>::namespaced(ctx.client.clone(), &namespace)
             .patch_status(
                 &token.name_any(),
-                &PatchParams::default(),
+                &patch_params(FIELD_MANAGER),
                 &Patch::Merge(&patch),
             )
             .await?;
@@ -275,7 +277,7 @@ pub async fn registration(
     .await?;
     let cluster = clusters.get(&name).await?;
     let home = cluster_namespace(&cluster);
-    ensure_namespace(&ctx.client, &home, crate::FIELD_MANAGER).await?;
+    ensure_namespace(&ctx.client, &home, FIELD_MANAGER).await?;
     let rules = json!([
         {"apiGroups": ["fleet.cattle.io"], "resources": ["bundledeployments"], "verbs": ["get", "list", "watch"]},
         {"apiGroups": ["fleet.cattle.io"], "resources": ["bundledeployments/status"], "verbs": ["get", "update", "patch"]},
@@ -351,7 +353,7 @@ pub async fn registration(
     Api::<ClusterRegistration>::namespaced(ctx.client.clone(), &namespace)
         .patch_status(
             &registration.name_any(),
-            &PatchParams::default(),
+            &patch_params(FIELD_MANAGER),
             &Patch::Merge(&patch),
         )
         .await?;
@@ -380,6 +382,7 @@ pub async fn revoke(cluster: &Cluster, ctx: &Context) -> Result<(), Error> {
             &deployments,
             &deployment,
             fleet_api::labels::BUNDLE_DEPLOYMENT_FINALIZER,
+            FIELD_MANAGER,
         )
         .await?;
     }
@@ -407,7 +410,7 @@ pub async fn revoke(cluster: &Cluster, ctx: &Context) -> Result<(), Error> {
         .delete_collection(&everything, &owned)
         .await?;
     let clusters = Api::<Cluster>::namespaced(client.clone(), &namespace);
-    remove_finalizer(&clusters, cluster, CREDENTIAL_FINALIZER).await?;
+    remove_finalizer(&clusters, cluster, CREDENTIAL_FINALIZER, FIELD_MANAGER).await?;
     tracing::info!(cluster = %format!("{namespace}/{name}"), "agent credential revoked");
     Ok(())
 }

@@ -175,6 +175,56 @@ async fn a_commit_reaches_the_member_cluster_and_a_removed_file_is_pruned() {
         )
         .expect("the namespace the agent made");
     assert_eq!(managers(&namespace), ["fleet-agent Update"]);
+    // So are the controllers': gitjob's bundle and its GitRepo's status, the controller's
+    // finalizer and status of the bundle and its status of the cluster.
+    let bundle = fleet
+        .get(
+            "local",
+            &[
+                &["get", "bundle", "demo-app", "-n", "fleet-local"][..],
+                &with_fields,
+            ]
+            .concat(),
+        )
+        .expect("the Bundle");
+    assert_eq!(
+        managers(&bundle),
+        [
+            "fleet-gitjob Apply",
+            "fleet-controller Update",
+            "fleet-controller Update status"
+        ]
+    );
+    let gitrepo = fleet
+        .get(
+            "local",
+            &[
+                &["get", "gitrepo", "demo", "-n", "fleet-local"][..],
+                &with_fields,
+            ]
+            .concat(),
+        )
+        .expect("the GitRepo");
+    assert!(
+        managers(&gitrepo).contains(&"fleet-gitjob Update status".to_string()),
+        "{:?}",
+        managers(&gitrepo)
+    );
+    let cluster = fleet
+        .get(
+            "local",
+            &[
+                &["get", "cluster", "dev", "-n", "fleet-local"][..],
+                &with_fields,
+            ]
+            .concat(),
+        )
+        .expect("the Cluster");
+    assert!(
+        managers(&cluster).contains(&"fleet-controller Update status".to_string()),
+        "{:?}",
+        managers(&cluster)
+    );
     fleet.stop().await;
 }
 

@@ -75,6 +75,7 @@ async fn the_other_replica_takes_over_when_the_leader_is_killed() {
             NS,
             "fleet-rs-gitjob",
             name,
+            fleet_gitjob::controller::FIELD_MANAGER,
             lease,
         );
         let gitjob = gitjob(&hub.client, &hub.dir().join(name), None);
@@ -116,6 +117,12 @@ async fn the_other_replica_takes_over_when_the_leader_is_killed() {
         "taken over in {:?} with a {lease:?} lease",
         killed.elapsed()
     );
+    // Both replicas wrote the Lease as gitjob, not under a name the server guessed.
+    let written = leases.get("fleet-rs-gitjob").await.expect("the Lease");
+    let managers: Vec<_> = (written.metadata.managed_fields.iter().flatten())
+        .map(|entry| entry.manager.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(managers, ["fleet-gitjob"]);
     two.abort();
 }
 

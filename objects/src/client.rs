@@ -56,6 +56,23 @@ pub async fn for_cluster(kubeconfig: Option<&Path>) -> Result<kube::Client, Clie
     }
 }
 
+/// The parameters of a create or replace by `field_manager`: the write is recorded under
+/// the writer's own name, not under one the server guesses from the client.
+pub fn post_params(field_manager: &str) -> PostParams {
+    PostParams {
+        field_manager: Some(field_manager.to_string()),
+        ..PostParams::default()
+    }
+}
+
+/// The parameters of a (non-apply) patch by `field_manager`.
+pub fn patch_params(field_manager: &str) -> PatchParams {
+    PatchParams {
+        field_manager: Some(field_manager.to_string()),
+        ..PatchParams::default()
+    }
+}
+
 /// Creates namespace `name` unless it exists, as `field_manager`.
 pub async fn ensure_namespace(
     client: &kube::Client,
@@ -73,11 +90,7 @@ pub async fn ensure_namespace(
         },
         ..Namespace::default()
     };
-    let params = PostParams {
-        field_manager: Some(field_manager.to_string()),
-        ..PostParams::default()
-    };
-    match api.create(&params, &namespace).await {
+    match api.create(&post_params(field_manager), &namespace).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(response)) if response.code == 409 => Ok(()),
         Err(error) => Err(error),
@@ -178,8 +191,14 @@ where
     Ok(true)
 }
 
-/// Adds `finalizer` to `object` (at its resourceVersion) unless it has it.
-pub async fn add_finalizer<K>(api: &Api<K>, object: &K, finalizer: &str) -> Result<(), kube::Error>
+/// Adds `finalizer` to `object` (at its resourceVersion) unless it has it, as
+/// `field_manager`.
+pub async fn add_finalizer<K>(
+    api: &Api<K>,
+    object: &K,
+    finalizer: &str,
+    field_manager: &str,
+) -> Result<(), kube::Error>
 where
     K: kube::Resource + Clone + k8s_openapi::serde::de::DeserializeOwned + std::fmt::Debug,
 {
@@ -188,15 +207,16 @@ where
     }
     let mut finalizers = object.finalizers().to_vec();
     finalizers.push(finalizer.to_string());
-    set_finalizers(api, object, &finalizers).await
+    set_finalizers(api, object, &finalizers, field_manager).await
 }
 
-/// Removes `finalizer` from `object` (at its resourceVersion), which may then go; an
-/// object without it, or gone already, is fine.
+/// Removes `finalizer` from `object` (at its resourceVersion), as `field_manager`; the
+/// object may then go. An object without it, or gone already, is fine.
 pub async fn remove_finalizer<K>(
     api: &Api<K>,
     object: &K,
     finalizer: &str,
+    field_manager: &str,
 ) -> Result<(), kube::Error>
 where
     K: kube::Resource + Clone + k8s_openapi::serde::de::DeserializeOwned + std::fmt::Debug,
@@ -210,17 +230,18 @@ where
         .filter(|f| *f != finalizer)
         .cloned()
         .collect();
-    match set_finalizers(api, object, &finalizers).await {
+    match set_finalizers(api, object, &finalizers, field_manager).await {
         Err(kube::Error::Api(response)) if response.code == 404 => Ok(()),
         done => done,
     }
 }
 
-/// Sets `object`'s finalizers, failing if it changed since it was read.
+/// Sets `object`'s finalizers as `field_manager`, failing if it changed since it was read.
 async fn set_finalizers<K>(
     api: &Api<K>,
     object: &K,
     finalizers: &[String],
+    field_manager: &str,
 ) -> Result<(), kube::Error>
 where
     K: kube::Resource + Clone + k8s_openapi::serde::de::DeserializeOwned + std::fmt::Debug,
@@ -229,7 +250,7 @@ where
                                     "resourceVersion": object.resource_version()}});
     api.patch(
         &object.name_any(),
-        &PatchParams::default(),
+        &patch_params(field_manager),
         &Patch::Merge(&patch),
     )
     .await?;

@@ -7,8 +7,10 @@ use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
-use kube::api::{ObjectMeta, PostParams};
+use kube::api::ObjectMeta;
 use kube::Api;
+
+use crate::client::post_params;
 
 /// One replica's claim on a Lease.
 #[derive(Clone)]
@@ -16,23 +18,26 @@ pub struct Election {
     api: Api<Lease>,
     name: String,
     identity: String,
+    field_manager: String,
     duration: Duration,
 }
 
 impl Election {
     /// A claim by `identity` on the Lease `namespace/name`, held for `duration` after each
-    /// renewal (renewed every third of it).
+    /// renewal (renewed every third of it). The Lease is written as `field_manager`.
     pub fn new(
         client: kube::Client,
         namespace: &str,
         name: &str,
         identity: &str,
+        field_manager: &str,
         duration: Duration,
     ) -> Self {
         Self {
             api: Api::namespaced(client, namespace),
             name: name.to_string(),
             identity: identity.to_string(),
+            field_manager: field_manager.to_string(),
             duration,
         }
     }
@@ -97,7 +102,11 @@ impl Election {
                 },
                 spec: Some(self.spec(now, now, 0)),
             };
-            return match self.api.create(&PostParams::default(), &lease).await {
+            return match self
+                .api
+                .create(&post_params(&self.field_manager), &lease)
+                .await
+            {
                 Ok(_) => Ok(true),
                 Err(kube::Error::Api(response)) if response.code == 409 => Ok(false),
                 Err(error) => Err(error),
@@ -128,7 +137,7 @@ impl Election {
         // an expired Lease, one gets a conflict.
         match self
             .api
-            .replace(&self.name, &PostParams::default(), &lease)
+            .replace(&self.name, &post_params(&self.field_manager), &lease)
             .await
         {
             Ok(_) => Ok(true),

@@ -103,6 +103,8 @@ pub fn run(args: ControllerArgs) -> Result<()> {
                 fleet_controller::run(ctx, super::shutdown_signal())
             );
         };
-        args.scale_out.run(&client, "controller", work).await
+        args.scale_out
+            .run(&client, "controller", fleet_controller::FIELD_MANAGER, work)
+            .await
     })
 }

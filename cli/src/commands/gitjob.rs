@@ -82,7 +82,12 @@ pub fn run(args: GitjobArgs) -> Result<()> {
         let gitjob = Gitjob::new(client.clone(), settings, metrics);
         tracing::info!(data = %args.data.display(), "gitjob running");
         args.scale_out
-            .run(&client, "gitjob", gitjob.run(super::shutdown_signal()))
+            .run(
+                &client,
+                "gitjob",
+                fleet_gitjob::controller::FIELD_MANAGER,
+                gitjob.run(super::shutdown_signal()),
+            )
             .await
     })
 }

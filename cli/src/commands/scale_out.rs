@@ -28,12 +28,14 @@ pub struct ScaleOutArgs {
 impl ScaleOutArgs {
     /// Runs `work` for `component` (`gitjob`, `controller`): at once without
     /// `--leader-elect`; else once this replica holds the Lease
-    /// `fleet-rs-<component>[-<shard>]`, ending in an error when the Lease is lost (the
-    /// process exits and is restarted, as controller-runtime's replicas are).
+    /// `fleet-rs-<component>[-<shard>]` (written as the component's `field_manager`),
+    /// ending in an error when the Lease is lost (the process exits and is restarted, as
+    /// controller-runtime's replicas are).
     pub async fn run(
         &self,
         client: &kube::Client,
         component: &str,
+        field_manager: &str,
         work: impl std::future::Future<Output = ()>,
     ) -> Result<()> {
         if !self.leader_elect {
@@ -49,6 +51,7 @@ impl ScaleOutArgs {
             &self.leader_election_namespace,
             &lease,
             &identity(),
+            field_manager,
             Duration::from_secs(self.lease_seconds.max(1)),
         );
         if election.lead(work).await {

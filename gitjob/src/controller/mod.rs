@@ -15,8 +15,9 @@ use std::time::Duration;
 
 use fleet_api::labels::{COMMIT_LABEL, REPO_NAME_LABEL};
 use fleet_api::{Bundle, GitRepo, GitRepoStatus};
+use fleet_objects::client::patch_params;
 use futures::StreamExt;
-use kube::api::{Patch, PatchParams};
+use kube::api::Patch;
 use kube::runtime::controller::{Action, Config as ControllerConfig};
 use kube::runtime::{reflector, watcher, Controller, WatchStreamExt};
 use kube::{Api, ResourceExt};
@@ -437,7 +438,7 @@ async fn write_status(
         serde_json::to_value(&new).unwrap_or_default(),
     );
     let patch = json!({ "status": status::merge_patch(&before, &after) });
-    api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+    api.patch_status(&name, &patch_params(FIELD_MANAGER), &Patch::Merge(&patch))
         .await?;
     Ok(())
 }

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use fleet_api::labels::REPO_NAME_LABEL;
 use fleet_api::{Bundle, GitRepo};
+use fleet_objects::client::patch_params;
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
@@ -192,7 +193,7 @@ async fn mark_render_failure(api: &Api<Bundle>, name: &str, message: &str) -> ku
         &now,
     );
     let patch = json!({ "status": { "conditions": conditions } });
-    api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+    api.patch_status(name, &patch_params(FIELD_MANAGER), &Patch::Merge(&patch))
         .await?;
     Ok(())
 }
@@ -217,7 +218,7 @@ async fn clear_render_failure(api: &Api<Bundle>, bundle: &Bundle) -> kube::Resul
     let patch = json!({ "status": { "conditions": kept } });
     api.patch_status(
         &bundle.name_any(),
-        &PatchParams::default(),
+        &patch_params(FIELD_MANAGER),
         &Patch::Merge(&patch),
     )
     .await?;

@@ -15,12 +15,14 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use axum::Router;
 use fleet_api::GitRepo;
+use fleet_objects::client::patch_params;
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Patch, PatchParams};
+use kube::api::Patch;
 use kube::{Api, ResourceExt};
 use serde_json::json;
 use sha2::Digest;
 
+use crate::controller::FIELD_MANAGER;
 use crate::metrics::{Metrics, WebhookResult};
 use crate::repo_url::repo_key;
 use providers::{Event, Provider, Push};
@@ -312,7 +314,7 @@ async fn mark(receiver: &Receiver, gitrepo: &GitRepo, push: &Push) -> kube::Resu
     let patch = json!({ "status": { "webhookCommit": commit } });
     api.patch_status(
         &gitrepo.name_any(),
-        &PatchParams::default(),
+        &patch_params(FIELD_MANAGER),
         &Patch::Merge(&patch),
     )
     .await?;
