@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::StreamExt;
-use kube::api::{ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
+use kube::api::{ApiResource, DynamicObject, GroupVersionKind, Patch};
 use kube::runtime::watcher;
 use kube::{Api, ResourceExt};
 use serde_json::{json, Value};
@@ -95,10 +95,7 @@ async fn watch_kind(
             if let Err(error) = api
                 .patch_status(
                     &name,
-                    &PatchParams {
-                        field_manager: Some(FIELD_MANAGER.into()),
-                        ..PatchParams::default()
-                    },
+                    &fleet_objects::client::patch_params(FIELD_MANAGER),
                     &Patch::Merge(&patch),
                 )
                 .await
