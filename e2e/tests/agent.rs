@@ -140,96 +140,64 @@ async fn a_commit_reaches_the_member_cluster_and_a_removed_file_is_pruned() {
     .await;
     // The agent's writes are recorded under its field manager: its reports on the hub, and
     // its release records in the member (the first one replaced when it was superseded).
-    let with_fields = ["--show-managed-fields"];
-    let deployment = fleet
-        .get(
-            "local",
-            &[
-                &["get", "bundledeployment", "demo-app", "-n"][..],
-                &[NAMESPACE_OF_DEV],
-                &with_fields,
-            ]
-            .concat(),
-        )
-        .expect("the BundleDeployment");
     assert_eq!(
-        managers(&deployment),
+        managers_of(
+            &fleet,
+            "local",
+            "bundledeployment/demo-app",
+            NAMESPACE_OF_DEV
+        ),
         ["fleet-controller Apply", "fleet-agent Update status"]
     );
     for record in [
-        "sh.helm.release.v1.demo-app.v1",
-        "sh.helm.release.v1.demo-app.v2",
+        "secret/sh.helm.release.v1.demo-app.v1",
+        "secret/sh.helm.release.v1.demo-app.v2",
     ] {
-        let found = fleet
-            .get(
-                "dev",
-                &[&["get", "secret", record, "-n", "app"][..], &with_fields].concat(),
-            )
-            .expect("a release record");
-        assert_eq!(managers(&found), ["fleet-agent Update"], "{record}");
+        let found = managers_of(&fleet, "dev", record, "app");
+        assert_eq!(found, ["fleet-agent Update"], "{record}");
     }
-    let namespace = fleet
-        .get(
-            "dev",
-            &[&["get", "namespace", "app"][..], &with_fields].concat(),
-        )
-        .expect("the namespace the agent made");
-    assert_eq!(managers(&namespace), ["fleet-agent Update"]);
+    assert_eq!(
+        managers_of(&fleet, "dev", "namespace/app", ""),
+        ["fleet-agent Update"]
+    );
     // So are the controllers': gitjob's bundle and its GitRepo's status, the controller's
     // finalizer and status of the bundle and its status of the cluster.
-    let bundle = fleet
-        .get(
-            "local",
-            &[
-                &["get", "bundle", "demo-app", "-n", "fleet-local"][..],
-                &with_fields,
-            ]
-            .concat(),
-        )
-        .expect("the Bundle");
     assert_eq!(
-        managers(&bundle),
+        managers_of(&fleet, "local", "bundle/demo-app", "fleet-local"),
         [
             "fleet-gitjob Apply",
             "fleet-controller Update",
             "fleet-controller Update status"
         ]
     );
-    let gitrepo = fleet
-        .get(
-            "local",
-            &[
-                &["get", "gitrepo", "demo", "-n", "fleet-local"][..],
-                &with_fields,
-            ]
-            .concat(),
-        )
-        .expect("the GitRepo");
+    let gitrepo = managers_of(&fleet, "local", "gitrepo/demo", "fleet-local");
     assert!(
-        managers(&gitrepo).contains(&"fleet-gitjob Update status".to_string()),
-        "{:?}",
-        managers(&gitrepo)
+        gitrepo.contains(&"fleet-gitjob Update status".to_string()),
+        "{gitrepo:?}"
     );
-    let cluster = fleet
-        .get(
-            "local",
-            &[
-                &["get", "cluster", "dev", "-n", "fleet-local"][..],
-                &with_fields,
-            ]
-            .concat(),
-        )
-        .expect("the Cluster");
+    let cluster = managers_of(&fleet, "local", "cluster/dev", "fleet-local");
     assert!(
-        managers(&cluster).contains(&"fleet-controller Update status".to_string()),
-        "{:?}",
-        managers(&cluster)
+        cluster.contains(&"fleet-controller Update status".to_string()),
+        "{cluster:?}"
     );
     fleet.stop().await;
 }
 
 /// The BundleDeployments' namespace of member `dev`.
 const NAMESPACE_OF_DEV: &str = "cluster-fleet-local-dev";
+
+/// The managedFields entries of `object` (`kind/name`, in `namespace` unless it is empty)
+/// in `cluster`, as [`managers`] lists them.
+fn managers_of(fleet: &Fleet, cluster: &str, object: &str, namespace: &str) -> Vec<String> {
+    let mut args = vec!["get", object, "--show-managed-fields"];
+    if !namespace.is_empty() {
+        args.extend(["-n", namespace]);
+    }
+    let found = fleet
+        .get(cluster, &args)
+        .unwrap_or_else(|| panic!("{object} in {cluster}"));
+    managers(&found)
+}
 
 /// The managedFields entries of `object`, each as `manager operation [subresource]`.
 fn managers(object: &serde_json::Value) -> Vec<String> {
