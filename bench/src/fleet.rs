@@ -144,6 +144,17 @@ pub fn run(args: FleetBench) -> Result<()> {
     runtime.block_on(bench(shape, timing, agents, scratch.path()))
 }
 
+/// Prints how fast a core is now (see [`crate::measure::core_pace`]), so that runs in
+/// different hours can be told apart from changes in the code.
+fn print_pace() {
+    let pace = crate::measure::core_pace();
+    println!(
+        "machine pace: one core parses and writes a stored BundleDeployment {} times in {} ms (best of 3)",
+        crate::measure::PACE_ROUNDS,
+        pace.as_millis()
+    );
+}
+
 fn member(i: usize) -> String {
     format!("m{i:05}")
 }
@@ -282,6 +293,8 @@ async fn bench(
     agents: Agents,
     scratch: &std::path::Path,
 ) -> Result<()> {
+    // Before anything starts: afterwards the fleet's heap and threads would be timed too.
+    print_pace();
     let started = Instant::now();
     // The joining members' clusters exist from the start, as real clusters do before
     // their agents register.
