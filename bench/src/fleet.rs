@@ -295,6 +295,7 @@ async fn bench(
 ) -> Result<()> {
     // Before anything starts: afterwards the fleet's heap and threads would be timed too.
     print_pace();
+    let pace = crate::measure::PaceSampler::start().context("starting the pace sampler")?;
     let started = Instant::now();
     // The joining members' clusters exist from the start, as real clusters do before
     // their agents register.
@@ -355,6 +356,7 @@ async fn bench(
         source: &source,
         shape,
         tracker: &tracker,
+        pace: &pace,
     };
     let first = run
         .phase(1, "first deployment", shape.clusters, async { Ok(()) })
@@ -463,6 +465,7 @@ struct Run<'a> {
     source: &'a Source,
     shape: Shape,
     tracker: &'a Tracker,
+    pace: &'a crate::measure::PaceSampler,
 }
 
 impl Run<'_> {
@@ -480,6 +483,7 @@ impl Run<'_> {
         let hub = &local.client;
         let cpu = crate::measure::cpu_seconds("self");
         let requests_before = local.running.hub.request_counts();
+        let ticks = crate::measure::cpu_ticks_and_steal();
         tracker.writes.store(0, Ordering::Relaxed);
         let started = Instant::now();
         self.source.publish(hub, shape, version).await?;
@@ -511,7 +515,26 @@ impl Run<'_> {
             "{name}: hub requests per deployment: {}",
             requests_per_deployment(&requests_before, &requests, deployments)
         );
+        self.print_machine(name, started, ticks);
         Ok(seconds)
+    }
+
+    /// Prints how fast the machine was during a phase begun at `started`: the pace its
+    /// sampler took, and the share of the machine's CPU time the hypervisor gave other
+    /// guests (`ticks`: [`crate::measure::cpu_ticks_and_steal`] when the phase began).
+    fn print_machine(&self, name: &str, started: Instant, ticks: Option<(u64, u64)>) {
+        let pace = self
+            .pace
+            .since(started)
+            .map_or("no sample".to_string(), |pace| pace.to_string());
+        let stolen = ticks
+            .zip(crate::measure::cpu_ticks_and_steal())
+            .filter(|((total, _), (now, _))| now > total)
+            .map_or("-".to_string(), |((total, steal), (now, stolen))| {
+                let share = stolen.saturating_sub(steal) as f64 / (now - total) as f64;
+                format!("{:.1}%", share * 100.0)
+            });
+        println!("{name}: machine pace {pace}; CPU time stolen by the hypervisor {stolen}");
     }
 }
 

@@ -1,4 +1,8 @@
-//! What a process used: resident memory and CPU time, from /proc.
+//! What a process used (resident memory and CPU time, from /proc) and how fast the machine
+//! was meanwhile.
+
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// Resident memory of a process (`self` or a pid), in KiB, from /proc.
 pub fn rss_kib(pid: &str) -> u64 {
@@ -52,21 +56,146 @@ const PACE_OBJECT: &str = r#"{"apiVersion":"fleet.cattle.io/v1alpha1","kind":"Bu
 /// Times [`PACE_OBJECT`] is parsed and written again in one timing of [`core_pace`].
 pub const PACE_ROUNDS: u32 = 10_000;
 
+/// Parses [`PACE_OBJECT`] into a JSON tree and writes it back, `rounds` times: the unit
+/// of work every pace is timed on.
+fn pace_work(rounds: u32) {
+    for _ in 0..rounds {
+        let tree = serde_json::from_str::<serde_json::Value>(std::hint::black_box(PACE_OBJECT));
+        let text = tree.and_then(|tree| serde_json::to_vec(&tree));
+        std::hint::black_box(text.ok());
+    }
+}
+
 /// How fast one core of this machine is at the moment: the best of three timings of a
 /// fixed piece of a fleet's work, a stored BundleDeployment parsed into a JSON tree and
 /// written back, [`PACE_ROUNDS`] times. This machine's speed moves by up to 40% from hour
 /// to hour, so a run's figures compare with another hour's only beside this one.
-pub fn core_pace() -> std::time::Duration {
+pub fn core_pace() -> Duration {
     let timing = || {
-        let started = std::time::Instant::now();
-        for _ in 0..PACE_ROUNDS {
-            let tree = serde_json::from_str::<serde_json::Value>(std::hint::black_box(PACE_OBJECT));
-            let text = tree.and_then(|tree| serde_json::to_vec(&tree));
-            std::hint::black_box(text.ok());
-        }
+        let started = Instant::now();
+        pace_work(PACE_ROUNDS);
         started.elapsed()
     };
     (0..3).map(|_| timing()).min().unwrap_or_default()
+}
+
+/// Rounds of [`pace_work`] in one sample of a [`PaceSampler`]: about 3 ms of one core.
+const SAMPLE_ROUNDS: u32 = 200;
+
+/// How often a [`PaceSampler`] takes a sample.
+const SAMPLE_EVERY: Duration = Duration::from_secs(1);
+
+/// The CPU time the calling thread has used: the clock a sample is timed on while the
+/// fleet runs, so that waiting for a core is not counted as a slow core.
+fn thread_cpu_time() -> Duration {
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(
+        u64::try_from(now.tv_sec).unwrap_or_default(),
+        u32::try_from(now.tv_nsec).unwrap_or_default(),
+    )
+}
+
+/// Takes the machine's pace during a run, on a thread of its own: every second it times
+/// [`SAMPLE_ROUNDS`] rounds of [`core_pace`]'s work in its own CPU time (about 0.3% of one
+/// core), so a phase's CPU can be set against the machine's speed during that phase, not
+/// only at the start. The thread stops when the sampler is dropped.
+pub struct PaceSampler {
+    samples: Arc<Mutex<Vec<(Instant, Duration)>>>,
+    _stop: mpsc::Sender<()>,
+}
+
+impl PaceSampler {
+    /// Starts the sampling thread.
+    pub fn start() -> std::io::Result<Self> {
+        let samples = Arc::new(Mutex::new(Vec::new()));
+        let (stop, stopped) = mpsc::channel::<()>();
+        let kept = samples.clone();
+        std::thread::Builder::new()
+            .name("pace-sampler".into())
+            .spawn(move || {
+                while let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(SAMPLE_EVERY)
+                {
+                    let began = thread_cpu_time();
+                    pace_work(SAMPLE_ROUNDS);
+                    let used = thread_cpu_time().saturating_sub(began);
+                    let mut samples = kept.lock().unwrap_or_else(|p| p.into_inner());
+                    samples.push((Instant::now(), used * (PACE_ROUNDS / SAMPLE_ROUNDS)));
+                }
+            })?;
+        Ok(Self {
+            samples,
+            _stop: stop,
+        })
+    }
+
+    /// The pace over the samples taken since `since`, scaled to [`PACE_ROUNDS`] rounds as
+    /// [`core_pace`] is; `None` before the first sample.
+    pub fn since(&self, since: Instant) -> Option<PaceSummary> {
+        let samples = self.samples.lock().unwrap_or_else(|p| p.into_inner());
+        PaceSummary::of(&samples, since)
+    }
+}
+
+impl PaceSummary {
+    /// The summary of the `samples` (when each was taken, and its pace) taken since
+    /// `since`; `None` when there are none.
+    fn of(samples: &[(Instant, Duration)], since: Instant) -> Option<Self> {
+        let mut taken: Vec<Duration> = samples
+            .iter()
+            .filter(|(at, _)| *at >= since)
+            .map(|(_, pace)| *pace)
+            .collect();
+        taken.sort_unstable();
+        Some(Self {
+            median: *taken.get(taken.len() / 2)?,
+            lowest: *taken.first()?,
+            highest: *taken.last()?,
+            samples: taken.len(),
+        })
+    }
+}
+
+/// The machine's pace over a stretch of a run, from a [`PaceSampler`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PaceSummary {
+    /// The median sample.
+    pub median: Duration,
+    /// The fastest sample.
+    pub lowest: Duration,
+    /// The slowest sample.
+    pub highest: Duration,
+    /// How many samples were taken.
+    pub samples: usize,
+}
+
+impl std::fmt::Display for PaceSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ms per {} rounds (median of {} samples of the thread's CPU time, {}-{} ms)",
+            self.median.as_millis(),
+            PACE_ROUNDS,
+            self.samples,
+            self.lowest.as_millis(),
+            self.highest.as_millis()
+        )
+    }
+}
+
+/// The machine's CPU time so far, all cores, and the part of it the hypervisor gave to
+/// other guests (steal), in clock ticks, from /proc/stat.
+pub fn cpu_ticks_and_steal() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let ticks: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|t| t.parse().ok())
+        .collect();
+    // user nice system idle iowait irq softirq steal guest guest_nice: guest time is
+    // already counted in user time.
+    let total = ticks.iter().take(8).sum();
+    Some((total, *ticks.get(7)?))
 }
 
 #[cfg(test)]
@@ -79,5 +208,44 @@ mod tests {
         assert_eq!(tree["kind"], "BundleDeployment");
         let text = serde_json::to_string(&tree).expect("written");
         assert_eq!(text, PACE_OBJECT);
+    }
+
+    #[test]
+    fn a_summary_counts_only_the_samples_taken_since() {
+        let start = Instant::now();
+        let at = |s: u64| start + Duration::from_secs(s);
+        let ms = Duration::from_millis;
+        let samples = [
+            (at(1), ms(900)),
+            (at(2), ms(150)),
+            (at(3), ms(300)),
+            (at(4), ms(200)),
+        ];
+        let pace = PaceSummary::of(&samples, at(2)).expect("three samples");
+        assert_eq!(
+            pace,
+            PaceSummary {
+                median: ms(200),
+                lowest: ms(150),
+                highest: ms(300),
+                samples: 3
+            }
+        );
+        assert_eq!(PaceSummary::of(&samples, at(5)), None);
+    }
+
+    #[test]
+    fn a_sampler_samples_every_second() {
+        let sampler = PaceSampler::start().expect("thread started");
+        let began = Instant::now();
+        std::thread::sleep(SAMPLE_EVERY * 3);
+        let pace = sampler.since(began).expect("samples taken");
+        assert!(pace.lowest > Duration::ZERO, "{pace}");
+    }
+
+    #[test]
+    fn the_machine_reports_its_cpu_ticks() {
+        let (total, steal) = cpu_ticks_and_steal().expect("/proc/stat read");
+        assert!(total > 0 && steal <= total);
     }
 }
