@@ -203,6 +203,24 @@ impl Changes {
         );
         diff.changes
     }
+
+    /// The changes from `old` to `new` of one top-level member, `key`, when a write
+    /// changes no other (`None`: the member is absent).
+    pub fn of_member(key: &str, old: Option<&Value>, new: Option<&Value>, lists: Lists) -> Self {
+        let mut diff = Diff {
+            lists,
+            changes: Self::default(),
+        };
+        match (old, new) {
+            (_, Some(new)) => diff.member(key, old, new, &[]),
+            (Some(old), None) => {
+                let path = child_path(&[], key);
+                walk(old, path, lists, key, &mut diff.changes.removed);
+            }
+            (None, None) => {}
+        }
+        diff.changes
+    }
 }
 
 /// A walk of two objects together, gathering [`Changes`].

@@ -266,15 +266,37 @@ fn own(entries: &mut Vec<Entry>, writer: &Writer, operation: &str) -> usize {
 
 /// Records a create, update or patch by `writer`: the fields it changed become its own.
 pub fn record_update(old: Option<&Value>, new: &mut Value, writer: &Writer) {
-    let mut list = base_entries(old, new, writer);
+    let list = base_entries(old, new, writer);
     // Field paths leave managedFields out, so neither object needs a copy without them.
-    let Changes { changed, removed } = match old {
+    let changes = match old {
         Some(old) => Changes::between(old, new, writer.lists),
         None => Changes {
             changed: FieldSet::of(new, writer.lists).0,
             removed: Default::default(),
         },
     };
+    record_changes(new, list, changes, writer);
+}
+
+/// [`record_update`] of a status write made in place: `new` is the stored object itself
+/// with only its status edited (it was `old_status`), managedFields as stored.
+pub fn record_status_update(old_status: Option<&Value>, new: &mut Value, writer: &Writer) {
+    let stored = (new.get_mut("metadata"))
+        .and_then(|m| m.get_mut("managedFields"))
+        .map(Value::take);
+    // The live entries, as `base_entries` keeps them for any write to a subresource.
+    let list = match stored {
+        Some(Value::Array(items)) => kept_as_read(items),
+        _ => Vec::new(),
+    };
+    let changes = Changes::of_member("status", old_status, new.get("status"), writer.lists);
+    record_changes(new, list, changes, writer);
+}
+
+/// Gives `writer` the fields `changes` names, taking them from the other entries of
+/// `list`, and stores the entries in `new`.
+fn record_changes(new: &mut Value, mut list: Vec<Entry>, changes: Changes, writer: &Writer) {
+    let Changes { changed, removed } = changes;
     if changed.is_empty() && removed.is_empty() {
         store_entries(new, list);
         return;

@@ -359,15 +359,25 @@ fn check_namespace(hub: &Hub, call: &Call) -> ApiResult<()> {
     }
 }
 
+/// What a write's candidate object is checked and compared against.
+enum Before<'a> {
+    /// Nothing: the write creates the object.
+    Nothing,
+    /// The stored object.
+    Object(&'a Value),
+    /// The stored object's status (`None`: it has none), when the candidate is the stored
+    /// object itself with only its status edited (see [`status_patched_in_place`]).
+    Status(Option<Value>),
+}
+
 /// Completes a candidate object for storage: identity, status rules, schema, generation,
 /// managed fields, finalizers. `applied` is set when server-side apply already recorded
 /// the managed fields.
-fn finish(
-    call: &Call,
-    existing: Option<&Value>,
-    mut object: Value,
-    applied: bool,
-) -> ApiResult<Change> {
+fn finish(call: &Call, before: Before<'_>, mut object: Value, applied: bool) -> ApiResult<Change> {
+    let existing = match &before {
+        Before::Object(old) => Some(*old),
+        Before::Nothing | Before::Status(_) => None,
+    };
     let resource = &call.resource;
     if !object.is_object() {
         // A body, or the result of a patch, that is a list, a string or a number.
@@ -376,8 +386,11 @@ fn finish(
             resource.kind
         )));
     }
-    object["apiVersion"] = json!(call.api_version());
-    object["kind"] = json!(resource.kind);
+    if !matches!(before, Before::Status(_)) {
+        // A status write keeps them as stored (below, or as it edits the stored object).
+        object["apiVersion"] = json!(call.api_version());
+        object["kind"] = json!(resource.kind);
+    }
     let has_status = resource.has_status(&call.version);
     let name = call
         .name
@@ -412,7 +425,7 @@ fn finish(
             };
         }
         meta.insert("name".into(), json!(name));
-    } else {
+    } else if let Before::Nothing = before {
         if has_status {
             if let Some(map) = object.as_object_mut() {
                 map.remove("status");
@@ -487,7 +500,18 @@ fn finish(
         let mut writer = call.writer();
         let api_version = call.api_version();
         writer.api_version = &api_version;
-        managed::record_update(existing, &mut object, &writer);
+        match &before {
+            Before::Status(old_status) => {
+                managed::record_status_update(old_status.as_ref(), &mut object, &writer)
+            }
+            _ => managed::record_update(existing, &mut object, &writer),
+        }
+    }
+    if let Before::Status(old_status) = &before {
+        // Only the status changed, and the managedFields only with it.
+        if crate::json::options_equal(old_status.as_ref(), object.get("status")) {
+            return Ok(Change::Keep);
+        }
     }
     if let Some(old) = existing {
         if same_content(old, &object) {
@@ -626,7 +650,7 @@ async fn commit(
     hub: &Hub,
     call: &Call,
     name: &str,
-    mut decide: impl FnMut(Option<&Value>) -> ApiResult<(Change, bool)>,
+    mut decide: impl FnMut(&mut Option<Value>) -> ApiResult<(Change, bool)>,
 ) -> ApiResult<Written> {
     let dry_run = call.dry_run();
     let ((dry, created, deleted), committed) = hub
@@ -637,9 +661,7 @@ async fn commit(
                 Change::Put(object) if dry_run => {
                     Ok((Change::Keep, (Some(object), created, false)))
                 }
-                Change::Delete if dry_run => {
-                    Ok((Change::Keep, (existing.cloned(), created, false)))
-                }
+                Change::Delete if dry_run => Ok((Change::Keep, (existing.clone(), created, false))),
                 Change::Delete => Ok((Change::Delete, (None, created, true))),
                 change => Ok((change, (None, created, false))),
             }
@@ -715,7 +737,7 @@ pub async fn create(hub: &Hub, call: &Call, mut body: Value) -> ApiResult<Writte
                 &name,
             ));
         }
-        Ok((finish(&call, None, body.clone(), false)?, true))
+        Ok((finish(&call, Before::Nothing, body.clone(), false)?, true))
     })
     .await
 }
@@ -730,9 +752,10 @@ pub async fn update(hub: &Hub, call: &Call, body: Value) -> ApiResult<Written> {
         ));
     }
     commit(hub, call, &name, |existing| {
-        let existing = existing.ok_or_else(|| call.not_found(&name))?;
+        let existing = existing.as_ref().ok_or_else(|| call.not_found(&name))?;
         check_resource_version(call, existing, &body, &name)?;
-        Ok((finish(call, Some(existing), body.clone(), false)?, false))
+        let change = finish(call, Before::Object(existing), body.clone(), false)?;
+        Ok((change, false))
     })
     .await
 }
@@ -805,7 +828,12 @@ pub async fn patch(hub: &Hub, call: &Call, kind: PatchKind, body: &[u8]) -> ApiR
         _ => (patch, Value::Null),
     };
     commit(hub, call, &name, |existing| {
-        let Some(existing) = existing else {
+        if kind == PatchKind::Merge {
+            if let Some(change) = status_patched_in_place(call, existing, &patch, &name) {
+                return Ok((change?, false));
+            }
+        }
+        let Some(existing) = existing.as_ref() else {
             if kind != PatchKind::Apply {
                 return Err(call.not_found(&name));
             }
@@ -816,7 +844,7 @@ pub async fn patch(hub: &Hub, call: &Call, kind: PatchKind, body: &[u8]) -> ApiR
             if let Some(meta) = meta::metadata_mut(&mut object) {
                 meta.insert("name".into(), json!(name));
             }
-            return Ok((finish(call, None, object, true)?, true));
+            return Ok((finish(call, Before::Nothing, object, true)?, true));
         };
         let candidate = match kind {
             PatchKind::Apply => {
@@ -824,7 +852,8 @@ pub async fn patch(hub: &Hub, call: &Call, kind: PatchKind, body: &[u8]) -> ApiR
                 let api_version = call.api_version();
                 writer.api_version = &api_version;
                 let object = managed::apply(Some(existing), &applied, &writer, force)?;
-                return Ok((finish(call, Some(existing), object, true)?, false));
+                let change = finish(call, Before::Object(existing), object, true)?;
+                return Ok((change, false));
             }
             other => patched(existing, other, &patch).map_err(|failure| match failure {
                 PatchFailure::Unreadable(message) => ApiError::bad_request(message),
@@ -841,9 +870,49 @@ pub async fn patch(hub: &Hub, call: &Call, kind: PatchKind, body: &[u8]) -> ApiR
             })?,
         };
         check_resource_version(call, existing, &patch, &name)?;
-        Ok((finish(call, Some(existing), candidate, false)?, false))
+        let change = finish(call, Before::Object(existing), candidate, false)?;
+        Ok((change, false))
     })
     .await
+}
+
+/// A JSON merge patch of the status of a custom resource, applied to the stored tree itself
+/// (taken from `existing`) rather than to a copy, as agents and controllers report status
+/// on every deployment: the result is the one [`patched`] and [`finish`] give, since such a
+/// write keeps everything but the status as stored. `None` when the write is not one of
+/// those (the object is missing or being deleted, or the patch sends managedFields): the
+/// general path handles it.
+fn status_patched_in_place(
+    call: &Call,
+    existing: &mut Option<Value>,
+    patch: &Value,
+    name: &str,
+) -> Option<ApiResult<Change>> {
+    let resource = &call.resource;
+    if !(call.status_call() && resource.custom && resource.has_status(&call.version)) {
+        return None;
+    }
+    let sends_managed_fields = patch.pointer("/metadata/managedFields").is_some();
+    let stored = existing.as_ref()?;
+    if sends_managed_fields || !stored.is_object() || meta::is_deleting(stored) {
+        return None;
+    }
+    if let Err(stale) = check_resource_version(call, stored, patch, name) {
+        return Some(Err(stale));
+    }
+    let mut object = existing.take()?;
+    let map = object.as_object_mut()?;
+    let old_status = map.get("status").cloned();
+    // A merge patch of the whole object, as far as the status goes; `finish` would put back
+    // every other member as stored.
+    match patch.get("status") {
+        None => {}
+        Some(Value::Null) => {
+            map.remove("status");
+        }
+        Some(status) => json_patch::merge(map.entry("status").or_insert(Value::Null), status),
+    }
+    Some(finish(call, Before::Status(old_status), object, false))
 }
 
 /// Why a patch could not be applied.
@@ -944,7 +1013,7 @@ pub async fn delete(hub: &Hub, call: &Call, options: &Value) -> ApiResult<Delete
     let (pending, last) = hub
         .store
         .write(&call.key(&name), |existing| {
-            let existing = existing.ok_or_else(|| call.not_found(&name))?;
+            let existing = existing.as_ref().ok_or_else(|| call.not_found(&name))?;
             if wanted_rv
                 .as_deref()
                 .is_some_and(|rv| Some(rv) != meta::meta_str(existing, "resourceVersion"))
@@ -1071,5 +1140,136 @@ mod tests {
         assert_eq!(sent.get("status"), None);
         assert_eq!(sent["metadata"]["managedFields"], managed);
         assert_eq!(sent["spec"], old["spec"]);
+    }
+
+    /// A status call on a custom resource with a status subresource, by `manager`, in
+    /// `version`.
+    fn status_call(manager: &str, version: &str) -> Call {
+        let resource = ResourceType {
+            group: "fleet.cattle.io".into(),
+            kind: "BundleDeployment".into(),
+            plural: "bundledeployments".into(),
+            singular: "bundledeployment".into(),
+            short_names: Vec::new(),
+            categories: Vec::new(),
+            namespaced: true,
+            versions: ["v1alpha1", "v1beta1"]
+                .map(|name| crate::registry::Version {
+                    name: name.into(),
+                    status: true,
+                    columns: Vec::new(),
+                    schema: None,
+                })
+                .to_vec(),
+            custom: true,
+            review: false,
+        };
+        Call {
+            cluster: "local".into(),
+            resource: Arc::new(resource),
+            version: version.into(),
+            namespace: "ns".into(),
+            name: Some("a".into()),
+            subresource: Some("status".into()),
+            query: HashMap::from([("fieldManager".to_string(), manager.to_string())]),
+            manager: manager.into(),
+            without_managed_fields: false,
+            metadata_only: false,
+        }
+    }
+
+    /// A change as compared in tests: its kind, and the object without the times of its
+    /// managedFields entries (a write stamps them with the current second).
+    fn outcome(change: ApiResult<Change>) -> Result<(&'static str, Value), String> {
+        match change {
+            Ok(Change::Put(mut object)) => {
+                let entries = object.pointer_mut("/metadata/managedFields");
+                for entry in entries.and_then(Value::as_array_mut).into_iter().flatten() {
+                    entry.as_object_mut().map(|e| e.remove("time"));
+                }
+                Ok(("put", object))
+            }
+            Ok(Change::Keep) => Ok(("keep", Value::Null)),
+            Ok(Change::Delete) => Ok(("delete", Value::Null)),
+            Err(error) => Err(format!("{error:?}")),
+        }
+    }
+
+    #[test]
+    fn a_status_patch_made_in_place_stores_what_a_patch_of_a_copy_stores() {
+        let stored = json!({
+            "apiVersion": "fleet.cattle.io/v1alpha1",
+            "kind": "BundleDeployment",
+            "metadata": {
+                "name": "a", "namespace": "ns", "uid": "u-1", "resourceVersion": "7",
+                "generation": 2, "creationTimestamp": "2026-12-06T01:56:00Z",
+                "labels": {"x": "1"},
+                "managedFields": [
+                    {"manager": "fleet-controller", "operation": "Apply",
+                     "apiVersion": "fleet.cattle.io/v1alpha1", "time": "2026-12-06T01:56:00Z",
+                     "fieldsType": "FieldsV1",
+                     "fieldsV1": {"f:spec": {"f:deploymentID": {}}}},
+                    {"manager": "fleet-agent", "operation": "Update", "subresource": "status",
+                     "apiVersion": "fleet.cattle.io/v1alpha1", "time": "2026-12-06T01:56:00Z",
+                     "fieldsType": "FieldsV1",
+                     "fieldsV1": {"f:status": {"f:ready": {}, "f:display": {"f:state": {}}}}}
+                ]
+            },
+            "spec": {"deploymentID": "d:1"},
+            "status": {"ready": false, "display": {"state": "NotReady"}},
+        });
+        let patches = [
+            json!({"status": {"ready": true, "display": {"state": "Ready"}}}),
+            json!({"status": {"display": null, "release": "ns/a:2"}}),
+            json!({"status": null}),
+            json!({"status": {"ready": false}}),
+            json!({"metadata": {"labels": {"x": "2"}}, "spec": {"deploymentID": "d:9"},
+                   "status": {"ready": true}}),
+            json!({"metadata": {"resourceVersion": "7"}, "status": {"ready": true}}),
+            json!({"metadata": {"resourceVersion": "6"}, "status": {"ready": true}}),
+            json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}}),
+            json!({}),
+        ];
+        let callers = [
+            ("fleet-agent", "v1alpha1"),
+            ("someone-else", "v1alpha1"),
+            ("fleet-agent", "v1beta1"),
+        ];
+        for (manager, version) in callers {
+            let call = status_call(manager, version);
+            for patch in &patches {
+                let copied = check_resource_version(&call, &stored, patch, "a").and_then(|()| {
+                    let candidate = patched(&stored, PatchKind::Merge, patch)
+                        .map_err(|_| ApiError::bad_request("unpatchable"))?;
+                    finish(&call, Before::Object(&stored), candidate, false)
+                });
+                let mut taken = Some(stored.clone());
+                let in_place =
+                    status_patched_in_place(&call, &mut taken, patch, "a").expect("made in place");
+                assert_eq!(
+                    outcome(in_place),
+                    outcome(copied),
+                    "{manager} patching {version} with {patch}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_status_patch_sending_managed_fields_or_of_a_deleting_object_is_not_made_in_place() {
+        let call = status_call("fleet-agent", "v1alpha1");
+        let patch = json!({"metadata": {"managedFields": [{}]}, "status": {"ready": true}});
+        let mut stored = Some(json!({"metadata": {"name": "a"}, "status": {}}));
+        assert!(status_patched_in_place(&call, &mut stored, &patch, "a").is_none());
+        assert!(stored.is_some(), "left for the general path");
+        let deleting = json!({"metadata": {"name": "a", "deletionTimestamp": "2026-12-06T01:56:00Z",
+            "finalizers": ["f"]}, "status": {}});
+        let mut stored = Some(deleting);
+        let patch = json!({"status": {"ready": true}});
+        assert!(status_patched_in_place(&call, &mut stored, &patch, "a").is_none());
+        let mut main = status_call("fleet-agent", "v1alpha1");
+        main.subresource = None;
+        let mut stored = Some(json!({"metadata": {"name": "a"}, "status": {}}));
+        assert!(status_patched_in_place(&main, &mut stored, &patch, "a").is_none());
     }
 }

@@ -516,9 +516,10 @@ impl Store {
     }
 
     /// Reads the object at `key`, lets `decide` choose the change, and commits it
-    /// atomically. `decide` gets the current object, parsed. Returns what `decide`
-    /// returned with the object as stored (its last state, for a delete), once it is
-    /// durable.
+    /// atomically. `decide` gets the current object, parsed, and may take it (a write
+    /// that edits the tree itself rather than a copy of it); the store reads the text
+    /// again where it still needs the tree. Returns what `decide` returned with the
+    /// object as stored (its last state, for a delete), once it is durable.
     ///
     /// `decide` runs without the store's lock, which every write waits for: the change
     /// commits only if the object is still the one it was shown, and `decide` runs again
@@ -528,7 +529,7 @@ impl Store {
     pub async fn write<T>(
         &self,
         key: &Key,
-        mut decide: impl FnMut(Option<&Value>) -> ApiResult<(Change, T)>,
+        mut decide: impl FnMut(&mut Option<Value>) -> ApiResult<(Change, T)>,
     ) -> ApiResult<(T, Option<Version>)> {
         self.check()?;
         let mut tries = 0;
@@ -536,12 +537,9 @@ impl Store {
             let seen = find(&lock(&self.shared.memory), key);
             let mut parsed = seen.as_ref().map(|s| self.parsed(s)).transpose()?;
             let decided = if tries < OPTIMISTIC_TRIES {
-                let (change, result) = decide(parsed.as_ref())?;
+                let (change, result) = decide(&mut parsed)?;
                 if let Change::Keep = change {
-                    let version = seen
-                        .zip(parsed)
-                        .map(|(stored, value)| Version { stored, value });
-                    return Ok((result, version));
+                    return Ok((result, version_of(seen, parsed)?));
                 }
                 Some((change, result))
             } else {
@@ -564,22 +562,18 @@ impl Store {
                     if !unchanged {
                         parsed = existing.as_ref().map(|s| self.parsed(s)).transpose()?;
                     }
-                    decide(parsed.as_ref())?
+                    decide(&mut parsed)?
                 }
             };
             let rv = memory.rv + 1;
             match change {
-                Change::Keep => {
-                    let version = existing
-                        .zip(parsed)
-                        .map(|(stored, value)| Version { stored, value });
-                    return Ok((result, version));
-                }
+                Change::Keep => return Ok((result, version_of(existing, parsed)?)),
                 Change::Put(mut value) => {
                     crate::meta::set_resource_version(&mut value, rv);
                     if SubjectIndex::indexes(&key.resource) {
                         let binding = binding_key(key);
-                        let old = parsed.as_ref();
+                        let old = tree_of(existing.as_ref(), parsed)?;
+                        let old = old.as_ref();
                         (memory.subjects).update(&key.cluster, binding, old, Some(&value), rv);
                     }
                     let stored = Arc::new(Stored::new(&value));
@@ -596,7 +590,7 @@ impl Store {
                     break (result, Some(Version { stored, value }), ack);
                 }
                 Change::Delete => {
-                    let (Some(_), Some(mut last)) = (existing, parsed) else {
+                    let Some(mut last) = tree_of(existing.as_ref(), parsed)? else {
                         return Ok((result, None));
                     };
                     if SubjectIndex::indexes(&key.resource) {
@@ -713,6 +707,24 @@ fn binding_key(key: &Key) -> BindingKey {
 }
 
 /// The object at `key`, found without copying its names into map keys.
+/// The tree of `stored`: `parsed`, unless a write's `decide` took it; then its text read
+/// again.
+fn tree_of(stored: Option<&Arc<Stored>>, parsed: Option<Value>) -> ApiResult<Option<Value>> {
+    match (stored, parsed) {
+        (None, _) => Ok(None),
+        (Some(_), Some(tree)) => Ok(Some(tree)),
+        (Some(stored), None) => stored.value().map(Some),
+    }
+}
+
+/// `stored` with its tree (see [`tree_of`]): what a write that changes nothing answers.
+fn version_of(stored: Option<Arc<Stored>>, parsed: Option<Value>) -> ApiResult<Option<Version>> {
+    let value = tree_of(stored.as_ref(), parsed)?;
+    Ok(stored
+        .zip(value)
+        .map(|(stored, value)| Version { stored, value }))
+}
+
 fn find(memory: &Memory, key: &Key) -> Option<Arc<Stored>> {
     let objects = memory.objects.get(&group_of(key) as &dyn Pair)?;
     objects.get(&place_of(key) as &dyn Pair).cloned()
@@ -1178,6 +1190,7 @@ mod tests {
                         let (_, written) = store
                             .write(&key, |existing| {
                                 let count = existing
+                                    .as_ref()
                                     .and_then(|o| o.pointer("/data/n"))
                                     .and_then(Value::as_u64)
                                     .unwrap_or(0);
@@ -1210,13 +1223,13 @@ mod tests {
             name: "o".into(),
         };
         let object = json!({"metadata": {"name": "o"}, "data": {"n": 1}});
-        let put = |_: Option<&Value>| Ok((Change::Put(object.clone()), ()));
+        let put = |_: &mut Option<Value>| Ok((Change::Put(object.clone()), ()));
         let (_, written) = store.write(&key, put).await.expect("written");
         let mut version = written.expect("a version");
         // A tree that is not the text's shows where the next write's tree comes from.
         version.value["data"]["marked"] = json!(true);
         store.keep_parsed(version);
-        let shown = |existing: Option<&Value>| Ok((Change::Keep, existing.cloned()));
+        let shown = |existing: &mut Option<Value>| Ok((Change::Keep, existing.clone()));
         let (first, _) = store.write(&key, shown).await.expect("read");
         let (second, _) = store.write(&key, shown).await.expect("read");
         assert_eq!(first.expect("there")["data"]["marked"], true);
