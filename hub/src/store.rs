@@ -706,7 +706,6 @@ fn binding_key(key: &Key) -> BindingKey {
     )
 }
 
-/// The object at `key`, found without copying its names into map keys.
 /// The tree of `stored`: `parsed`, unless a write's `decide` took it; then its text read
 /// again.
 fn tree_of(stored: Option<&Arc<Stored>>, parsed: Option<Value>) -> ApiResult<Option<Value>> {
@@ -725,6 +724,7 @@ fn version_of(stored: Option<Arc<Stored>>, parsed: Option<Value>) -> ApiResult<O
         .map(|(stored, value)| Version { stored, value }))
 }
 
+/// The object at `key`, found without copying its names into map keys.
 fn find(memory: &Memory, key: &Key) -> Option<Arc<Stored>> {
     let objects = memory.objects.get(&group_of(key) as &dyn Pair)?;
     objects.get(&place_of(key) as &dyn Pair).cloned()
@@ -1213,7 +1213,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_write_is_shown_the_tree_the_write_before_it_handed_back_once() {
+    async fn a_write_is_shown_the_tree_the_write_before_it_handed_back_once_and_may_take_it() {
         let dir = tempfile::tempdir().expect("temp dir");
         let store = Store::open(&dir.path().join("db"), HashSet::new()).expect("opened");
         let key = Key {
@@ -1238,6 +1238,22 @@ mod tests {
             json!({"n": 1}),
             "the text again"
         );
+
+        // A write may take the tree: a Keep then answers with the text read again, and a
+        // Put stores what the write made of the tree.
+        let taken = |existing: &mut Option<Value>| Ok((Change::Keep, existing.take()));
+        let (tree, kept) = store.write(&key, taken).await.expect("read");
+        assert_eq!(tree.expect("taken")["data"], json!({"n": 1}));
+        assert_eq!(kept.expect("answered").value["data"], json!({"n": 1}));
+        let edit = |existing: &mut Option<Value>| {
+            let mut tree = existing.take().expect("there");
+            tree["data"]["n"] = json!(2);
+            Ok((Change::Put(tree), ()))
+        };
+        let (_, written) = store.write(&key, edit).await.expect("written");
+        assert_eq!(written.expect("a version").value["data"], json!({"n": 2}));
+        let (now, _) = store.write(&key, shown).await.expect("read");
+        assert_eq!(now.expect("there")["data"], json!({"n": 2}));
     }
 
     #[tokio::test]
