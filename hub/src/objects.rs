@@ -880,8 +880,8 @@ pub async fn patch(hub: &Hub, call: &Call, kind: PatchKind, body: &[u8]) -> ApiR
 /// (taken from `existing`) rather than to a copy, as agents and controllers report status
 /// on every deployment: the result is the one [`patched`] and [`finish`] give, since such a
 /// write keeps everything but the status as stored. `None` when the write is not one of
-/// those (the object is missing or being deleted, or the patch sends managedFields): the
-/// general path handles it.
+/// those (the object is missing or being deleted, the patch is not an object or sends
+/// managedFields): the general path handles it.
 fn status_patched_in_place(
     call: &Call,
     existing: &mut Option<Value>,
@@ -892,9 +892,9 @@ fn status_patched_in_place(
     if !(call.status_call() && resource.custom && resource.has_status(&call.version)) {
         return None;
     }
-    let sends_managed_fields = patch.pointer("/metadata/managedFields").is_some();
+    let edits_status_only = patch.is_object() && patch.pointer("/metadata/managedFields").is_none();
     let stored = existing.as_ref()?;
-    if sends_managed_fields || !stored.is_object() || meta::is_deleting(stored) {
+    if !edits_status_only || !stored.is_object() || meta::is_deleting(stored) {
         return None;
     }
     if let Err(stale) = check_resource_version(call, stored, patch, name) {
@@ -1244,8 +1244,8 @@ mod tests {
                     finish(&call, Before::Object(&stored), candidate, false)
                 });
                 let mut taken = Some(stored.clone());
-                let in_place =
-                    status_patched_in_place(&call, &mut taken, patch, "a").expect("made in place");
+                let in_place = status_patched_in_place(&call, &mut taken, patch, "a")
+                    .unwrap_or_else(|| panic!("{patch} made in place"));
                 assert_eq!(
                     outcome(in_place),
                     outcome(copied),
@@ -1256,7 +1256,7 @@ mod tests {
     }
 
     #[test]
-    fn a_status_patch_sending_managed_fields_or_of_a_deleting_object_is_not_made_in_place() {
+    fn a_status_patch_not_only_of_the_status_or_of_a_deleting_object_is_not_made_in_place() {
         let call = status_call("fleet-agent", "v1alpha1");
         let patch = json!({"metadata": {"managedFields": [{}]}, "status": {"ready": true}});
         let mut stored = Some(json!({"metadata": {"name": "a"}, "status": {}}));
@@ -1267,6 +1267,14 @@ mod tests {
         let mut stored = Some(deleting);
         let patch = json!({"status": {"ready": true}});
         assert!(status_patched_in_place(&call, &mut stored, &patch, "a").is_none());
+        for not_an_object in [json!([]), json!("status")] {
+            let mut stored = Some(json!({"metadata": {"name": "a"}, "status": {}}));
+            let taken = status_patched_in_place(&call, &mut stored, &not_an_object, "a");
+            assert!(
+                taken.is_none(),
+                "{not_an_object} is refused by the general path"
+            );
+        }
         let mut main = status_call("fleet-agent", "v1alpha1");
         main.subresource = None;
         let mut stored = Some(json!({"metadata": {"name": "a"}, "status": {}}));
