@@ -112,6 +112,7 @@ async fn answer(
     };
     match route {
         Route::Health => Ok(health(hub)),
+        Route::Metrics => crate::metrics::answer(hub, &identity, &cluster),
         Route::Version => discovery_answer(Some(discovery::version()), None),
         Route::CoreVersions => match aggregated {
             Some(version) => discovery_answer(

@@ -18,6 +18,7 @@ pub mod jsonpath;
 pub mod kinds;
 pub mod managed;
 pub mod meta;
+pub mod metrics;
 pub mod objects;
 pub mod openapi;
 pub mod pair;

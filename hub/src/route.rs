@@ -27,6 +27,8 @@ pub enum Route {
     Version,
     /// `/healthz`, `/readyz`, `/livez`.
     Health,
+    /// `/metrics`.
+    Metrics,
     /// `/api`.
     CoreVersions,
     /// `/apis`.
@@ -56,6 +58,7 @@ pub fn parse(path: &str) -> Option<(String, Route)> {
     let route = match segments.as_slice() {
         ["version"] => Route::Version,
         ["healthz" | "readyz" | "livez", ..] => Route::Health,
+        ["metrics"] => Route::Metrics,
         ["api"] => Route::CoreVersions,
         ["apis"] => Route::Groups,
         ["apis", group] => Route::Group(group.to_string()),

@@ -159,6 +159,16 @@ impl ApiError {
         )
     }
 
+    /// `403 Forbidden` for a path that is not a resource's (`/metrics`), worded as the RBAC
+    /// authorizer words it.
+    pub fn forbidden_path(user: &str, verb: &str, path: &str) -> Self {
+        Self::new(
+            403,
+            "Forbidden",
+            format!("forbidden: User \"{user}\" cannot {verb} path \"{path}\""),
+        )
+    }
+
     /// `403 Forbidden` for a request that asks to act as someone the hub cannot act as:
     /// it impersonates service accounts only (`Impersonate-User:
     /// system:serviceaccount:<namespace>:<name>`), and ignoring the headers would run the

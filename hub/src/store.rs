@@ -468,6 +468,16 @@ impl Store {
         memory.objects.values().map(|objects| objects.len()).sum()
     }
 
+    /// How many objects the store holds in `cluster`, by resource (`group/plural`, the
+    /// group empty for the core group).
+    pub fn object_counts(&self, cluster: &str) -> Vec<(String, usize)> {
+        let memory = lock(&self.shared.memory);
+        (memory.objects.iter())
+            .filter(|((c, _), objects)| c == cluster && !objects.is_empty())
+            .map(|((_, resource), objects)| (resource.clone(), objects.len()))
+            .collect()
+    }
+
     /// The objects of a cluster that `wanted` picks (given the resource, the namespace and
     /// the object), with their resource.
     pub fn cluster_objects(

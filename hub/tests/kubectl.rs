@@ -683,3 +683,92 @@ async fn secret_string_data_is_stored_as_data() {
     assert!(stored.get("stringData").is_none());
     assert_eq!(stored["type"], "Opaque");
 }
+
+/// `kubectl get --raw /metrics` reads the requests a logical cluster has served and the
+/// objects it holds, under kube-apiserver's metric names; another cluster's are not in
+/// them, and a service account may not read them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_count_a_clusters_requests_and_objects_for_its_admin() {
+    let hub = TestHub::start(&["local", "dev"]).await;
+    let kubectl = hub.kubectl("local");
+    kubectl.run_with(&["apply", "-f", "-"], APP).await.success();
+    for _ in 0..3 {
+        kubectl.run(&["get", "configmaps"]).await.success();
+    }
+    let dev = hub.kubectl("dev");
+    for name in ["one", "two"] {
+        dev.run(&["create", "configmap", name]).await.success();
+    }
+
+    let metrics = kubectl
+        .run(&["get", "--raw", "/metrics"])
+        .await
+        .success()
+        .stdout;
+    let sample = |series: &str| -> Option<u64> {
+        metrics
+            .lines()
+            .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
+    };
+    // kubectl's table lists and the apply's look-ups, as kubectl made them.
+    let listed = sample("apiserver_request_total{verb=\"LIST\",resource=\"configmaps\"}");
+    assert!(listed.is_some_and(|n| n >= 3), "{metrics}");
+    let patched_or_created = ["POST", "PATCH"].iter().any(|verb| {
+        sample(&format!(
+            "apiserver_request_total{{verb=\"{verb}\",resource=\"deployments\"}}"
+        ))
+        .is_some()
+    });
+    assert!(patched_or_created, "{metrics}");
+    // `local` holds the settings ConfigMap and each namespace's root CA ConfigMap, if any;
+    // `dev`'s two ConfigMaps are not counted here.
+    let config_maps = sample("apiserver_storage_objects{resource=\"configmaps\"}");
+    let deployments = sample("apiserver_storage_objects{resource=\"deployments.apps\"}");
+    assert_eq!(deployments, Some(1), "{metrics}");
+    // `kubectl get --raw` sends its path as given, without the kubeconfig's
+    // `/clusters/dev` prefix: a client that keeps the prefix reads dev's.
+    let dev_client = hub.client("dev").await;
+    let request = http::Request::get("/metrics")
+        .body(Vec::new())
+        .expect("a request");
+    let dev_metrics = dev_client
+        .request_text(request)
+        .await
+        .expect("dev's metrics");
+    let dev_config_maps = dev_metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("apiserver_storage_objects{resource=\"configmaps\"}"))
+        .and_then(|n| n.trim().parse::<u64>().ok());
+    assert_eq!(
+        dev_config_maps.zip(config_maps).map(|(dev, local)| dev - local),
+        Some(1),
+        "dev holds one ConfigMap more than local (two created against one applied):\n{dev_metrics}\n{metrics}"
+    );
+    assert!(
+        !dev_metrics.contains("resource=\"deployments\""),
+        "{dev_metrics}"
+    );
+
+    kubectl
+        .run(&["create", "serviceaccount", "watcher"])
+        .await
+        .success();
+    let token = kubectl
+        .run(&["create", "token", "watcher"])
+        .await
+        .success()
+        .stdout;
+    let refused = kubectl
+        .run(&[
+            &format!("--token={}", token.trim()),
+            "get",
+            "--raw",
+            "/metrics",
+        ])
+        .await
+        .failure();
+    assert!(
+        refused.contains("forbidden") && refused.contains("/metrics"),
+        "{refused}"
+    );
+}
