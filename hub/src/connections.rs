@@ -1,7 +1,8 @@
 //! Bounds on connections: at most [`MAX_CONNECTIONS`] open at once (each holds a file
 //! descriptor, and a flood of idle ones must not exhaust them and lock every client out),
 //! and timeouts that close connections that send nothing: the TLS handshake, the first
-//! request, request headers, and idle HTTP/2 connections.
+//! request, an HTTP/1.1 connection idle between requests (or slow to send headers), and idle
+//! HTTP/2 connections.
 
 use std::io;
 use std::pin::Pin;
@@ -18,8 +19,11 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 pub const MAX_CONNECTIONS: usize = 16_384;
 /// How long a connection may take to send its first request (after the TLS handshake).
 pub const FIRST_REQUEST: Duration = Duration::from_secs(10);
-/// How long a client may take to send a request's headers.
-pub const HEADER_READ: Duration = Duration::from_secs(10);
+/// How long an HTTP/1.1 connection may sit idle between requests, and how long a client may
+/// take to send a request's headers (hyper keeps one timer for both). Longer than the 90 s
+/// that kube-rs's (hyper's) and Go's client pools keep an idle connection, so that the hub
+/// never closes one as the client sends on it (kube-apiserver keeps idle connections 90 s).
+pub const KEEP_ALIVE_IDLE: Duration = Duration::from_secs(120);
 /// HTTP/2 pings: an idle connection that does not answer one in time is closed.
 pub const HTTP2_PING: Duration = Duration::from_secs(30);
 /// How long a ping may go unanswered.
@@ -33,7 +37,7 @@ pub fn with_timeouts<A: axum_server::Address, Acc>(
     server
         .http_builder()
         .http1()
-        .header_read_timeout(HEADER_READ);
+        .header_read_timeout(KEEP_ALIVE_IDLE);
     server
         .http_builder()
         .http2()
