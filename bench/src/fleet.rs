@@ -1,12 +1,15 @@
 //! `fleet bench fleet`: a whole fleet in one process: the hub with N member clusters, gitjob,
 //! the targeting controller and one agent per member (reaching the hub in process, so the
-//! control plane is measured, not the socket limit). For each phase (the first deployment,
-//! then a commit changing every bundle) it prints the time to every deployment Ready, the
-//! CPU it took, the peak memory, the objects in the hub, the writes per BundleDeployment
-//! and the largest status object. Each commit is announced to gitjob by a signed push
-//! webhook, as a Git host sends one, so a phase starts at once rather than at the next
-//! poll. Named scenarios reproduce Rancher Fleet's benchmark experiments. No reference
-//! tool runs here; the figures are printed against the targets.
+//! control plane is measured, not the socket limit). With `--processes` the hub, the
+//! controller and gitjob run as `fleet` processes instead, as in production, and the agents
+//! reach the hub over HTTP/2 (see [`crate::processes`]). For each phase (the first
+//! deployment, then a commit changing every bundle) it prints the time to every deployment
+//! Ready, the CPU it took, the peak memory, the objects in the hub, the writes per
+//! BundleDeployment (as the hub counted them) and the largest status object. Each commit is
+//! announced to gitjob by a signed push webhook, as a Git host sends one, so a phase starts
+//! at once rather than at the next poll. Named scenarios reproduce Rancher Fleet's
+//! benchmark experiments. No reference tool runs here; the figures are printed against the
+//! issue's targets.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -26,6 +29,8 @@ use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use kube::runtime::{watcher, WatchStreamExt};
 use kube::Api;
 use serde_json::json;
+
+use crate::processes::ControlPlane;
 
 /// Arguments of `fleet bench fleet`.
 #[derive(Args, Debug)]
@@ -64,6 +69,12 @@ pub struct FleetBench {
     /// took.
     #[arg(long, default_value_t = 0)]
     joining: usize,
+    /// The hub, the controller and gitjob run as `fleet hub`, `fleet controller` and `fleet
+    /// gitjob` processes (the `fleet` binary beside this one), as in production, and the
+    /// agents reach the hub over HTTP/2 with TLS, 32 to a connection; without it all of the
+    /// fleet runs in this process and reaches the hub without sockets.
+    #[arg(long)]
+    processes: bool,
 }
 
 /// Rancher Fleet's benchmark experiments.
@@ -140,6 +151,7 @@ pub fn run(args: FleetBench) -> Result<()> {
     let agents = Agents {
         registered: args.registered,
         joining: args.joining,
+        processes: args.processes,
     };
     runtime.block_on(bench(shape, timing, agents, scratch.path()))
 }
@@ -183,11 +195,13 @@ struct Timing {
     idle: Duration,
 }
 
-/// How the agents reach the hub, and how many join during the commit.
+/// How the agents reach the hub, how many join during the commit, and whether the control
+/// plane runs in processes of its own.
 #[derive(Debug, Clone, Copy)]
 struct Agents {
     registered: bool,
     joining: usize,
+    processes: bool,
 }
 
 /// Where the bundles come from: Git repositories with gitjob (told of each commit by a push
@@ -202,7 +216,14 @@ enum Source {
 }
 
 impl Source {
-    async fn new(scratch: &std::path::Path, shape: Shape, hub: &kube::Client) -> Result<Self> {
+    /// The repositories under `scratch`, pushes going to gitjob's receiver at `receiver`
+    /// (another process's), or else to one served here.
+    async fn new(
+        scratch: &std::path::Path,
+        shape: Shape,
+        hub: &kube::Client,
+        receiver: Option<std::net::SocketAddr>,
+    ) -> Result<Self> {
         if shape.gitrepos == 0 {
             return Ok(Self::Direct);
         }
@@ -212,8 +233,10 @@ impl Source {
             .map(|g| TestRepo::in_dir(&dir, &format!("app{g:03}")))
             .collect();
         let daemon = GitDaemon::start(&dir);
-        let metrics = Arc::new(fleet_gitjob::metrics::Metrics::default());
-        let hook = Hook::start(hub, metrics).await?;
+        let hook = match receiver {
+            Some(addr) => Hook::elsewhere(hub, addr).await?,
+            None => Hook::start(hub, Arc::new(fleet_gitjob::metrics::Metrics::default())).await?,
+        };
         Ok(Self::Git {
             repos,
             daemon,
@@ -308,6 +331,16 @@ async fn bench(
         "fleet-bench",
     )
     .await?;
+    let plane = if agents.processes {
+        let plane = ControlPlane::start(scratch, members.len()).await?;
+        println!(
+            "fleet hub, fleet controller and fleet gitjob started as processes; agents reach the hub over HTTP/2, {} to a connection",
+            crate::processes::AGENTS_PER_CONNECTION
+        );
+        Some(plane)
+    } else {
+        None
+    };
     println!(
         "hub with {} member clusters (kept in memory: real members store their own objects) up in {:.1} s; {} bundles of {} ConfigMaps from {} GitRepos",
         members.len(),
@@ -323,24 +356,40 @@ async fn bench(
     // Controllers and agents reach the hub in process: the control plane is measured, not
     // TLS or the socket limit (10,000 agents over TCP needed more than the 20,000 file
     // descriptors a process has). In production the hub's side of TLS is the API server's.
-    let management = local
-        .in_process_client(fleet_local::MANAGEMENT_CLUSTER, ManagedFields::Omitted)
-        .context("no management cluster in the hub")?;
-    let source = Source::new(scratch, shape, &management).await?;
-    let mut fleet = Fleet::new();
-    let registering = if agents.registered {
-        Some(local.address()?)
-    } else {
-        None
+    // With `--processes`, the benchmark's own requests and watches go over HTTPS.
+    let (management, admin) = match &plane {
+        Some(plane) => (
+            fleet_objects::client::omitting_managed_fields(&plane.admin),
+            plane.admin.clone(),
+        ),
+        None => (
+            local
+                .in_process_client(fleet_local::MANAGEMENT_CLUSTER, ManagedFields::Omitted)
+                .context("no management cluster in the hub")?,
+            local.client.clone(),
+        ),
     };
-    fleet.run_controllers(&management, scratch, registering);
+    let receiver = plane.as_ref().map(|p| p.webhook);
+    let source = Source::new(scratch, shape, &management, receiver).await?;
+    let mut fleet = Fleet::new();
+    if plane.is_none() {
+        let registering = if agents.registered {
+            Some(local.address()?)
+        } else {
+            None
+        };
+        fleet.run_controllers(&management, scratch, registering);
+    }
     let starter = AgentStarter {
         local: &local,
+        plane: plane.as_ref(),
+        admin: admin.clone(),
         management: management.clone(),
         registered: agents.registered,
         resync: timing.resync,
         // One process, one copy of each Content the agents read.
         contents: Arc::new(fleet_agent::contents::ContentCache::default()),
+        started: AtomicUsize::new(0),
     };
     starter.start(&mut fleet, first_members).await?;
     // The tracker watches every deployment in process too: what it costs is the
@@ -353,6 +402,8 @@ async fn bench(
     );
     let run = Run {
         local: &local,
+        plane: plane.as_ref(),
+        admin: &admin,
         source: &source,
         shape,
         tracker: &tracker,
@@ -376,7 +427,8 @@ async fn bench(
     };
     let commit = run.phase(2, "a commit", members.len(), join).await?;
     if !timing.idle.is_zero() {
-        at_rest(&local, members.len() * shape.bundles, timing.idle).await;
+        run.at_rest(members.len() * shape.bundles, timing.idle)
+            .await?;
     }
     println!(
         "targets (10,000 x 10): each phase under 60 s, peak RSS under 4 GiB, status objects under 64 KiB, at most 2 writes per BundleDeployment per rollout; first deployment here {:.1} s",
@@ -387,9 +439,13 @@ async fn bench(
         shape.clusters,
         shape.bundles,
         commit,
-        crate::measure::peak_rss_kib("self") / 1024
+        run.peak_rss_kib() / 1024
     );
     fleet.stop().await;
+    tracker.stop();
+    if let Some(plane) = plane {
+        plane.stop().await;
+    }
     local.shutdown().await;
     Ok(())
 }
@@ -398,10 +454,17 @@ async fn bench(
 /// created with admin credentials.
 struct AgentStarter<'a> {
     local: &'a LocalHub,
+    /// The control plane's processes, with `--processes`.
+    plane: Option<&'a ControlPlane>,
+    /// An admin client of the hub, for registering.
+    admin: kube::Client,
+    /// The client of the hub unregistered agents share, in process.
     management: kube::Client,
     registered: bool,
     resync: Duration,
     contents: Arc<fleet_agent::contents::ContentCache>,
+    /// Agents started so far: each is numbered, for its share of the HTTP/2 connections.
+    started: AtomicUsize,
 }
 
 /// How long registered agents may wait for their credentials: 10,000 register in about
@@ -411,7 +474,7 @@ const REGISTRATION_PATIENCE: Duration = Duration::from_secs(300);
 impl AgentStarter<'_> {
     /// Makes each of `members` (name and `env` label) a Cluster and starts its agent.
     async fn start(&self, fleet: &mut Fleet, members: &[(String, &str)]) -> Result<()> {
-        let hub = &self.local.client;
+        let hub = &self.admin;
         let credentials = if self.registered {
             let started = Instant::now();
             let credentials =
@@ -429,24 +492,18 @@ impl AgentStarter<'_> {
             None
         };
         for (name, _) in members {
-            let (hub_side, namespace) = match &credentials {
-                Some(credentials) => {
-                    let credential = credentials
+            let credential = match &credentials {
+                Some(credentials) => Some(
+                    credentials
                         .get(name)
-                        .with_context(|| format!("no credential for {name}"))?;
-                    let client = (self.local)
-                        .in_process_client_as(
-                            fleet_local::MANAGEMENT_CLUSTER,
-                            &credential.token,
-                            ManagedFields::Omitted,
-                        )
-                        .with_context(|| format!("{name}'s token cannot be a header"))?;
-                    (client, credential.namespace.clone())
-                }
-                None => (
-                    self.management.clone(),
-                    format!("cluster-fleet-local-{name}"),
+                        .with_context(|| format!("no credential for {name}"))?,
                 ),
+                None => None,
+            };
+            let hub_side = self.hub_side(credential.map(|c| c.token.as_str()))?;
+            let namespace = match credential {
+                Some(credential) => credential.namespace.clone(),
+                None => format!("cluster-fleet-local-{name}"),
             };
             let member = (self.local)
                 .in_process_client(name, ManagedFields::Omitted)
@@ -457,11 +514,32 @@ impl AgentStarter<'_> {
         }
         Ok(())
     }
+
+    /// The next agent's client of the hub, presenting `token` (else admin credentials):
+    /// over its share of the HTTP/2 connections with `--processes`, else in process.
+    fn hub_side(&self, token: Option<&str>) -> Result<kube::Client> {
+        let index = self.started.fetch_add(1, Ordering::Relaxed);
+        match (self.plane, token) {
+            (Some(plane), token) => plane.agent_client(index, token),
+            (None, Some(token)) => (self.local)
+                .in_process_client_as(
+                    fleet_local::MANAGEMENT_CLUSTER,
+                    token,
+                    ManagedFields::Omitted,
+                )
+                .context("a token that cannot be a header"),
+            (None, None) => Ok(self.management.clone()),
+        }
+    }
 }
 
 /// What each phase measures against.
 struct Run<'a> {
     local: &'a LocalHub,
+    /// The control plane's processes, with `--processes`.
+    plane: Option<&'a ControlPlane>,
+    /// An admin client of the hub.
+    admin: &'a kube::Client,
     source: &'a Source,
     shape: Shape,
     tracker: &'a Tracker,
@@ -479,18 +557,20 @@ impl Run<'_> {
         clusters: usize,
         during: impl std::future::Future<Output = Result<()>>,
     ) -> Result<f64> {
-        let (local, shape, tracker) = (self.local, self.shape, self.tracker);
-        let hub = &local.client;
-        let cpu = crate::measure::cpu_seconds("self");
-        let requests_before = local.running.hub.request_counts();
+        let (shape, tracker) = (self.shape, self.tracker);
+        let cpu = self.cpu_seconds();
+        let requests_before = self.request_counts().await?;
         let ticks = crate::measure::cpu_ticks_and_steal();
-        tracker.writes.store(0, Ordering::Relaxed);
+        let relisted_before = tracker.relists.load(Ordering::Relaxed);
         let started = Instant::now();
-        self.source.publish(hub, shape, version).await?;
+        self.source.publish(self.admin, shape, version).await?;
         let deployments = clusters * shape.bundles;
         let version = version.to_string();
         let ready = tracker.all_ready(deployments, &version, started);
-        let ([placed, applied], ()) = tokio::try_join!(ready, during)?;
+        let ([placed, applied], ()) = tokio::select! {
+            done = async { tokio::try_join!(ready, during) } => done?,
+            exited = self.plane_exited() => return Err(exited),
+        };
         let seconds = started.elapsed().as_secs_f64();
         let stage = |at: Option<f64>| at.map_or("-".to_string(), |s| format!("{s:.1} s"));
         println!(
@@ -500,17 +580,35 @@ impl Run<'_> {
         );
         // Late status writes of the phase (agents' last reports) count too.
         tokio::time::sleep(Duration::from_secs(1)).await;
-        let written = tracker.writes.load(Ordering::Relaxed) as f64 / deployments as f64;
+        let used = self.cpu_seconds();
+        let requests = self.request_counts().await?;
+        let written = deployment_writes(&requests_before, &requests) as f64 / deployments as f64;
         println!(
             "{name}: {deployments} deployments Ready in {seconds:.1} s, {:.1} s CPU, peak RSS {} MiB, {} objects in the hub, {written:.2} writes per BundleDeployment, largest status {} bytes",
-            crate::measure::cpu_seconds("self") - cpu,
-            crate::measure::peak_rss_kib("self") / 1024,
-            local.running.hub.object_count(),
-            largest_status(hub)
+            used.total() - cpu.total(),
+            self.peak_rss_kib() / 1024,
+            self.object_count().await?,
+            largest_status(self.admin)
                 .await?
                 .max(tracker.largest_status.load(Ordering::Relaxed))
         );
-        let requests = local.running.hub.request_counts();
+        if let Some(plane) = self.plane {
+            let peaks: Vec<String> = (plane.peak_rss_kib().into_iter())
+                .map(|(process, kib)| format!("{process} {} MiB", kib / 1024))
+                .collect();
+            println!(
+                "{name}: CPU by process: {}; peak RSS by process: benchmark {} MiB, {}",
+                used.since(&cpu),
+                crate::measure::peak_rss_kib("self") / 1024,
+                peaks.join(", ")
+            );
+        }
+        let relisted = tracker.relists.load(Ordering::Relaxed) - relisted_before;
+        if relisted > 0 {
+            println!(
+                "{name}: the benchmark's watch of every deployment fell behind and listed them all again {relisted} times (counted in the hub's work)"
+            );
+        }
         println!(
             "{name}: hub requests per deployment: {}",
             requests_per_deployment(&requests_before, &requests, deployments)
@@ -536,22 +634,102 @@ impl Run<'_> {
             });
         println!("{name}: machine pace {pace}; CPU time stolen by the hypervisor {stolen}");
     }
+
+    /// Leaves the fleet alone for `idle`, and prints the CPU it took meanwhile and the
+    /// hub's requests per deployment.
+    async fn at_rest(&self, deployments: usize, idle: Duration) -> Result<()> {
+        let cpu = self.cpu_seconds();
+        let requests_before = self.request_counts().await?;
+        tokio::time::sleep(idle).await;
+        let used = self.cpu_seconds().total() - cpu.total();
+        let requests = self.request_counts().await?;
+        println!(
+            "at rest for {} s: {used:.1} s CPU ({:.2} cores); hub requests per deployment: {}",
+            idle.as_secs(),
+            used / idle.as_secs_f64(),
+            requests_per_deployment(&requests_before, &requests, deployments)
+        );
+        Ok(())
+    }
+
+    /// Waits until a process of the control plane exits (with `--processes`; else never).
+    async fn plane_exited(&self) -> anyhow::Error {
+        match self.plane {
+            Some(plane) => plane.exited().await,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// The CPU seconds used so far by this process and by the control plane's.
+    fn cpu_seconds(&self) -> CpuSeconds {
+        let mut by_process = vec![("benchmark", crate::measure::cpu_seconds("self"))];
+        if let Some(plane) = self.plane {
+            by_process.extend(plane.cpu_seconds());
+        }
+        CpuSeconds(by_process)
+    }
+
+    /// The peak resident memory of this process and the control plane's together (the sum
+    /// of their peaks), in KiB.
+    fn peak_rss_kib(&self) -> u64 {
+        let own = crate::measure::peak_rss_kib("self");
+        let plane: u64 = self
+            .plane
+            .map_or(0, |p| p.peak_rss_kib().iter().map(|(_, kib)| kib).sum());
+        own + plane
+    }
+
+    /// The objects the hub holds: the members' (held here) and the management cluster's
+    /// (here too, or in the hub's process).
+    async fn object_count(&self) -> Result<usize> {
+        let here = self.local.running.hub.object_count();
+        Ok(match self.plane {
+            Some(plane) => here + plane.hub_metrics().await?.objects,
+            None => here,
+        })
+    }
+
+    /// The requests served so far: by the hub here, and with `--processes` the management
+    /// cluster's by the hub's process (from its `/metrics`).
+    async fn request_counts(&self) -> Result<HashMap<RequestKind, u64>> {
+        let mut counts = self.local.running.hub.request_counts();
+        if let Some(plane) = self.plane {
+            counts.retain(|kind, _| kind.cluster != fleet_local::MANAGEMENT_CLUSTER);
+            counts.extend(plane.hub_metrics().await?.requests);
+        }
+        Ok(counts)
+    }
 }
 
-/// Leaves the fleet alone for `idle`, and prints the CPU it took meanwhile and the hub's
-/// requests per deployment.
-async fn at_rest(local: &LocalHub, deployments: usize, idle: Duration) {
-    let cpu = crate::measure::cpu_seconds("self");
-    let requests_before = local.running.hub.request_counts();
-    tokio::time::sleep(idle).await;
-    let used = crate::measure::cpu_seconds("self") - cpu;
-    let requests = local.running.hub.request_counts();
-    println!(
-        "at rest for {} s: {used:.1} s CPU ({:.2} cores); hub requests per deployment: {}",
-        idle.as_secs(),
-        used / idle.as_secs_f64(),
-        requests_per_deployment(&requests_before, &requests, deployments)
-    );
+/// CPU seconds by process.
+struct CpuSeconds(Vec<(&'static str, f64)>);
+
+impl CpuSeconds {
+    /// The seconds of every process together.
+    fn total(&self) -> f64 {
+        self.0.iter().map(|(_, seconds)| seconds).sum()
+    }
+
+    /// Each process's seconds since `before`.
+    fn since(&self, before: &Self) -> String {
+        let used: Vec<String> = (self.0.iter().zip(&before.0))
+            .map(|((name, now), (_, then))| format!("{name} {:.1} s", now - then))
+            .collect();
+        used.join(", ")
+    }
+}
+
+/// The writes to BundleDeployments (creates, updates and patches, of their status too) the
+/// hub's management cluster served between two counts.
+fn deployment_writes(before: &HashMap<RequestKind, u64>, after: &HashMap<RequestKind, u64>) -> u64 {
+    (after.iter())
+        .filter(|(kind, _)| {
+            kind.cluster == fleet_local::MANAGEMENT_CLUSTER
+                && kind.resource == "bundledeployments"
+                && matches!(kind.verb.as_str(), "create" | "update" | "patch")
+        })
+        .map(|(kind, n)| n - before.get(kind).copied().unwrap_or(0))
+        .sum()
 }
 
 /// The hub's requests of a phase per deployment rolled out, on the management cluster and
@@ -602,14 +780,17 @@ async fn largest_status(hub: &kube::Client) -> Result<usize> {
 }
 
 /// What the benchmark follows from two watches (never by listing, which would weigh on
-/// the hub it measures): the writes to BundleDeployments, what each deployment names,
-/// applied and is ready at, and the version each Content holds.
+/// the hub it measures): what each deployment names, applied and is ready at, and the
+/// version each Content holds.
 #[derive(Default)]
 struct Tracker {
-    writes: AtomicUsize,
+    /// The times the watch of every deployment listed them again (it fell behind).
+    relists: AtomicUsize,
     /// The largest BundleDeployment status seen, serialized.
     largest_status: AtomicUsize,
     state: Mutex<Tracked>,
+    /// The two watches.
+    watches: Mutex<Vec<tokio::task::AbortHandle>>,
 }
 
 #[derive(Default)]
@@ -732,9 +913,23 @@ impl Tracker {
     /// managedFields.
     fn start(hub: &kube::Client) -> Arc<Self> {
         let tracker = Arc::new(Self::default());
-        tokio::spawn(tracker.clone().follow_deployments(hub.clone()));
-        tokio::spawn(tracker.clone().follow_contents(hub.clone()));
+        let watches = [
+            tokio::spawn(tracker.clone().follow_deployments(hub.clone())).abort_handle(),
+            tokio::spawn(tracker.clone().follow_contents(hub.clone())).abort_handle(),
+        ];
+        tracker.lock_watches().extend(watches);
         tracker
+    }
+
+    /// Stops following the hub (before the hub stops).
+    fn stop(&self) {
+        for watch in self.lock_watches().drain(..) {
+            watch.abort();
+        }
+    }
+
+    fn lock_watches(&self) -> std::sync::MutexGuard<'_, Vec<tokio::task::AbortHandle>> {
+        self.watches.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     async fn follow_deployments(self: Arc<Self>, hub: kube::Client) {
@@ -742,20 +937,17 @@ impl Tracker {
         let mut events = watcher(api, watcher::Config::default())
             .default_backoff()
             .boxed();
-        let mut initialized = false;
+        let mut listed = false;
         while let Some(event) = events.next().await {
             let deployment = match event {
-                Ok(watcher::Event::InitDone) => {
-                    initialized = true;
+                Ok(watcher::Event::Init) => {
+                    if listed {
+                        self.relists.fetch_add(1, Ordering::Relaxed);
+                    }
+                    listed = true;
                     continue;
                 }
-                Ok(watcher::Event::Apply(d)) => {
-                    if initialized {
-                        self.writes.fetch_add(1, Ordering::Relaxed);
-                    }
-                    d
-                }
-                Ok(watcher::Event::InitApply(d)) => d,
+                Ok(watcher::Event::Apply(d) | watcher::Event::InitApply(d)) => d,
                 _ => continue,
             };
             let key = format!(
@@ -863,12 +1055,10 @@ impl Tracker {
 mod tests {
     use super::*;
 
-    /// Registered agents' own credentials carry the whole path: reading their deployments
-    /// and the Contents they name, and writing status (a refusal would leave a phase short
-    /// of Ready until the timeout). A cluster registering during the commit gets the
-    /// committed bundles too: the commit counts its deployments.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_small_fleet_of_registered_agents_is_ready_in_both_phases_with_one_joining() {
+    /// Runs both phases of a small fleet (three clusters, two bundles, a fourth cluster
+    /// joining during the commit) with registered agents; fails unless both reach Ready
+    /// within three minutes.
+    async fn small_fleet_is_ready(processes: bool) {
         let scratch = tempfile::tempdir().expect("scratch directory");
         let shape = Shape {
             clusters: 3,
@@ -883,11 +1073,30 @@ mod tests {
         let agents = Agents {
             registered: true,
             joining: 1,
+            processes,
         };
         let run = bench(shape, timing, agents, scratch.path());
         tokio::time::timeout(Duration::from_secs(180), run)
             .await
             .expect("both phases within 3 minutes")
             .expect("both phases Ready");
+    }
+
+    /// Registered agents' own credentials carry the whole path: reading their deployments
+    /// and the Contents they name, and writing status (a refusal would leave a phase short
+    /// of Ready until the timeout). A cluster registering during the commit gets the
+    /// committed bundles too: the commit counts its deployments.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_small_fleet_of_registered_agents_is_ready_in_both_phases_with_one_joining() {
+        small_fleet_is_ready(false).await;
+    }
+
+    /// The same fleet with the control plane as production runs it: `fleet hub`, `fleet
+    /// controller` and `fleet gitjob` processes (the `fleet` binary the workspace's tests
+    /// build), the agents reaching the hub over shared HTTP/2 connections, and the hub's
+    /// request counts read from its `/metrics`.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_small_fleet_is_ready_with_the_control_plane_in_processes_of_its_own() {
+        small_fleet_is_ready(true).await;
     }
 }

@@ -8,6 +8,7 @@ mod helm;
 mod hub;
 mod kustomize;
 mod measure;
+mod processes;
 mod reference;
 mod register;
 mod soak;

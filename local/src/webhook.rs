@@ -36,7 +36,8 @@ pub struct Hook {
     /// The receiver's address.
     pub addr: SocketAddr,
     secret: String,
-    server: tokio::task::JoinHandle<()>,
+    /// The receiver, when this process serves it.
+    server: Option<tokio::task::JoinHandle<()>>,
 }
 
 /// Who stores the webhook secret.
@@ -49,21 +50,7 @@ impl Hook {
     /// Stores a new `generic` secret in Fleet's `gitjob-webhook` Secret and serves gitjob's
     /// receiver on a free local port.
     pub async fn start(client: &kube::Client, metrics: Arc<Metrics>) -> Result<Self, HookError> {
-        let secret = fleet_hub::kinds::new_token();
-        let encoded = base64::engine::general_purpose::STANDARD.encode(&secret);
-        let body = json!({
-            "apiVersion": "v1", "kind": "Secret",
-            "metadata": {"name": webhook::SECRET_NAME, "namespace": SECRET_NAMESPACE},
-            "data": {"generic": encoded},
-        });
-        Api::<Secret>::namespaced(client.clone(), SECRET_NAMESPACE)
-            .patch(
-                webhook::SECRET_NAME,
-                &PatchParams::apply(FIELD_MANAGER).force(),
-                &Patch::Apply(&body),
-            )
-            .await
-            .map_err(HookError::Secret)?;
+        let secret = store_secret(client).await?;
         let receiver = webhook::Receiver::new(client.clone(), SECRET_NAMESPACE, metrics);
         let any_port = SocketAddr::from(([127, 0, 0, 1], 0));
         let (addr, server) =
@@ -72,15 +59,29 @@ impl Hook {
         Ok(Self {
             addr,
             secret,
-            server,
+            server: Some(server),
         })
     }
 
-    /// Stops the receiver (and lets go of its client).
+    /// Stores a new `generic` secret as [`Hook::start`] does, for the receiver another
+    /// process serves at `addr` (`fleet gitjob --webhook-listen`) against the cluster
+    /// `client` reaches.
+    pub async fn elsewhere(client: &kube::Client, addr: SocketAddr) -> Result<Self, HookError> {
+        let secret = store_secret(client).await?;
+        Ok(Self {
+            addr,
+            secret,
+            server: None,
+        })
+    }
+
+    /// Stops the receiver, when this process serves it (and lets go of its client).
     pub async fn stop(self) {
-        self.server.abort();
-        // A cancelled task's result says only that it was cancelled.
-        let _ = self.server.await;
+        if let Some(server) = self.server {
+            server.abort();
+            // A cancelled task's result says only that it was cancelled.
+            let _ = server.await;
+        }
     }
 
     /// Posts a signed push of `commit` on `main` of the repository at `url`.
@@ -116,4 +117,25 @@ impl Hook {
         }
         Ok(())
     }
+}
+
+/// Stores a new secret as the `generic` key of Fleet's `gitjob-webhook` Secret, and returns
+/// it.
+async fn store_secret(client: &kube::Client) -> Result<String, HookError> {
+    let secret = fleet_hub::kinds::new_token();
+    let encoded = base64::engine::general_purpose::STANDARD.encode(&secret);
+    let body = json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": webhook::SECRET_NAME, "namespace": SECRET_NAMESPACE},
+        "data": {"generic": encoded},
+    });
+    Api::<Secret>::namespaced(client.clone(), SECRET_NAMESPACE)
+        .patch(
+            webhook::SECRET_NAME,
+            &PatchParams::apply(FIELD_MANAGER).force(),
+            &Patch::Apply(&body),
+        )
+        .await
+        .map_err(HookError::Secret)?;
+    Ok(secret)
 }
