@@ -30,7 +30,7 @@ use kube::runtime::{watcher, WatchStreamExt};
 use kube::Api;
 use serde_json::json;
 
-use crate::processes::ControlPlane;
+use crate::processes::{ControlPlane, HubCounts};
 
 /// Arguments of `fleet bench fleet`.
 #[derive(Args, Debug)]
@@ -559,7 +559,7 @@ impl Run<'_> {
     ) -> Result<f64> {
         let (shape, tracker) = (self.shape, self.tracker);
         let cpu = self.cpu_seconds();
-        let requests_before = self.request_counts().await?;
+        let before = self.hub_counts().await?;
         let ticks = crate::measure::cpu_ticks_and_steal();
         let relisted_before = tracker.relists.load(Ordering::Relaxed);
         let started = Instant::now();
@@ -581,13 +581,14 @@ impl Run<'_> {
         // Late status writes of the phase (agents' last reports) count too.
         tokio::time::sleep(Duration::from_secs(1)).await;
         let used = self.cpu_seconds();
-        let requests = self.request_counts().await?;
-        let written = deployment_writes(&requests_before, &requests) as f64 / deployments as f64;
+        let after = self.hub_counts().await?;
+        let served = served(&before.requests, &after.requests);
+        let written = deployment_writes(&served) as f64 / deployments as f64;
         println!(
             "{name}: {deployments} deployments Ready in {seconds:.1} s, {:.1} s CPU, peak RSS {} MiB, {} objects in the hub, {written:.2} writes per BundleDeployment, largest status {} bytes",
             used.total() - cpu.total(),
             self.peak_rss_kib() / 1024,
-            self.object_count().await?,
+            after.objects,
             largest_status(self.admin)
                 .await?
                 .max(tracker.largest_status.load(Ordering::Relaxed))
@@ -611,7 +612,7 @@ impl Run<'_> {
         }
         println!(
             "{name}: hub requests per deployment: {}",
-            requests_per_deployment(&requests_before, &requests, deployments)
+            requests_per_deployment(&served, deployments)
         );
         self.print_machine(name, started, ticks);
         Ok(seconds)
@@ -639,15 +640,15 @@ impl Run<'_> {
     /// hub's requests per deployment.
     async fn at_rest(&self, deployments: usize, idle: Duration) -> Result<()> {
         let cpu = self.cpu_seconds();
-        let requests_before = self.request_counts().await?;
+        let before = self.hub_counts().await?;
         tokio::time::sleep(idle).await;
         let used = self.cpu_seconds().total() - cpu.total();
-        let requests = self.request_counts().await?;
+        let after = self.hub_counts().await?;
         println!(
             "at rest for {} s: {used:.1} s CPU ({:.2} cores); hub requests per deployment: {}",
             idle.as_secs(),
             used / idle.as_secs_f64(),
-            requests_per_deployment(&requests_before, &requests, deployments)
+            requests_per_deployment(&served(&before.requests, &after.requests), deployments)
         );
         Ok(())
     }
@@ -679,23 +680,20 @@ impl Run<'_> {
         own + plane
     }
 
-    /// The objects the hub holds: the members' (held here) and the management cluster's
-    /// (here too, or in the hub's process).
-    async fn object_count(&self) -> Result<usize> {
-        let here = self.local.running.hub.object_count();
-        Ok(match self.plane {
-            Some(plane) => here + plane.hub_metrics().await?.objects,
-            None => here,
-        })
-    }
-
-    /// The requests served so far: by the hub here, and with `--processes` the management
-    /// cluster's by the hub's process (from its `/metrics`).
-    async fn request_counts(&self) -> Result<HashMap<RequestKind, u64>> {
-        let mut counts = self.local.running.hub.request_counts();
+    /// The requests served so far and the objects held: by the hub here (the member
+    /// clusters, and the management cluster in one process), and with `--processes` the
+    /// management cluster's by the hub's process (from its `/metrics`, read once).
+    async fn hub_counts(&self) -> Result<HubCounts> {
+        let hub = &self.local.running.hub;
+        let mut counts = HubCounts {
+            requests: hub.request_counts(),
+            objects: hub.object_count(),
+        };
         if let Some(plane) = self.plane {
-            counts.retain(|kind, _| kind.cluster != fleet_local::MANAGEMENT_CLUSTER);
-            counts.extend(plane.hub_metrics().await?.requests);
+            let management = plane.hub_counts().await?;
+            (counts.requests).retain(|kind, _| kind.cluster != fleet_local::MANAGEMENT_CLUSTER);
+            counts.requests.extend(management.requests);
+            counts.objects += management.objects;
         }
         Ok(counts)
     }
@@ -719,34 +717,39 @@ impl CpuSeconds {
     }
 }
 
-/// The writes to BundleDeployments (creates, updates and patches, of their status too) the
-/// hub's management cluster served between two counts.
-fn deployment_writes(before: &HashMap<RequestKind, u64>, after: &HashMap<RequestKind, u64>) -> u64 {
+/// The requests of each kind served between two counts.
+fn served(
+    before: &HashMap<RequestKind, u64>,
+    after: &HashMap<RequestKind, u64>,
+) -> HashMap<RequestKind, u64> {
     (after.iter())
+        .map(|(kind, n)| (kind.clone(), n - before.get(kind).copied().unwrap_or(0)))
+        .collect()
+}
+
+/// Of the requests `served`, the writes to BundleDeployments (creates, updates and
+/// patches, of their status too) on the management cluster.
+fn deployment_writes(served: &HashMap<RequestKind, u64>) -> u64 {
+    (served.iter())
         .filter(|(kind, _)| {
             kind.cluster == fleet_local::MANAGEMENT_CLUSTER
                 && kind.resource == "bundledeployments"
                 && matches!(kind.verb.as_str(), "create" | "update" | "patch")
         })
-        .map(|(kind, n)| n - before.get(kind).copied().unwrap_or(0))
+        .map(|(_, n)| n)
         .sum()
 }
 
 /// The hub's requests of a phase per deployment rolled out, on the management cluster and
 /// on the members (what the agents ask of their own clusters), each with its five most
 /// frequent kinds.
-fn requests_per_deployment(
-    before: &HashMap<RequestKind, u64>,
-    after: &HashMap<RequestKind, u64>,
-    deployments: usize,
-) -> String {
+fn requests_per_deployment(served: &HashMap<RequestKind, u64>, deployments: usize) -> String {
     let mut sides: [BTreeMap<(String, String), u64>; 2] = Default::default();
-    for (kind, count) in after {
-        let served = count - before.get(kind).copied().unwrap_or(0);
+    for (kind, count) in served {
         let side = usize::from(kind.cluster != fleet_local::MANAGEMENT_CLUSTER);
         *sides[side]
             .entry((kind.verb.clone(), kind.resource.clone()))
-            .or_default() += served;
+            .or_default() += count;
     }
     let per = |n: u64| n as f64 / deployments as f64;
     let [management, members] = sides.map(|counts| {

@@ -223,12 +223,12 @@ impl ControlPlane {
     }
 
     /// What the hub's process has served and holds, from its `/metrics`.
-    pub async fn hub_metrics(&self) -> Result<HubMetrics> {
+    pub async fn hub_counts(&self) -> Result<HubCounts> {
         let request = http::Request::get("/metrics")
             .body(Vec::new())
             .context("a request for /metrics")?;
         let text = self.admin.request_text(request).await?;
-        Ok(HubMetrics::parse(&text))
+        Ok(HubCounts::parse(&text))
     }
 
     /// Waits until a process exits; returns why, with the end of its log.
@@ -258,16 +258,17 @@ impl ControlPlane {
     }
 }
 
-/// What the hub's `/metrics` says of its management cluster.
+/// What a hub has served and holds (read here from the `/metrics` of the hub's process,
+/// for its management cluster).
 #[derive(Debug, Default)]
-pub struct HubMetrics {
-    /// The requests served, by verb and resource (`apiserver_request_total`).
+pub struct HubCounts {
+    /// The requests served, by cluster, verb and resource (`apiserver_request_total`).
     pub requests: HashMap<RequestKind, u64>,
     /// The objects stored (`apiserver_storage_objects`, summed).
     pub objects: usize,
 }
 
-impl HubMetrics {
+impl HubCounts {
     /// Reads the samples of Prometheus' text format `text`; other lines are passed over.
     fn parse(text: &str) -> Self {
         let mut metrics = Self::default();
@@ -288,7 +289,7 @@ impl HubMetrics {
                 };
                 let kind = RequestKind {
                     cluster: fleet_local::MANAGEMENT_CLUSTER.to_string(),
-                    verb: api_verb(verb),
+                    verb: fleet_hub::metrics::verb_of_metric(verb),
                     resource: resource.to_string(),
                 };
                 *metrics.requests.entry(kind).or_default() += value;
@@ -303,15 +304,6 @@ fn label<'a>(series: &'a str, name: &str) -> Option<&'a str> {
     let start = series.find(&format!("{name}=\""))? + name.len() + 2;
     let rest = series.get(start..)?;
     rest.split('"').next()
-}
-
-/// The hub's own name of a verb kube-apiserver's metrics name by its HTTP method.
-fn api_verb(metric_verb: &str) -> String {
-    match metric_verb {
-        "POST" => "create".into(),
-        "PUT" => "update".into(),
-        other => other.to_ascii_lowercase(),
-    }
 }
 
 /// Waits until the hub (the first of `processes`) has written `kubeconfig` and answers
@@ -411,7 +403,7 @@ mod tests {
             apiserver_request_total{verb=\"POST\",resource=\"secrets\"} 3\n\
             apiserver_storage_objects{resource=\"bundles.fleet.cattle.io\"} 10\n\
             apiserver_storage_objects{resource=\"secrets\"} 5\n";
-        let metrics = HubMetrics::parse(text);
+        let metrics = HubCounts::parse(text);
         assert_eq!(metrics.objects, 15);
         let count = |verb: &str, resource: &str| {
             metrics.requests.get(&RequestKind {

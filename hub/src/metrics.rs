@@ -30,51 +30,71 @@ pub fn answer(hub: &Hub, identity: &Identity, cluster: &str) -> ApiResult<Respon
 
 /// The metrics of `cluster`, one sample a line, sorted.
 fn render(hub: &Hub, cluster: &str) -> String {
-    let mut requests: Vec<String> = (hub.request_counts().into_iter())
+    let requests = (hub.request_counts().into_iter())
         .filter(|(kind, _)| kind.cluster == cluster)
         .map(|(kind, n)| {
             format!(
                 "apiserver_request_total{{verb=\"{}\",resource=\"{}\"}} {n}",
-                http_verb(&kind.verb),
+                metric_verb(&kind.verb),
                 kind.resource
             )
-        })
-        .collect();
-    requests.sort();
-    let mut objects: Vec<String> = (hub.store.object_counts(cluster).into_iter())
-        .map(|(resource, n)| {
-            format!(
-                "apiserver_storage_objects{{resource=\"{}\"}} {n}",
-                qualified(&resource)
-            )
-        })
-        .collect();
-    objects.sort();
+        });
+    let objects = (hub.store.object_counts(cluster).into_iter()).map(|(resource, n)| {
+        format!(
+            "apiserver_storage_objects{{resource=\"{}\"}} {n}",
+            qualified(&resource)
+        )
+    });
     let mut text = String::new();
-    text.push_str(
-        "# HELP apiserver_request_total Resource requests served, by verb and resource.\n",
+    family(
+        &mut text,
+        ("apiserver_request_total", "counter"),
+        "Resource requests served, by verb and resource.",
+        requests,
     );
-    text.push_str("# TYPE apiserver_request_total counter\n");
-    for line in requests {
-        text.push_str(&line);
-        text.push('\n');
-    }
-    text.push_str("# HELP apiserver_storage_objects Objects stored, by resource.\n");
-    text.push_str("# TYPE apiserver_storage_objects gauge\n");
-    for line in objects {
-        text.push_str(&line);
-        text.push('\n');
-    }
+    family(
+        &mut text,
+        ("apiserver_storage_objects", "gauge"),
+        "Objects stored, by resource.",
+        objects,
+    );
     text
+}
+
+/// Appends a metric family to `text`: the help and type lines of the metric (`name` and
+/// `kind`: `counter`, `gauge`), then `samples`, sorted, a line each.
+fn family(
+    text: &mut String,
+    (name, kind): (&str, &str),
+    help: &str,
+    samples: impl Iterator<Item = String>,
+) {
+    let mut samples: Vec<String> = samples.collect();
+    samples.sort();
+    text.push_str(&format!("# HELP {name} {help}\n# TYPE {name} {kind}\n"));
+    for sample in samples {
+        text.push_str(&sample);
+        text.push('\n');
+    }
 }
 
 /// How kube-apiserver's metrics name a verb: the HTTP method, or the verb for those that
 /// share one (`LIST`, `WATCH`, `DELETECOLLECTION`).
-fn http_verb(verb: &str) -> String {
+pub fn metric_verb(verb: &str) -> String {
     match verb {
         "create" => "POST".into(),
         "update" => "PUT".into(),
         other => other.to_ascii_uppercase(),
+    }
+}
+
+/// The hub's verb (as [`crate::requests::RequestKind`] counts it) that a metric's verb
+/// names: the inverse of [`metric_verb`].
+pub fn verb_of_metric(metric_verb: &str) -> String {
+    match metric_verb {
+        "POST" => "create".into(),
+        "PUT" => "update".into(),
+        other => other.to_ascii_lowercase(),
     }
 }
 
@@ -94,10 +114,15 @@ mod tests {
 
     #[test]
     fn verbs_and_resources_are_named_as_kube_apiserver_names_them() {
-        assert_eq!(http_verb("create"), "POST");
-        assert_eq!(http_verb("update"), "PUT");
-        assert_eq!(http_verb("list"), "LIST");
-        assert_eq!(http_verb("patch"), "PATCH");
+        assert_eq!(metric_verb("create"), "POST");
+        assert_eq!(metric_verb("update"), "PUT");
+        assert_eq!(metric_verb("list"), "LIST");
+        assert_eq!(metric_verb("patch"), "PATCH");
+        for verb in [
+            "create", "update", "list", "watch", "patch", "delete", "get",
+        ] {
+            assert_eq!(verb_of_metric(&metric_verb(verb)), verb);
+        }
         assert_eq!(
             qualified("fleet.cattle.io/bundles"),
             "bundles.fleet.cattle.io"

@@ -705,25 +705,30 @@ async fn metrics_count_a_clusters_requests_and_objects_for_its_admin() {
         .await
         .success()
         .stdout;
-    let sample = |series: &str| -> Option<u64> {
-        metrics
-            .lines()
-            .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
-    };
     // kubectl's table lists and the apply's look-ups, as kubectl made them.
-    let listed = sample("apiserver_request_total{verb=\"LIST\",resource=\"configmaps\"}");
+    let listed = sample(
+        &metrics,
+        "apiserver_request_total{verb=\"LIST\",resource=\"configmaps\"}",
+    );
     assert!(listed.is_some_and(|n| n >= 3), "{metrics}");
     let patched_or_created = ["POST", "PATCH"].iter().any(|verb| {
-        sample(&format!(
-            "apiserver_request_total{{verb=\"{verb}\",resource=\"deployments\"}}"
-        ))
+        sample(
+            &metrics,
+            &format!("apiserver_request_total{{verb=\"{verb}\",resource=\"deployments\"}}"),
+        )
         .is_some()
     });
     assert!(patched_or_created, "{metrics}");
     // `local` holds the settings ConfigMap and each namespace's root CA ConfigMap, if any;
     // `dev`'s two ConfigMaps are not counted here.
-    let config_maps = sample("apiserver_storage_objects{resource=\"configmaps\"}");
-    let deployments = sample("apiserver_storage_objects{resource=\"deployments.apps\"}");
+    let config_maps = sample(
+        &metrics,
+        "apiserver_storage_objects{resource=\"configmaps\"}",
+    );
+    let deployments = sample(
+        &metrics,
+        "apiserver_storage_objects{resource=\"deployments.apps\"}",
+    );
     assert_eq!(deployments, Some(1), "{metrics}");
     // `kubectl get --raw` sends its path as given, without the kubeconfig's
     // `/clusters/dev` prefix: a client that keeps the prefix reads dev's.
@@ -735,10 +740,10 @@ async fn metrics_count_a_clusters_requests_and_objects_for_its_admin() {
         .request_text(request)
         .await
         .expect("dev's metrics");
-    let dev_config_maps = dev_metrics
-        .lines()
-        .find_map(|l| l.strip_prefix("apiserver_storage_objects{resource=\"configmaps\"}"))
-        .and_then(|n| n.trim().parse::<u64>().ok());
+    let dev_config_maps = sample(
+        &dev_metrics,
+        "apiserver_storage_objects{resource=\"configmaps\"}",
+    );
     assert_eq!(
         dev_config_maps.zip(config_maps).map(|(dev, local)| dev - local),
         Some(1),
@@ -771,4 +776,10 @@ async fn metrics_count_a_clusters_requests_and_objects_for_its_admin() {
         refused.contains("forbidden") && refused.contains("/metrics"),
         "{refused}"
     );
+}
+
+/// The value of the sample `series` (a metric with its labels) in the metrics `text`.
+fn sample(text: &str, series: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
 }
