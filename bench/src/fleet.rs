@@ -690,9 +690,12 @@ impl Run<'_> {
             objects: hub.object_count(),
         };
         if let Some(plane) = self.plane {
+            // The management cluster here is unused but for Fleet's CRDs: the hub's
+            // process holds the real one.
             let management = plane.hub_counts().await?;
             (counts.requests).retain(|kind, _| kind.cluster != fleet_local::MANAGEMENT_CLUSTER);
             counts.requests.extend(management.requests);
+            counts.objects -= hub.cluster_object_count(fleet_local::MANAGEMENT_CLUSTER);
             counts.objects += management.objects;
         }
         Ok(counts)

@@ -220,6 +220,13 @@ impl Hub {
         self.store.object_count()
     }
 
+    /// How many objects the hub holds in the logical cluster `cluster`.
+    pub fn cluster_object_count(&self, cluster: &str) -> usize {
+        (self.store.object_counts(cluster).iter())
+            .map(|(_, n)| n)
+            .sum()
+    }
+
     /// How many resource requests the hub served so far, by cluster, verb and resource.
     pub fn request_counts(&self) -> HashMap<crate::requests::RequestKind, u64> {
         self.requests.snapshot()
