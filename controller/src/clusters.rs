@@ -3,6 +3,7 @@
 //! `kubectl get clusters,clustergroups -A` shows them in Fleet.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use fleet_api::{
     BundleSummary, Cluster, ClusterDisplay, ClusterGroup, ClusterGroupDisplay, Condition,
@@ -11,17 +12,30 @@ use fleet_api::{
 use fleet_objects::client::patch_params;
 use fleet_objects::selector::matches_selector;
 use kube::api::Patch;
+use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
 use serde_json::json;
 
 use fleet_objects::conditions::set_condition;
 
 use crate::caches::Caches;
+use crate::pacing::Pacer;
 use crate::reconcile::{cluster_namespace, summarise};
 use crate::{Context, Error, FIELD_MANAGER};
 
-/// Writes `cluster`'s status, then that of the groups of its namespace.
-pub async fn cluster(cluster: Arc<Cluster>, ctx: &Context, caches: &Caches) -> Result<(), Error> {
+/// How far apart one Cluster's (or ClusterGroup's) status writes are at least: a rollout
+/// changes a cluster's summary once per deployment's report, and the groups it is in with
+/// it; paced, a cluster's ten bundles cost a write or two rather than one each.
+pub const STATUS_INTERVAL: Duration = Duration::from_secs(5);
+
+/// Writes `cluster`'s status, then that of the groups of its namespace, each at most once
+/// per `pacer`'s interval; a change that must wait asks to be reconciled again then.
+pub async fn cluster(
+    cluster: Arc<Cluster>,
+    ctx: &Context,
+    caches: &Caches,
+    pacer: &Pacer,
+) -> Result<Action, Error> {
     let namespace = cluster.namespace().unwrap_or_default();
     let name = cluster.name_any();
     if cluster.metadata.deletion_timestamp.is_none() {
@@ -76,18 +90,33 @@ pub async fn cluster(cluster: Arc<Cluster>, ctx: &Context, caches: &Caches) -> R
         && old.display.as_ref() == Some(&display)
         && old.conditions == conditions
         && old.namespace.as_deref() == Some(namespace_used.as_str());
+    let mut waits = Vec::new();
     if !unchanged {
-        let patch = json!({"status": {
-            "namespace": namespace_used,
-            "summary": summary,
-            "display": display,
-            "conditions": conditions,
-        }});
-        Api::<Cluster>::namespaced(ctx.client.clone(), &namespace)
-            .patch_status(&name, &patch_params(FIELD_MANAGER), &Patch::Merge(&patch))
-            .await?;
+        match pacer.claim(&paced_key("Cluster", &namespace, &name)) {
+            Some(wait) => waits.push(wait),
+            None => {
+                let patch = json!({"status": {
+                    "namespace": namespace_used,
+                    "summary": summary,
+                    "display": display,
+                    "conditions": conditions,
+                }});
+                Api::<Cluster>::namespaced(ctx.client.clone(), &namespace)
+                    .patch_status(&name, &patch_params(FIELD_MANAGER), &Patch::Merge(&patch))
+                    .await?;
+            }
+        }
     }
-    groups(ctx, caches, &namespace).await
+    waits.extend(groups(ctx, caches, pacer, &namespace).await?);
+    Ok(match waits.into_iter().min() {
+        Some(wait) => Action::requeue(wait),
+        None => Action::await_change(),
+    })
+}
+
+/// The pacer's key for the status of `kind` `namespace`/`name`.
+fn paced_key(kind: &str, namespace: &str, name: &str) -> String {
+    format!("{kind}/{namespace}/{name}")
 }
 
 /// The conditions with `Ready` set to `ready`/`message`.
@@ -98,12 +127,19 @@ fn ready_condition(old: &[Condition], ready: bool, message: &str) -> Vec<Conditi
     conditions
 }
 
-/// Writes the status of every ClusterGroup in `namespace` from its clusters' statuses.
-async fn groups(ctx: &Context, caches: &Caches, namespace: &str) -> Result<(), Error> {
+/// Writes the status of every ClusterGroup in `namespace` from its clusters' statuses,
+/// paced by `pacer`; the waits of the groups whose writes must wait.
+async fn groups(
+    ctx: &Context,
+    caches: &Caches,
+    pacer: &Pacer,
+    namespace: &str,
+) -> Result<Vec<Duration>, Error> {
     let api: Api<ClusterGroup> = Api::namespaced(ctx.client.clone(), namespace);
     let groups = caches.groups(namespace);
+    let mut waits = Vec::new();
     if groups.is_empty() {
-        return Ok(());
+        return Ok(waits);
     }
     let clusters = caches.clusters(namespace);
     for group in groups {
@@ -160,6 +196,10 @@ async fn groups(ctx: &Context, caches: &Caches, namespace: &str) -> Result<(), E
         if unchanged {
             continue;
         }
+        if let Some(wait) = pacer.claim(&paced_key("ClusterGroup", namespace, &group.name_any())) {
+            waits.push(wait);
+            continue;
+        }
         let patch = json!({"status": {
             "clusterCount": count,
             "nonReadyClusterCount": non_ready_count,
@@ -175,5 +215,5 @@ async fn groups(ctx: &Context, caches: &Caches, namespace: &str) -> Result<(), E
         )
         .await?;
     }
-    Ok(())
+    Ok(waits)
 }

@@ -8,6 +8,7 @@ pub mod caches;
 pub mod clusters;
 pub mod downstream;
 pub mod metrics;
+pub mod pacing;
 pub mod placement;
 pub mod preview;
 pub mod reconcile;
@@ -291,23 +292,24 @@ pub async fn run(
     let running = Arc::new(Running {
         ctx: ctx.clone(),
         caches: Caches::new(clusters.clone(), groups, policies, deployments),
+        pacer: pacing::Pacer::new(clusters::STATUS_INTERVAL),
     });
     let counters = ctx.metrics();
     // Agents' reports arrive in bursts (one per cluster): one reconcile counts them all.
-    let bundle_loop =
-        reconciles(
-            bundles.store(),
-            bundle_requests,
-            ControllerConfig::default()
-                .concurrency(16)
-                .debounce(Duration::from_millis(500)),
-            running.clone(),
-            shutdown.clone(),
-            |bundle, running| async move {
-                reconcile::bundle(bundle, &running.ctx, &running.caches).await
-            },
-        )
-        .for_each(counted(&counters, metrics::Loop::Bundles));
+    let bundle_loop = reconciles(
+        bundles.store(),
+        bundle_requests,
+        ControllerConfig::default()
+            .concurrency(16)
+            .debounce(Duration::from_millis(500)),
+        running.clone(),
+        shutdown.clone(),
+        |bundle, running| async move {
+            reconcile::bundle(bundle, &running.ctx, &running.caches).await?;
+            Ok(Action::await_change())
+        },
+    )
+    .for_each(counted(&counters, metrics::Loop::Bundles));
     if sharded {
         bundle_loop.await;
     } else {
@@ -326,9 +328,10 @@ pub async fn run(
                         .iter()
                         .any(|f| f == registration::CREDENTIAL_FINALIZER);
                 if revoking {
-                    registration::revoke(&cluster, &running.ctx).await
+                    registration::revoke(&cluster, &running.ctx).await?;
+                    Ok(Action::await_change())
                 } else {
-                    clusters::cluster(cluster, &running.ctx, &running.caches).await
+                    clusters::cluster(cluster, &running.ctx, &running.caches, &running.pacer).await
                 }
             },
         )
@@ -340,10 +343,12 @@ pub async fn run(
     }
 }
 
-/// What reconciles share once running: the context and the watches' caches.
+/// What reconciles share once running: the context, the watches' caches and the pace of
+/// status writes.
 struct Running {
     ctx: Arc<Context>,
     caches: Caches,
+    pacer: pacing::Pacer,
 }
 
 /// Reconciles of `K` (read from `store`) for the requests `requests` brings, until
@@ -360,14 +365,12 @@ fn reconciles<K, Fut>(
 >
 where
     K: kube::Resource<DynamicType = ()> + Clone + std::fmt::Debug + Send + Sync + 'static,
-    Fut: std::future::Future<Output = Result<(), Error>> + Send + 'static,
+    Fut: std::future::Future<Output = Result<Action, Error>> + Send + 'static,
 {
     kube::runtime::applier(
         move |object, running| {
             let reconciled = reconcile(object, running);
-            fleet_objects::task::Task::spawn(async move {
-                reconciled.await.map(|()| Action::await_change())
-            })
+            fleet_objects::task::Task::spawn(reconciled)
         },
         retry,
         running,

@@ -1,7 +1,8 @@
 //! Git to BundleDeployments: the hub, `git daemon`, gitjob and the targeting controller in
 //! one process; three clusters labelled env=dev, env=prod region=a, env=prod region=b.
 
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use fleet_api::{BundleDeployment, Cluster, Content, GitRepo};
 use fleet_testkit::{create_cluster, eventually, FleetHub, GitDaemon, TestRepo};
@@ -209,5 +210,164 @@ async fn each_cluster_gets_its_variant_stored_once() {
         (again.metadata.uid != uid && again.metadata.deletion_timestamp.is_none()).then_some(())
     })
     .await;
+    fleet.stop().await;
+}
+
+/// The ready counts a watch saw written, and when.
+type Writes = Arc<Mutex<Vec<(Instant, i32)>>>;
+
+/// The `status.summary.ready` of each status write of `kind` `name` in `NS` that changed it,
+/// with when it was seen; until the task is aborted.
+fn summary_writes<K>(
+    client: &kube::Client,
+    name: &'static str,
+    ready_of: fn(&K) -> Option<i32>,
+) -> (tokio::task::JoinHandle<()>, Writes)
+where
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + 'static,
+{
+    use futures::StreamExt;
+    let writes = Arc::new(Mutex::new(Vec::new()));
+    let seen = writes.clone();
+    let api: Api<K> = Api::namespaced(client.clone(), NS);
+    let task = tokio::spawn(async move {
+        let params = kube::api::WatchParams::default().fields(&format!("metadata.name={name}"));
+        let mut events = api.watch(&params, "0").await.expect("watch").boxed();
+        let mut last = None;
+        while let Some(Ok(
+            kube::api::WatchEvent::Added(object) | kube::api::WatchEvent::Modified(object),
+        )) = events.next().await
+        {
+            let ready = ready_of(&object);
+            if ready != last {
+                last = ready;
+                if let Some(ready) = ready {
+                    seen.lock().expect("lock").push((Instant::now(), ready));
+                }
+            }
+        }
+    });
+    (task, writes)
+}
+
+/// Six bundles' reports reach one cluster 700 ms apart, more than the controller's
+/// debounce: the Cluster's status, and its group's, are written a few times rather than
+/// once per report, and the last state is written all the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_writes_of_a_cluster_and_its_group_are_paced() {
+    const BUNDLES: usize = 6;
+    let hub = FleetHub::start(&[]).await;
+    let client = hub.client.clone();
+    let dir = hub.dir();
+    create_cluster(&client, NS, "edge", json!({"env": "edge"}))
+        .await
+        .expect("cluster");
+    let group: fleet_api::ClusterGroup = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "ClusterGroup",
+        "metadata": {"name": "edges", "namespace": NS},
+        "spec": {"selector": {"matchLabels": {"env": "edge"}}},
+    }))
+    .expect("ClusterGroup");
+    Api::<fleet_api::ClusterGroup>::namespaced(client.clone(), NS)
+        .create(&PostParams::default(), &group)
+        .await
+        .expect("group");
+
+    let repos = dir.join("repos");
+    let repo = TestRepo::in_dir(&repos, "app");
+    for n in 0..BUNDLES {
+        repo.write(&format!("b{n}/fleet.yaml"), "defaultNamespace: web\n")
+            .write(
+                &format!("b{n}/cm.yaml"),
+                &format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b{n}\n"),
+            );
+    }
+    repo.commit("first");
+    let daemon = GitDaemon::start(&repos);
+    let mut fleet = fleet_local::Fleet::new();
+    fleet.run_controllers(&client, dir, None);
+    let gitrepo: GitRepo = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
+        "metadata": {"name": "demo", "namespace": NS},
+        "spec": {
+            "repo": daemon.url("app"),
+            "branch": "main",
+            "pollingInterval": "1s",
+            "targets": [{"clusterSelector": {}}],
+        },
+    }))
+    .expect("GitRepo");
+    Api::<GitRepo>::namespaced(client.clone(), NS)
+        .create(&PostParams::default(), &gitrepo)
+        .await
+        .expect("GitRepo");
+    let deployments: Api<BundleDeployment> =
+        Api::namespaced(client.clone(), "cluster-fleet-local-edge");
+    let placed = eventually("the BundleDeployments", WAIT, || async {
+        let placed = deployments.list(&ListParams::default()).await.ok()?.items;
+        let complete = placed.iter().all(|d| d.spec.deployment_id.is_some());
+        (placed.len() == BUNDLES && complete).then_some(placed)
+    })
+    .await;
+    let (cluster_task, cluster_writes) = summary_writes::<Cluster>(&client, "edge", |c| {
+        Some(c.status.as_ref()?.summary.as_ref()?.ready)
+    });
+    let (group_task, group_writes) =
+        summary_writes::<fleet_api::ClusterGroup>(&client, "edges", |g| {
+            Some(g.status.as_ref()?.summary.as_ref()?.ready)
+        });
+
+    // Report each deployment ready, as its agent would, one every 700 ms.
+    let reports_began = Instant::now();
+    for deployment in &placed {
+        let status = json!({"status": {
+            "appliedDeploymentID": deployment.spec.deployment_id,
+            "ready": true,
+            "nonModified": true,
+        }});
+        deployments
+            .patch_status(
+                &deployment.name_any(),
+                &PatchParams::default(),
+                &Patch::Merge(&status),
+            )
+            .await
+            .expect("report");
+        tokio::time::sleep(Duration::from_millis(700)).await;
+    }
+    let all_ready = BUNDLES as i32;
+    for (what, writes) in [
+        ("Cluster", &cluster_writes),
+        ("ClusterGroup", &group_writes),
+    ] {
+        eventually(
+            &format!("the {what} counting every bundle ready"),
+            WAIT,
+            || async {
+                let writes = writes.lock().expect("lock");
+                (writes.last().map(|w| w.1) == Some(all_ready)).then_some(())
+            },
+        )
+        .await;
+        let during: Vec<i32> = writes
+            .lock()
+            .expect("lock")
+            .iter()
+            .filter(|(at, _)| *at >= reports_began)
+            .map(|w| w.1)
+            .collect();
+        assert!(
+            during.len() <= 3,
+            "{what} status written {} times for {BUNDLES} reports: ready {during:?}",
+            during.len()
+        );
+    }
+    cluster_task.abort();
+    group_task.abort();
     fleet.stop().await;
 }
