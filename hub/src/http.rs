@@ -57,13 +57,13 @@ fn header_str(headers: &HeaderMap, name: header::HeaderName) -> &str {
         .unwrap_or_default()
 }
 
-fn authenticate(hub: &Hub, headers: &HeaderMap, cluster: &str) -> ApiResult<Identity> {
+fn authenticate(hub: &Hub, headers: &HeaderMap, cluster: Option<&str>) -> ApiResult<Identity> {
     let token = header_str(headers, header::AUTHORIZATION)
         .strip_prefix("Bearer ")
         .map(str::trim)
         .ok_or_else(ApiError::unauthorized)?;
     let identity = hub.identify(token).ok_or_else(ApiError::unauthorized)?;
-    if identity.cluster() != cluster {
+    if cluster.is_some_and(|cluster| identity.cluster() != cluster) {
         return Err(ApiError::unauthorized());
     }
     Ok(identity)
@@ -85,12 +85,14 @@ async fn answer(
     headers: &HeaderMap,
     body: Body,
 ) -> ApiResult<Response> {
-    let (cluster, route) =
-        route::parse(uri.path()).ok_or_else(|| ApiError::no_route(uri.path()))?;
+    let (named, route) = route::parse(uri.path()).ok_or_else(|| ApiError::no_route(uri.path()))?;
     if route == Route::Health {
         return Ok(health(hub));
     }
-    let identity = authenticate(hub, headers, &cluster)?;
+    // A path without a cluster prefix (`kubectl get --raw` drops the kubeconfig's) goes
+    // to the caller's own cluster: a token holds for one cluster only.
+    let identity = authenticate(hub, headers, named.as_deref())?;
+    let cluster = identity.cluster().to_owned();
     let identity = impersonated(hub, identity, headers)?;
     let registry = hub
         .registry(&cluster)
@@ -144,7 +146,7 @@ async fn answer(
         Route::OpenApiV3Index => discovery_answer(
             Some(crate::openapi::v3_index(
                 &registry,
-                uri_prefix(&cluster, uri),
+                cluster_prefix(named.as_deref()),
             )),
             None,
         ),
@@ -204,12 +206,11 @@ async fn review(
     Ok(json_response(StatusCode::CREATED, &answer))
 }
 
-fn uri_prefix(cluster: &str, uri: &Uri) -> String {
-    if uri.path().starts_with("/clusters/") {
-        format!("/clusters/{cluster}")
-    } else {
-        String::new()
-    }
+/// The `/clusters/<name>` prefix the request's path had, for paths in the answer.
+fn cluster_prefix(named: Option<&str>) -> String {
+    named
+        .map(|cluster| format!("/clusters/{cluster}"))
+        .unwrap_or_default()
 }
 
 fn call_for(

@@ -1,6 +1,6 @@
 //! Request paths: the `/clusters/<name>` prefix, discovery endpoints and resource paths.
 
-/// The logical cluster a request without a `/clusters/<name>` prefix goes to.
+/// The logical cluster every hub has: the management cluster, where Fleet's objects live.
 pub const DEFAULT_CLUSTER: &str = "local";
 
 /// A resource path: `/api/v1/...` or `/apis/<group>/<version>/...`.
@@ -47,12 +47,13 @@ pub enum Route {
     Resource(ResourcePath),
 }
 
-/// Splits a request path into its logical cluster and route.
-pub fn parse(path: &str) -> Option<(String, Route)> {
+/// Splits a request path into the logical cluster its `/clusters/<name>` prefix names
+/// (`None` without one: the caller's own cluster) and its route.
+pub fn parse(path: &str) -> Option<(Option<String>, Route)> {
     let mut segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    let mut cluster = DEFAULT_CLUSTER.to_string();
+    let mut cluster = None;
     if segments.first() == Some(&"clusters") && segments.len() >= 2 {
-        cluster = segments[1].to_string();
+        cluster = Some(segments[1].to_string());
         segments.drain(..2);
     }
     let route = match segments.as_slice() {
@@ -117,7 +118,7 @@ mod tests {
         let (cluster, route) =
             parse("/clusters/dev/apis/apps/v1/namespaces/web/deployments/api/status")
                 .expect("parses");
-        assert_eq!(cluster, "dev");
+        assert_eq!(cluster.as_deref(), Some("dev"));
         let Route::Resource(path) = route else {
             panic!("a resource path")
         };
@@ -127,7 +128,7 @@ mod tests {
         assert_eq!(path.subresource.as_deref(), Some("status"));
 
         let (cluster, route) = parse("/api/v1/namespaces/web").expect("parses");
-        assert_eq!(cluster, DEFAULT_CLUSTER);
+        assert_eq!(cluster, None);
         let Route::Resource(path) = route else {
             panic!("a resource path")
         };
@@ -143,10 +144,7 @@ mod tests {
         assert_eq!(path.subresource.as_deref(), Some("status"));
         assert_eq!(
             parse("/apis/fleet.cattle.io"),
-            Some((
-                DEFAULT_CLUSTER.into(),
-                Route::Group("fleet.cattle.io".into())
-            ))
+            Some((None, Route::Group("fleet.cattle.io".into())))
         );
         assert!(parse("/nothing/here").is_none());
     }
