@@ -20,7 +20,7 @@ use fleet_objects::conditions::set_condition;
 
 use crate::caches::Caches;
 use crate::pacing::Pacer;
-use crate::reconcile::{cluster_namespace, summarise};
+use crate::reconcile::{cluster_namespace, not_ready, summarise};
 use crate::{Context, Error, FIELD_MANAGER};
 
 /// How far apart one Cluster's (or ClusterGroup's) status writes are at least: a rollout
@@ -46,9 +46,7 @@ pub async fn cluster(
     }
     let deployments = caches.deployments_of_cluster(&namespace, &name);
     let summary = summarise(&deployments);
-    let waiting: Vec<String> = deployments
-        .iter()
-        .filter(|d| !d.status.as_ref().is_some_and(|s| s.ready))
+    let waiting: Vec<String> = not_ready(&deployments)
         .take(3)
         .map(|d| d.name_any())
         .collect();

@@ -576,6 +576,14 @@ impl DeploymentState {
     }
 }
 
+/// The deployments `summarise` does not count ready, in order: the first few name the
+/// ones a NotReady message lists.
+pub fn not_ready<D: Borrow<BundleDeployment>>(deployments: &[D]) -> impl Iterator<Item = &D> {
+    deployments
+        .iter()
+        .filter(|d| DeploymentState::of((*d).borrow()) != DeploymentState::Ready)
+}
+
 /// Counts of the deployments per state, as Fleet's summary counts them.
 pub fn summarise<D: Borrow<BundleDeployment>>(deployments: &[D]) -> BundleSummary {
     let mut summary = BundleSummary {
@@ -603,9 +611,7 @@ async fn write_status(
     problem: Option<String>,
 ) -> Result<(), Error> {
     let summary = summarise(deployments);
-    let waiting: Vec<String> = deployments
-        .iter()
-        .filter(|d| !d.status.as_ref().is_some_and(|s| s.ready))
+    let waiting: Vec<String> = not_ready(deployments)
         .take(3)
         .map(|d| {
             let labels = d.labels();
@@ -665,4 +671,38 @@ async fn write_status(
     )
     .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deployment(id: &str, status: serde_json::Value) -> BundleDeployment {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "BundleDeployment",
+            "metadata": {"name": id, "namespace": "cluster-a"},
+            "spec": {"deploymentID": id},
+            "status": status,
+        }))
+        .expect("a BundleDeployment")
+    }
+
+    #[test]
+    fn a_deployment_ready_at_an_older_version_is_listed_as_not_ready() {
+        let deployments = [
+            deployment(
+                "v2",
+                serde_json::json!({"appliedDeploymentID": "v2", "ready": true, "nonModified": true}),
+            ),
+            deployment(
+                "v3",
+                serde_json::json!({"appliedDeploymentID": "v2", "ready": true, "nonModified": true}),
+            ),
+            deployment("v4", serde_json::json!({})),
+        ];
+        let summary = summarise(&deployments);
+        assert_eq!((summary.ready, summary.wait_applied), (1, 2));
+        let listed: Vec<String> = not_ready(&deployments).map(|d| d.name_any()).collect();
+        assert_eq!(listed, ["v3", "v4"]);
+    }
 }
