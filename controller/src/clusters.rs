@@ -25,7 +25,7 @@ use crate::{Context, Error, FIELD_MANAGER};
 
 /// How far apart one Cluster's (or ClusterGroup's) status writes are at least: a rollout
 /// changes a cluster's summary once per deployment's report, and the groups it is in with
-/// it; paced, a cluster's ten bundles cost a write or two rather than one each.
+/// it; paced, the reports that arrive within one interval cost one write.
 pub const STATUS_INTERVAL: Duration = Duration::from_secs(5);
 
 /// Writes `cluster`'s status, then that of the groups of its namespace, each at most once
