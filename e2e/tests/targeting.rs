@@ -46,6 +46,34 @@ async fn deployed(client: &kube::Client) -> Vec<(String, String, String)> {
     out
 }
 
+/// Serves `dir`/repos with `git daemon`, runs gitjob and the controller against `client`,
+/// and creates the GitRepo `demo` deploying the repository `app` to every cluster; the
+/// daemon and the controllers run until dropped and stopped.
+async fn deploy_app(
+    client: &kube::Client,
+    dir: &std::path::Path,
+) -> (GitDaemon, fleet_local::Fleet) {
+    let daemon = GitDaemon::start(&dir.join("repos"));
+    let mut fleet = fleet_local::Fleet::new();
+    fleet.run_controllers(client, dir, None);
+    let gitrepo: GitRepo = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
+        "metadata": {"name": "demo", "namespace": NS},
+        "spec": {
+            "repo": daemon.url("app"),
+            "branch": "main",
+            "pollingInterval": "1s",
+            "targets": [{"name": "all", "clusterSelector": {}}],
+        },
+    }))
+    .expect("GitRepo");
+    Api::<GitRepo>::namespaced(client.clone(), NS)
+        .create(&PostParams::default(), &gitrepo)
+        .await
+        .expect("GitRepo");
+    (daemon, fleet)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_cluster_gets_its_variant_stored_once() {
     let hub = FleetHub::start(&[]).await;
@@ -70,25 +98,7 @@ async fn each_cluster_gets_its_variant_stored_once() {
     )
     .write("web/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  a: \"1\"\n");
     repo.commit("first");
-    let daemon = GitDaemon::start(&repos);
-
-    let mut fleet = fleet_local::Fleet::new();
-    fleet.run_controllers(&client, dir, None);
-    let gitrepo: GitRepo = serde_json::from_value(json!({
-        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
-        "metadata": {"name": "demo", "namespace": NS},
-        "spec": {
-            "repo": daemon.url("app"),
-            "branch": "main",
-            "pollingInterval": "1s",
-            "targets": [{"name": "all", "clusterSelector": {}}],
-        },
-    }))
-    .expect("GitRepo");
-    Api::<GitRepo>::namespaced(client.clone(), NS)
-        .create(&PostParams::default(), &gitrepo)
-        .await
-        .expect("GitRepo");
+    let (_daemon, fleet) = deploy_app(&client, dir).await;
 
     let placed = eventually("three BundleDeployments", WAIT, || async {
         let placed = deployed(&client).await;
@@ -239,10 +249,13 @@ where
         let params = kube::api::WatchParams::default().fields(&format!("metadata.name={name}"));
         let mut events = api.watch(&params, "0").await.expect("watch").boxed();
         let mut last = None;
-        while let Some(Ok(
-            kube::api::WatchEvent::Added(object) | kube::api::WatchEvent::Modified(object),
-        )) = events.next().await
-        {
+        while let Some(event) = events.next().await {
+            // Bookmarks (kube asks for them) carry no object: the watch goes on.
+            let (Ok(kube::api::WatchEvent::Added(object))
+            | Ok(kube::api::WatchEvent::Modified(object))) = event
+            else {
+                continue;
+            };
             let ready = ready_of(&object);
             if ready != last {
                 last = ready;
@@ -288,24 +301,7 @@ async fn status_writes_of_a_cluster_and_its_group_are_paced() {
             );
     }
     repo.commit("first");
-    let daemon = GitDaemon::start(&repos);
-    let mut fleet = fleet_local::Fleet::new();
-    fleet.run_controllers(&client, dir, None);
-    let gitrepo: GitRepo = serde_json::from_value(json!({
-        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
-        "metadata": {"name": "demo", "namespace": NS},
-        "spec": {
-            "repo": daemon.url("app"),
-            "branch": "main",
-            "pollingInterval": "1s",
-            "targets": [{"clusterSelector": {}}],
-        },
-    }))
-    .expect("GitRepo");
-    Api::<GitRepo>::namespaced(client.clone(), NS)
-        .create(&PostParams::default(), &gitrepo)
-        .await
-        .expect("GitRepo");
+    let (_daemon, fleet) = deploy_app(&client, dir).await;
     let deployments: Api<BundleDeployment> =
         Api::namespaced(client.clone(), "cluster-fleet-local-edge");
     let placed = eventually("the BundleDeployments", WAIT, || async {
