@@ -542,7 +542,9 @@ pub enum DeploymentState {
 impl DeploymentState {
     /// The state of `deployment`.
     pub fn of(deployment: &BundleDeployment) -> Self {
-        let status = deployment.status.clone().unwrap_or_default();
+        // Read in place: summaries and messages ask this of every deployment of a bundle.
+        let none = fleet_api::BundleDeploymentStatus::default();
+        let status = deployment.status.as_ref().unwrap_or(&none);
         let applied = status.applied_deployment_id == deployment.spec.deployment_id;
         let failed = status
             .conditions
