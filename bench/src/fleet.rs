@@ -795,10 +795,14 @@ struct Tracker {
     /// The largest BundleDeployment status seen, serialized.
     largest_status: AtomicUsize,
     state: Mutex<Tracked>,
-    /// The two watches.
-    watches: Mutex<Vec<tokio::task::AbortHandle>>,
-    /// The thread they run on.
-    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// The thread the two watches run on, until stopped.
+    thread: Mutex<Option<TrackerThread>>,
+}
+
+/// The thread a [`Tracker`]'s watches run on, and how to tell it to stop.
+struct TrackerThread {
+    stop: tokio::sync::oneshot::Sender<()>,
+    handle: std::thread::JoinHandle<()>,
 }
 
 #[derive(Default)]
@@ -927,36 +931,32 @@ impl Tracker {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
-        let deployments = runtime.spawn(tracker.clone().follow_deployments(hub.clone()));
-        let contents = runtime.spawn(tracker.clone().follow_contents(hub.clone()));
-        tracker
-            .lock_watches()
-            .extend([deployments.abort_handle(), contents.abort_handle()]);
+        runtime.spawn(tracker.clone().follow_deployments(hub.clone()));
+        runtime.spawn(tracker.clone().follow_contents(hub.clone()));
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        // The watches end with their runtime, dropped when the thread ends.
         let thread = std::thread::Builder::new()
             .name("bench-tracker".into())
             .spawn(move || {
-                runtime.block_on(async move {
-                    // Both end when `stop` aborts them.
-                    let _ = futures::join!(deployments, contents);
-                })
+                let _ = runtime.block_on(stopped);
             })?;
-        *tracker.thread.lock().unwrap_or_else(|e| e.into_inner()) = Some(thread);
+        *tracker.lock_thread() = Some(TrackerThread {
+            stop,
+            handle: thread,
+        });
         Ok(tracker)
     }
 
     /// Stops following the hub (before the hub stops).
     fn stop(&self) {
-        for watch in self.lock_watches().drain(..) {
-            watch.abort();
-        }
-        let thread = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(thread) = thread {
-            let _ = thread.join();
+        if let Some(thread) = self.lock_thread().take() {
+            let _ = thread.stop.send(());
+            let _ = thread.handle.join();
         }
     }
 
-    fn lock_watches(&self) -> std::sync::MutexGuard<'_, Vec<tokio::task::AbortHandle>> {
-        self.watches.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock_thread(&self) -> std::sync::MutexGuard<'_, Option<TrackerThread>> {
+        self.thread.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     async fn follow_deployments(self: Arc<Self>, hub: kube::Client) {
