@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use fleet_hub::requests::RequestKind;
+use fleet_testkit::free_address;
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
@@ -127,7 +128,7 @@ impl ControlPlane {
         let data = scratch.join("control-plane");
         std::fs::create_dir_all(&data)?;
         let hub_data = data.join("hub");
-        let listen = free_address()?.to_string();
+        let listen = free_address().context("finding a free port")?.to_string();
         let hub_args = [
             "hub".as_ref(),
             "--data".as_ref(),
@@ -141,7 +142,7 @@ impl ControlPlane {
         let config = wait_for_hub(&mut processes, &kubeconfig).await?;
         let admin = kube::Client::try_from(config.clone())?;
         fleet_objects::client::install_fleet(&admin, "fleet-bench").await?;
-        let webhook = free_address()?;
+        let webhook = free_address().context("finding a free port")?;
         let webhook_arg = webhook.to_string();
         let gitjob_data = data.join("gitjob");
         let gitjob_args = [
@@ -336,12 +337,6 @@ fn fleet_binary() -> Result<PathBuf> {
         "no fleet binary beside {} (build it: cargo build --release --bin fleet)",
         me.display()
     )
-}
-
-/// A free local address to listen on (the port the kernel gave a socket just closed).
-fn free_address() -> Result<SocketAddr> {
-    let socket = TcpListener::bind("127.0.0.1:0").context("finding a free port")?;
-    Ok(socket.local_addr()?)
 }
 
 /// The configuration in `kubeconfig`, once the file is there and the hub answers through it.

@@ -22,5 +22,5 @@ pub use fleet_hub::{create_cluster, eventually, incompressible, FleetHub};
 pub use git_http::GitHttpServer;
 pub use hub::{client_for, Kubectl, Run, TestHub};
 pub use real_tools::{helm, real_tool};
-pub use repos::{free_port, git, wait_for_port, GitDaemon, TestRepo};
+pub use repos::{free_address, free_port, git, wait_for_port, GitDaemon, TestRepo};
 pub use sshd::SshServer;

@@ -161,10 +161,14 @@ impl Drop for GitDaemon {
     }
 }
 
-/// A port free on 127.0.0.1 right now.
+/// An address on 127.0.0.1 free right now (the port the kernel gave a socket just closed).
+pub fn free_address() -> std::io::Result<std::net::SocketAddr> {
+    std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr())
+}
+
+/// A port free on 127.0.0.1 right now; for tests, which panic when there is none.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
+    free_address()
         .map(|a| a.port())
         .unwrap_or_else(|e| panic!("a free port: {e}"))
 }
