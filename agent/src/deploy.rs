@@ -556,23 +556,20 @@ async fn inspect(
             item.api.kind,
             qualified(namespace, &item.object.name_any())
         );
-        let wanted = &item.value;
         let mut live = match applied.as_mut().and_then(Iterator::next) {
             Some(object) => Some(object),
             None => live_value(agent, item).await?,
         };
-        let mut paths = live
-            .as_ref()
-            .map(|l| crate::drift::drifted_paths(wanted, l, &masks))
-            .unwrap_or_default();
+        let mut paths = match &live {
+            Some(live) => drifted(agent, item, live, &masks).await,
+            None => Vec::new(),
+        };
         if correct && (live.is_none() || !paths.is_empty()) {
             // Made sure of once: the agent remembers them.
             agent.ensure_namespaces(&prepared.namespaces).await?;
-            live = Some(apply_one(agent, item, forced(options)).await?);
-            paths = live
-                .as_ref()
-                .map(|l| crate::drift::drifted_paths(wanted, l, &masks))
-                .unwrap_or_default();
+            let applied = apply_one(agent, item, forced(options)).await?;
+            paths = drifted(agent, item, &applied, &masks).await;
+            live = Some(applied);
         }
         let Some(live) = live else {
             findings.not_ready.push(format!("{label}: missing"));
@@ -595,6 +592,31 @@ async fn inspect(
         }
     }
     Ok(findings)
+}
+
+/// The drifted paths of `item` in `live`: those the comparison finds, less those where the
+/// server already holds what applying would write (asked with a dry-run apply, only when
+/// the comparison finds any).
+async fn drifted(
+    agent: &Agent,
+    item: &Desired,
+    live: &Value,
+    masks: &[fleet_api::ComparePatch],
+) -> Vec<String> {
+    let paths = crate::drift::drifted_paths(&item.value, live, masks);
+    if paths.is_empty() {
+        return paths;
+    }
+    let api = agent.api_for(&item.api, item.object.metadata.namespace.as_deref());
+    let params = PatchParams::apply(FIELD_MANAGER).force().dry_run();
+    match server_side_apply(&api, &item.object.name_any(), &params, item).await {
+        Ok(would_apply) => crate::drift::settled_paths(paths, &would_apply, live),
+        Err(error) => {
+            tracing::debug!(kind = %item.api.kind, name = %item.object.name_any(), %error,
+                "dry-run apply for drift failed; the comparison stands");
+            paths
+        }
+    }
 }
 
 async fn live_value(agent: &Agent, item: &Desired) -> Result<Option<Value>, Error> {

@@ -2,8 +2,17 @@
 //! compared, so defaults and fields the server fills in are never drift; `status` is not
 //! compared, nor metadata other than labels and annotations; `diff.comparePatches` masks
 //! more (JSON pointers, and `remove` operations).
+//!
+//! The API server stores what it is given in its own form, and that is not drift: a
+//! quantity may be rewritten (`cpu: 1` is stored as `"1"`, `1024Mi` as `1Gi`), an empty
+//! value dropped (`args: []`, `nodeSelector: {}`, `hostNetwork: false`), a Secret's
+//! `stringData` moved into `data`. What this comparison cannot know (a custom resource's
+//! field pruned by its schema, say) the agent asks the server with a dry-run apply before
+//! calling it drift ([`settled_paths`]).
 
+use base64::Engine;
 use fleet_api::ComparePatch;
+use fleet_objects::quantity;
 use serde_json::Value;
 
 /// JSON pointers of the fields of `desired` that `live` does not hold, ignoring the ones
@@ -11,6 +20,8 @@ use serde_json::Value;
 pub fn drifted_paths(desired: &Value, live: &Value, masks: &[ComparePatch]) -> Vec<String> {
     let ignored = ignored_pointers(desired, masks);
     let mut out = Vec::new();
+    let is_secret = desired.get("kind").and_then(Value::as_str) == Some("Secret")
+        && desired.get("apiVersion").and_then(Value::as_str) == Some("v1");
     if let Some(fields) = desired.as_object() {
         for (key, value) in fields {
             match key.as_str() {
@@ -23,6 +34,10 @@ pub fn drifted_paths(desired: &Value, live: &Value, masks: &[ComparePatch]) -> V
                         }
                     }
                 }
+                // The server keeps a Secret's stringData in data, base64-encoded.
+                "stringData" if is_secret => {
+                    compare_string_data(value, live.get("data"), &ignored, &mut out)
+                }
                 _ => {
                     let pointer = format!("/{}", escape(key));
                     compare(value, live.get(key), &pointer, &ignored, &mut out);
@@ -33,8 +48,24 @@ pub fn drifted_paths(desired: &Value, live: &Value, masks: &[ComparePatch]) -> V
     out
 }
 
+/// Of the `paths` found drifted, those where `would_apply` (what a dry-run apply of the
+/// desired object returned) differs from `live`: at the others the server already holds
+/// what applying would write, in its own form.
+pub fn settled_paths(paths: Vec<String>, would_apply: &Value, live: &Value) -> Vec<String> {
+    paths
+        .into_iter()
+        .filter(|path| would_apply.pointer(path) != live.pointer(path))
+        .collect()
+}
+
 fn escape(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
+}
+
+fn masked(pointer: &str, ignored: &[String]) -> bool {
+    ignored
+        .iter()
+        .any(|i| pointer == i || pointer.starts_with(&format!("{i}/")))
 }
 
 fn compare(
@@ -44,10 +75,7 @@ fn compare(
     ignored: &[String],
     out: &mut Vec<String>,
 ) {
-    if ignored
-        .iter()
-        .any(|i| pointer == i || pointer.starts_with(&format!("{i}/")))
-    {
+    if masked(pointer, ignored) {
         return;
     }
     match (wanted, live) {
@@ -57,30 +85,78 @@ fn compare(
                 compare(value, live.and_then(|l| l.get(key)), &child, ignored, out);
             }
         }
-        (wanted, Some(live)) if same(wanted, live) => {}
+        (wanted, live) if holds(wanted, live) => {}
         _ => out.push(pointer.to_string()),
     }
 }
 
-/// Equal, with numbers compared by value (`1` and `1.0`) as the API server may rewrite them.
-fn same(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_subset(p, q))
+/// Compares a Secret's `stringData` with the `data` the server keeps it in.
+fn compare_string_data(
+    wanted: &Value,
+    data: Option<&Value>,
+    ignored: &[String],
+    out: &mut Vec<String>,
+) {
+    let Some(fields) = wanted.as_object() else {
+        return;
+    };
+    for (key, value) in fields {
+        let pointer = format!("/stringData/{}", escape(key));
+        if masked(&pointer, ignored) {
+            return;
         }
-        _ => a == b,
+        let decoded = data
+            .and_then(|d| d.get(key))
+            .and_then(Value::as_str)
+            .and_then(|text| base64::engine::general_purpose::STANDARD.decode(text).ok());
+        if decoded.as_deref() != value.as_str().map(str::as_bytes) {
+            out.push(pointer);
+        }
     }
 }
 
-/// Whether `live` holds every field `wanted` sets (list items gain defaults on the server).
-fn same_subset(wanted: &Value, live: &Value) -> bool {
+/// Whether `live` holds `wanted` as the API server stores it: numbers by value, quantities
+/// by value, empty values as absent, list items with whatever the server added to them.
+fn holds(wanted: &Value, live: Option<&Value>) -> bool {
+    let Some(live) = live else {
+        return is_empty(wanted);
+    };
     match (wanted, live) {
-        (Value::Object(w), Value::Object(l)) => w
-            .iter()
-            .all(|(k, v)| l.get(k).is_some_and(|lv| same_subset(v, lv))),
-        _ => same(wanted, live),
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Object(w), Value::Object(l)) => w.iter().all(|(k, v)| holds(v, l.get(k))),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| holds(p, Some(q)))
+        }
+        (Value::Array(x), Value::Null) => x.is_empty(),
+        (Value::String(_) | Value::Number(_), Value::String(stored)) => {
+            wanted == live || same_quantity(wanted, stored)
+        }
+        _ => wanted == live,
     }
+}
+
+/// What the API server drops when a field is `omitempty`: null, false, zero, `""`, and
+/// empty lists and maps (and maps of nothing but those).
+fn is_empty(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::String(s) => s.is_empty(),
+        Value::Array(items) => items.is_empty(),
+        Value::Object(fields) => fields.values().all(is_empty),
+    }
+}
+
+/// Whether `stored` is what the API server writes for the quantity `wanted` (a string or
+/// a number).
+fn same_quantity(wanted: &Value, stored: &str) -> bool {
+    let text = match wanted {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
+        _ => return false,
+    };
+    quantity::canonical(&text).is_some_and(|canonical| canonical == stored)
 }
 
 /// The pointers the compare patches that match `desired` mask.
@@ -136,6 +212,55 @@ mod tests {
         assert_eq!(
             drifted_paths(&desired, &edited, &[mask]),
             vec!["/metadata/labels/app"]
+        );
+    }
+
+    #[test]
+    fn the_servers_own_forms_are_not_drift() {
+        let desired = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web", "annotations": {}},
+            "spec": {"template": {"metadata": {"annotations": {}}, "spec": {
+                "nodeSelector": {}, "hostNetwork": false,
+                "containers": [{"name": "web", "args": [], "env": [],
+                    "resources": {"requests": {"cpu": 0.5, "memory": "1024Mi"}, "limits": {"cpu": 1}}}]}}}});
+        let stored = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web"},
+            "spec": {"template": {"metadata": {}, "spec": {
+                "containers": [{"name": "web", "imagePullPolicy": "Always",
+                    "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "1"}}}]}}}});
+        assert!(drifted_paths(&desired, &stored, &[]).is_empty());
+        let mut edited = stored.clone();
+        edited["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["cpu"] =
+            json!("2");
+        assert_eq!(
+            drifted_paths(&desired, &edited, &[]),
+            vec!["/spec/template/spec/containers"]
+        );
+    }
+
+    #[test]
+    fn a_secrets_string_data_is_compared_with_its_data() {
+        let desired =
+            json!({"apiVersion": "v1", "kind": "Secret", "stringData": {"user": "admin"}});
+        let stored = json!({"apiVersion": "v1", "kind": "Secret", "data": {"user": "YWRtaW4="}});
+        assert!(drifted_paths(&desired, &stored, &[]).is_empty());
+        let changed = json!({"data": {"user": "cm9vdA=="}});
+        assert_eq!(
+            drifted_paths(&desired, &changed, &[]),
+            vec!["/stringData/user"]
+        );
+    }
+
+    #[test]
+    fn paths_where_a_dry_run_would_write_what_is_there_are_settled() {
+        let live = json!({"spec": {"size": 3, "pruned": null}});
+        let would_apply = json!({"spec": {"size": 3}});
+        let paths = vec!["/spec/unknownField".to_string(), "/spec/size".to_string()];
+        assert!(settled_paths(paths, &would_apply, &live).is_empty());
+        let drifted = json!({"spec": {"size": 4}});
+        assert_eq!(
+            settled_paths(vec!["/spec/size".to_string()], &would_apply, &drifted),
+            vec!["/spec/size"]
         );
     }
 

@@ -22,7 +22,7 @@ pub struct ContentError {
 
 /// Rendered resources, named by their content id (`s-<sha256>`), cluster-scoped. Like
 /// Fleet's, it has no spec: `content` and `sha256sum` sit beside the metadata.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Content {
     /// Object metadata; the name is the content id.
@@ -37,6 +37,33 @@ pub struct Content {
         skip_serializing_if = "String::is_empty"
     )]
     pub sha256sum: String,
+}
+
+/// A Content as the API server takes it: with its `apiVersion` and `kind`, which
+/// kube-apiserver requires of every object written.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ContentWire<'a> {
+    api_version: &'static str,
+    kind: &'static str,
+    metadata: &'a ObjectMeta,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    content: &'a str,
+    #[serde(rename = "sha256sum", skip_serializing_if = "str::is_empty")]
+    sha256sum: &'a str,
+}
+
+impl Serialize for Content {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ContentWire {
+            api_version: crate::API_VERSION,
+            kind: "Content",
+            metadata: &self.metadata,
+            content: &self.content,
+            sha256sum: &self.sha256sum,
+        }
+        .serialize(serializer)
+    }
 }
 
 specless_resource!(

@@ -66,3 +66,5 @@ pub use registration::*;
 pub const GROUP: &str = "fleet.cattle.io";
 /// The API version of every Fleet kind served here.
 pub const VERSION: &str = "v1alpha1";
+/// `apiVersion` of every Fleet kind: [`GROUP`]/[`VERSION`].
+pub const API_VERSION: &str = "fleet.cattle.io/v1alpha1";

@@ -108,15 +108,8 @@ pub async fn issue_token(
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
-    let secret = Api::<Secret>::namespaced(client.clone(), namespace)
-        .get(&secret_name)
-        .await?;
-    let value = secret
-        .data
-        .and_then(|d| d.get("token").cloned())
-        .ok_or_else(|| Error::Registration(format!("secret {secret_name} holds no token")))?;
-    let value = String::from_utf8(value.0)
-        .map_err(|_| Error::Registration(format!("secret {secret_name}: token is not UTF-8")))?;
+    let secrets = Api::<Secret>::namespaced(client.clone(), namespace);
+    let value = filled_token(&secrets, &secret_name).await?;
     Ok(address.kubeconfig(&format!("import-{name}"), &value, namespace))
 }
 
@@ -146,12 +139,37 @@ async fn account_token(
         "type": TOKEN_SECRET_TYPE,
     }))
     .await?;
-    let secret = secrets.get(&name).await?;
-    let token = secret
-        .data
-        .and_then(|d| d.get("token").cloned())
-        .ok_or_else(|| Error::Registration(format!("secret {namespace}/{name} has no token")))?;
-    String::from_utf8(token.0).map_err(|e| Error::Registration(e.to_string()))
+    filled_token(&secrets, &name).await
+}
+
+/// How long a service-account token Secret may wait for its token: kube-controller-manager
+/// fills it in after the Secret is made, usually within a second.
+const TOKEN_PATIENCE: Duration = Duration::from_secs(30);
+
+/// The `token` of the service-account token Secret `name`, once the token controller has
+/// filled it in.
+async fn filled_token(secrets: &Api<Secret>, name: &str) -> Result<String, Error> {
+    let started = std::time::Instant::now();
+    loop {
+        let token = secrets
+            .get(name)
+            .await?
+            .data
+            .and_then(|d| d.get("token").cloned())
+            .filter(|t| !t.0.is_empty());
+        if let Some(token) = token {
+            return String::from_utf8(token.0).map_err(|_| {
+                Error::Registration(format!("secret {name}: the token is not UTF-8"))
+            });
+        }
+        if started.elapsed() > TOKEN_PATIENCE {
+            return Err(Error::Registration(format!(
+                "secret {name} got no token in {} s: is the token controller (kube-controller-manager) running?",
+                TOKEN_PATIENCE.as_secs()
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// A service account bound to a Role of `rules` in `namespace`.

@@ -20,6 +20,7 @@ pub mod hints;
 #[cfg(feature = "client")]
 pub mod leader;
 pub mod policy;
+pub mod quantity;
 pub mod schema;
 pub mod secret_file;
 pub mod selector;

@@ -9,18 +9,22 @@
 
 mod charts;
 mod corpus;
+mod fake_kubelet;
 mod fleet_hub;
 mod git_http;
 mod hub;
+mod real_k8s;
 mod real_tools;
 mod repos;
 mod sshd;
 
 pub use charts::ChartServer;
 pub use corpus::tsv_rows;
+pub use fake_kubelet::FAIL_ANNOTATION;
 pub use fleet_hub::{create_cluster, eventually, incompressible, FleetHub};
 pub use git_http::GitHttpServer;
 pub use hub::{client_for, Kubectl, Run, TestHub};
+pub use real_k8s::{RealCluster, RealControlPlane};
 pub use real_tools::{helm, real_tool};
 pub use repos::{free_address, free_port, git, wait_for_port, GitDaemon, TestRepo};
 pub use sshd::SshServer;

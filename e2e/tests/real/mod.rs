@@ -1,0 +1,250 @@
+//! The fleet on real Kubernetes: a management cluster and members, each a real etcd,
+//! kube-apiserver and kube-controller-manager ([`RealControlPlane`]); gitjob and the
+//! controller run against the management cluster; each pulled member's agent registers
+//! with a token, as `fleet-agent --register` does; a pushed member is deployed to through
+//! a kubeconfig Secret.
+#![allow(dead_code)] // Each test uses its own part of the harness.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use base64::Engine;
+use clap::Parser;
+use fleet_api::{BundleDeployment, GitRepo};
+use fleet_controller::registration::{issue_token, HubAddress};
+use fleet_testkit::{eventually, GitDaemon, Kubectl, RealCluster, RealControlPlane, TestRepo};
+use kube::api::PostParams;
+use kube::Api;
+use serde_json::{json, Value};
+use tokio::task::JoinHandle;
+
+/// The namespace of the GitRepos and Clusters.
+pub const NS: &str = "fleet-default";
+/// How long anything the fleet does may take on real clusters.
+pub const WAIT: Duration = Duration::from_secs(90);
+
+/// The management cluster's name.
+pub const MANAGEMENT: &str = "management";
+
+/// The agent's command line, parsed as `fleet-agent` parses it.
+#[derive(Parser)]
+struct AgentCli {
+    #[command(flatten)]
+    args: fleet_agent::command::AgentArgs,
+}
+
+/// Everything running on real clusters.
+pub struct RealFleet {
+    pub plane: RealControlPlane,
+    /// An admin client of the management cluster.
+    pub client: kube::Client,
+    pub repo: TestRepo,
+    pub daemon: GitDaemon,
+    pub running: fleet_local::Fleet,
+    pub dir: tempfile::TempDir,
+    /// A registration token's kubeconfig, as `fleet token create` prints it.
+    pub token: PathBuf,
+    agents: Vec<(String, JoinHandle<()>)>,
+}
+
+impl RealFleet {
+    /// Starts the management cluster and `members`, installs Fleet's CRDs, runs gitjob
+    /// and the controller (serving registrations), and makes a registration token.
+    pub async fn start(members: &[&str]) -> Self {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_test_writer()
+            .try_init();
+        let mut names = vec![MANAGEMENT];
+        names.extend(members);
+        let plane = RealControlPlane::start(&names).await;
+        eprintln!(
+            "real clusters {names:?} started in {:?}",
+            plane.started_in()
+        );
+        let management = plane.cluster(MANAGEMENT);
+        let client = management.client().await;
+        fleet_objects::client::install_fleet(&client, "fleet-e2e")
+            .await
+            .expect("Fleet installed");
+        let dir = tempfile::tempdir().expect("temp dir");
+        let repos = dir.path().join("repos");
+        let repo = TestRepo::in_dir(&repos, "app");
+        let daemon = GitDaemon::start(&repos);
+        let address = hub_address(management);
+        let mut running = fleet_local::Fleet::new();
+        running.run_controllers(&client, dir.path(), Some(address.clone()));
+        let token = issue_token(&client, &address, NS, Some("1h".into()))
+            .await
+            .expect("a registration token");
+        let token_path = dir.path().join("token.kubeconfig");
+        std::fs::write(&token_path, token).expect("token written");
+        Self {
+            plane,
+            client,
+            repo,
+            daemon,
+            running,
+            dir,
+            token: token_path,
+            agents: Vec::new(),
+        }
+    }
+
+    /// A real cluster.
+    pub fn cluster(&self, name: &str) -> &RealCluster {
+        self.plane.cluster(name)
+    }
+
+    /// kubectl as a cluster's admin.
+    pub fn kubectl(&self, name: &str) -> Kubectl {
+        self.cluster(name).kubectl()
+    }
+
+    /// `kubectl get ... -o json` against a cluster, or `None` if it failed.
+    pub fn get(&self, cluster: &str, args: &[&str]) -> Option<Value> {
+        let mut args = args.to_vec();
+        args.extend(["-o", "json"]);
+        let run = self.kubectl(cluster).run_blocking(&args);
+        run.ok.then(|| run.json())
+    }
+
+    /// Runs `member`'s agent as `fleet-agent --register TOKEN --cluster-name MEMBER` with
+    /// `args` added, its data in its own directory, deploying with the member's admin
+    /// kubeconfig.
+    pub fn join(&mut self, member: &str, args: &[&str]) {
+        let data = self.dir.path().join(format!("agent-{member}"));
+        let kubeconfig = self.cluster(member).kubeconfig().to_path_buf();
+        let mut argv: Vec<String> = vec![
+            "fleet-agent".into(),
+            "--register".into(),
+            self.token.display().to_string(),
+            "--cluster-name".into(),
+            member.into(),
+            "--kubeconfig".into(),
+            kubeconfig.display().to_string(),
+            "--data".into(),
+            data.display().to_string(),
+            "--resync-seconds".into(),
+            "2".into(),
+        ];
+        argv.extend(args.iter().map(|a| a.to_string()));
+        let cli = AgentCli::try_parse_from(&argv).expect("agent arguments");
+        let signal = self.running.signal();
+        let name = member.to_string();
+        let task = tokio::spawn(async move {
+            if let Err(error) = fleet_agent::command::run(cli.args, signal).await {
+                panic!("agent {name}: {error}");
+            }
+        });
+        self.agents.push((member.to_string(), task));
+    }
+
+    /// Makes `member` a pushed cluster: a Cluster naming a Secret with its admin kubeconfig.
+    pub async fn push(&self, member: &str, labels: Value) {
+        let kubeconfig =
+            std::fs::read_to_string(self.cluster(member).kubeconfig()).expect("kubeconfig");
+        let secret: k8s_openapi::api::core::v1::Secret = serde_json::from_value(json!({
+            "metadata": {"name": format!("{member}-kubeconfig"), "namespace": NS},
+            "stringData": {"value": kubeconfig},
+        }))
+        .expect("Secret");
+        Api::<k8s_openapi::api::core::v1::Secret>::namespaced(self.client.clone(), NS)
+            .create(&PostParams::default(), &secret)
+            .await
+            .expect("kubeconfig Secret");
+        let cluster: fleet_api::Cluster = serde_json::from_value(json!({
+            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
+            "metadata": {"name": member, "namespace": NS, "labels": labels},
+            "spec": {"kubeConfigSecret": format!("{member}-kubeconfig")},
+        }))
+        .expect("Cluster");
+        Api::<fleet_api::Cluster>::namespaced(self.client.clone(), NS)
+            .create(&PostParams::default(), &cluster)
+            .await
+            .expect("pushed Cluster");
+    }
+
+    /// Creates the GitRepo `name` on the test repository with `spec`'s other fields.
+    pub async fn gitrepo(&self, name: &str, spec: Value) {
+        let mut spec = spec;
+        spec["repo"] = json!(self.daemon.url("app"));
+        spec["branch"] = json!("main");
+        spec["pollingInterval"] = json!("1s");
+        let gitrepo: GitRepo = serde_json::from_value(json!({
+            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
+            "metadata": {"name": name, "namespace": NS},
+            "spec": spec,
+        }))
+        .expect("GitRepo");
+        Api::<GitRepo>::namespaced(self.client.clone(), NS)
+            .create(&PostParams::default(), &gitrepo)
+            .await
+            .expect("GitRepo");
+    }
+
+    /// The namespace of `member`'s BundleDeployments, once its Cluster has one.
+    pub async fn cluster_namespace(&self, member: &str) -> String {
+        let clusters: Api<fleet_api::Cluster> = Api::namespaced(self.client.clone(), NS);
+        eventually(
+            &format!("cluster {member} has a namespace"),
+            WAIT,
+            || async {
+                clusters
+                    .get(member)
+                    .await
+                    .ok()?
+                    .status?
+                    .namespace
+                    .filter(|n| !n.is_empty())
+            },
+        )
+        .await
+    }
+
+    /// `member`'s deployment `name` once `check` holds for it.
+    pub async fn deployment_where(
+        &self,
+        member: &str,
+        name: &str,
+        what: &str,
+        check: impl Fn(&BundleDeployment) -> bool,
+    ) -> BundleDeployment {
+        let namespace = self.cluster_namespace(member).await;
+        let api: Api<BundleDeployment> = Api::namespaced(self.client.clone(), &namespace);
+        let started = std::time::Instant::now();
+        loop {
+            let seen = api.get_opt(name).await.ok().flatten();
+            if let Some(deployment) = seen.as_ref().filter(|d| check(d)) {
+                return deployment.clone();
+            }
+            assert!(
+                started.elapsed() < WAIT,
+                "timed out waiting for {member}/{name}: {what}; last seen: {}",
+                serde_json::to_string_pretty(&seen.map(|d| d.status)).unwrap_or_default()
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Stops the agents and the controllers; the clusters stop when dropped.
+    pub async fn stop(self) {
+        self.running.stop().await;
+        for (_, agent) in self.agents {
+            agent.abort();
+        }
+    }
+}
+
+/// Where agents reach the management cluster: its URL and CA.
+pub fn hub_address(cluster: &RealCluster) -> HubAddress {
+    HubAddress {
+        server: cluster.url().to_string(),
+        ca_data: Some(base64::engine::general_purpose::STANDARD.encode(cluster.ca_pem())),
+    }
+}
+
+/// The state a deployment reports (`Ready`, `Modified`, ...), if it reported one.
+pub fn state(deployment: &BundleDeployment) -> Option<String> {
+    deployment.status.as_ref()?.display.as_ref()?.state.clone()
+}
