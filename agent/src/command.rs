@@ -25,7 +25,7 @@ pub enum CommandError {
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:
   fleet agent --register token.kubeconfig --cluster-name dev --label env=dev \\
-    --kubeconfig ./hub-data/dev.kubeconfig --data ./agent-dev
+    --kubeconfig ./hub-data/dev.kubeconfig
   fleet agent --hub-kubeconfig ./hub-data/local.kubeconfig \\
     --kubeconfig ./hub-data/dev.kubeconfig --namespace cluster-fleet-local-dev")]
 pub struct AgentArgs {
@@ -38,9 +38,10 @@ pub struct AgentArgs {
     /// A label for the registered cluster (repeatable).
     #[arg(short = 'l', long = "label", value_parser = fleet_objects::selector::parse_label)]
     labels: Vec<(String, String)>,
-    /// Where the credential a registration gives is kept.
-    #[arg(long, default_value = "agent-data")]
-    data: PathBuf,
+    /// The agent's namespace in its cluster: where the credential a registration gives is
+    /// kept (Secret `fleet-agent`) and where bundles' `serviceAccount`s are looked up.
+    #[arg(long, env = "POD_NAMESPACE", default_value = "cattle-fleet-system")]
+    agent_namespace: String,
     /// Kubeconfig for the hub, when not registering.
     #[arg(long, required_unless_present = "register")]
     hub_kubeconfig: Option<PathBuf>,
@@ -65,14 +66,23 @@ pub async fn run(
     args: AgentArgs,
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) -> Result<(), CommandError> {
-    let (hub_kubeconfig, namespace, cluster) = match (args.register, args.cluster_name) {
+    let omitting = fleet_objects::client::omitting_managed_fields;
+    let local = omitting(&for_cluster(args.kubeconfig.as_deref()).await?);
+    let (hub, namespace, cluster) = match (args.register, args.cluster_name) {
         (Some(token), Some(name)) => {
-            let labels = args.labels.into_iter().collect();
+            let request = crate::register::Request {
+                token: &token,
+                cluster_name: &name,
+                labels: args.labels.into_iter().collect(),
+            };
+            let store = crate::register::CredentialStore {
+                member: local.clone(),
+                namespace: args.agent_namespace.clone(),
+            };
             let patience = std::time::Duration::from_secs(120);
-            let registered =
-                crate::register::register(&token, &name, labels, &args.data, patience).await?;
+            let registered = crate::register::register(request, &store, patience).await?;
             (
-                registered.kubeconfig,
+                registered.client().await?,
                 registered.namespace,
                 Some(registered.cluster),
             )
@@ -80,19 +90,18 @@ pub async fn run(
         // clap requires --hub-kubeconfig and --namespace unless --register is given, and
         // --cluster-name with it.
         _ => (
-            args.hub_kubeconfig.unwrap_or_default(),
+            from_kubeconfig(&args.hub_kubeconfig.unwrap_or_default()).await?,
             args.namespace.unwrap_or_default(),
             None,
         ),
     };
-    let omitting = fleet_objects::client::omitting_managed_fields;
-    let hub = omitting(&from_kubeconfig(&hub_kubeconfig).await?);
-    let local = omitting(&for_cluster(args.kubeconfig.as_deref()).await?);
+    let hub = omitting(&hub);
     if let Some(addr) = args.health_listen {
         serve_http(addr, health_router(), "health").await?;
     }
     let resync = std::time::Duration::from_secs(args.resync_seconds.max(1));
-    let agent = crate::Agent::new(hub, local, &namespace, resync);
+    let agent =
+        crate::Agent::with_system_namespace(hub, local, &namespace, &args.agent_namespace, resync);
     if let Some(cluster) = cluster {
         let every = std::time::Duration::from_secs(30).min(resync);
         tokio::spawn(agent.clone().heartbeat(cluster, every));

@@ -18,7 +18,13 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // The agent chart runs `fleet agent ...`; the same arguments work with this image's
+    // binary, so a leading `agent` is taken as the command it names.
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|first| first == "agent") {
+        args.remove(1);
+    }
+    let cli = Cli::parse_from(args);
     fleet_objects::service::init_logging();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,

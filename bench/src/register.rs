@@ -43,7 +43,7 @@ pub async fn register_all(
                 let registration: ClusterRegistration = serde_json::from_value(json!({
                     "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "ClusterRegistration",
                     "metadata": {"name": format!("register-{member}"), "namespace": NAMESPACE},
-                    "spec": {"clusterName": member, "clusterLabels": {"env": env},
+                    "spec": {"clusterName": member, "clientID": member, "clusterLabels": {"env": env},
                              "clientRandom": client_random(member)},
                 }))?;
                 registrations

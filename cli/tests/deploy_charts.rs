@@ -225,8 +225,8 @@ fn the_charts_install_and_their_least_privileges_suffice() {
             "env=prod",
             "--kubeconfig",
             &edge.display().to_string(),
-            "--data",
-            &dir.path().join("agent").display().to_string(),
+            "--agent-namespace",
+            NAMESPACE,
         ],
         &logs.join("agent.log"),
     );

@@ -277,11 +277,13 @@ pub async fn registration(
             registration.name_any()
         )));
     };
+    let Some(client_id) = spec.client_id.as_deref().filter(|id| !id.is_empty()) else {
+        return refuse(&registration, "it names no spec.clientID");
+    };
     let name = spec
         .cluster_name
         .clone()
-        .or_else(|| spec.client_id.as_ref().map(|id| format!("c-{id}")))
-        .unwrap_or_else(|| registration.name_any());
+        .unwrap_or_else(|| format!("c-{client_id}"));
     let clusters: Api<Cluster> = Api::namespaced(ctx.client.clone(), &namespace);
     create(
         &clusters,
@@ -294,6 +296,20 @@ pub async fn registration(
     )
     .await?;
     let cluster = clusters.get(&name).await?;
+    // A Cluster belongs to the client that registered it first: anyone else holding the
+    // shared registration token could otherwise take over its credential.
+    if cluster.spec.client_id.as_deref() != Some(client_id) {
+        return refuse(
+            &registration,
+            &format!("Cluster {namespace}/{name} exists and belongs to another client"),
+        );
+    }
+    if cluster.spec.kube_config_secret.is_some() {
+        return refuse(
+            &registration,
+            &format!("Cluster {namespace}/{name} is deployed to through a kubeconfig Secret"),
+        );
+    }
     let home = cluster_namespace(&cluster);
     ensure_namespace(&ctx.client, &home, FIELD_MANAGER).await?;
     let rules = json!([
@@ -375,6 +391,16 @@ pub async fn registration(
             &Patch::Merge(&patch),
         )
         .await?;
+    Ok(())
+}
+
+/// Leaves `registration` ungranted, saying why in the controller's log: the agent, which
+/// may not read its registration, waits and gives up.
+fn refuse(registration: &ClusterRegistration, why: &str) -> Result<(), Error> {
+    tracing::warn!(
+        registration = %format!("{}/{}", registration.namespace().unwrap_or_default(), registration.name_any()),
+        "registration refused: {why}"
+    );
     Ok(())
 }
 

@@ -6,8 +6,14 @@
 
 mod real;
 
+use std::time::Duration;
+
+use fleet_api::ClusterRegistration;
 use fleet_testkit::{helm, real_tool};
-use real::{state, RealFleet};
+use k8s_openapi::api::core::v1::{Namespace, Secret};
+use kube::api::PostParams;
+use kube::Api;
+use real::{state, RealFleet, NS};
 use serde_json::json;
 
 /// A Deployment written as people write them: quantities the API server rewrites
@@ -113,5 +119,90 @@ async fn pulled_and_pushed_members_deploy_and_settle_ready() {
     let reported =
         serde_json::to_string(&modified.status.expect("status").modified_status).expect("JSON");
     assert!(reported.contains("/data/mode"), "{reported}");
+    fleet.stop().await;
+}
+
+/// The registration hijack: holding only the shared registration token, ask for an existing
+/// cluster's name. The controller refuses, and the credential stays its owner's; the owner,
+/// rescheduled with no data of its own after the token is gone, goes on with the credential
+/// it kept in its cluster.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_cluster_keeps_its_credential_and_nobody_else_gets_it() {
+    let mut fleet = RealFleet::start(&["dev"]).await;
+    fleet.join("dev", &["--label", "env=dev"]);
+    fleet.cluster_namespace("dev").await;
+    let clusters: Api<fleet_api::Cluster> = Api::namespaced(fleet.client.clone(), NS);
+    let dev = clusters.get("dev").await.expect("Cluster dev");
+    let kube_system: Namespace = Api::all(fleet.cluster("dev").client().await)
+        .get("kube-system")
+        .await
+        .expect("kube-system");
+    assert_eq!(
+        dev.spec.client_id, kube_system.metadata.uid,
+        "registered as its cluster"
+    );
+
+    // Another holder of the token asks for `dev`.
+    let thief = fleet_testkit::client_for(&fleet.token).await;
+    let random = "ab".repeat(32);
+    let token_file = kube::config::Kubeconfig::read_from(&fleet.token).expect("token file");
+    let user = token_file.contexts[0]
+        .context
+        .clone()
+        .expect("context")
+        .user
+        .expect("user");
+    let token_name = user.trim_start_matches("import-").to_string();
+    let request: ClusterRegistration = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "ClusterRegistration",
+        "metadata": {"name": "dev-stolen", "namespace": NS,
+                     "labels": {fleet_api::labels::TOKEN_LABEL: token_name}},
+        "spec": {"clientID": "guessed", "clusterName": "dev", "clientRandom": random},
+    }))
+    .expect("ClusterRegistration");
+    Api::<ClusterRegistration>::namespaced(thief.clone(), NS)
+        .create(&PostParams::default(), &request)
+        .await
+        .expect("the token may ask");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let stolen = Api::<Secret>::namespaced(thief, NS)
+        .get_opt(&format!("c-{random}"))
+        .await;
+    assert!(
+        matches!(stolen, Err(kube::Error::Api(ref r)) if r.code == 403)
+            || matches!(stolen, Ok(None)),
+        "the thief reads no credential: {stolen:?}"
+    );
+    let asked = Api::<ClusterRegistration>::namespaced(fleet.client.clone(), NS)
+        .get("dev-stolen")
+        .await
+        .expect("the request");
+    assert!(!asked.status.is_some_and(|s| s.granted), "not granted");
+
+    // dev's agent is rescheduled once its registration token is gone.
+    fleet.kill_agent("dev").await;
+    let tokens: Api<fleet_api::ClusterRegistrationToken> =
+        Api::namespaced(fleet.client.clone(), NS);
+    tokens
+        .delete_collection(&Default::default(), &Default::default())
+        .await
+        .expect("tokens deleted");
+    fleet.join("dev", &["--label", "env=dev"]);
+    fleet.repo.write(
+        "app/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: after\ndata:\n  a: b\n",
+    );
+    fleet.repo.commit("app");
+    fleet
+        .gitrepo(
+            "later",
+            json!({"paths": ["app"], "targets": [{"clusterSelector": {}}]}),
+        )
+        .await;
+    fleet
+        .deployment_where("dev", "later-app", "Ready", |d| {
+            state(d).as_deref() == Some("Ready")
+        })
+        .await;
     fleet.stop().await;
 }

@@ -3,10 +3,10 @@
 //! Cluster revokes the credential.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use fleet_agent::register::{register, Registered};
+use fleet_agent::register::{CredentialStore, Registered, Request};
 use fleet_api::BundleDeployment;
 use fleet_controller::registration::{issue_token, HubAddress};
 use fleet_testkit::{client_for, eventually, FleetHub};
@@ -18,11 +18,33 @@ use serde_json::json;
 
 const NS: &str = "fleet-local";
 const WAIT: Duration = Duration::from_secs(30);
+/// The member clusters that register.
+const MEMBERS: [&str; 5] = ["a", "b", "early", "late", "gone"];
+
+/// Registers `name`'s agent with the token kubeconfig `import`, keeping its credential in
+/// its own cluster.
+async fn register(
+    hub: &FleetHub,
+    import: &Path,
+    name: &str,
+    labels: BTreeMap<String, String>,
+) -> Result<Registered, fleet_agent::Error> {
+    let request = Request {
+        token: import,
+        cluster_name: name,
+        labels,
+    };
+    let store = CredentialStore {
+        member: hub.hub.client(name).await,
+        namespace: "cattle-fleet-system".into(),
+    };
+    fleet_agent::register::register(request, &store, WAIT).await
+}
 
 /// A hub whose controller serves registrations, with the kubeconfig of a new token whose
 /// credential lasts `ttl`.
 async fn registering_hub(ttl: &str) -> (FleetHub, PathBuf) {
-    let hub = FleetHub::start(&[]).await;
+    let hub = FleetHub::start(&MEMBERS).await;
     let address = HubAddress::from_kubeconfig(&hub.kubeconfig("local")).expect("address");
     let ctx = fleet_controller::Context::registering(
         hub.client.clone(),
@@ -49,10 +71,10 @@ fn code(error: kube::Error) -> u16 {
 async fn a_registered_agent_reaches_only_its_own_deployments() {
     let (hub, import) = registering_hub("1h").await;
     let join = |name: &'static str| {
-        let (import, dir) = (import.clone(), hub.dir().join(format!("agent-{name}")));
+        let (hub, import) = (&hub, import.clone());
         async move {
             let labels = BTreeMap::from([("env".to_string(), name.to_string())]);
-            register(&import, name, labels, &dir, WAIT)
+            register(hub, &import, name, labels)
                 .await
                 .expect("registered")
         }
@@ -113,7 +135,7 @@ async fn a_registered_agent_reaches_only_its_own_deployments() {
             .await
             .expect("create deployment");
     }
-    let agent_a = client_for(&a.kubeconfig).await;
+    let agent_a = a.client().await.expect("client");
     let own: Api<BundleDeployment> = Api::namespaced(agent_a.clone(), &a.namespace);
     let other: Api<BundleDeployment> = Api::namespaced(agent_a.clone(), &b.namespace);
     assert_eq!(
@@ -198,24 +220,10 @@ async fn a_registered_agent_reaches_only_its_own_deployments() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_token_is_refused() {
     let (hub, import) = registering_hub("2s").await;
-    let first = register(
-        &import,
-        "early",
-        BTreeMap::new(),
-        &hub.dir().join("early"),
-        WAIT,
-    )
-    .await;
+    let first = register(&hub, &import, "early", BTreeMap::new()).await;
     assert!(first.is_ok(), "used before it expires");
     tokio::time::sleep(Duration::from_secs(4)).await;
-    let late = register(
-        &import,
-        "late",
-        BTreeMap::new(),
-        &hub.dir().join("late"),
-        WAIT,
-    )
-    .await;
+    let late = register(&hub, &import, "late", BTreeMap::new()).await;
     let message = late
         .err()
         .map(|e| e.to_string())
@@ -229,16 +237,10 @@ async fn an_expired_token_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deleting_a_cluster_revokes_its_agent_credential() {
     let (hub, import) = registering_hub("1h").await;
-    let agent = register(
-        &import,
-        "gone",
-        BTreeMap::new(),
-        &hub.dir().join("gone"),
-        WAIT,
-    )
-    .await
-    .expect("registered");
-    let agent_client = client_for(&agent.kubeconfig).await;
+    let agent = register(&hub, &import, "gone", BTreeMap::new())
+        .await
+        .expect("registered");
+    let agent_client = agent.client().await.expect("client");
     let own: Api<BundleDeployment> = Api::namespaced(agent_client.clone(), &agent.namespace);
     own.list(&ListParams::default())
         .await

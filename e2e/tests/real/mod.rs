@@ -113,7 +113,6 @@ impl RealFleet {
     /// `args` added, its data in its own directory, deploying with the member's admin
     /// kubeconfig.
     pub fn join(&mut self, member: &str, args: &[&str]) {
-        let data = self.dir.path().join(format!("agent-{member}"));
         let kubeconfig = self.cluster(member).kubeconfig().to_path_buf();
         let mut argv: Vec<String> = vec![
             "fleet-agent".into(),
@@ -123,8 +122,6 @@ impl RealFleet {
             member.into(),
             "--kubeconfig".into(),
             kubeconfig.display().to_string(),
-            "--data".into(),
-            data.display().to_string(),
             "--resync-seconds".into(),
             "2".into(),
         ];
@@ -138,6 +135,18 @@ impl RealFleet {
             }
         });
         self.agents.push((member.to_string(), task));
+    }
+
+    /// Stops `member`'s agent at once, as a deleted Pod stops.
+    pub async fn kill_agent(&mut self, member: &str) {
+        let (killed, kept) = std::mem::take(&mut self.agents)
+            .into_iter()
+            .partition(|(name, _)| name == member);
+        self.agents = kept;
+        for (_, task) in killed {
+            task.abort();
+            let _ = task.await;
+        }
     }
 
     /// Makes `member` a pushed cluster: a Cluster naming a Secret with its admin kubeconfig.

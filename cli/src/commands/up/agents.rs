@@ -1,48 +1,45 @@
 //! The demo's agents: registered once with a token, then run with their kept credential.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result};
 
 use super::{Fleet, FIELD_MANAGER, MEMBERS, NAMESPACE, PUSHED};
 
-/// Registers each member's agent with a token (once: a later start reuses the credential
-/// kept in `data/agents/NAME`), then runs it with its heartbeat.
+/// Registers each member's agent with a token (once: a later start finds the credential
+/// kept in the member's `fleet-agent` Secret), then runs it with its heartbeat.
 pub(super) async fn register_agents(fleet: &mut Fleet, data: &Path) -> Result<()> {
     let token_file = data.join("token.kubeconfig");
-    let unregistered = MEMBERS
-        .iter()
-        .any(|(name, _)| !agent_dir(data, name).join("hub.kubeconfig").is_file());
-    if unregistered {
-        let address = fleet.hub.address()?;
-        let token = fleet_controller::registration::issue_token(
-            &fleet.hub.client,
-            &address,
-            NAMESPACE,
-            Some("1h".into()),
-        )
-        .await?;
-        fleet_objects::secret_file::write(&token_file, token.as_bytes())
-            .with_context(|| format!("writing {}", token_file.display()))?;
-    }
+    let address = fleet.hub.address()?;
+    let token = fleet_controller::registration::issue_token(
+        &fleet.hub.client,
+        &address,
+        NAMESPACE,
+        Some("1h".into()),
+    )
+    .await?;
+    fleet_objects::secret_file::write(&token_file, token.as_bytes())
+        .with_context(|| format!("writing {}", token_file.display()))?;
     for (name, env) in MEMBERS {
-        let dir = agent_dir(data, name);
-        let labels = BTreeMap::from([("env".to_string(), env.to_string())]);
-        let registered = fleet_agent::register::register(
-            &token_file,
-            name,
-            labels,
-            &dir,
-            Duration::from_secs(60),
-        )
-        .await
-        .with_context(|| format!("registering cluster {name}"))?;
-        point_at(&registered.kubeconfig, &fleet.hub.running.url)?;
         let omitting = fleet_objects::client::omitting_managed_fields;
-        let hub = omitting(&fleet_objects::client::from_kubeconfig(&registered.kubeconfig).await?);
         let member = omitting(&fleet.hub.client_of(name).await?);
+        let request = fleet_agent::register::Request {
+            token: &token_file,
+            cluster_name: name,
+            labels: BTreeMap::from([("env".to_string(), env.to_string())]),
+        };
+        let store = fleet_agent::register::CredentialStore {
+            member: member.clone(),
+            namespace: AGENT_NAMESPACE.into(),
+        };
+        let mut registered =
+            fleet_agent::register::register(request, &store, Duration::from_secs(60))
+                .await
+                .with_context(|| format!("registering cluster {name}"))?;
+        point_at(&mut registered.kubeconfig, &fleet.hub.running.url);
+        let hub = omitting(&registered.client().await?);
         let agent = fleet_agent::Agent::new(hub, member, &registered.namespace, RESYNC);
         let heartbeat = (registered.cluster, Duration::from_secs(10));
         fleet.running.run_agent(name, agent, Some(heartbeat)).await;
@@ -97,26 +94,17 @@ const WORKLOAD_DELAY: Duration = Duration::from_secs(1);
 /// How often an agent looks again at what it applied (drift, readiness).
 const RESYNC: Duration = Duration::from_secs(15);
 
-fn agent_dir(data: &Path, cluster: &str) -> PathBuf {
-    data.join("agents").join(cluster)
-}
+/// The agents' namespace in their clusters, where each keeps its credential.
+const AGENT_NAMESPACE: &str = "cattle-fleet-system";
 
 /// Points a kept agent kubeconfig at the hub's current address (the port may have changed
 /// since it registered).
-fn point_at(kubeconfig: &Path, url: &str) -> Result<()> {
-    let mut file = kube::config::Kubeconfig::read_from(kubeconfig)
-        .with_context(|| format!("reading {}", kubeconfig.display()))?;
-    let mut changed = false;
-    for cluster in file.clusters.iter_mut().filter_map(|c| c.cluster.as_mut()) {
-        if cluster.server.as_deref() != Some(url) {
-            cluster.server = Some(url.to_string());
-            changed = true;
-        }
+fn point_at(kubeconfig: &mut kube::config::Kubeconfig, url: &str) {
+    for cluster in kubeconfig
+        .clusters
+        .iter_mut()
+        .filter_map(|c| c.cluster.as_mut())
+    {
+        cluster.server = Some(url.to_string());
     }
-    if changed {
-        let text = serde_yaml_ng::to_string(&file)?;
-        fleet_objects::secret_file::write(kubeconfig, text.as_bytes())
-            .with_context(|| format!("writing {}", kubeconfig.display()))?;
-    }
-    Ok(())
 }
