@@ -7,10 +7,12 @@ use std::collections::BTreeSet;
 
 use fleet_api::{BundleDeployment, BundleDeploymentResource, Condition, HelmRelease};
 use fleet_objects::client::write_text;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams, PostParams};
 use kube::discovery::{ApiCapabilities, ApiResource, Scope};
 use kube::{Api, ResourceExt};
 use serde_json::{json, Value};
+use std::sync::Arc;
 
 use crate::own_writes::Copy;
 use crate::{status_budget, Agent, Error};
@@ -334,6 +336,20 @@ async fn prepare(
             resolved => resolved,
         };
         let (api, scope) = resolved?;
+        let mut resource = resource;
+        // What the kind's schema does not know, the API server would prune from a custom
+        // resource; its server-side apply refuses it instead ("field not declared in
+        // schema"). Pruned here, as Helm's writes would have it pruned.
+        let schema = match defined_schema(&resources, &api) {
+            Some(schema) => Some(schema),
+            None => agent.custom_schema(&api).await?,
+        };
+        if let Some(schema) = schema {
+            let pruned = schema.prune(&mut resource);
+            if !pruned.is_empty() {
+                tracing::debug!(kind = %api.kind, ?pruned, "fields the CRD does not declare");
+            }
+        }
         let mut object: DynamicObject =
             serde_json::from_value(resource).map_err(|e| Error::Invalid(e.to_string()))?;
         let namespaced = matches!(scope.scope, Scope::Namespaced);
@@ -377,6 +393,25 @@ fn mark(object: &mut DynamicObject, deployment: &BundleDeployment, release: Opti
     }
 }
 
+/// The schema a CRD among `resources` gives the kind of `api`: the bundle's own definition,
+/// which the objects beside it follow, whatever the cluster holds now.
+fn defined_schema(
+    resources: &[Value],
+    api: &ApiResource,
+) -> Option<Arc<fleet_objects::schema::Schema>> {
+    let crd = resources.iter().filter(|r| is_crd(r)).find(|crd| {
+        crd.pointer("/spec/group").and_then(Value::as_str) == Some(api.group.as_str())
+            && crd.pointer("/spec/names/kind").and_then(Value::as_str) == Some(api.kind.as_str())
+    })?;
+    let version = crd
+        .pointer("/spec/versions")?
+        .as_array()?
+        .iter()
+        .find(|v| v.get("name").and_then(Value::as_str) == Some(api.version.as_str()))?;
+    let schema = version.pointer("/schema/openAPIV3Schema")?;
+    Some(Arc::new(fleet_objects::schema::Schema::compile(schema)))
+}
+
 fn is_crd(resource: &Value) -> bool {
     resource.get("kind").and_then(Value::as_str) == Some("CustomResourceDefinition")
 }
@@ -397,7 +432,16 @@ async fn apply_crds(
         let mut object: DynamicObject =
             serde_json::from_value(crd.clone()).map_err(|e| Error::Invalid(e.to_string()))?;
         mark(&mut object, deployment, release);
+        let name = object.name_any();
         apply_one(agent, &Desired::new(api, object)?, false).await?;
+        // Its kind is served, and its objects taken, only once it is Established.
+        let patience = fleet_objects::client::CRD_PATIENCE;
+        if !fleet_objects::client::wait_established(&agent.local, &name, patience).await? {
+            return Err(Error::Invalid(format!(
+                "CustomResourceDefinition {name} was not Established within {} s",
+                patience.as_secs()
+            )));
+        }
     }
     Ok(())
 }
@@ -923,6 +967,40 @@ impl Agent {
             Err(kube::Error::Api(response)) if response.code == 404 => Err(not_served()),
             Err(error) => Err(error.into()),
         }
+    }
+
+    /// The schema the cluster's CRD gives the kind of `api`, if a CRD defines it (read once
+    /// in a while: a CRD may change).
+    pub(crate) async fn custom_schema(
+        &self,
+        api: &ApiResource,
+    ) -> Result<Option<Arc<fleet_objects::schema::Schema>>, Error> {
+        if api.group.is_empty() {
+            return Ok(None);
+        }
+        let key = format!("{}/{}/{}", api.group, api.version, api.kind);
+        if let Some(known) = self.schemas.get(&key, crate::recent::RECHECK) {
+            return Ok(known);
+        }
+        let crds: Api<CustomResourceDefinition> = Api::all(self.local.clone());
+        let crd = match crds.get_opt(&format!("{}.{}", api.plural, api.group)).await {
+            Ok(crd) => crd,
+            // An agent that may not read CRDs applies objects as they are.
+            Err(kube::Error::Api(response)) if response.code == 403 => None,
+            Err(error) => return Err(error.into()),
+        };
+        let schema = crd
+            .and_then(|crd| {
+                crd.spec
+                    .versions
+                    .into_iter()
+                    .find(|v| v.name == api.version)
+            })
+            .and_then(|version| version.schema?.open_api_v3_schema)
+            .and_then(|schema| serde_json::to_value(schema).ok())
+            .map(|schema| Arc::new(fleet_objects::schema::Schema::compile(&schema)));
+        self.schemas.remember(&key, schema.clone());
+        Ok(schema)
     }
 
     /// The API of `resource` in the agent's cluster, in `namespace` if it is namespaced.

@@ -124,6 +124,9 @@ pub struct Agent {
     accounts: Arc<recent::Recent<bool>>,
     /// The namespaces found or made in the cluster, and when.
     namespaces: Arc<recent::Recent<()>>,
+    /// The schema of each custom kind (by `group/version/kind`), `None` for a kind no CRD
+    /// defines, and when it was read.
+    schemas: Arc<recent::Recent<Option<Arc<fleet_objects::schema::Schema>>>>,
     /// The watches on what the agent deployed, which bring looks when it changes.
     triggers: Arc<triggers::Triggers>,
 }
@@ -167,6 +170,7 @@ impl Agent {
             contents: Arc::default(),
             accounts: Arc::default(),
             namespaces: Arc::default(),
+            schemas: Arc::default(),
             triggers: Arc::new(triggers::Triggers::new(local, namespace)),
         })
     }

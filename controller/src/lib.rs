@@ -11,6 +11,7 @@ pub mod metrics;
 pub mod pacing;
 pub mod placement;
 pub mod preview;
+pub mod purge;
 pub mod reconcile;
 pub mod registration;
 pub mod rollout;
@@ -72,7 +73,13 @@ pub struct Context {
     /// The shard handled (`--shard-id`), none for the unsharded controller.
     shard: Option<String>,
     metrics: Arc<metrics::Metrics>,
+    /// How often Contents nobody deploys are looked for (and how long one must stay so
+    /// before it is deleted).
+    purge_every: Duration,
 }
+
+/// How often Contents nobody deploys are looked for, by default.
+pub const PURGE_EVERY: Duration = Duration::from_secs(30);
 
 impl Context {
     /// A controller context keeping scratch files and the chart cache under `data_dir`.
@@ -113,7 +120,17 @@ impl Context {
             hub,
             shard,
             metrics: Arc::default(),
+            purge_every: PURGE_EVERY,
         })
+    }
+
+    /// This context looking for Contents nobody deploys every `every` instead of every
+    /// [`PURGE_EVERY`]; to be called before it is shared.
+    pub fn purging_every(mut self: Arc<Self>, every: Duration) -> Arc<Self> {
+        if let Some(ctx) = Arc::get_mut(&mut self) {
+            ctx.purge_every = every;
+        }
+        self
     }
 
     /// The reconcile counters, for `/metrics`.
@@ -124,6 +141,13 @@ impl Context {
     /// The placement fingerprint a bundle was last deployed at.
     fn placed(&self, key: &str) -> Option<u64> {
         self.placements.lock().ok()?.get(key).copied()
+    }
+
+    /// Forgets every placement: each bundle's next pass writes what it must again.
+    fn forget_placements(&self) {
+        if let Ok(mut placements) = self.placements.lock() {
+            placements.clear();
+        }
     }
 
     fn forget_placement(&self, key: &str) {
@@ -289,6 +313,7 @@ pub async fn run(
         config_maps_watch,
     ];
 
+    let named_contents = deployments.clone();
     let running = Arc::new(Running {
         ctx: ctx.clone(),
         caches: Caches::new(clusters.clone(), groups, policies, deployments),
@@ -336,7 +361,18 @@ pub async fn run(
             },
         )
         .for_each(counted(&counters, metrics::Loop::Clusters));
-        futures::join!(bundle_loop, cluster_loop, run_registration(ctx, shutdown));
+        let purging = purge::run(
+            ctx.clone(),
+            named_contents,
+            ctx.purge_every,
+            shutdown.clone(),
+        );
+        futures::join!(
+            bundle_loop,
+            cluster_loop,
+            run_registration(ctx, shutdown),
+            purging
+        );
     }
     for task in watch_tasks {
         task.abort();

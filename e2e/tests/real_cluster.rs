@@ -9,11 +9,11 @@ mod real;
 use std::time::Duration;
 
 use fleet_api::ClusterRegistration;
-use fleet_testkit::{helm, real_tool};
+use fleet_testkit::{eventually, helm, real_tool};
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::PostParams;
 use kube::Api;
-use real::{state, RealFleet, NS};
+use real::{state, RealFleet, NS, WAIT};
 use serde_json::json;
 
 /// A Deployment written as people write them: quantities the API server rewrites
@@ -204,5 +204,125 @@ async fn a_cluster_keeps_its_credential_and_nobody_else_gets_it() {
             state(d).as_deref() == Some("Ready")
         })
         .await;
+    fleet.stop().await;
+}
+
+const SETTINGS_V1: &str =
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: one\n";
+const SETTINGS_V2: &str =
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: two\n";
+
+/// Each commit makes new Contents; the ones no deployment names any more are deleted, so
+/// that etcd does not keep every variant ever rendered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn contents_nobody_deploys_are_deleted() {
+    let mut fleet = RealFleet::start(&["dev"]).await;
+    fleet.join("dev", &["--label", "env=dev"]);
+    fleet.repo.write("app/cm.yaml", SETTINGS_V1);
+    fleet.repo.commit("one");
+    fleet
+        .gitrepo(
+            "demo",
+            json!({"paths": ["app"], "targets": [{"clusterSelector": {}}]}),
+        )
+        .await;
+    let first = fleet
+        .deployment_where("dev", "demo-app", "Ready", |d| {
+            state(d).as_deref() == Some("Ready")
+        })
+        .await;
+    let first_content = content_of(&first);
+    fleet.repo.write("app/cm.yaml", SETTINGS_V2);
+    fleet.repo.commit("two");
+    let second = fleet
+        .deployment_where("dev", "demo-app", "Ready at the second commit", |d| {
+            state(d).as_deref() == Some("Ready") && content_of(d) != first_content
+        })
+        .await;
+    let contents: Api<fleet_api::Content> = Api::all(fleet.client.clone());
+    eventually("the first commit's Content deleted", WAIT, || async {
+        contents
+            .get_opt(&first_content)
+            .await
+            .expect("read")
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    assert!(
+        contents
+            .get_opt(&content_of(&second))
+            .await
+            .expect("read")
+            .is_some(),
+        "the Content in use stays"
+    );
+    fleet.stop().await;
+}
+
+/// The Content a deployment names (its `deploymentID` up to the colon).
+fn content_of(deployment: &fleet_api::BundleDeployment) -> String {
+    let id = deployment.spec.deployment_id.clone().unwrap_or_default();
+    id.split(':').next().unwrap_or_default().to_string()
+}
+
+const CRD_AND_OBJECT: &str = r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer}
+---
+apiVersion: example.com/v1
+kind: Widget
+metadata:
+  name: big
+spec:
+  size: 3
+  color: red
+"#;
+
+/// A CRD and an object of its kind in one bundle: a real API server serves the kind only
+/// once the CRD is Established, and prunes what its schema does not know (`color`),
+/// which is not drift.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_crd_and_its_objects_deploy_together() {
+    let mut fleet = RealFleet::start(&["dev"]).await;
+    fleet.join("dev", &["--label", "env=dev"]);
+    fleet
+        .repo
+        .write("widgets/fleet.yaml", "defaultNamespace: shop\n")
+        .write("widgets/all.yaml", CRD_AND_OBJECT);
+    fleet.repo.commit("widgets");
+    fleet
+        .gitrepo(
+            "demo",
+            json!({"paths": ["widgets"], "targets": [{"clusterSelector": {}}]}),
+        )
+        .await;
+    let deployment = fleet
+        .deployment_where("dev", "demo-widgets", "Ready", |d| {
+            state(d).as_deref() == Some("Ready")
+        })
+        .await;
+    assert!(deployment.status.expect("status").non_modified);
+    let widget = fleet
+        .get("dev", &["get", "widgets.example.com", "big", "-n", "shop"])
+        .expect("the Widget");
+    assert_eq!(widget["spec"], json!({"size": 3}), "pruned by its schema");
     fleet.stop().await;
 }

@@ -112,12 +112,47 @@ pub async fn install_fleet(client: &kube::Client, field_manager: &str) -> Result
         body["kind"] = json!("CustomResourceDefinition");
         crds.patch(&name, &apply, &Patch::Apply(&body)).await?;
     }
+    for (_, crd) in fleet_api::crds::all() {
+        let name = crd.metadata.name.clone().unwrap_or_default();
+        wait_established(client, &name, CRD_PATIENCE).await?;
+    }
     let namespaces: Api<Namespace> = Api::all(client.clone());
     for name in FLEET_NAMESPACES {
         let body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
         namespaces.patch(name, &apply, &Patch::Apply(&body)).await?;
     }
     Ok(())
+}
+
+/// How long a CRD just applied may take to be served.
+pub const CRD_PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Waits up to `patience` until the CustomResourceDefinition `name` is `Established` (its
+/// kind served: kube-apiserver refuses objects of it until then). Says whether it is.
+pub async fn wait_established(
+    client: &kube::Client,
+    name: &str,
+    patience: std::time::Duration,
+) -> Result<bool, kube::Error> {
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let started = std::time::Instant::now();
+    loop {
+        let established = crds
+            .get(name)
+            .await?
+            .status
+            .and_then(|status| status.conditions)
+            .unwrap_or_default()
+            .iter()
+            .any(|c| c.type_ == "Established" && c.status == "True");
+        if established {
+            return Ok(true);
+        }
+        if started.elapsed() > patience {
+            return Ok(false);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
 }
 
 /// Sends a write that `build` makes from `api`'s URL and returns the answer as text, for a

@@ -55,6 +55,14 @@ impl Schema {
         &self.source
     }
 
+    /// Removes from `object` the fields the schema does not know (as the API server prunes
+    /// a custom resource's), nothing else; returns their paths (`spec.typo`).
+    pub fn prune(&self, object: &mut Value) -> Vec<String> {
+        let mut pruned = Vec::new();
+        self.root.prune(object, &Path::Root, &mut pruned);
+        pruned
+    }
+
     /// Prunes, defaults and validates `object` (a custom resource, or a built-in kind) in
     /// place. `apiVersion`, `kind` and `metadata` are never pruned.
     pub fn prepare(&self, object: &mut Value) -> Checked {
@@ -156,20 +164,8 @@ impl Node {
         self.scalar_rules(value, path, &mut checked.causes);
         match value {
             Value::Object(map) => {
-                let root = matches!(path, Path::Root);
-                let identity =
-                    |key: &str| root && matches!(key, "apiVersion" | "kind" | "metadata");
-                if self.properties.is_some() && self.additional.is_none() && !self.preserves_unknown
-                {
-                    map.retain(|key, _| {
-                        let known = (self.properties.as_ref()).is_some_and(|p| p.contains_key(key))
-                            || identity(key);
-                        if !known {
-                            checked.pruned.push(path.child(key).to_string());
-                        }
-                        known
-                    });
-                }
+                self.retain_known(map, path, &mut checked.pruned);
+                let identity = |key: &str| is_identity(path, key);
                 for (key, default) in &self.defaults {
                     map.entry(key.clone()).or_insert_with(|| default.clone());
                 }
@@ -196,6 +192,49 @@ impl Node {
                 if let Some(node) = &self.items {
                     for (index, item) in items.iter_mut().enumerate() {
                         node.visit(item, &Path::Item(path, index), checked);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Drops the members of `map` (at `path`) this node does not know, noting their paths.
+    fn retain_known(
+        &self,
+        map: &mut serde_json::Map<String, Value>,
+        path: &Path,
+        pruned: &mut Vec<String>,
+    ) {
+        if self.properties.is_none() || self.additional.is_some() || self.preserves_unknown {
+            return;
+        }
+        map.retain(|key, _| {
+            let known = (self.properties.as_ref()).is_some_and(|p| p.contains_key(key))
+                || is_identity(path, key);
+            if !known {
+                pruned.push(path.child(key).to_string());
+            }
+            known
+        });
+    }
+
+    /// The pruning part of [`Node::visit`].
+    fn prune(&self, value: &mut Value, path: &Path, pruned: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                self.retain_known(map, path, pruned);
+                for (key, child) in map.iter_mut().filter(|(key, _)| !is_identity(path, key)) {
+                    let property = self.properties.as_ref().and_then(|p| p.get(key));
+                    if let Some(node) = property.or(self.additional.as_deref()) {
+                        node.prune(child, &path.child(key), pruned);
+                    }
+                }
+            }
+            Value::Array(items) => {
+                if let Some(node) = &self.items {
+                    for (index, item) in items.iter_mut().enumerate() {
+                        node.prune(item, &Path::Item(path, index), pruned);
                     }
                 }
             }
@@ -262,6 +301,12 @@ impl Node {
             }
         }
     }
+}
+
+/// Whether `key` at `path` is one of the members every object keeps whatever its schema
+/// says: `apiVersion`, `kind` and `metadata` at the root.
+fn is_identity(path: &Path, key: &str) -> bool {
+    matches!(path, Path::Root) && matches!(key, "apiVersion" | "kind" | "metadata")
 }
 
 /// Where a node lies in the object (`spec.items[0].name`), written out only for a cause
@@ -345,6 +390,15 @@ mod tests {
             json!({"repo": "https://h/r", "extra": {"anything": [1]}, "paused": false})
         );
         assert!(object.get("junk").is_none());
+    }
+
+    #[test]
+    fn pruning_alone_neither_defaults_nor_validates() {
+        let mut object = json!({"apiVersion": "x/v1", "kind": "X", "metadata": {"name": "a"},
+            "spec": {"unknown": 1, "mode": "c"}, "junk": true});
+        let pruned = Schema::compile(&schema()).prune(&mut object);
+        assert_eq!(pruned, ["junk", "spec.unknown"]);
+        assert_eq!(object["spec"], json!({"mode": "c"}));
     }
 
     #[test]

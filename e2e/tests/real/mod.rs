@@ -23,6 +23,9 @@ pub const NS: &str = "fleet-default";
 /// How long anything the fleet does may take on real clusters.
 pub const WAIT: Duration = Duration::from_secs(90);
 
+/// How often the controller looks for Contents nobody deploys.
+pub const PURGE_EVERY: Duration = Duration::from_secs(1);
+
 /// The management cluster's name.
 pub const MANAGEMENT: &str = "management";
 
@@ -73,7 +76,20 @@ impl RealFleet {
         let daemon = GitDaemon::start(&repos);
         let address = hub_address(management);
         let mut running = fleet_local::Fleet::new();
-        running.run_controllers(&client, dir.path(), Some(address.clone()));
+        running.run_pusher(&client, Duration::from_secs(1));
+        running.run_gitjob(fleet_gitjob::controller::Gitjob::new(
+            client.clone(),
+            fleet_gitjob::controller::Settings::new(dir.path().join("gitjob")),
+            Default::default(),
+        ));
+        running.run_controller(
+            fleet_controller::Context::registering(
+                client.clone(),
+                dir.path().join("controller"),
+                address.clone(),
+            )
+            .purging_every(PURGE_EVERY),
+        );
         let token = issue_token(&client, &address, NS, Some("1h".into()))
             .await
             .expect("a registration token");
