@@ -159,6 +159,10 @@ struct PackedRelease {
     member_render: Option<MemberRender>,
 }
 
+/// The most a Content's packed resources may take: etcd stores an object in one request of
+/// at most 1.5 MiB by default.
+pub const MAX_CONTENT_BYTES: usize = 1_400_000;
+
 impl Content {
     /// The Content holding `payload` under the content id `id` (`s-<sha256>`): a plain
     /// bundle's resources as a JSON array, a Helm bundle's as an object with its release.
@@ -180,12 +184,21 @@ impl Content {
         let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         gzip.write_all(&json).map_err(|e| broken(e.to_string()))?;
         let packed = gzip.finish().map_err(|e| broken(e.to_string()))?;
+        let content = base64::engine::general_purpose::STANDARD.encode(packed);
+        if content.len() > MAX_CONTENT_BYTES {
+            return Err(broken(format!(
+                "the rendered resources take {} bytes compressed; Kubernetes keeps an object \
+                 within 1.5 MiB (etcd's request limit), so a variant may take at most \
+                 {MAX_CONTENT_BYTES}: split the bundle",
+                content.len()
+            )));
+        }
         Ok(Content {
             metadata: ObjectMeta {
                 name: Some(id.to_string()),
                 ..Default::default()
             },
-            content: base64::engine::general_purpose::STANDARD.encode(packed),
+            content,
             sha256sum: id.trim_start_matches("s-").to_string(),
         })
     }
@@ -333,6 +346,27 @@ mod tests {
         };
         let content = Content::pack("s-abc", &rendered_there).expect("packs");
         assert_eq!(content.unpack().expect("unpacks"), rendered_there);
+    }
+
+    #[test]
+    fn a_variant_too_large_to_store_is_refused() {
+        // Letters that do not compress (xorshift).
+        let mut state = 7u64;
+        let noise: String = (0..1_800_000)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                char::from(b'a' + (state % 26) as u8)
+            })
+            .collect();
+        let payload = Payload {
+            resources: vec![serde_json::json!({"kind": "ConfigMap", "data": {"noise": noise}})],
+            helm: None,
+            member_render: None,
+        };
+        let refused = Content::pack("s-big", &payload).expect_err("too large");
+        assert!(refused.to_string().contains("1.5 MiB"), "{refused}");
     }
 
     #[test]

@@ -94,6 +94,8 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
     let mut failures = Vec::new();
     // The Contents this pass made sure of: one per distinct variant, not one per cluster.
     let mut stored = BTreeSet::new();
+    // The variants whose Content cannot be stored, and why.
+    let mut unstorable = BTreeMap::new();
     for cluster in &clusters {
         let info = cluster_info(cluster, &groups);
         if bundle.metadata.deletion_timestamp.is_some()
@@ -134,7 +136,18 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
         };
         let target_namespace = cluster_namespace(cluster);
         if stored.insert(variant.id.clone()) {
-            store_content(ctx, &variant).await?;
+            match store_content(ctx, &variant).await {
+                Ok(()) => {}
+                // Too large to store: the bundle says so, and its deployments stay.
+                Err(Error::Variant(why)) => {
+                    unstorable.insert(variant.id.clone(), why.to_string());
+                }
+                Err(error) => return Err(error),
+            }
+        }
+        if let Some(why) = unstorable.get(&variant.id) {
+            failures.push(format!("{}: {why}", cluster.name_any()));
+            continue;
         }
         let id = deployment_id(&variant, &downstream::digest(&copies));
         let standing = standing.get(target_namespace.as_str());

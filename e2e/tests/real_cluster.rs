@@ -326,3 +326,61 @@ async fn a_crd_and_its_objects_deploy_together() {
     assert_eq!(widget["spec"], json!({"size": 3}), "pruned by its schema");
     fleet.stop().await;
 }
+
+/// Bundles near etcd's object limit: one large but compressible is stored compressed
+/// (`base64+gz`, as Fleet stores it) and deploys; one too large even compressed is refused
+/// with a message naming it, and the GitRepo's other bundles deploy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_bundle_near_the_size_limit_is_compressed_and_one_over_it_is_named() {
+    let mut fleet = RealFleet::start(&["dev"]).await;
+    fleet.join("dev", &["--label", "env=dev"]);
+    let config_map = |name: &str, text: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  text: {text}\n"
+        )
+    };
+    // 1.8 MB of text that compresses well.
+    let repetitive: String = (0..45_000).map(|i| format!("line{i:05} ")).collect();
+    for part in 0..4 {
+        fleet.repo.write(
+            &format!("big/part{part}.yaml"),
+            &config_map(&format!("big-{part}"), &repetitive),
+        );
+    }
+    // 2.25 MB that does not.
+    for part in 0..3 {
+        let noise = fleet_testkit::incompressible(750_000, part + 1);
+        fleet.repo.write(
+            &format!("huge/part{part}.yaml"),
+            &config_map(&format!("huge-{part}"), &noise),
+        );
+    }
+    fleet.repo.commit("large");
+    fleet
+        .gitrepo(
+            "demo",
+            json!({"paths": ["big", "huge"], "targets": [{"clusterSelector": {}}]}),
+        )
+        .await;
+    fleet
+        .deployment_where("dev", "demo-big", "Ready", |d| {
+            state(d).as_deref() == Some("Ready")
+        })
+        .await;
+    let bundle = fleet
+        .get("management", &["get", "bundle", "demo-big", "-n", NS])
+        .expect("the Bundle");
+    assert_eq!(bundle["spec"]["resources"][0]["encoding"], "base64+gz");
+    let gitrepos: Api<fleet_api::GitRepo> = Api::namespaced(fleet.client.clone(), NS);
+    let errors = eventually("the GitRepo names the bundle too large", WAIT, || async {
+        let status = gitrepos.get("demo").await.ok()?.status?;
+        (!status.resource_errors.is_empty()).then_some(status.resource_errors)
+    })
+    .await;
+    let message = errors.join("\n");
+    assert!(
+        message.contains("huge/") && message.contains("demo-huge") && message.contains("1.5 MiB"),
+        "{message}"
+    );
+    fleet.stop().await;
+}

@@ -8,7 +8,7 @@ use fleet_api::{Bundle, BundleResource, BundleSpec, BundleTarget, FleetYaml};
 use super::discovery::BundleDir;
 use super::manifests::bundle_files;
 use super::names::bundle_name;
-use crate::error::Result;
+use crate::error::{RenderError, Result};
 use crate::root::RepoRoot;
 
 /// The Bundle's name: fleet.yaml's `name`, else the one Fleet makes from the GitRepo (or
@@ -30,21 +30,24 @@ pub fn bundle_object(
     namespace: &str,
 ) -> Result<Bundle> {
     let name = name_for(fleet, repo_name, dir);
-    let resources = bundle_files(root, dir)?
-        .into_iter()
-        .map(|(rel, bytes)| match String::from_utf8(bytes) {
-            Ok(text) => BundleResource {
-                name: Some(rel),
-                content: Some(text),
-                encoding: None,
-            },
-            Err(e) => BundleResource {
-                name: Some(rel),
-                content: Some(base64::engine::general_purpose::STANDARD.encode(e.into_bytes())),
-                encoding: Some("base64".into()),
-            },
-        })
-        .collect();
+    let files = bundle_files(root, dir)?;
+    let mut resources: Vec<BundleResource> = files.iter().map(plain_resource).collect();
+    // Fleet's `fleet apply` compresses every resource of a Bundle this large.
+    if serialized_size(&resources) >= COMPRESS_FROM {
+        resources = files.iter().map(compressed_resource).collect();
+    }
+    let size = serialized_size(&resources);
+    if size > MAX_RESOURCES_BYTES {
+        let directory = if dir.rel.is_empty() { "." } else { &dir.rel };
+        return Err(RenderError::in_file(
+            format!("{directory}/"),
+            format!(
+                "bundle {name}: its files take {size} bytes even compressed; Kubernetes keeps an \
+                 object within 1.5 MiB (etcd's request limit), so a Bundle may hold at most \
+                 {MAX_RESOURCES_BYTES} bytes of files: split it into smaller bundles"
+            ),
+        ));
+    }
     let mut labels = fleet.labels.clone();
     labels.insert(REPO_NAME_LABEL.into(), repo_name.to_string());
     labels.insert(BUNDLE_PATH_LABEL.into(), label_value(&dir.rel));
@@ -72,6 +75,51 @@ pub fn bundle_object(
     bundle.metadata.namespace = Some(namespace.to_string());
     bundle.metadata.labels = Some(labels);
     Ok(bundle)
+}
+
+/// The encoded size of a Bundle's resources from which they are all compressed
+/// (`base64+gz`), as Rancher Fleet compresses a Bundle of a million bytes.
+const COMPRESS_FROM: usize = 1_000_000;
+
+/// The most a Bundle's resources may take: etcd stores an object in one request of at most
+/// 1.5 MiB by default, and the Bundle's metadata and status need room beside them.
+const MAX_RESOURCES_BYTES: usize = 1_310_720;
+
+/// A file as Fleet's Bundle holds it: as text, or base64 when it is not UTF-8.
+fn plain_resource((rel, bytes): &(String, Vec<u8>)) -> BundleResource {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => BundleResource {
+            name: Some(rel.clone()),
+            content: Some(text.to_string()),
+            encoding: None,
+        },
+        Err(_) => BundleResource {
+            name: Some(rel.clone()),
+            content: Some(base64::engine::general_purpose::STANDARD.encode(bytes)),
+            encoding: Some("base64".into()),
+        },
+    }
+}
+
+/// A file gzipped and base64-encoded (`base64+gz`).
+fn compressed_resource((rel, bytes): &(String, Vec<u8>)) -> BundleResource {
+    use std::io::Write;
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    // Writing to memory does not fail.
+    let packed = gzip
+        .write_all(bytes)
+        .and_then(|()| gzip.finish())
+        .unwrap_or_default();
+    BundleResource {
+        name: Some(rel.clone()),
+        content: Some(base64::engine::general_purpose::STANDARD.encode(packed)),
+        encoding: Some("base64+gz".into()),
+    }
+}
+
+/// How many bytes `resources` take in the Bundle's JSON.
+fn serialized_size(resources: &[BundleResource]) -> usize {
+    serde_json::to_vec(resources).map_or(usize::MAX, |json| json.len())
 }
 
 /// A label value for `text`: at most 63 characters of `[A-Za-z0-9._-]`, starting and ending
