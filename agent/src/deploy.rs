@@ -508,8 +508,22 @@ fn forced(options: &fleet_api::BundleDeploymentOptions) -> bool {
             .unwrap_or(false)
 }
 
-/// How long a replaced object may take to go.
+/// How long a replaced object may take to go, beyond a Pod's grace period.
 const REPLACE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// How long the replaced object may take to go: a Pod its grace period besides (its
+/// kubelet stops its containers first). What it owns is deleted in the background: the new
+/// object need not wait for the old one's Pods to stop.
+fn replace_patience(item: &Desired) -> std::time::Duration {
+    let is_pod = item.api.kind == "Pod" && item.api.group.is_empty();
+    let grace = match item.value.pointer("/spec/terminationGracePeriodSeconds") {
+        _ if !is_pod => 0,
+        Some(seconds) => seconds.as_u64().unwrap_or(0),
+        // Kubernetes' default.
+        None => 30,
+    };
+    REPLACE_PATIENCE + std::time::Duration::from_secs(grace)
+}
 
 /// Applies one object, and returns it as applied. With `force`, an object the cluster
 /// refuses to change in place (an immutable field: 422) is deleted and created again, as
@@ -529,18 +543,15 @@ async fn apply_one(agent: &Agent, item: &Desired, force: bool) -> Result<Value, 
         }
         Err(error) => return Err(error),
     }
-    let gone = fleet_objects::client::delete_and_wait(
-        &api,
-        &name,
-        &DeleteParams::foreground(),
-        REPLACE_PATIENCE,
-    )
-    .await?;
+    let patience = replace_patience(item);
+    let gone =
+        fleet_objects::client::delete_and_wait(&api, &name, &DeleteParams::background(), patience)
+            .await?;
     if !gone {
         return Err(Error::Invalid(format!(
             "{} {name} was not deleted within {} s to be replaced",
             item.api.kind,
-            REPLACE_PATIENCE.as_secs()
+            patience.as_secs()
         )));
     }
     let applied = server_side_apply(&api, &name, &params, item).await?;

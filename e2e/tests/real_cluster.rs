@@ -13,7 +13,7 @@ use fleet_testkit::{eventually, helm, real_tool};
 use k8s_openapi::api::core::v1::{Namespace, Secret};
 use kube::api::PostParams;
 use kube::Api;
-use real::{state, RealFleet, NS, WAIT};
+use real::{ready, state, RealFleet, NS, WAIT};
 use serde_json::json;
 
 /// A Deployment written as people write them: quantities the API server rewrites
@@ -70,9 +70,7 @@ async fn pulled_and_pushed_members_deploy_and_settle_ready() {
 
     for member in ["dev", "prod"] {
         let deployment = fleet
-            .deployment_where(member, "demo-app", "Ready", |d| {
-                state(d).as_deref() == Some("Ready")
-            })
+            .deployment_where(member, "demo-app", "Ready", |d| ready(d))
             .await;
         let status = deployment.status.expect("status");
         assert!(
@@ -200,9 +198,7 @@ async fn a_cluster_keeps_its_credential_and_nobody_else_gets_it() {
         )
         .await;
     fleet
-        .deployment_where("dev", "later-app", "Ready", |d| {
-            state(d).as_deref() == Some("Ready")
-        })
+        .deployment_where("dev", "later-app", "Ready", ready)
         .await;
     fleet.stop().await;
 }
@@ -227,16 +223,14 @@ async fn contents_nobody_deploys_are_deleted() {
         )
         .await;
     let first = fleet
-        .deployment_where("dev", "demo-app", "Ready", |d| {
-            state(d).as_deref() == Some("Ready")
-        })
+        .deployment_where("dev", "demo-app", "Ready", ready)
         .await;
     let first_content = content_of(&first);
     fleet.repo.write("app/cm.yaml", SETTINGS_V2);
     fleet.repo.commit("two");
     let second = fleet
         .deployment_where("dev", "demo-app", "Ready at the second commit", |d| {
-            state(d).as_deref() == Some("Ready") && content_of(d) != first_content
+            ready(d) && content_of(d) != first_content
         })
         .await;
     let contents: Api<fleet_api::Content> = Api::all(fleet.client.clone());
@@ -315,9 +309,7 @@ async fn a_crd_and_its_objects_deploy_together() {
         )
         .await;
     let deployment = fleet
-        .deployment_where("dev", "demo-widgets", "Ready", |d| {
-            state(d).as_deref() == Some("Ready")
-        })
+        .deployment_where("dev", "demo-widgets", "Ready", ready)
         .await;
     assert!(deployment.status.expect("status").non_modified);
     let widget = fleet
@@ -363,9 +355,7 @@ async fn a_bundle_near_the_size_limit_is_compressed_and_one_over_it_is_named() {
         )
         .await;
     fleet
-        .deployment_where("dev", "demo-big", "Ready", |d| {
-            state(d).as_deref() == Some("Ready")
-        })
+        .deployment_where("dev", "demo-big", "Ready", ready)
         .await;
     let bundle = fleet
         .get("management", &["get", "bundle", "demo-big", "-n", NS])
@@ -382,5 +372,69 @@ async fn a_bundle_near_the_size_limit_is_compressed_and_one_over_it_is_named() {
         message.contains("huge/") && message.contains("demo-huge") && message.contains("1.5 MiB"),
         "{message}"
     );
+    fleet.stop().await;
+}
+
+/// A Deployment whose selector (immutable) changes, with `helm.force`: replaced at once,
+/// without waiting for its old Pods to take their 120 s to stop.
+const FORCED_DEPLOYMENT: &str = r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: web, track: TRACK}
+  template:
+    metadata:
+      labels: {app: web, track: TRACK}
+      annotations: {simulate.fleet-rs.io/slow-stop: "true"}
+    spec:
+      terminationGracePeriodSeconds: 120
+      containers:
+      - name: web
+        image: nginx:1.27
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_forced_replace_does_not_wait_for_the_old_pods_to_stop() {
+    let mut fleet = RealFleet::start(&["dev"]).await;
+    fleet.join("dev", &["--label", "env=dev"]);
+    fleet
+        .repo
+        .write(
+            "app/fleet.yaml",
+            "defaultNamespace: web\nhelm:\n  force: true\n",
+        )
+        .write("app/web.yaml", &FORCED_DEPLOYMENT.replace("TRACK", "blue"));
+    fleet.repo.commit("blue");
+    fleet
+        .gitrepo(
+            "demo",
+            json!({"paths": ["app"], "targets": [{"clusterSelector": {}}]}),
+        )
+        .await;
+    let blue = fleet
+        .deployment_where("dev", "demo-app", "Ready", ready)
+        .await;
+    fleet
+        .repo
+        .write("app/web.yaml", &FORCED_DEPLOYMENT.replace("TRACK", "green"));
+    fleet.repo.commit("green");
+    let started = std::time::Instant::now();
+    fleet
+        .deployment_where("dev", "demo-app", "Ready at the new selector", |d| {
+            ready(d) && d.spec.deployment_id != blue.spec.deployment_id
+        })
+        .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "replaced in {:?}, not after the old Pods' grace period",
+        started.elapsed()
+    );
+    let web = fleet
+        .get("dev", &["get", "deployment", "web", "-n", "web"])
+        .expect("the Deployment");
+    assert_eq!(web["spec"]["selector"]["matchLabels"]["track"], "green");
     fleet.stop().await;
 }

@@ -3,7 +3,8 @@
 //! once) or, when it is not restarted (a Job's), succeeds; a deleted Pod is removed at once,
 //! as a kubelet confirms a deletion. The real deployment, replica-set and job controllers
 //! turn that into their objects' status. A Pod annotated [`FAIL_ANNOTATION`]` = "true"`
-//! fails instead (never ready, or `Failed` with exit code 1).
+//! fails instead (never ready, or `Failed` with exit code 1); one annotated
+//! [`SLOW_STOP_ANNOTATION`]` = "true"` is removed only when its grace period is over.
 
 use std::path::PathBuf;
 
@@ -16,6 +17,10 @@ use serde_json::{json, Value};
 
 /// Annotation (on a Pod template) that makes the Pod fail.
 pub const FAIL_ANNOTATION: &str = "simulate.fleet-rs.io/fail";
+
+/// Annotation (on a Pod template) that makes the Pod take its whole grace period to stop,
+/// as a container that does not handle SIGTERM does.
+pub const SLOW_STOP_ANNOTATION: &str = "simulate.fleet-rs.io/slow-stop";
 
 /// The Node every Pod runs on.
 const NODE: &str = "fake-node";
@@ -133,13 +138,27 @@ async fn tend(client: &kube::Client, pod: &Pod) -> Result<(), kube::Error> {
     let namespace = pod.namespace().unwrap_or_default();
     let pods: Api<Pod> = Api::namespaced(client.clone(), &namespace);
     let name = pod.name_any();
-    if pod.metadata.deletion_timestamp.is_some() {
+    if let Some(deleted) = &pod.metadata.deletion_timestamp {
         // Once: the Pod may stay, with its finalizers, and come back in the watch.
-        if pod.metadata.deletion_grace_period_seconds != Some(0) {
-            pods.delete(&name, &DeleteParams::default().grace_period(0))
-                .await?
-                .map_left(drop);
+        if pod.metadata.deletion_grace_period_seconds == Some(0) {
+            return Ok(());
         }
+        let slow = pod
+            .annotations()
+            .get(SLOW_STOP_ANNOTATION)
+            .is_some_and(|v| v == "true");
+        let wait = if slow {
+            let left = k8s_openapi::jiff::Timestamp::now().duration_until(deleted.0);
+            std::time::Duration::try_from(left).unwrap_or_default()
+        } else {
+            std::time::Duration::ZERO
+        };
+        tokio::spawn(async move {
+            tokio::time::sleep(wait).await;
+            let _ = pods
+                .delete(&name, &DeleteParams::default().grace_period(0))
+                .await;
+        });
         return Ok(());
     }
     let spec = pod.spec.clone().unwrap_or_default();

@@ -269,6 +269,17 @@ pub fn hub_address(cluster: &RealCluster) -> HubAddress {
     }
 }
 
+/// Whether a deployment reports itself Ready at the deployment it is asked for now.
+pub fn ready(deployment: &BundleDeployment) -> bool {
+    let applied = deployment
+        .status
+        .as_ref()
+        .and_then(|s| s.applied_deployment_id.as_ref());
+    state(deployment).as_deref() == Some("Ready")
+        && applied.is_some()
+        && applied == deployment.spec.deployment_id.as_ref()
+}
+
 /// The state a deployment reports (`Ready`, `Modified`, ...), if it reported one.
 pub fn state(deployment: &BundleDeployment) -> Option<String> {
     deployment.status.as_ref()?.display.as_ref()?.state.clone()
