@@ -23,6 +23,7 @@ pub mod recent;
 pub mod record_encoding;
 pub mod register;
 pub mod release;
+pub mod served;
 pub mod status_budget;
 pub mod triggers;
 pub mod uninstall;
@@ -110,7 +111,7 @@ pub struct Agent {
     /// The API resource and capabilities of each kind resolved so far.
     kinds: Arc<std::sync::Mutex<Kinds>>,
     /// Everything the cluster serves, for bundles rendered here (found once they need it).
-    discovery: Arc<tokio::sync::Mutex<Option<kube::discovery::Discovery>>>,
+    discovery: Arc<tokio::sync::Mutex<served::Found>>,
     /// Deployments whose `atomic` release failed and was undone, with the deployment id
     /// that failed: it is not tried again (that would undo and redo it over and over)
     /// until a new one comes.

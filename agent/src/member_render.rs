@@ -4,8 +4,8 @@
 //! and `lookup` answered by the member. The controller sends the bundle's files and any
 //! fetched chart instead of resources; the pure renderer does the rest here.
 
-use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use fleet_api::{BundleDeployment, BundleDeploymentOptions, FleetYaml, MemberRender, Payload};
 use fleet_renderer::bundle::{self, BundleDir, ClusterInfo, FetchedCharts, MemberData, Sources};
@@ -13,11 +13,11 @@ use fleet_renderer::helm::engine::ClusterLookup;
 use fleet_renderer::helm::template::Lookup;
 use fleet_renderer::RepoRoot;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
-use kube::api::{ApiResource, DynamicObject, ListParams};
-use kube::discovery::Scope;
+use kube::api::{DynamicObject, ListParams};
 use kube::{Api, ResourceExt};
 use serde_json::{json, Value};
 
+use crate::served::ServedResources;
 use crate::{Agent, Error};
 
 /// The key `valuesFrom` reads when it names none, as Fleet's.
@@ -176,9 +176,6 @@ impl Source {
     }
 }
 
-/// The resources the member serves, by `(apiVersion, kind)`, and whether each is namespaced.
-pub type ServedResources = HashMap<(String, String), (ApiResource, bool)>;
-
 /// `.Capabilities.APIVersions` as Helm builds it from discovery: every `group/version`,
 /// and every `group/version/Kind`.
 fn api_versions(resources: &ServedResources) -> Vec<String> {
@@ -195,7 +192,7 @@ fn api_versions(resources: &ServedResources) -> Vec<String> {
 struct MemberLookup {
     runtime: tokio::runtime::Handle,
     client: kube::Client,
-    resources: ServedResources,
+    resources: Arc<ServedResources>,
 }
 
 impl Lookup for MemberLookup {
@@ -249,32 +246,5 @@ impl Lookup for MemberLookup {
             .next()
             .map(|a| a.ip().to_string())
             .ok_or_else(|| format!("lookup {name}: no such host"))
-    }
-}
-
-impl Agent {
-    /// Every resource the agent's cluster serves, from discovery (run once and kept).
-    pub(crate) async fn served_resources(&self) -> Result<ServedResources, Error> {
-        let mut discovery = self.discovery.lock().await;
-        if discovery.is_none() {
-            *discovery = Some(
-                kube::discovery::Discovery::new(self.local.clone())
-                    .run()
-                    .await?,
-            );
-        }
-        let mut served = ServedResources::new();
-        for group in discovery.iter().flat_map(|d| d.groups()) {
-            for version in group.versions() {
-                for (resource, capabilities) in group.versioned_resources(version) {
-                    let namespaced = matches!(capabilities.scope, Scope::Namespaced);
-                    served.insert(
-                        (resource.api_version.clone(), resource.kind.clone()),
-                        (resource, namespaced),
-                    );
-                }
-            }
-        }
-        Ok(served)
     }
 }

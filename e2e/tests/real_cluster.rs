@@ -438,3 +438,89 @@ async fn a_forced_replace_does_not_wait_for_the_old_pods_to_stop() {
     assert_eq!(web["spec"]["selector"]["matchLabels"]["track"], "green");
     fleet.stop().await;
 }
+
+/// An aggregated API that is down, as metrics-server often is: the APIService is there,
+/// its Service is not, and discovery of that one group version fails.
+const METRICS_API_DOWN: &str = r#"apiVersion: apiregistration.k8s.io/v1
+kind: APIService
+metadata:
+  name: v1beta1.metrics.k8s.io
+spec:
+  group: metrics.k8s.io
+  version: v1beta1
+  groupPriorityMinimum: 100
+  versionPriority: 100
+  insecureSkipTLSVerify: true
+  service:
+    name: metrics-server
+    namespace: kube-system
+"#;
+
+const CAPABILITIES_CHART: &str = "apiVersion: v2\nname: caps\nversion: 0.1.0\n";
+const CAPABILITIES_TEMPLATE: &str = r#"apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: capabilities
+data:
+  widgets: {{ if .Capabilities.APIVersions.Has "example.com/v1" }}"served"{{ else }}"missing"{{ end }}
+  round: {{ .Values.round | quote }}
+"#;
+
+/// A bundle rendered in the member (it reads `.Capabilities`) while one aggregated API is
+/// down, and again after a CRD was installed there: the first render leaves the broken
+/// group out, the second sees the new kind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn member_rendering_survives_a_broken_api_and_sees_new_kinds() {
+    let mut fleet = RealFleet::start(&["dev"]).await;
+    let dev = fleet.kubectl("dev");
+    dev.run_with(&["apply", "-f", "-"], METRICS_API_DOWN)
+        .await
+        .success();
+    fleet.join("dev", &["--label", "env=dev"]);
+    let write_round = |round: u32| {
+        fleet
+            .repo
+            .write("caps/Chart.yaml", CAPABILITIES_CHART)
+            .write("caps/templates/cm.yaml", CAPABILITIES_TEMPLATE)
+            .write(
+                "caps/fleet.yaml",
+                &format!("defaultNamespace: caps\nhelm:\n  values:\n    round: {round}\n"),
+            );
+        fleet.repo.commit(&format!("round {round}"));
+    };
+    write_round(1);
+    fleet
+        .gitrepo(
+            "demo",
+            json!({"paths": ["caps"], "targets": [{"clusterSelector": {}}]}),
+        )
+        .await;
+    fleet
+        .deployment_where("dev", "demo-caps", "Ready", ready)
+        .await;
+    let data = |fleet: &RealFleet| {
+        fleet
+            .get("dev", &["get", "configmap", "capabilities", "-n", "caps"])
+            .map(|cm| cm["data"].clone())
+    };
+    assert_eq!(data(&fleet).expect("the ConfigMap")["widgets"], "missing");
+
+    let crd = CRD_AND_OBJECT.split("---").next().expect("the CRD");
+    dev.run_with(&["apply", "-f", "-"], crd).await.success();
+    dev.run(&[
+        "wait",
+        "--for=condition=Established",
+        "crd/widgets.example.com",
+    ])
+    .await
+    .success();
+    // Longer than a discovery answers for.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    write_round(2);
+    eventually("the second render sees example.com/v1", WAIT, || async {
+        let data = data(&fleet)?;
+        (data["round"] == "2" && data["widgets"] == "served").then_some(())
+    })
+    .await;
+    fleet.stop().await;
+}

@@ -239,15 +239,26 @@ impl RealFleet {
         let api: Api<BundleDeployment> = Api::namespaced(self.client.clone(), &namespace);
         let started = std::time::Instant::now();
         loop {
-            let seen = api.get_opt(name).await.ok().flatten();
+            let seen = match api.get_opt(name).await {
+                Ok(seen) => seen,
+                Err(error) => panic!("reading {member}/{name}: {error}"),
+            };
             if let Some(deployment) = seen.as_ref().filter(|d| check(d)) {
                 return deployment.clone();
             }
-            assert!(
-                started.elapsed() < WAIT,
-                "timed out waiting for {member}/{name}: {what}; last seen: {}",
-                serde_json::to_string_pretty(&seen.map(|d| d.status)).unwrap_or_default()
-            );
+            if started.elapsed() > WAIT {
+                let bundles = self.get(MANAGEMENT, &["get", "bundles", "-A"]);
+                let statuses: Vec<&Value> = bundles
+                    .iter()
+                    .flat_map(|list| list["items"].as_array().into_iter().flatten())
+                    .map(|bundle| &bundle["status"])
+                    .collect();
+                panic!(
+                    "timed out waiting for {member}/{name}: {what}; last seen: {}\nbundles: {}",
+                    serde_json::to_string_pretty(&seen.map(|d| d.status)).unwrap_or_default(),
+                    serde_json::to_string_pretty(&statuses).unwrap_or_default()
+                );
+            }
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
