@@ -70,7 +70,7 @@ async fn pulled_and_pushed_members_deploy_and_settle_ready() {
 
     for member in ["dev", "prod"] {
         let deployment = fleet
-            .deployment_where(member, "demo-app", "Ready", |d| ready(d))
+            .deployment_where(member, "demo-app", "Ready", ready)
             .await;
         let status = deployment.status.expect("status");
         assert!(
