@@ -13,6 +13,7 @@ pub mod placement;
 pub mod preview;
 pub mod purge;
 pub mod reconcile;
+pub mod referenced;
 pub mod registration;
 pub mod rollout;
 pub mod variant;
@@ -32,7 +33,6 @@ use fleet_charts::ChartCache;
 use fleet_objects::backoff::WatchBackoff;
 use futures::channel::mpsc;
 use futures::{FutureExt, StreamExt};
-use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::runtime::controller::{Action, Config as ControllerConfig, Error as ControllerError};
 use kube::runtime::reflector::{ObjectRef, Store};
 
@@ -286,31 +286,19 @@ pub async fn run(
     )
     .await;
     // A Secret or ConfigMap named in downstreamResources changed: its bundles redeploy.
-    let for_secrets = bundles.store();
-    let secrets_watch = watches::trigger(
-        Api::<Secret>::all(client.clone()),
-        watcher::Config::default(),
-        vec![watches::route(&bundle_queue, move |secret: &Secret| {
-            naming(&for_secrets, "Secret", secret)
-        })],
-    );
-    let for_config_maps = bundles.store();
-    let config_maps_watch = watches::trigger(
-        Api::<ConfigMap>::all(client.clone()),
-        watcher::Config::default(),
-        vec![watches::route(
-            &bundle_queue,
-            move |config_map: &ConfigMap| naming(&for_config_maps, "ConfigMap", config_map),
-        )],
-    );
+    let referenced_watch = tokio::spawn(referenced::run(
+        client.clone(),
+        bundles.store(),
+        bundle_queue.clone(),
+        shutdown.clone(),
+    ));
     let watch_tasks = [
         bundles_watch,
         clusters_watch,
         groups_watch,
         policies_watch,
         deployments_watch,
-        secrets_watch,
-        config_maps_watch,
+        referenced_watch,
     ];
 
     let named_contents = deployments.clone();
@@ -442,7 +430,7 @@ where
 
 /// The bundles of `object`'s namespace whose `downstreamResources` (their own or a
 /// target's) name it.
-fn naming<K: kube::Resource>(
+pub(crate) fn naming<K: kube::Resource>(
     store: &Store<Bundle>,
     kind: &str,
     object: &K,

@@ -524,3 +524,75 @@ async fn member_rendering_survives_a_broken_api_and_sees_new_kinds() {
     .await;
     fleet.stop().await;
 }
+
+/// A bundle copies a Secret downstream: a change to it redeploys, and the controller
+/// watches that one Secret, not every Secret and ConfigMap of the management cluster (as
+/// its audit log shows).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn only_the_secrets_bundles_name_are_watched() {
+    let mut fleet = RealFleet::start(&["dev"]).await;
+    fleet.join("dev", &["--label", "env=dev"]);
+    let management = fleet.kubectl(real::MANAGEMENT);
+    let secret = |value: &str| {
+        format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  namespace: {NS}\nstringData:\n  password: {value}\n")
+    };
+    management
+        .run_with(&["apply", "-f", "-"], &secret("first"))
+        .await
+        .success();
+    fleet
+        .repo
+        .write(
+            "app/fleet.yaml",
+            "defaultNamespace: shop\ndownstreamResources:\n- kind: Secret\n  name: creds\n",
+        )
+        .write("app/cm.yaml", SETTINGS_V1);
+    fleet.repo.commit("app");
+    fleet
+        .gitrepo(
+            "demo",
+            json!({"paths": ["app"], "targets": [{"clusterSelector": {}}]}),
+        )
+        .await;
+    let password = |fleet: &RealFleet| {
+        let copy = fleet.get("dev", &["get", "secret", "creds", "-n", "shop"])?;
+        let encoded = copy["data"]["password"].as_str()?.to_string();
+        use base64::Engine;
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .ok()?;
+        String::from_utf8(decoded).ok()
+    };
+    eventually("the Secret copied to dev", WAIT, || async {
+        (password(&fleet)? == "first").then_some(())
+    })
+    .await;
+    management
+        .run_with(&["apply", "-f", "-"], &secret("second"))
+        .await
+        .success();
+    eventually("the changed Secret redeployed", WAIT, || async {
+        (password(&fleet)? == "second").then_some(())
+    })
+    .await;
+    let audit = fleet.cluster(real::MANAGEMENT).audit();
+    let fleets: Vec<&str> = audit
+        .iter()
+        .filter(|entry| entry["user"]["username"] == "admin")
+        .filter_map(|entry| entry["requestURI"].as_str())
+        .collect();
+    let wide: Vec<&&str> = fleets
+        .iter()
+        .filter(|uri| uri.starts_with("/api/v1/secrets") || uri.starts_with("/api/v1/configmaps"))
+        .collect();
+    assert!(wide.is_empty(), "cluster-wide lists and watches: {wide:?}");
+    assert!(
+        fleets.iter().any(
+            |uri| uri.starts_with(&format!("/api/v1/namespaces/{NS}/secrets"))
+                && uri.contains("watch=true")
+                && uri.contains("metadata.name%3Dcreds")
+        ),
+        "the one Secret is watched: {fleets:?}"
+    );
+    fleet.stop().await;
+}

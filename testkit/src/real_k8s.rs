@@ -96,16 +96,26 @@ impl RealCluster {
         let key = file("server.key", &tls.key_pem);
         let accounts = file("accounts.key", &accounts_key.serialize_pem());
         let accounts_public = file("accounts.pub", &accounts_key.public_key_pem());
+        // The controller manager is a user of its own, so that the audit log tells its
+        // requests from the tests' and the fleet's.
+        let manager_token = random_hex();
         let tokens = file(
             "tokens.csv",
-            &format!("{admin_token},admin,admin,\"system:masters\"\n"),
+            &format!(
+                "{admin_token},admin,admin,\"system:masters\"\n{manager_token},system:kube-controller-manager,kcm,\"system:masters\"\n"
+            ),
         );
+        let audit_policy = file("audit-policy.yaml", AUDIT_POLICY);
         let etcd_port = free_port();
         let api_port = free_port();
         let url = format!("https://127.0.0.1:{api_port}");
         let admin_kubeconfig = file(
             "admin.kubeconfig",
             &kubeconfig_text(&url, &tls.ca_pem, "admin", &admin_token, "default"),
+        );
+        let manager_kubeconfig = file(
+            "kube-controller-manager.kubeconfig",
+            &kubeconfig_text(&url, &tls.ca_pem, "kcm", &manager_token, "default"),
         );
         let etcd = launch(
             dir,
@@ -148,6 +158,8 @@ impl RealCluster {
                 // finalizers.
                 "--enable-admission-plugins=OwnerReferencesPermissionEnforcement".into(),
                 format!("--cert-dir={}", path(&dir.join("certs"))),
+                format!("--audit-policy-file={}", path(&audit_policy)),
+                format!("--audit-log-path={}", path(&dir.join("audit.log"))),
                 "--profiling=false".into(),
             ]),
         );
@@ -155,7 +167,7 @@ impl RealCluster {
             dir,
             "kube-controller-manager",
             Command::new(binaries.join("kube-controller-manager")).args([
-                format!("--kubeconfig={}", path(&admin_kubeconfig)),
+                format!("--kubeconfig={}", path(&manager_kubeconfig)),
                 "--secure-port=0".into(),
                 "--leader-elect=false".into(),
                 format!("--service-account-private-key-file={}", path(&accounts)),
@@ -240,6 +252,16 @@ impl RealCluster {
             .join("\n")
     }
 
+    /// The entries of the API server's audit log: who listed or watched Secrets and
+    /// ConfigMaps (`user.username`, `verb`, `requestURI`, `objectRef`).
+    pub fn audit(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(self.dir.join("audit.log"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect()
+    }
+
     /// The cluster's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -308,6 +330,20 @@ impl Drop for RealCluster {
         }
     }
 }
+
+/// What the audit log records: who lists and watches Secrets and ConfigMaps, and how
+/// widely.
+const AUDIT_POLICY: &str = "apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  verbs: [list, watch]
+  resources:
+  - group: \"\"
+    resources: [secrets, configmaps]
+- level: None
+";
 
 /// A kubeconfig for the API server at `url`.
 fn kubeconfig_text(url: &str, ca_pem: &str, user: &str, token: &str, namespace: &str) -> String {
