@@ -43,9 +43,9 @@ pub async fn run(
                 keep
             });
             for object in wanted {
-                if !running.contains_key(&object) {
-                    let task = watch_one(&client, &object, &bundles, &queue);
-                    running.insert(object, task);
+                if let std::collections::hash_map::Entry::Vacant(entry) = running.entry(object) {
+                    let task = watch_one(&client, entry.key(), &bundles, &queue);
+                    entry.insert(task);
                 }
             }
             tokio::time::sleep(RECHECK).await;
