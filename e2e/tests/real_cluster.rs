@@ -596,3 +596,175 @@ async fn only_the_secrets_bundles_name_are_watched() {
     );
     fleet.stop().await;
 }
+
+/// Leader election on a real Lease. A replica that stops lets the Lease go and the next
+/// takes over at once; a holder whose clock is an hour behind keeps the Lease while it
+/// renews and loses it a Lease duration after it stops; a leader that can no longer renew
+/// stops working before its Lease runs out, so that two never work at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn leader_election_hands_over_cleanly() {
+    use fleet_objects::leader::Election;
+    use k8s_openapi::api::coordination::v1::Lease;
+
+    let plane = fleet_testkit::RealControlPlane::start(&["management"]).await;
+    let cluster = plane.cluster("management");
+    let admin = cluster.client().await;
+    let leases: Api<Lease> = Api::namespaced(admin.clone(), "default");
+    let holder = |name: &'static str| {
+        let leases = leases.clone();
+        async move {
+            leases
+                .get_opt(name)
+                .await
+                .ok()
+                .flatten()
+                .and_then(|l| l.spec?.holder_identity)
+        }
+    };
+    let lease = Duration::from_secs(6);
+    let replica = |client: kube::Client, lease_name: &str, name: &str| {
+        Election::new(client, "default", lease_name, name, "fleet-e2e", lease)
+    };
+
+    // A leader whose work ends (its process got SIGTERM) lets the Lease go.
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let one = replica(admin.clone(), "handover", "one");
+    let first = tokio::spawn(async move {
+        one.lead(async {
+            let _ = stopped.await;
+        })
+        .await
+    });
+    eventually("one leading", WAIT, || async {
+        (holder("handover").await.as_deref() == Some("one")).then_some(())
+    })
+    .await;
+    let two = replica(admin.clone(), "handover", "two");
+    let second = tokio::spawn(async move { two.lead(std::future::pending()).await });
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let _ = stop.send(());
+    let released = std::time::Instant::now();
+    assert!(
+        !first.await.expect("first replica"),
+        "it stopped, it did not lose"
+    );
+    eventually("two leading", WAIT, || async {
+        (holder("handover").await.as_deref() == Some("two")).then_some(())
+    })
+    .await;
+    assert!(
+        released.elapsed() < lease / 2,
+        "taken over in {:?}, not after the {lease:?} Lease ran out",
+        released.elapsed()
+    );
+    second.abort();
+
+    // A holder whose clock is an hour behind ours renews its Lease: it stays its own.
+    let skewed = |renewed: k8s_openapi::jiff::Timestamp| {
+        serde_json::json!({"spec": {"holderIdentity": "ghost", "leaseDurationSeconds": 6,
+            "renewTime": k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(renewed)}})
+    };
+    let an_hour_ago =
+        || k8s_openapi::jiff::Timestamp::now() - k8s_openapi::jiff::SignedDuration::from_hours(1);
+    let ghost_lease: Lease = serde_json::from_value(serde_json::json!({
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": "skewed", "namespace": "default"},
+        "spec": skewed(an_hour_ago())["spec"],
+    }))
+    .expect("Lease");
+    leases
+        .create(&PostParams::default(), &ghost_lease)
+        .await
+        .expect("the ghost's Lease");
+    let ghost = tokio::spawn({
+        let leases = leases.clone();
+        async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                let _ = leases
+                    .patch(
+                        "skewed",
+                        &kube::api::PatchParams::default(),
+                        &kube::api::Patch::Merge(skewed(an_hour_ago())),
+                    )
+                    .await;
+            }
+        }
+    });
+    let three = replica(admin.clone(), "skewed", "three");
+    let third = tokio::spawn(async move { three.lead(std::future::pending()).await });
+    tokio::time::sleep(lease * 2).await;
+    assert_eq!(
+        holder("skewed").await.as_deref(),
+        Some("ghost"),
+        "still the ghost's"
+    );
+    ghost.abort();
+    let gone = std::time::Instant::now();
+    eventually("three leading", WAIT, || async {
+        (holder("skewed").await.as_deref() == Some("three")).then_some(())
+    })
+    .await;
+    assert!(
+        gone.elapsed() >= lease - Duration::from_secs(1),
+        "not before the Lease ran out"
+    );
+    third.abort();
+
+    // A leader whose renewals are refused stops before its Lease runs out.
+    let account = "elector";
+    let kubectl = cluster.kubectl();
+    kubectl
+        .run(&["create", "serviceaccount", account, "-n", "default"])
+        .await
+        .success();
+    kubectl
+        .run(&[
+            "create",
+            "role",
+            account,
+            "-n",
+            "default",
+            "--verb=get,create,update",
+            "--resource=leases",
+        ])
+        .await
+        .success();
+    kubectl
+        .run(&[
+            "create",
+            "rolebinding",
+            account,
+            "-n",
+            "default",
+            "--role",
+            account,
+            &format!("--serviceaccount=default:{account}"),
+        ])
+        .await
+        .success();
+    let token = cluster.account_token("default", account).await;
+    let elector =
+        fleet_testkit::client_for(&cluster.kubeconfig_for(account, &token, "default")).await;
+    let four = replica(elector, "refused", "four");
+    let fourth = tokio::spawn(async move { four.lead(std::future::pending()).await });
+    eventually("four leading", WAIT, || async {
+        (holder("refused").await.as_deref() == Some("four")).then_some(())
+    })
+    .await;
+    kubectl
+        .run(&["delete", "rolebinding", account, "-n", "default"])
+        .await
+        .success();
+    let refused = std::time::Instant::now();
+    let lost = tokio::time::timeout(lease * 2, fourth)
+        .await
+        .expect("it stopped")
+        .expect("the replica");
+    assert!(lost, "it lost the Lease");
+    assert!(
+        refused.elapsed() < lease,
+        "it worked on for {:?} with a {lease:?} Lease",
+        refused.elapsed()
+    );
+}

@@ -1,7 +1,13 @@
-//! Leader election on a `coordination.k8s.io/v1` Lease, as controller-runtime does it, so
-//! that two replicas of gitjob or the controller can run and only one works: a replica
-//! holds the Lease by renewing it; when the holder stops renewing (killed, partitioned),
-//! another takes it over once `leaseDurationSeconds` have passed since the last renewal.
+//! Leader election on a `coordination.k8s.io/v1` Lease, as client-go's leader election does
+//! it, so that two replicas of gitjob or the controller can run and only one works:
+//!
+//! - a replica holds the Lease by renewing it every retry period;
+//! - a leader that could not renew for the renew deadline (shorter than the Lease) stops
+//!   working, before any other replica may take over;
+//! - another replica takes the Lease over once it has seen the same record, unrenewed, for
+//!   a whole Lease duration by its own clock: the times in the Lease were written by the
+//!   holder's clock, which may differ from ours, and are never compared with ours;
+//! - a leader that stops (SIGTERM) releases the Lease, so that another takes over at once.
 
 use std::time::Duration;
 
@@ -9,6 +15,7 @@ use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use kube::api::ObjectMeta;
 use kube::Api;
+use tokio::time::Instant;
 
 use crate::client::post_params;
 
@@ -19,67 +26,119 @@ pub struct Election {
     name: String,
     identity: String,
     field_manager: String,
-    duration: Duration,
+    timing: Timing,
+}
+
+/// The durations of an election, in client-go's proportions (15 s, 10 s, 2 s by default).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timing {
+    /// How long a Lease lasts unrenewed before another replica may take it.
+    pub lease: Duration,
+    /// How long a leader keeps working while its renewals fail.
+    pub renew_deadline: Duration,
+    /// How often a replica tries to take or renew the Lease.
+    pub retry: Duration,
+}
+
+impl Timing {
+    /// The timing of a Lease lasting `lease`: a renew deadline of two thirds of it, retries
+    /// every 2/15 of it (at least every 100 ms).
+    pub fn for_lease(lease: Duration) -> Self {
+        Self {
+            lease,
+            renew_deadline: lease * 2 / 3,
+            retry: (lease * 2 / 15).max(Duration::from_millis(100)),
+        }
+    }
+}
+
+/// The Lease record a replica last saw, and when by its own clock.
+struct Observed {
+    record: Option<Record>,
+    at: Instant,
+}
+
+/// What identifies one renewal of a Lease: its holder and its resourceVersion.
+#[derive(Clone, PartialEq, Eq)]
+struct Record {
+    holder: Option<String>,
+    version: Option<String>,
+    lasts: Duration,
 }
 
 impl Election {
-    /// A claim by `identity` on the Lease `namespace/name`, held for `duration` after each
-    /// renewal (renewed every third of it). The Lease is written as `field_manager`.
+    /// A claim by `identity` on the Lease `namespace/name`, held for `lease` after each
+    /// renewal ([`Timing::for_lease`]). The Lease is written as `field_manager`.
     pub fn new(
         client: kube::Client,
         namespace: &str,
         name: &str,
         identity: &str,
         field_manager: &str,
-        duration: Duration,
+        lease: Duration,
     ) -> Self {
         Self {
             api: Api::namespaced(client, namespace),
             name: name.to_string(),
             identity: identity.to_string(),
             field_manager: field_manager.to_string(),
-            duration,
+            timing: Timing::for_lease(lease),
         }
     }
 
     /// Waits until this replica holds the Lease.
     pub async fn acquire(&self) {
+        let mut observed = Observed {
+            record: None,
+            at: Instant::now(),
+        };
         loop {
-            match self.try_acquire().await {
+            match self.try_acquire(&mut observed).await {
                 Ok(true) => return,
                 Ok(false) => {}
                 Err(error) => tracing::warn!(lease = %self.name, %error, "leader election"),
             }
-            tokio::time::sleep(self.retry()).await;
+            tokio::time::sleep(self.timing.retry).await;
         }
     }
 
-    /// Renews the Lease until a renewal fails for longer than the Lease lasts (another
-    /// replica may then have taken it): then returns, and the caller must stop working.
+    /// Renews the Lease until another replica holds it, or until renewals have failed for
+    /// the renew deadline: then returns, and the caller must stop working.
     pub async fn keep(&self) {
-        let mut last_renewed = tokio::time::Instant::now();
+        let mut last_renewed = Instant::now();
+        let mut observed = Observed {
+            record: None,
+            at: Instant::now(),
+        };
         loop {
-            tokio::time::sleep(self.retry()).await;
-            match self.try_acquire().await {
-                Ok(true) => last_renewed = tokio::time::Instant::now(),
-                Ok(false) => return,
-                Err(error) => {
-                    tracing::warn!(lease = %self.name, %error, "renewing the lease");
-                    if last_renewed.elapsed() >= self.duration {
-                        return;
-                    }
-                }
+            tokio::time::sleep(self.timing.retry).await;
+            let attempt =
+                tokio::time::timeout(self.timing.renew_deadline, self.try_acquire(&mut observed))
+                    .await;
+            match attempt {
+                Ok(Ok(true)) => last_renewed = Instant::now(),
+                Ok(Ok(false)) => return,
+                Ok(Err(error)) => tracing::warn!(lease = %self.name, %error, "renewing the lease"),
+                Err(_) => tracing::warn!(lease = %self.name, "renewing the lease: no answer"),
+            }
+            if last_renewed.elapsed() >= self.timing.renew_deadline {
+                return;
             }
         }
     }
 
     /// Runs `work` while this replica leads: waits for the Lease, then runs `work` until it
-    /// ends or the Lease is lost. Says whether the Lease was lost.
+    /// ends (and then lets the Lease go) or the Lease is lost. Says whether it was lost.
     pub async fn lead(&self, work: impl std::future::Future<Output = ()>) -> bool {
         self.acquire().await;
         tracing::info!(lease = %self.name, identity = %self.identity, "leading");
         tokio::select! {
-            _ = work => false,
+            _ = work => {
+                if let Err(error) = self.release().await {
+                    tracing::warn!(lease = %self.name, %error, "releasing the lease");
+                }
+                false
+            }
             _ = self.keep() => {
                 tracing::warn!(lease = %self.name, identity = %self.identity, "lost the lease");
                 true
@@ -87,12 +146,40 @@ impl Election {
         }
     }
 
-    fn retry(&self) -> Duration {
-        (self.duration / 3).max(Duration::from_millis(100))
+    /// Lets the Lease go, if this replica holds it: the next replica to look takes it at
+    /// once instead of waiting for it to run out.
+    pub async fn release(&self) -> Result<(), kube::Error> {
+        let Some(mut lease) = self.api.get_opt(&self.name).await? else {
+            return Ok(());
+        };
+        let spec = lease.spec.clone().unwrap_or_default();
+        if spec.holder_identity.as_deref() != Some(self.identity.as_str()) {
+            return Ok(());
+        }
+        lease.spec = Some(LeaseSpec {
+            holder_identity: None,
+            lease_duration_seconds: Some(1),
+            renew_time: Some(MicroTime(k8s_openapi::jiff::Timestamp::now())),
+            ..spec
+        });
+        match self
+            .api
+            .replace(&self.name, &post_params(&self.field_manager), &lease)
+            .await
+        {
+            Ok(_) => {
+                tracing::info!(lease = %self.name, identity = %self.identity, "released the lease");
+                Ok(())
+            }
+            // Taken meanwhile: it is not ours to release.
+            Err(kube::Error::Api(response)) if response.code == 409 => Ok(()),
+            Err(error) => Err(error),
+        }
     }
 
-    /// Takes or renews the Lease if it is free, expired or ours; says whether we hold it.
-    async fn try_acquire(&self) -> Result<bool, kube::Error> {
+    /// Takes or renews the Lease if it is free, ours, or unrenewed for its whole duration
+    /// since this replica first saw its record; says whether we hold it.
+    async fn try_acquire(&self, observed: &mut Observed) -> Result<bool, kube::Error> {
         let now = k8s_openapi::jiff::Timestamp::now();
         let Some(mut lease) = self.api.get_opt(&self.name).await? else {
             let lease = Lease {
@@ -113,15 +200,20 @@ impl Election {
             };
         };
         let spec = lease.spec.clone().unwrap_or_default();
-        let ours = spec.holder_identity.as_deref() == Some(self.identity.as_str());
-        let renewed = spec
-            .renew_time
-            .as_ref()
-            .map(|t| t.0)
-            .unwrap_or(k8s_openapi::jiff::Timestamp::UNIX_EPOCH);
-        let lasts = Duration::from_secs(spec.lease_duration_seconds.unwrap_or(0).max(0) as u64);
-        let expired = now.duration_since(renewed).unsigned_abs() >= lasts;
-        if !ours && !expired {
+        let record = Record {
+            holder: spec.holder_identity.clone().filter(|h| !h.is_empty()),
+            version: lease.metadata.resource_version.clone(),
+            lasts: Duration::from_secs(spec.lease_duration_seconds.unwrap_or(0).max(0) as u64),
+        };
+        if observed.record.as_ref() != Some(&record) {
+            *observed = Observed {
+                record: Some(record.clone()),
+                at: Instant::now(),
+            };
+        }
+        let ours = record.holder.as_deref() == Some(self.identity.as_str());
+        let free = record.holder.is_none() || observed.at.elapsed() >= record.lasts;
+        if !ours && !free {
             return Ok(false);
         }
         let (acquired, transitions) = if ours {
@@ -154,7 +246,7 @@ impl Election {
     ) -> LeaseSpec {
         LeaseSpec {
             holder_identity: Some(self.identity.clone()),
-            lease_duration_seconds: Some(self.duration.as_secs().max(1) as i32),
+            lease_duration_seconds: Some(self.timing.lease.as_secs().max(1) as i32),
             acquire_time: Some(MicroTime(acquired)),
             renew_time: Some(MicroTime(renewed)),
             lease_transitions: Some(transitions),
@@ -175,4 +267,17 @@ pub fn identity() -> String {
         Err(_) => std::process::id().to_string(),
     };
     format!("{host}-{suffix}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_timing_follows_client_gos_proportions() {
+        let timing = Timing::for_lease(Duration::from_secs(15));
+        assert_eq!(timing.renew_deadline, Duration::from_secs(10));
+        assert_eq!(timing.retry, Duration::from_secs(2));
+        assert!(timing.renew_deadline < timing.lease);
+    }
 }
