@@ -7,6 +7,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use base64::Engine;
+
 use fleet_api::labels::{CLUSTER_LABEL, TOKEN_LABEL};
 use fleet_api::{Cluster, ClusterRegistration, ClusterRegistrationToken};
 use fleet_objects::client::{
@@ -56,12 +58,53 @@ impl HubAddress {
             .find(|c| wanted.as_ref().is_none_or(|w| *w == c.name))
             .and_then(|c| c.cluster.clone())
             .ok_or_else(|| failed("the kubeconfig names no cluster".into()))?;
+        // A CA named by its file is read, relative to the kubeconfig as kubectl reads it.
+        let ca_data = match (
+            cluster.certificate_authority_data,
+            cluster.certificate_authority,
+        ) {
+            (Some(data), _) => Some(data),
+            (None, Some(file)) => {
+                let file = path
+                    .parent()
+                    .map_or_else(|| file.clone().into(), |dir| dir.join(&file));
+                let pem = std::fs::read(&file).map_err(|e| {
+                    failed(format!("certificate-authority {}: {e}", file.display()))
+                })?;
+                Some(base64::engine::general_purpose::STANDARD.encode(pem))
+            }
+            (None, None) => None,
+        };
         Ok(Self {
             server: cluster
                 .server
                 .ok_or_else(|| failed("the kubeconfig's cluster has no server".into()))?,
-            ca_data: cluster.certificate_authority_data,
+            ca_data,
         })
+    }
+
+    /// The address agents are told: `server` with the CA in the PEM file `ca`, else the
+    /// cluster `kubeconfig` names (an admin's kubeconfig often names `127.0.0.1`, which a
+    /// member cannot reach: then `server` is needed).
+    pub fn from_flags(
+        server: Option<&str>,
+        ca: Option<&std::path::Path>,
+        kubeconfig: Option<&std::path::Path>,
+    ) -> Result<Option<Self>, Error> {
+        let Some(server) = server else {
+            return kubeconfig.map(Self::from_kubeconfig).transpose();
+        };
+        let ca_data = ca
+            .map(|path| {
+                std::fs::read(path)
+                    .map(|pem| base64::engine::general_purpose::STANDARD.encode(pem))
+                    .map_err(|e| Error::Registration(format!("{}: {e}", path.display())))
+            })
+            .transpose()?;
+        Ok(Some(Self {
+            server: server.to_string(),
+            ca_data,
+        }))
     }
 
     /// A kubeconfig for `token`, defaulting to `namespace`, named `user`.

@@ -63,7 +63,9 @@ mod tests {
             assert!(*wait >= step / 2 && *wait <= step, "{waits:?}");
         }
         backoff.reset();
-        assert!(backoff.next().is_some_and(|d| d <= Duration::from_millis(200)));
+        assert!(backoff
+            .next()
+            .is_some_and(|d| d <= Duration::from_millis(200)));
         // A thousand watches cut off together come back spread over the last step.
         let last: Vec<Duration> = (0..1000)
             .map(|_| WatchBackoff::default().nth(7).unwrap_or_default())

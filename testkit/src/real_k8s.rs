@@ -382,7 +382,7 @@ pub fn binaries() -> PathBuf {
 }
 
 /// Starts `command` from the launcher thread, its output in `dir/<name>.log`.
-fn launch(dir: &Path, name: &str, command: &mut Command) -> Child {
+pub(crate) fn launch(dir: &Path, name: &str, command: &mut Command) -> Child {
     let log_path = dir.join(format!("{name}.log"));
     let log =
         std::fs::File::create(&log_path).unwrap_or_else(|e| panic!("{}: {e}", log_path.display()));

@@ -4,8 +4,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use anyhow::{Context as _, Result};
-use base64::Engine as _;
+use anyhow::Result;
 use clap::Args;
 use fleet_controller::registration::HubAddress;
 
@@ -44,25 +43,11 @@ pub struct ControllerArgs {
 
 /// Where agents are told to find the hub: the flags, else the kubeconfig's cluster.
 fn agents_hub(args: &ControllerArgs) -> Result<Option<HubAddress>> {
-    if let Some(server) = &args.api_server_url {
-        let ca_data = match &args.api_server_ca {
-            Some(path) => {
-                let pem =
-                    std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-                Some(base64::engine::general_purpose::STANDARD.encode(pem))
-            }
-            None => None,
-        };
-        return Ok(Some(HubAddress {
-            server: server.clone(),
-            ca_data,
-        }));
-    }
-    Ok(args
-        .kubeconfig
-        .as_deref()
-        .map(HubAddress::from_kubeconfig)
-        .transpose()?)
+    Ok(HubAddress::from_flags(
+        args.api_server_url.as_deref(),
+        args.api_server_ca.as_deref(),
+        args.kubeconfig.as_deref(),
+    )?)
 }
 
 /// Runs the controller until Ctrl-C or SIGTERM.

@@ -12,8 +12,10 @@ pub enum TokenCommand {
     /// Create a token and print the kubeconfig an agent registers with.
     #[command(after_help = "Example:
   fleet token create --kubeconfig ./hub-data/local.kubeconfig --ttl 1h > token.kubeconfig
+  fleet token create --ttl 12h --api-server-url https://fleet.example.com:6443 \\
+    --api-server-ca ca.pem > token.kubeconfig
   fleet agent --register token.kubeconfig --cluster-name dev --label env=dev \\
-    --kubeconfig ./hub-data/dev.kubeconfig --data ./agent-dev")]
+    --kubeconfig ./hub-data/dev.kubeconfig")]
     Create(CreateArgs),
 }
 
@@ -29,12 +31,24 @@ pub struct CreateArgs {
     /// How long the token works (a Go duration: 30m, 12h...).
     #[arg(long)]
     ttl: Option<String>,
+    /// The API server URL agents reach the hub at (default: the kubeconfig's, which is
+    /// often a loopback address members cannot reach).
+    #[arg(long)]
+    api_server_url: Option<String>,
+    /// PEM file of the CA agents trust for --api-server-url (default: the kubeconfig's).
+    #[arg(long, requires = "api_server_url")]
+    api_server_ca: Option<PathBuf>,
 }
 
 /// Runs a token command.
 pub fn run(command: TokenCommand) -> Result<()> {
     let TokenCommand::Create(args) = command;
-    let address = HubAddress::from_kubeconfig(&args.kubeconfig)?;
+    let address = HubAddress::from_flags(
+        args.api_server_url.as_deref(),
+        args.api_server_ca.as_deref(),
+        Some(&args.kubeconfig),
+    )?
+    .ok_or_else(|| anyhow::anyhow!("no API server address for agents"))?;
     let runtime = super::runtime()?;
     let text = runtime.block_on(async {
         let client = super::kube_client(&args.kubeconfig).await?;
