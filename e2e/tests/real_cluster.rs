@@ -768,3 +768,296 @@ async fn leader_election_hands_over_cleanly() {
         refused.elapsed()
     );
 }
+
+const WEB_CHART: &str = "apiVersion: v2\nname: web\nversion: 1.0.0\n";
+const WEB_TEMPLATES: &str = r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+      - name: web
+        image: nginx:1.27
+        resources:
+          requests: {cpu: 0.1, memory: 64Mi}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: web-settings
+data:
+  message: {{ .Values.message | quote }}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate
+  annotations:
+    helm.sh/hook: pre-install,pre-upgrade
+    helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: migrate
+        image: busybox:1.36
+"#;
+
+/// A Helm chart on two members picked by labels, each with its own values: its
+/// pre-install hook Job runs to completion first (the real job controller, the fake
+/// kubelet) and is deleted as its policy says; real Helm lists the release; a hand edit is
+/// corrected; deleting the GitRepo uninstalls everything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_chart_per_cluster_with_hooks_correction_and_uninstall() {
+    let mut fleet = RealFleet::start(&["dev", "prod"]).await;
+    fleet.join("dev", &["--label", "env=dev"]);
+    fleet.join("prod", &["--label", "env=prod"]);
+    fleet
+        .repo
+        .write("web/Chart.yaml", WEB_CHART)
+        .write("web/templates/all.yaml", WEB_TEMPLATES)
+        .write(
+            "web/fleet.yaml",
+            "defaultNamespace: web\nhelm:\n  values:\n    message: default\ncorrectDrift:\n  enabled: true\n\
+             targetCustomizations:\n- name: prod\n  clusterSelector:\n    matchLabels: {env: prod}\n  helm:\n    values:\n      message: from-prod\n",
+        );
+    fleet.repo.commit("web");
+    fleet
+        .gitrepo(
+            "demo",
+            json!({"paths": ["web"], "targets": [{"clusterSelector": {"matchExpressions": [
+                {"key": "env", "operator": "In", "values": ["dev", "prod"]}]}}]}),
+        )
+        .await;
+    for (member, message) in [("dev", "default"), ("prod", "from-prod")] {
+        fleet
+            .deployment_where(member, "demo-web", "Ready", ready)
+            .await;
+        let settings = fleet
+            .get(member, &["get", "configmap", "web-settings", "-n", "web"])
+            .expect("the ConfigMap");
+        assert_eq!(settings["data"]["message"], message, "{member}");
+        assert!(
+            fleet
+                .get(member, &["get", "job", "migrate", "-n", "web"])
+                .is_none(),
+            "{member}: the hook Job deleted once it succeeded"
+        );
+        let history = helm(
+            &real_tool("helm4"),
+            fleet.cluster(member).kubeconfig(),
+            &fleet.dir.path().join("helm"),
+            &["history", "demo-web", "-n", "web", "-o", "json"],
+        );
+        let history: serde_json::Value = serde_json::from_str(&history).expect("JSON");
+        assert_eq!(history[0]["status"], "deployed", "{member}: {history}");
+    }
+
+    fleet
+        .kubectl("dev")
+        .patch(
+            "configmap web-settings -n web",
+            "merge",
+            r#"{"data":{"message":"by-hand"}}"#,
+        )
+        .await
+        .success();
+    eventually("the hand edit corrected", WAIT, || async {
+        let settings = fleet.get("dev", &["get", "configmap", "web-settings", "-n", "web"])?;
+        (settings["data"]["message"] == "default").then_some(())
+    })
+    .await;
+
+    fleet
+        .kubectl(real::MANAGEMENT)
+        .run(&["delete", "gitrepo", "demo", "-n", NS, "--wait=false"])
+        .await
+        .success();
+    for member in ["dev", "prod"] {
+        eventually(&format!("{member} uninstalled"), WAIT, || async {
+            let left = fleet.get(
+                member,
+                &[
+                    "get",
+                    "deployments,configmaps,secrets",
+                    "-n",
+                    "web",
+                    "-l",
+                    "!kubernetes.io/service-account.name",
+                ],
+            )?;
+            let names: Vec<String> = left["items"]
+                .as_array()?
+                .iter()
+                .filter_map(|item| item["metadata"]["name"].as_str().map(String::from))
+                .filter(|name| name != "kube-root-ca.crt")
+                .collect();
+            names.is_empty().then_some(())
+        })
+        .await;
+    }
+    eventually("the Bundles and deployments gone", WAIT, || async {
+        let bundles = fleet.get(
+            real::MANAGEMENT,
+            &["get", "bundles,bundledeployments", "-A"],
+        )?;
+        bundles["items"].as_array()?.is_empty().then_some(())
+    })
+    .await;
+    fleet.stop().await;
+}
+
+/// In the member: the account `deployer`, which may make namespaces and write ConfigMaps
+/// and Secrets anywhere, and nothing else.
+const DEPLOYER: &str = "apiVersion: v1
+kind: Namespace
+metadata:
+  name: cattle-fleet-system
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: deployer
+  namespace: cattle-fleet-system
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: deploy
+rules:
+- apiGroups: [\"\"]
+  resources: [namespaces]
+  verbs: [get, create]
+- apiGroups: [\"\"]
+  resources: [configmaps, secrets]
+  verbs: [\"*\"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: deployer
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: deploy
+subjects:
+- kind: ServiceAccount
+  name: deployer
+  namespace: cattle-fleet-system
+";
+
+/// A GitRepo's `serviceAccount` bounds what its bundles may write on the member (the agent
+/// impersonates it there: kube-apiserver's RBAC decides); a Policy of the GitRepo's
+/// namespace refuses a bundle naming an account it does not allow; a sharded GitRepo is
+/// left to its shard's gitjob and controller.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn service_accounts_policies_and_shards_bound_what_is_deployed() {
+    let mut fleet = RealFleet::start(&["dev"]).await;
+    fleet
+        .kubectl("dev")
+        .run_with(&["apply", "-f", "-"], DEPLOYER)
+        .await
+        .success();
+    fleet.join("dev", &["--label", "env=dev"]);
+    let deployment = FORCED_DEPLOYMENT.replace("TRACK", "blue");
+    fleet
+        .repo
+        .write(
+            "allowed/fleet.yaml",
+            "defaultNamespace: shop\nserviceAccount: deployer\n",
+        )
+        .write("allowed/cm.yaml", SETTINGS_V1)
+        .write(
+            "denied/fleet.yaml",
+            "defaultNamespace: shop\nserviceAccount: deployer\n",
+        )
+        .write("denied/web.yaml", &deployment)
+        .write(
+            "intruder/fleet.yaml",
+            "defaultNamespace: other\nserviceAccount: intruder\n",
+        )
+        .write("intruder/cm.yaml", SETTINGS_V1);
+    fleet.repo.commit("accounts");
+    let policy = format!(
+        "apiVersion: fleet.cattle.io/v1alpha1\nkind: Policy\nmetadata:\n  name: tenants\n  namespace: {NS}\n\
+         requireServiceAccount: true\nallowedServiceAccounts: [deployer]\nallowNamespaceCreation: true\n"
+    );
+    fleet
+        .kubectl(real::MANAGEMENT)
+        .run_with(&["apply", "-f", "-"], &policy)
+        .await
+        .success();
+    fleet
+        .gitrepo(
+            "demo",
+            json!({"paths": ["allowed", "denied", "intruder"], "serviceAccount": "deployer",
+                   "targets": [{"clusterSelector": {}}]}),
+        )
+        .await;
+    fleet
+        .deployment_where("dev", "demo-allowed", "Ready", ready)
+        .await;
+    let denied = fleet
+        .deployment_where("dev", "demo-denied", "refused by RBAC", |d| {
+            state(d).as_deref() == Some("ErrApplied")
+        })
+        .await;
+    let message = serde_json::to_string(&denied.status).expect("JSON");
+    assert!(
+        message.contains("system:serviceaccount:cattle-fleet-system:deployer")
+            && message.contains("forbidden"),
+        "{message}"
+    );
+    let bundles: Api<fleet_api::Bundle> = Api::namespaced(fleet.client.clone(), NS);
+    let refused = eventually("the Policy refusing the bundle's account", WAIT, || async {
+        let status = bundles.get("demo-intruder").await.ok()?.status?;
+        let message = serde_json::to_string(&status).ok()?;
+        message
+            .contains("refused by Policy tenants")
+            .then_some(message)
+    })
+    .await;
+    assert!(refused.contains("intruder"), "{refused}");
+
+    // A GitRepo of shard `blue` waits for blue's gitjob and controller.
+    fleet
+        .repo
+        .write(
+            "blue/fleet.yaml",
+            "defaultNamespace: shop\nserviceAccount: deployer\n",
+        )
+        .write("blue/cm.yaml", &SETTINGS_V1.replace("settings", "blue"));
+    fleet.repo.commit("blue");
+    fleet
+        .gitrepo_labelled(
+            "sharded",
+            json!({"fleet.cattle.io/shard-ref": "blue"}),
+            json!({"paths": ["blue"], "serviceAccount": "deployer",
+                   "targets": [{"clusterSelector": {}}]}),
+        )
+        .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(
+        fleet
+            .get(
+                real::MANAGEMENT,
+                &["get", "bundle", "sharded-blue", "-n", NS]
+            )
+            .is_none(),
+        "the unsharded gitjob leaves shard blue's GitRepo alone"
+    );
+    fleet.run_shard("blue");
+    fleet
+        .deployment_where("dev", "sharded-blue", "Ready", ready)
+        .await;
+    fleet.stop().await;
+}

@@ -153,6 +153,26 @@ impl RealFleet {
         self.agents.push((member.to_string(), task));
     }
 
+    /// Runs gitjob and the controller of shard `shard` too, as `--shard-id` runs them.
+    pub fn run_shard(&mut self, shard: &str) {
+        let mut settings = fleet_gitjob::controller::Settings::new(
+            self.dir.path().join(format!("gitjob-{shard}")),
+        );
+        settings.shard = Some(shard.to_string());
+        self.running
+            .run_gitjob(fleet_gitjob::controller::Gitjob::new(
+                self.client.clone(),
+                settings,
+                Default::default(),
+            ));
+        self.running
+            .run_controller(fleet_controller::Context::sharded(
+                self.client.clone(),
+                self.dir.path().join(format!("controller-{shard}")),
+                shard,
+            ));
+    }
+
     /// Stops `member`'s agent at once, as a deleted Pod stops.
     pub async fn kill_agent(&mut self, member: &str) {
         let (killed, kept) = std::mem::take(&mut self.agents)
@@ -192,13 +212,18 @@ impl RealFleet {
 
     /// Creates the GitRepo `name` on the test repository with `spec`'s other fields.
     pub async fn gitrepo(&self, name: &str, spec: Value) {
+        self.gitrepo_labelled(name, json!({}), spec).await;
+    }
+
+    /// [`RealFleet::gitrepo`] with `labels`.
+    pub async fn gitrepo_labelled(&self, name: &str, labels: Value, spec: Value) {
         let mut spec = spec;
         spec["repo"] = json!(self.daemon.url("app"));
         spec["branch"] = json!("main");
         spec["pollingInterval"] = json!("1s");
         let gitrepo: GitRepo = serde_json::from_value(json!({
             "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
-            "metadata": {"name": name, "namespace": NS},
+            "metadata": {"name": name, "namespace": NS, "labels": labels},
             "spec": spec,
         }))
         .expect("GitRepo");
@@ -247,14 +272,14 @@ impl RealFleet {
                 return deployment.clone();
             }
             if started.elapsed() > WAIT {
-                let bundles = self.get(MANAGEMENT, &["get", "bundles", "-A"]);
+                let bundles = self.get(MANAGEMENT, &["get", "bundles,gitrepos", "-A"]);
                 let statuses: Vec<&Value> = bundles
                     .iter()
                     .flat_map(|list| list["items"].as_array().into_iter().flatten())
                     .map(|bundle| &bundle["status"])
                     .collect();
                 panic!(
-                    "timed out waiting for {member}/{name}: {what}; last seen: {}\nbundles: {}",
+                    "timed out waiting for {member}/{name}: {what}; last seen: {}\nbundles and gitrepos: {}",
                     serde_json::to_string_pretty(&seen.map(|d| d.status)).unwrap_or_default(),
                     serde_json::to_string_pretty(&statuses).unwrap_or_default()
                 );
