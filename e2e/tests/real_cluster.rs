@@ -1061,3 +1061,75 @@ async fn service_accounts_policies_and_shards_bound_what_is_deployed() {
         .await;
     fleet.stop().await;
 }
+
+/// `fleet_objects::quantity` writes quantities as kube-apiserver stores them (the agent's
+/// drift comparison relies on it): many quantities written every way, stored by a real
+/// API server as a PodTemplate's emptyDir size limits, and read back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quantities_are_written_as_the_api_server_writes_them() {
+    let plane = fleet_testkit::RealControlPlane::start(&["management"]).await;
+    let client = plane.cluster("management").client().await;
+    let templates: Api<k8s_openapi::api::core::v1::PodTemplate> =
+        Api::namespaced(client, "default");
+    let suffixes = [
+        "", "", "m", "k", "M", "G", "T", "Ki", "Mi", "Gi", "Ti", "n", "u", "e3", "E6", "e-3", "e0",
+    ];
+    let mut state = 0x2545_f491_u64;
+    let mut random = move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    let mut written = Vec::new();
+    while written.len() < 400 {
+        let digits: String = (0..1 + random(7))
+            .map(|_| char::from(b'0' + random(10) as u8))
+            .collect();
+        let whole = if random(5) == 0 {
+            format!("0{digits}")
+        } else {
+            digits
+        };
+        let fraction: String = match random(3) {
+            0 => String::new(),
+            _ => format!(
+                ".{}",
+                (0..1 + random(4))
+                    .map(|_| char::from(b'0' + random(10) as u8))
+                    .collect::<String>()
+            ),
+        };
+        let sign = if random(10) == 0 { "+" } else { "" };
+        let suffix = suffixes[random(suffixes.len() as u64) as usize];
+        let text = format!("{sign}{whole}{fraction}{suffix}");
+        if fleet_objects::quantity::canonical(&text).is_some() {
+            written.push(text);
+        }
+    }
+    for (batch, texts) in written.chunks(50).enumerate() {
+        let volumes: Vec<serde_json::Value> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, text)| json!({"name": format!("v{i}"), "emptyDir": {"sizeLimit": text}}))
+            .collect();
+        let template: k8s_openapi::api::core::v1::PodTemplate = serde_json::from_value(json!({
+            "apiVersion": "v1", "kind": "PodTemplate",
+            "metadata": {"name": format!("quantities-{batch}")},
+            "template": {"spec": {"containers": [{"name": "c", "image": "x"}], "volumes": volumes}},
+        }))
+        .expect("PodTemplate");
+        let stored = serde_json::to_value(
+            templates
+                .create(&PostParams::default(), &template)
+                .await
+                .unwrap_or_else(|e| panic!("the API server refused one of {texts:?}: {e}")),
+        )
+        .expect("JSON");
+        for (i, text) in texts.iter().enumerate() {
+            let kept = &stored["template"]["spec"]["volumes"][i]["emptyDir"]["sizeLimit"];
+            let ours = fleet_objects::quantity::canonical(text);
+            assert_eq!(kept.as_str(), ours.as_deref(), "{text:?}");
+        }
+    }
+}

@@ -115,6 +115,12 @@ fn parse(text: &str) -> Option<Quantity> {
         mantissa = rounded;
         scale = FINEST_SCALE;
     }
+    // A binary quantity is capped at the largest 64-bit integer, as the API server caps it.
+    let max = i128::from(i64::MAX);
+    if format == Format::BinarySi && exceeds(mantissa, scale, max) {
+        mantissa = max * mantissa.signum();
+        scale = 0;
+    }
     let kept = kept_as_written(number, suffix, format, exponent).then(|| text.to_string());
     Some(
         Quantity {
@@ -125,6 +131,17 @@ fn parse(text: &str) -> Option<Quantity> {
         }
         .normalised(),
     )
+}
+
+/// Whether `|mantissa × 10^scale|` is greater than `max`.
+fn exceeds(mantissa: i128, scale: i32, max: i128) -> bool {
+    let power = 10i128.checked_pow(scale.unsigned_abs());
+    match (scale >= 0, power) {
+        (true, Some(power)) => mantissa.abs().checked_mul(power).is_none_or(|v| v > max),
+        (true, None) => mantissa != 0,
+        (false, Some(power)) => max.checked_mul(power).is_some_and(|limit| mantissa.abs() > limit),
+        (false, None) => false,
+    }
 }
 
 /// Whether the API server keeps `number` + `suffix` as written rather than writing its
@@ -339,6 +356,7 @@ mod tests {
         ("10", "10"),
         (".5", "500m"),
         ("0.1Ki", "102400m"),
+        ("9059070.076Ti", "9223372036854775807"),
     ];
 
     #[test]
