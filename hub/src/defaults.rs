@@ -81,6 +81,83 @@ fn pod_spec(spec: &mut Map<String, Value>, restart: Option<&str>) {
     }
 }
 
+/// What kube-apiserver's admission plugins add to a Pod (not to a template): its service
+/// account and the projected volume of its token (ServiceAccount), its priority
+/// (Priority), the tolerations of a node gone unready (DefaultTolerationSeconds), service
+/// links on.
+fn pod_admission(spec: &mut Map<String, Value>) {
+    let account = spec
+        .get("serviceAccountName")
+        .and_then(Value::as_str)
+        .unwrap_or("default")
+        .to_string();
+    default_to(spec, "serviceAccountName", json!(account));
+    default_to(spec, "serviceAccount", json!(account));
+    default_to(spec, "enableServiceLinks", json!(true));
+    default_to(spec, "priority", json!(0));
+    default_to(spec, "preemptionPolicy", json!("PreemptLowerPriority"));
+    let tolerations = spec.entry("tolerations").or_insert_with(|| json!([]));
+    if let Some(tolerations) = tolerations.as_array_mut() {
+        for taint in [
+            "node.kubernetes.io/not-ready",
+            "node.kubernetes.io/unreachable",
+        ] {
+            if !tolerations.iter().any(|t| t["key"] == taint) {
+                tolerations.push(json!({"key": taint, "operator": "Exists",
+                    "effect": "NoExecute", "tolerationSeconds": 300}));
+            }
+        }
+    }
+    let automount = spec
+        .get("automountServiceAccountToken")
+        .and_then(Value::as_bool);
+    let mount_path = "/var/run/secrets/kubernetes.io/serviceaccount";
+    // Once, at creation: an update carries what the creation added.
+    let mounted = ["initContainers", "containers"].iter().any(|key| {
+        spec.get(*key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.get("volumeMounts").and_then(Value::as_array))
+            .flatten()
+            .any(|m| m["mountPath"] == mount_path)
+    });
+    if automount == Some(false) || mounted {
+        return;
+    }
+    let volume = format!("kube-api-access-{}", random_suffix());
+    for key in ["initContainers", "containers"] {
+        for container in items(spec, key) {
+            let mounts = container.entry("volumeMounts").or_insert_with(|| json!([]));
+            if let Some(mounts) = mounts.as_array_mut() {
+                mounts.push(json!({"name": volume, "readOnly": true, "mountPath": mount_path}));
+            }
+        }
+    }
+    let volumes = spec.entry("volumes").or_insert_with(|| json!([]));
+    if let Some(volumes) = volumes.as_array_mut() {
+        volumes.push(json!({"name": volume, "projected": {"sources": [
+            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+            {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+            {"downwardAPI": {"items": [{"path": "namespace",
+                "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}],
+            "defaultMode": 420}}));
+    }
+}
+
+/// Five characters of the alphabet Kubernetes draws generated name suffixes from.
+fn random_suffix() -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let mut bytes = [0u8; 5];
+    if getrandom::fill(&mut bytes).is_err() {
+        bytes = [1, 2, 3, 4, 5];
+    }
+    bytes
+        .iter()
+        .map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()]))
+        .collect()
+}
+
 fn template(spec: &mut Map<String, Value>, restart: Option<&str>) {
     if let Some(pod) = spec
         .get_mut("template")
@@ -108,7 +185,13 @@ pub fn fill(group: &str, kind: &str, object: &mut Value) {
         return;
     };
     match (group, kind) {
-        ("", "Pod") => pod_spec(spec, Some("Always")),
+        ("", "Pod") => {
+            pod_spec(spec, Some("Always"));
+            pod_admission(spec);
+        }
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => {
+            default_to(spec, "conversion", json!({"strategy": "None"}));
+        }
         ("", "Service") => service(spec),
         ("apps", "Deployment") => {
             default_to(spec, "replicas", json!(1));

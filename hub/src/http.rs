@@ -262,10 +262,7 @@ fn call_for(
 
 fn verb(method: &Method, call: &Call) -> ApiResult<&'static str> {
     let named = call.name.is_some();
-    let watching = matches!(
-        call.query.get("watch").map(String::as_str),
-        Some("true" | "1")
-    );
+    let watching = crate::objects::flag(call.query.get("watch").map(String::as_str));
     Ok(match (method.as_str(), named) {
         ("GET", _) if watching => "watch",
         ("GET", true) => "get",

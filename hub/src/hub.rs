@@ -30,6 +30,9 @@ pub struct Hub {
     pub(crate) requests: crate::requests::RequestCounts,
     /// What service accounts may do.
     pub(crate) rbac: crate::auth::Rbac,
+    /// The CA clients trust (none on plain HTTP): published in every namespace
+    /// (`kube-root-ca.crt`) and in token Secrets (`ca.crt`).
+    ca_pem: std::sync::OnceLock<String>,
     me: std::sync::Weak<Hub>,
 }
 
@@ -40,6 +43,15 @@ fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
 fn write<T>(lock: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
     lock.write().unwrap_or_else(|p| p.into_inner())
 }
+
+/// How long after a write the hub's stand-ins for controllers act on it.
+const CONTROLLER_DELAY: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// The ConfigMap every namespace holds the cluster's CA in.
+const ROOT_CA_CONFIG_MAP: &str = "kube-root-ca.crt";
+
+/// Its description, as kube-controller-manager writes it.
+const ROOT_CA_DESCRIPTION: &str = "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.";
 
 impl Hub {
     /// Opens the hub's database at `path`; the clusters in `memory_only` are never written
@@ -52,6 +64,7 @@ impl Hub {
             registries: RwLock::new(HashMap::new()),
             tokens: RwLock::new(HashMap::new()),
             requests: Default::default(),
+            ca_pem: std::sync::OnceLock::new(),
             me: me.clone(),
         });
         for record in hub.store.clusters() {
@@ -62,6 +75,11 @@ impl Hub {
 
     fn arc(&self) -> Option<Arc<Hub>> {
         self.me.upgrade()
+    }
+
+    /// Sets the CA the hub's serving certificate is signed by, once.
+    pub fn set_ca(&self, pem: &str) {
+        let _ = self.ca_pem.set(pem.to_string());
     }
 
     fn index_cluster(&self, record: &ClusterRecord) {
@@ -241,16 +259,24 @@ impl Hub {
     /// (A namespace's default ServiceAccount is created by a task of its own.)
     pub(crate) fn after_write(&self, call: &Call, object: &Value) {
         match call.resource.storage_key().as_str() {
-            CRD_RESOURCE => self.refresh_registry(&call.cluster),
-            "/namespaces" if !crate::meta::is_deleting(object) => {
-                if let (Some(hub), Some(namespace)) =
-                    (self.arc(), crate::meta::meta_str(object, "name"))
-                {
-                    let (cluster, namespace) = (call.cluster.clone(), namespace.to_string());
-                    tokio::spawn(
-                        async move { hub.ensure_default_account(&cluster, &namespace).await },
-                    );
+            CRD_RESOURCE => {
+                self.refresh_registry(&call.cluster);
+                if !crate::kinds::is_established(object) && !crate::meta::is_deleting(object) {
+                    self.later(call, object, |hub, cluster, _, name| async move {
+                        hub.establish(&cluster, &name).await
+                    });
                 }
+            }
+            "/namespaces" if !crate::meta::is_deleting(object) => {
+                self.later(call, object, |hub, cluster, _, namespace| async move {
+                    hub.ensure_default_account(&cluster, &namespace).await;
+                    hub.publish_root_ca(&cluster, &namespace).await;
+                });
+            }
+            "/secrets" if crate::kinds::awaits_token(object) => {
+                self.later(call, object, |hub, cluster, namespace, name| async move {
+                    hub.fill_token(&cluster, &namespace, &name).await
+                });
             }
             "/secrets" => {
                 if let Some((token, namespace, name)) = crate::kinds::token_of(object) {
@@ -268,26 +294,140 @@ impl Hub {
         }
     }
 
-    /// Creates the `default` ServiceAccount of a namespace, as Kubernetes' service account
-    /// controller does (pods and clients expect it).
-    async fn ensure_default_account(&self, cluster: &str, namespace: &str) {
-        let Some(resource) = self
-            .registry(cluster)
-            .and_then(|registry| registry.find("", "v1", "serviceaccounts"))
-        else {
+    /// Runs `effect` on a task of its own a moment after the write of `object`, as a
+    /// controller of kube-controller-manager (or kube-apiserver's own) acts on what it
+    /// watches: clients see the write first, then the effect.
+    fn later<F, Fut>(&self, call: &Call, object: &Value, effect: F)
+    where
+        F: FnOnce(Arc<Hub>, String, String, String) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let (Some(hub), Some(name)) = (self.arc(), crate::meta::meta_str(object, "name")) else {
             return;
         };
-        let call = Call {
+        let (cluster, namespace, name) = (
+            call.cluster.clone(),
+            call.namespace.clone(),
+            name.to_string(),
+        );
+        tokio::spawn(async move {
+            tokio::time::sleep(CONTROLLER_DELAY).await;
+            effect(hub, cluster, namespace, name).await;
+        });
+    }
+
+    /// A call of the hub's own, as `fleet-hub`, on `group/version` `plural` in `namespace`.
+    fn own_call(
+        &self,
+        cluster: &str,
+        (group, version, plural): (&str, &str, &str),
+        namespace: &str,
+        name: Option<&str>,
+        subresource: Option<&str>,
+    ) -> Option<Call> {
+        let resource = self.registry(cluster)?.find(group, version, plural)?;
+        Some(Call {
             cluster: cluster.to_string(),
             resource,
-            version: "v1".into(),
+            version: version.into(),
             namespace: namespace.to_string(),
-            name: None,
-            subresource: None,
+            name: name.map(String::from),
+            subresource: subresource.map(String::from),
             query: HashMap::new(),
             manager: "fleet-hub".into(),
             without_managed_fields: false,
             metadata_only: false,
+        })
+    }
+
+    /// Marks the CRD `name` accepted and established, then serves its kind, as
+    /// kube-apiserver's own controllers do a moment after it is created.
+    async fn establish(&self, cluster: &str, name: &str) {
+        let resource = ("apiextensions.k8s.io", "v1", "customresourcedefinitions");
+        let Some(call) = self.own_call(cluster, resource, "", Some(name), Some("status")) else {
+            return;
+        };
+        let Ok(stored) = objects::get(self, &call) else {
+            return;
+        };
+        let Ok(mut crd) = stored.value() else {
+            return;
+        };
+        crate::kinds::accept_names(&mut crd);
+        if let Err(error) = objects::update(self, &call, crd).await {
+            tracing::warn!(%error, cluster, name, "could not establish the CRD");
+        }
+    }
+
+    /// Gives the token Secret `namespace/name` its token, namespace and CA, as the token
+    /// controller of kube-controller-manager does once its service account exists.
+    async fn fill_token(&self, cluster: &str, namespace: &str, name: &str) {
+        let Some(call) = self.own_call(cluster, ("", "v1", "secrets"), namespace, Some(name), None)
+        else {
+            return;
+        };
+        let Ok(stored) = objects::get(self, &call) else {
+            return;
+        };
+        let Ok(secret) = stored.value() else {
+            return;
+        };
+        let Some(account_name) = secret
+            .pointer("/metadata/annotations/kubernetes.io~1service-account.name")
+            .and_then(Value::as_str)
+        else {
+            return;
+        };
+        let Some(account) = self.account(cluster, namespace, account_name) else {
+            return;
+        };
+        let uid = account
+            .value()
+            .ok()
+            .and_then(|a| crate::meta::meta_str(&a, "uid").map(String::from))
+            .unwrap_or_default();
+        let patch =
+            crate::kinds::token_data(namespace, &uid, self.ca_pem.get().map(String::as_str));
+        let body = patch.to_string().into_bytes();
+        if let Err(error) = objects::patch(self, &call, objects::PatchKind::Merge, &body).await {
+            tracing::warn!(%error, cluster, namespace, name, "could not fill the token Secret");
+        }
+    }
+
+    /// Publishes the hub's CA in the ConfigMap `kube-root-ca.crt` of `namespace`, as
+    /// kube-controller-manager's root CA publisher does in every namespace.
+    async fn publish_root_ca(&self, cluster: &str, namespace: &str) {
+        let Some(ca) = self.ca_pem.get() else {
+            return;
+        };
+        let Some(call) = self.own_call(cluster, ("", "v1", "configmaps"), namespace, None, None)
+        else {
+            return;
+        };
+        let body = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": ROOT_CA_CONFIG_MAP, "namespace": namespace,
+                "annotations": {"kubernetes.io/description": ROOT_CA_DESCRIPTION}},
+            "data": {"ca.crt": ca}});
+        match objects::create(self, &call, body).await {
+            Ok(_) => {}
+            Err(error) if matches!(error.code, 404 | 409) => {}
+            Err(error) => {
+                tracing::warn!(%error, cluster, namespace, "could not publish the root CA")
+            }
+        }
+    }
+
+    /// Creates the `default` ServiceAccount of a namespace, as Kubernetes' service account
+    /// controller does (pods and clients expect it).
+    async fn ensure_default_account(&self, cluster: &str, namespace: &str) {
+        let Some(call) = self.own_call(
+            cluster,
+            ("", "v1", "serviceaccounts"),
+            namespace,
+            None,
+            None,
+        ) else {
+            return;
         };
         let body = json!({"apiVersion": "v1", "kind": "ServiceAccount",
                           "metadata": {"name": "default", "namespace": namespace}});

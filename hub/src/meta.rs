@@ -213,9 +213,7 @@ pub fn label_and_annotation_causes(object: &Value) -> Vec<Cause> {
     if annotation_bytes > MAX_ANNOTATION_BYTES {
         causes.push(Cause {
             kind: "FieldValueTooLong".into(),
-            message: format!(
-                "Too long: may not be more than {MAX_ANNOTATION_BYTES} bytes (the annotations take {annotation_bytes})"
-            ),
+            message: format!("Too long: may not be more than {MAX_ANNOTATION_BYTES} bytes"),
             field: "metadata.annotations".into(),
         });
     }

@@ -65,6 +65,12 @@ impl Call {
         self.query.get(name).map(String::as_str)
     }
 
+    /// A boolean query parameter as kube-apiserver reads one: true unless absent, `0` or
+    /// `false` (in any case).
+    pub(crate) fn flag(&self, name: &str) -> bool {
+        flag(self.param(name))
+    }
+
     fn dry_run(&self) -> bool {
         self.param("dryRun") == Some("All")
     }
@@ -386,6 +392,15 @@ fn finish(call: &Call, before: Before<'_>, mut object: Value, applied: bool) -> 
             resource.kind
         )));
     }
+    if resource.custom && matches!(before, Before::Nothing) && kind_missing(&object) {
+        // kube-apiserver decodes a custom resource by its kind, which it must name.
+        let text = object.to_string();
+        let start: String = text.chars().take(30).collect();
+        return Err(ApiError::bad_request(format!(
+            "the object provided is unrecognized (must be of type {}): Object 'Kind' is missing in '{text}' ({start} ...)",
+            resource.kind
+        )));
+    }
     if !matches!(before, Before::Status(_)) {
         // A status write keeps them as stored (below, or as it edits the stored object).
         object["apiVersion"] = json!(call.api_version());
@@ -452,6 +467,7 @@ fn finish(call: &Call, before: Before<'_>, mut object: Value, applied: bool) -> 
     let rule = meta::NameRule::of(&resource.group, &resource.kind, resource.custom);
     let mut causes = meta::name_causes(&name, rule);
     causes.extend(meta::label_and_annotation_causes(&object));
+    causes.extend(crate::kinds::causes(resource, &object));
     if !resource.custom {
         // Go decodes a null as "not set": kube-apiserver never stores one in a built-in kind.
         strip_nulls(&mut object);
@@ -480,14 +496,30 @@ fn finish(call: &Call, before: Before<'_>, mut object: Value, applied: bool) -> 
                 version = call.version,
             )));
         }
+        if let Some((path, found, wanted)) = checked.mistyped.first().filter(|_| !resource.custom) {
+            return Err(ApiError::bad_request(format!(
+                "{kind} in version \"{version}\" cannot be handled as a {kind}: json: cannot unmarshal {found} into Go struct field {path} of type {wanted}",
+                kind = resource.kind,
+                version = call.version,
+            )));
+        }
+        if let Some(path) = checked.malformed_quantities.first() {
+            return Err(ApiError::bad_request(format!(
+                "{kind} in version \"{version}\" cannot be handled as a {kind}: {path}: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+                kind = resource.kind,
+                version = call.version,
+            )));
+        }
         causes.extend(checked.causes);
     }
+    drop_empty_metadata(&mut object);
     let refuse = |causes| ApiError::invalid(&resource.kind, &resource.group, &name, causes);
     if !causes.is_empty() {
         return Err(refuse(causes));
     }
     if !resource.custom {
         crate::defaults::fill(&resource.group, &resource.kind, &mut object);
+        crate::kinds::allocate(resource, &mut object, existing);
         if let Some(old) = existing {
             let causes = crate::immutable::causes(&resource.group, &resource.kind, old, &object);
             if !causes.is_empty() {
@@ -526,8 +558,15 @@ fn finish(call: &Call, before: Before<'_>, mut object: Value, applied: bool) -> 
             return Ok(Change::Delete);
         }
     }
+    if serde_json::to_vec(&object).map_or(0, |bytes| bytes.len()) > MAX_OBJECT_BYTES {
+        // What etcd answers kube-apiserver, which passes it on as it is.
+        return Err(ApiError::storage("etcdserver: request is too large"));
+    }
     Ok(Change::Put(object))
 }
+
+/// The largest object stored: etcd takes a request of at most 1.5 MiB by default.
+const MAX_OBJECT_BYTES: usize = 1_572_864;
 
 /// Makes a write to the status subresource `object` the `old` object but for its status
 /// and managedFields (the old ones when it sends none). Only the members that differ are
@@ -820,7 +859,7 @@ pub async fn patch(hub: &Hub, call: &Call, kind: PatchKind, body: &[u8]) -> ApiR
             check_namespace(hub, call)?;
         }
     }
-    let force = call.param("force") == Some("true");
+    let force = call.flag("force");
     // What an apply sets, worked out once for every try of the write (a patch is applied
     // as it was sent).
     let (patch, applied) = match kind {
@@ -1106,6 +1145,40 @@ pub async fn delete_collection(hub: &Hub, call: &Call, options: &Value) -> ApiRe
             remaining: 0,
         },
     ))
+}
+
+/// Whether `object` names no kind.
+fn kind_missing(object: &Value) -> bool {
+    object
+        .get("kind")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+}
+
+/// Drops the metadata members kube-apiserver never stores empty (`omitempty` maps and
+/// lists of ObjectMeta).
+fn drop_empty_metadata(object: &mut Value) {
+    if let Some(meta) = meta::metadata_mut(object) {
+        meta.retain(|key, value| {
+            let empty = match value {
+                Value::Object(map) => map.is_empty(),
+                Value::Array(items) => items.is_empty(),
+                Value::String(text) => text.is_empty() && key == "generateName",
+                _ => false,
+            };
+            !(empty
+                && matches!(
+                    key.as_str(),
+                    "labels" | "annotations" | "finalizers" | "ownerReferences" | "generateName"
+                ))
+        });
+    }
+}
+
+/// A boolean query parameter's value as kube-apiserver reads it: absent, `0` and `false`
+/// (in any case) are false, anything else (`True`, `1`, even empty) true.
+pub(crate) fn flag(value: Option<&str>) -> bool {
+    value.is_some_and(|v| v != "0" && !v.eq_ignore_ascii_case("false"))
 }
 
 #[cfg(test)]

@@ -302,6 +302,10 @@ fn str_of<'a>(value: &'a Value, pointer: &str) -> Option<&'a str> {
 
 /// A custom resource from a CRD object, or `None` if the CRD lacks names or versions.
 pub fn from_crd(crd: &Value) -> Option<ResourceType> {
+    // Served once established, as kube-apiserver serves it.
+    if !crate::kinds::is_established(crd) {
+        return None;
+    }
     let spec = crd.get("spec")?;
     let names = spec.get("names")?;
     let kind = str_of(names, "/kind")?.to_string();
@@ -369,8 +373,17 @@ mod tests {
         let crd = json!({"spec": {"group": "example.com", "scope": "Cluster",
             "names": {"kind": "Widget", "plural": "widgets", "shortNames": ["wd"]},
             "versions": [{"name": "v1", "served": true, "subresources": {"status": {}},
-                "additionalPrinterColumns": [{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}]}]}});
+                "additionalPrinterColumns": [{"name": "Size", "type": "integer", "jsonPath": ".spec.size"}]}]},
+            "status": {"conditions": [{"type": "Established", "status": "True"}]}});
         let registry = Registry::new([&crd]);
+        let mut pending = crd.clone();
+        pending["status"] = json!({});
+        assert!(
+            Registry::new([&pending])
+                .find("example.com", "v1", "widgets")
+                .is_none(),
+            "not served before it is Established"
+        );
         let widget = registry
             .find("example.com", "v1", "widgets")
             .expect("registered");

@@ -114,14 +114,6 @@ pub async fn start(options: Options) -> Result<Running, ServeError> {
     let lock = lock_data(&options.data)?;
     let memory_only = options.memory_only.iter().cloned().collect();
     let hub = Hub::open(&options.data.join("hub.db"), memory_only)?;
-    for name in &options.clusters {
-        hub.ensure_cluster(name)
-            .await
-            .map_err(|cause| ServeError::Cluster {
-                name: name.clone(),
-                cause: Box::new(cause),
-            })?;
-    }
     let listener = std::net::TcpListener::bind(options.listen)
         .map_err(io_error(format!("binding {}", options.listen)))?;
     listener
@@ -143,6 +135,7 @@ pub async fn start(options: Options) -> Result<Running, ServeError> {
         // Installing twice is refused harmlessly; the first provider stays.
         let _ = rustls::crypto::ring::default_provider().install_default();
         let files = tls::load_or_create(&options.data.join("tls"), &[addr.ip().to_string()])?;
+        hub.set_ca(&files.ca_pem);
         let config = axum_server::tls_rustls::RustlsConfig::from_pem(
             files.cert_pem.clone().into_bytes(),
             files.key_pem.clone().into_bytes(),
@@ -156,6 +149,15 @@ pub async fn start(options: Options) -> Result<Running, ServeError> {
         let task = tokio::spawn(async move { server.serve(app.into_make_service()).await });
         (format!("https://{addr}"), Some(files), task)
     };
+    // After the CA is known: every new namespace gets it (kube-root-ca.crt).
+    for name in &options.clusters {
+        hub.ensure_cluster(name)
+            .await
+            .map_err(|cause| ServeError::Cluster {
+                name: name.clone(),
+                cause: Box::new(cause),
+            })?;
+    }
     let mut kubeconfigs = Vec::new();
     for record in hub.clusters() {
         let path = kubeconfig_path(&options.data, &record.name);

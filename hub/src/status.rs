@@ -226,6 +226,12 @@ impl ApiError {
         Self::new(415, "UnsupportedMediaType", message)
     }
 
+    /// `500` with no reason, as kube-apiserver passes on an error etcd gave it (an object
+    /// over its request limit).
+    pub fn storage(message: impl Into<String>) -> Self {
+        Self::new(500, "", message)
+    }
+
     /// `500 InternalError`.
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(500, "InternalError", message)
@@ -233,18 +239,21 @@ impl ApiError {
 
     /// The `Status` object.
     pub fn to_status(&self) -> Value {
+        // In kube-apiserver's order: details before code.
         let mut status = json!({
             "kind": "Status",
             "apiVersion": "v1",
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
-            "code": self.code,
         });
+        if !self.reason.is_empty() {
+            status["reason"] = json!(self.reason);
+        }
         if let Some(details) = &self.details {
             status["details"] = details.clone();
         }
+        status["code"] = json!(self.code);
         status
     }
 }

@@ -136,7 +136,7 @@ pub fn start(
     let mut watcher = Watcher {
         selectors: call.selectors()?,
         resource: call.resource.storage_key(),
-        bookmarks: param("allowWatchBookmarks") == Some("true"),
+        bookmarks: crate::objects::flag(param("allowWatchBookmarks")),
         table,
         sent_columns: false,
         last_rv: 0,
@@ -146,7 +146,7 @@ pub fn start(
         .and_then(|t| t.parse::<u64>().ok())
         .map(Duration::from_secs)
         .unwrap_or(DEFAULT_TIMEOUT);
-    let initial_events = param("sendInitialEvents") == Some("true");
+    let initial_events = crate::objects::flag(param("sendInitialEvents"));
     let from = param("resourceVersion")
         .filter(|rv| !rv.is_empty() && *rv != "0" && !initial_events)
         .map(|rv| {

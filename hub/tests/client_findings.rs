@@ -126,7 +126,8 @@ async fn malformed_label_selectors_are_refused_and_delete_nothing() {
     let client = hub.client("local").await;
     configmap(&client, "one", json!({"app": "a"})).await;
     configmap(&client, "two", json!({"app": "b"})).await;
-    for selector in ["!!!", "app%20notin%20()", "app%20in%20()", "bad%20key=x"] {
+    // (`app in ()` and `app notin ()` are not malformed: kube-apiserver takes them.)
+    for selector in ["!!!", "app%20in%20(x", "bad%20key=x"] {
         let path = format!("/api/v1/namespaces/default/configmaps?labelSelector={selector}");
         let (code, _, body) = send(&client, "GET", &path, "application/json", Vec::new()).await;
         assert_eq!(code, 400, "list with {selector}: {body}");

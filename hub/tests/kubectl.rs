@@ -80,7 +80,7 @@ async fn apply_get_and_delete_round_trip() {
     assert!(yaml.contains("kind: ConfigMap\n"), "{yaml}");
 
     let wide = kubectl
-        .run(&["get", "configmaps", "-o", "wide"])
+        .run(&["get", "configmap", "settings", "-o", "wide"])
         .await
         .success()
         .stdout;
@@ -434,6 +434,7 @@ async fn watch_and_wait_see_changes() {
         .await
         .success();
 
+    // The watch starts with the namespace's kube-root-ca.crt, as on any cluster.
     let watcher = kubectl.spawn(&[
         "get",
         "configmaps",
@@ -490,7 +491,7 @@ async fn watch_and_wait_see_changes() {
             .expect("join");
     let lines = String::from_utf8_lossy(&watched.stdout).into_owned();
     assert_eq!(
-        lines, "configmap/seen\nconfigmap/seen\nconfigmap/seen\n",
+        lines, "configmap/kube-root-ca.crt\nconfigmap/seen\nconfigmap/seen\nconfigmap/seen\n",
         "added, modified, deleted"
     );
 }
@@ -546,7 +547,7 @@ async fn finalizers_owners_and_namespaces_clean_up() {
         .success()
         .stdout;
     assert_eq!(
-        left, "configmap/held\nconfigmap/settings\n",
+        left, "configmap/held\nconfigmap/kube-root-ca.crt\nconfigmap/settings\n",
         "the owned child went with its owner"
     );
 

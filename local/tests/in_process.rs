@@ -50,8 +50,14 @@ async fn an_in_process_client_reaches_its_own_cluster() {
         let stream = watched.watch(&params, "0").await.expect("watch");
         let mut stream = stream.boxed();
         while let Some(event) = stream.try_next().await.expect("event") {
-            if let WatchEvent::Added(object) = event {
-                return object.metadata.name;
+            // The namespace's own kube-root-ca.crt comes first.
+            match event {
+                WatchEvent::Added(object)
+                    if object.metadata.name.as_deref() == Some("settings") =>
+                {
+                    return object.metadata.name;
+                }
+                _ => {}
             }
         }
         None

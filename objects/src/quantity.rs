@@ -139,7 +139,9 @@ fn exceeds(mantissa: i128, scale: i32, max: i128) -> bool {
     match (scale >= 0, power) {
         (true, Some(power)) => mantissa.abs().checked_mul(power).is_none_or(|v| v > max),
         (true, None) => mantissa != 0,
-        (false, Some(power)) => max.checked_mul(power).is_some_and(|limit| mantissa.abs() > limit),
+        (false, Some(power)) => max
+            .checked_mul(power)
+            .is_some_and(|limit| mantissa.abs() > limit),
         (false, None) => false,
     }
 }

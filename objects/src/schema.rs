@@ -24,7 +24,21 @@ pub struct Checked {
     pub causes: Vec<Cause>,
     /// Paths of the unknown fields that were pruned, e.g. `spec.typo`.
     pub pruned: Vec<String>,
+    /// Paths of quantities that are not quantities (kube-apiserver refuses the object as
+    /// undecodable, 400, rather than invalid).
+    pub malformed_quantities: Vec<String>,
+    /// Values of the wrong JSON type, as `(path, found, wanted)`: a built-in kind's
+    /// decoding refuses them (400) where a custom resource's validation finds them (422).
+    pub mistyped: Vec<(String, String, String)>,
 }
+
+/// The extension marking a resource quantity (`resource.Quantity`) in the schemas of
+/// built-in kinds: stored in its canonical form, as kube-apiserver stores it.
+pub const QUANTITY_EXTENSION: &str = "x-fleet-quantity";
+
+/// The extension marking a built-in kind's schema: its optional lists and maps that are
+/// empty are dropped, as Go's `omitempty` drops them when kube-apiserver writes the object.
+pub const OMIT_EMPTY_EXTENSION: &str = "x-fleet-omit-empty";
 
 /// A schema read once into the rules each node holds, so that checking an object looks
 /// up each of its members once instead of every keyword of every node, and compiles each
@@ -78,6 +92,10 @@ struct Node {
     /// `type`, if set.
     kind: Option<String>,
     int_or_string: bool,
+    /// A resource quantity, kept in its canonical form.
+    quantity: bool,
+    /// Optional empty lists and maps below are dropped (a built-in kind).
+    omit_empty: bool,
     nullable: bool,
     allowed: Option<Vec<Value>>,
     minimum: Option<f64>,
@@ -99,12 +117,19 @@ struct Node {
 
 impl Node {
     fn compile(schema: &Value) -> Self {
+        Self::compile_within(schema, false)
+    }
+
+    fn compile_within(schema: &Value, omit_empty: bool) -> Self {
+        let omit_empty =
+            omit_empty || schema.get(OMIT_EMPTY_EXTENSION).and_then(Value::as_bool) == Some(true);
+        let compile = |child: &Value| Node::compile_within(child, omit_empty);
         let number = |key: &str| schema.get(key).and_then(Value::as_f64);
         let flag = |key: &str| schema.get(key).and_then(Value::as_bool) == Some(true);
         let declared = schema.get("properties").and_then(Value::as_object);
         let properties = declared.map(|map| {
             map.iter()
-                .map(|(key, child)| (key.clone(), Node::compile(child)))
+                .map(|(key, child)| (key.clone(), compile(child)))
                 .collect()
         });
         let defaults = (declared.into_iter().flatten())
@@ -113,6 +138,8 @@ impl Node {
         Self {
             kind: schema.get("type").and_then(Value::as_str).map(String::from),
             int_or_string: flag("x-kubernetes-int-or-string"),
+            quantity: flag(QUANTITY_EXTENSION),
+            omit_empty,
             nullable: flag("nullable"),
             allowed: schema.get("enum").and_then(Value::as_array).cloned(),
             minimum: number("minimum"),
@@ -124,18 +151,21 @@ impl Node {
             properties,
             defaults,
             additional: (schema.get("additionalProperties").filter(|a| a.is_object()))
-                .map(|a| Box::new(Node::compile(a))),
+                .map(|a| Box::new(compile(a))),
             preserves_unknown: flag("x-kubernetes-preserve-unknown-fields"),
             required: (schema.get("required").and_then(Value::as_array).into_iter())
                 .flatten()
                 .filter_map(Value::as_str)
                 .map(String::from)
                 .collect(),
-            items: schema.get("items").map(|i| Box::new(Node::compile(i))),
+            items: schema.get("items").map(|i| Box::new(compile(i))),
         }
     }
 
     fn type_ok(&self, value: &Value) -> bool {
+        if self.quantity {
+            return value.is_number() || value.is_string();
+        }
         if self.int_or_string {
             return matches!(type_name(value), "integer" | "string");
         }
@@ -154,6 +184,9 @@ impl Node {
             let wanted = self.kind.as_deref().unwrap_or("int-or-string");
             // Kubernetes shows the type it found as the invalid value.
             let actual = type_name(value);
+            checked
+                .mistyped
+                .push((path.to_string(), actual.to_string(), wanted.to_string()));
             checked.causes.push(invalid(
                 path,
                 &Value::String(actual.into()),
@@ -161,10 +194,25 @@ impl Node {
             ));
             return;
         }
+        if self.quantity {
+            let text = match value {
+                Value::Number(n) => n.to_string(),
+                Value::String(s) => s.clone(),
+                _ => return,
+            };
+            match crate::quantity::canonical(&text) {
+                Some(canonical) => *value = Value::String(canonical),
+                None => checked.malformed_quantities.push(path.to_string()),
+            }
+            return;
+        }
         self.scalar_rules(value, path, &mut checked.causes);
         match value {
             Value::Object(map) => {
                 self.retain_known(map, path, &mut checked.pruned);
+                if self.omit_empty {
+                    self.drop_empty(map);
+                }
                 let identity = |key: &str| is_identity(path, key);
                 for (key, default) in &self.defaults {
                     map.entry(key.clone()).or_insert_with(|| default.clone());
@@ -197,6 +245,26 @@ impl Node {
             }
             _ => {}
         }
+    }
+
+    /// Drops the optional members of `map` that are empty lists, or empty maps where the
+    /// schema has a map (Go's `omitempty` on a slice or a map).
+    fn drop_empty(&self, map: &mut serde_json::Map<String, Value>) {
+        let Some(properties) = &self.properties else {
+            return;
+        };
+        map.retain(|key, value| {
+            let Some(node) = properties.get(key) else {
+                return true;
+            };
+            let is_map = node.additional.is_some() && node.properties.is_none();
+            let empty = match value {
+                Value::Array(items) => items.is_empty() && node.kind.as_deref() == Some("array"),
+                Value::Object(fields) => fields.is_empty() && is_map,
+                _ => false,
+            };
+            !empty || self.required.iter().any(|r| r == key)
+        });
     }
 
     /// Drops the members of `map` (at `path`) this node does not know, noting their paths.

@@ -150,20 +150,14 @@ fn split_set(part: &str, operator: &str) -> Option<(String, Vec<String>)> {
     ))
 }
 
-/// Kubernetes' checks of a requirement: a valid label key, valid values, and a non-empty
-/// set for `in` and `notin` (the API server answers 400 otherwise; matching everything
-/// instead would let a `deletecollection` with a typo delete every object).
+/// Kubernetes' checks of a requirement: a valid label key and valid values. An empty set
+/// is allowed, as kube-apiserver allows it: `in ()` matches nothing, `notin ()` everything.
 fn validate(key: &str, requirement: &Requirement) -> std::result::Result<(), String> {
     if let Some(problem) = label_key_problem(key) {
         return Err(problem);
     }
     let values: &[String] = match requirement {
         Requirement::Equals(v) | Requirement::NotEquals(v) => std::slice::from_ref(v),
-        Requirement::In(vs) | Requirement::NotIn(vs) if vs.is_empty() => {
-            return Err(format!(
-                "for 'in', 'notin' operators, values set can't be empty (key \"{key}\")"
-            ))
-        }
         Requirement::In(vs) | Requirement::NotIn(vs) => vs,
         Requirement::Exists | Requirement::Absent => &[],
     };
@@ -256,16 +250,7 @@ mod tests {
 
     #[test]
     fn malformed_selectors_are_refused_as_the_api_server_refuses_them() {
-        for bad in [
-            "!!!",
-            "a notin ()",
-            "a in ()",
-            "a=b c",
-            "-a=b",
-            "a=-b",
-            "Example.com/a=b",
-            "a/b/c=d",
-        ] {
+        for bad in ["!!!", "a=b c", "-a=b", "a=-b", "Example.com/a=b", "a/b/c=d"] {
             assert!(
                 LabelRequirements::parse(bad).is_err(),
                 "{bad} must be refused"
@@ -282,6 +267,15 @@ mod tests {
         ] {
             assert!(LabelRequirements::parse(good).is_ok(), "{good} must parse");
         }
+    }
+
+    #[test]
+    fn an_empty_set_matches_nothing_in_it_as_kube_apiserver_reads_it() {
+        let labels = serde_json::json!({"a": "x"});
+        let parse = |text| LabelRequirements::parse(text).expect(text);
+        assert!(!parse("a in ()").matches(Some(&labels)));
+        assert!(parse("a notin ()").matches(Some(&labels)));
+        assert!(parse("a notin ()").matches(None));
     }
 
     #[test]
