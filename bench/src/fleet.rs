@@ -22,6 +22,8 @@ use fleet_api::{Bundle, BundleDeployment, Cluster, GitRepo};
 use fleet_hub::requests::RequestKind;
 use fleet_local::webhook::Hook;
 use fleet_local::{Fleet, LocalHub, MemberStorage};
+
+use crate::real_management::RealManagement;
 use fleet_objects::hints::ManagedFields;
 use fleet_testkit::{create_cluster, GitDaemon, TestRepo};
 use futures::StreamExt;
@@ -75,6 +77,11 @@ pub struct FleetBench {
     /// fleet runs in this process and reaches the hub without sockets.
     #[arg(long)]
     processes: bool,
+    /// The management cluster is a real kube-apiserver with its etcd and controller
+    /// manager (built by `.ci/real-k8s.sh`); the members stay in the hub, and gitjob, the
+    /// controller and the agents in this process.
+    #[arg(long, conflicts_with_all = ["processes", "registered"])]
+    real_management: bool,
 }
 
 /// Rancher Fleet's benchmark experiments.
@@ -152,6 +159,7 @@ pub fn run(args: FleetBench) -> Result<()> {
         registered: args.registered,
         joining: args.joining,
         processes: args.processes,
+        real_management: args.real_management,
     };
     runtime.block_on(bench(shape, timing, agents, scratch.path()))
 }
@@ -202,6 +210,7 @@ struct Agents {
     registered: bool,
     joining: usize,
     processes: bool,
+    real_management: bool,
 }
 
 /// Where the bundles come from: Git repositories with gitjob (told of each commit by a push
@@ -357,12 +366,21 @@ async fn bench(
     // TLS or the socket limit (10,000 agents over TCP needed more than the 20,000 file
     // descriptors a process has). In production the hub's side of TLS is the API server's.
     // With `--processes`, the benchmark's own requests and watches go over HTTPS.
-    let (management, admin) = match &plane {
-        Some(plane) => (
+    let real = if agents.real_management {
+        Some(RealManagement::start().await?)
+    } else {
+        None
+    };
+    let (management, admin) = match (&plane, &real) {
+        (Some(plane), _) => (
             fleet_objects::client::omitting_managed_fields(&plane.admin),
             plane.admin.clone(),
         ),
-        None => (
+        (None, Some(real)) => (
+            fleet_objects::client::omitting_managed_fields(&real.admin),
+            real.admin.clone(),
+        ),
+        (None, None) => (
             local
                 .in_process_client(fleet_local::MANAGEMENT_CLUSTER, ManagedFields::Omitted)
                 .context("no management cluster in the hub")?,
@@ -403,6 +421,7 @@ async fn bench(
     let run = Run {
         local: &local,
         plane: plane.as_ref(),
+        real: real.as_ref(),
         admin: &admin,
         source: &source,
         shape,
@@ -538,6 +557,8 @@ struct Run<'a> {
     local: &'a LocalHub,
     /// The control plane's processes, with `--processes`.
     plane: Option<&'a ControlPlane>,
+    /// The real management cluster, with `--real-management`.
+    real: Option<&'a RealManagement>,
     /// An admin client of the hub.
     admin: &'a kube::Client,
     source: &'a Source,
@@ -593,8 +614,13 @@ impl Run<'_> {
                 .await?
                 .max(tracker.largest_status.load(Ordering::Relaxed))
         );
-        if let Some(plane) = self.plane {
-            let peaks: Vec<String> = (plane.peak_rss_kib().into_iter())
+        let others = match (self.plane, self.real) {
+            (Some(plane), _) => Some(plane.peak_rss_kib()),
+            (None, Some(real)) => Some(real.peak_rss_kib()),
+            (None, None) => None,
+        };
+        if let Some(others) = others {
+            let peaks: Vec<String> = (others.into_iter())
                 .map(|(process, kib)| format!("{process} {} MiB", kib / 1024))
                 .collect();
             println!(
@@ -667,6 +693,9 @@ impl Run<'_> {
         if let Some(plane) = self.plane {
             by_process.extend(plane.cpu_seconds());
         }
+        if let Some(real) = self.real {
+            by_process.extend(real.cpu_seconds());
+        }
         CpuSeconds(by_process)
     }
 
@@ -677,7 +706,10 @@ impl Run<'_> {
         let plane: u64 = self
             .plane
             .map_or(0, |p| p.peak_rss_kib().iter().map(|(_, kib)| kib).sum());
-        own + plane
+        let real: u64 = self
+            .real
+            .map_or(0, |r| r.peak_rss_kib().iter().map(|(_, kib)| kib).sum());
+        own + plane + real
     }
 
     /// The requests served so far and the objects held: by the hub here (the member
@@ -689,10 +721,14 @@ impl Run<'_> {
             requests: hub.request_counts(),
             objects: hub.object_count(),
         };
-        if let Some(plane) = self.plane {
-            // The management cluster here is unused but for Fleet's CRDs: the hub's
+        let elsewhere = match (self.plane, self.real) {
+            (Some(plane), _) => Some(plane.hub_counts().await?),
+            (None, Some(real)) => Some(real.counts().await?),
+            (None, None) => None,
+        };
+        if let Some(management) = elsewhere {
+            // The hub's management cluster here is unused but for Fleet's CRDs: another
             // process holds the real one.
-            let management = plane.hub_counts().await?;
             (counts.requests).retain(|kind, _| kind.cluster != fleet_local::MANAGEMENT_CLUSTER);
             counts.requests.extend(management.requests);
             counts.objects -= hub.cluster_object_count(fleet_local::MANAGEMENT_CLUSTER);
@@ -1083,9 +1119,9 @@ mod tests {
     use super::*;
 
     /// Runs both phases of a small fleet (three clusters, two bundles, a fourth cluster
-    /// joining during the commit) with registered agents; fails unless both reach Ready
-    /// within three minutes.
-    async fn small_fleet_is_ready(processes: bool) {
+    /// joining during the commit) with `agents`; fails unless both reach Ready within
+    /// three minutes.
+    async fn small_fleet_is_ready(agents: Agents) {
         let scratch = tempfile::tempdir().expect("scratch directory");
         let shape = Shape {
             clusters: 3,
@@ -1096,11 +1132,6 @@ mod tests {
         let timing = Timing {
             resync: Duration::from_secs(300),
             idle: Duration::ZERO,
-        };
-        let agents = Agents {
-            registered: true,
-            joining: 1,
-            processes,
         };
         let run = bench(shape, timing, agents, scratch.path());
         tokio::time::timeout(Duration::from_secs(180), run)
@@ -1115,7 +1146,13 @@ mod tests {
     /// committed bundles too: the commit counts its deployments.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_small_fleet_of_registered_agents_is_ready_in_both_phases_with_one_joining() {
-        small_fleet_is_ready(false).await;
+        small_fleet_is_ready(Agents {
+            registered: true,
+            joining: 1,
+            processes: false,
+            real_management: false,
+        })
+        .await;
     }
 
     /// The same fleet with the control plane as production runs it: `fleet hub`, `fleet
@@ -1124,6 +1161,25 @@ mod tests {
     /// request counts read from its `/metrics`.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_small_fleet_is_ready_with_the_control_plane_in_processes_of_its_own() {
-        small_fleet_is_ready(true).await;
+        small_fleet_is_ready(Agents {
+            registered: true,
+            joining: 1,
+            processes: true,
+            real_management: false,
+        })
+        .await;
+    }
+
+    /// The same fleet with a real management cluster (kube-apiserver, etcd): its request
+    /// counts read from kube-apiserver's `/metrics`.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_small_fleet_is_ready_with_a_real_management_cluster() {
+        small_fleet_is_ready(Agents {
+            registered: false,
+            joining: 1,
+            processes: false,
+            real_management: true,
+        })
+        .await;
     }
 }

@@ -9,6 +9,7 @@ mod hub;
 mod kustomize;
 mod measure;
 mod processes;
+mod real_management;
 mod reference;
 mod register;
 mod soak;

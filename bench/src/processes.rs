@@ -225,11 +225,7 @@ impl ControlPlane {
 
     /// What the hub's process has served and holds, from its `/metrics`.
     pub async fn hub_counts(&self) -> Result<HubCounts> {
-        let request = http::Request::get("/metrics")
-            .body(Vec::new())
-            .context("a request for /metrics")?;
-        let text = self.admin.request_text(request).await?;
-        Ok(HubCounts::parse(&text))
+        HubCounts::read(&self.admin).await
     }
 
     /// Waits until a process exits; returns why, with the end of its log.
@@ -270,6 +266,16 @@ pub struct HubCounts {
 }
 
 impl HubCounts {
+    /// The counts of the API server `admin` reaches (the hub's process, or a real
+    /// kube-apiserver, which has the same metrics), from its `/metrics`.
+    pub async fn read(admin: &kube::Client) -> Result<Self> {
+        let request = http::Request::get("/metrics")
+            .body(Vec::new())
+            .context("a request for /metrics")?;
+        let text = admin.request_text(request).await?;
+        Ok(Self::parse(&text))
+    }
+
     /// Reads the samples of Prometheus' text format `text`; other lines are passed over.
     fn parse(text: &str) -> Self {
         let mut metrics = Self::default();

@@ -262,6 +262,17 @@ impl RealCluster {
             .collect()
     }
 
+    /// The process ids of the cluster's etcd, kube-apiserver and kube-controller-manager,
+    /// by name.
+    pub fn pids(&self) -> Vec<(&'static str, u32)> {
+        let names = ["kube-controller-manager", "kube-apiserver", "etcd"];
+        names
+            .into_iter()
+            .zip(&self.processes)
+            .map(|(name, process)| (name, process.id()))
+            .collect()
+    }
+
     /// The cluster's name.
     pub fn name(&self) -> &str {
         &self.name
