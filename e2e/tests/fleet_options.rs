@@ -396,42 +396,7 @@ async fn service_account_bounds_what_a_bundle_may_touch() {
 
 /// In the member: the account `deployer`, which may make namespaces and do anything with
 /// ConfigMaps and Secrets anywhere.
-const POLICY_RBAC: &str = "apiVersion: v1
-kind: Namespace
-metadata:
-  name: cattle-fleet-system
----
-apiVersion: v1
-kind: ServiceAccount
-metadata:
-  name: deployer
-  namespace: cattle-fleet-system
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: deploy
-rules:
-- apiGroups: [\"\"]
-  resources: [namespaces]
-  verbs: [get, create]
-- apiGroups: [\"\"]
-  resources: [configmaps, secrets]
-  verbs: [\"*\"]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: deployer
-roleRef:
-  apiGroup: rbac.authorization.k8s.io
-  kind: ClusterRole
-  name: deploy
-subjects:
-- kind: ServiceAccount
-  name: deployer
-  namespace: cattle-fleet-system
-";
+const POLICY_RBAC: &str = include_str!("fixtures/deployer-rbac.yaml");
 
 /// The Policy `tenants` of `fleet-local`, allowing repositories matching `pattern`.
 fn tenants_policy(pattern: &str, namespace_creation: bool) -> String {

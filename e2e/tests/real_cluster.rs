@@ -61,12 +61,7 @@ async fn pulled_and_pushed_members_deploy_and_settle_ready() {
         .write("app/fleet.yaml", "defaultNamespace: web\n")
         .write("app/web.yaml", WEB);
     fleet.repo.commit("app");
-    fleet
-        .gitrepo(
-            "demo",
-            json!({"paths": ["app"], "targets": [{"clusterSelector": {}}]}),
-        )
-        .await;
+    fleet.gitrepo_to_all("demo", &["app"]).await;
 
     for member in ["dev", "prod"] {
         let deployment = fleet
@@ -126,8 +121,7 @@ async fn pulled_and_pushed_members_deploy_and_settle_ready() {
 /// it kept in its cluster.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_cluster_keeps_its_credential_and_nobody_else_gets_it() {
-    let mut fleet = RealFleet::start(&["dev"]).await;
-    fleet.join("dev", &["--label", "env=dev"]);
+    let mut fleet = RealFleet::with_dev().await;
     fleet.cluster_namespace("dev").await;
     let clusters: Api<fleet_api::Cluster> = Api::namespaced(fleet.client.clone(), NS);
     let dev = clusters.get("dev").await.expect("Cluster dev");
@@ -191,12 +185,7 @@ async fn a_cluster_keeps_its_credential_and_nobody_else_gets_it() {
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: after\ndata:\n  a: b\n",
     );
     fleet.repo.commit("app");
-    fleet
-        .gitrepo(
-            "later",
-            json!({"paths": ["app"], "targets": [{"clusterSelector": {}}]}),
-        )
-        .await;
+    fleet.gitrepo_to_all("later", &["app"]).await;
     fleet
         .deployment_where("dev", "later-app", "Ready", ready)
         .await;
@@ -212,16 +201,10 @@ const SETTINGS_V2: &str =
 /// that etcd does not keep every variant ever rendered.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn contents_nobody_deploys_are_deleted() {
-    let mut fleet = RealFleet::start(&["dev"]).await;
-    fleet.join("dev", &["--label", "env=dev"]);
+    let fleet = RealFleet::with_dev().await;
     fleet.repo.write("app/cm.yaml", SETTINGS_V1);
     fleet.repo.commit("one");
-    fleet
-        .gitrepo(
-            "demo",
-            json!({"paths": ["app"], "targets": [{"clusterSelector": {}}]}),
-        )
-        .await;
+    fleet.gitrepo_to_all("demo", &["app"]).await;
     let first = fleet
         .deployment_where("dev", "demo-app", "Ready", ready)
         .await;
@@ -295,19 +278,13 @@ spec:
 /// which is not drift.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_crd_and_its_objects_deploy_together() {
-    let mut fleet = RealFleet::start(&["dev"]).await;
-    fleet.join("dev", &["--label", "env=dev"]);
+    let fleet = RealFleet::with_dev().await;
     fleet
         .repo
         .write("widgets/fleet.yaml", "defaultNamespace: shop\n")
         .write("widgets/all.yaml", CRD_AND_OBJECT);
     fleet.repo.commit("widgets");
-    fleet
-        .gitrepo(
-            "demo",
-            json!({"paths": ["widgets"], "targets": [{"clusterSelector": {}}]}),
-        )
-        .await;
+    fleet.gitrepo_to_all("demo", &["widgets"]).await;
     let deployment = fleet
         .deployment_where("dev", "demo-widgets", "Ready", ready)
         .await;
@@ -324,8 +301,7 @@ async fn a_crd_and_its_objects_deploy_together() {
 /// with a message naming it, and the GitRepo's other bundles deploy.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_bundle_near_the_size_limit_is_compressed_and_one_over_it_is_named() {
-    let mut fleet = RealFleet::start(&["dev"]).await;
-    fleet.join("dev", &["--label", "env=dev"]);
+    let fleet = RealFleet::with_dev().await;
     let config_map = |name: &str, text: &str| {
         format!(
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  text: {text}\n"
@@ -348,12 +324,7 @@ async fn a_bundle_near_the_size_limit_is_compressed_and_one_over_it_is_named() {
         );
     }
     fleet.repo.commit("large");
-    fleet
-        .gitrepo(
-            "demo",
-            json!({"paths": ["big", "huge"], "targets": [{"clusterSelector": {}}]}),
-        )
-        .await;
+    fleet.gitrepo_to_all("demo", &["big", "huge"]).await;
     fleet
         .deployment_where("dev", "demo-big", "Ready", ready)
         .await;
@@ -398,8 +369,7 @@ spec:
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_forced_replace_does_not_wait_for_the_old_pods_to_stop() {
-    let mut fleet = RealFleet::start(&["dev"]).await;
-    fleet.join("dev", &["--label", "env=dev"]);
+    let fleet = RealFleet::with_dev().await;
     fleet
         .repo
         .write(
@@ -408,12 +378,7 @@ async fn a_forced_replace_does_not_wait_for_the_old_pods_to_stop() {
         )
         .write("app/web.yaml", &FORCED_DEPLOYMENT.replace("TRACK", "blue"));
     fleet.repo.commit("blue");
-    fleet
-        .gitrepo(
-            "demo",
-            json!({"paths": ["app"], "targets": [{"clusterSelector": {}}]}),
-        )
-        .await;
+    fleet.gitrepo_to_all("demo", &["app"]).await;
     let blue = fleet
         .deployment_where("dev", "demo-app", "Ready", ready)
         .await;
@@ -489,12 +454,7 @@ async fn member_rendering_survives_a_broken_api_and_sees_new_kinds() {
         fleet.repo.commit(&format!("round {round}"));
     };
     write_round(1);
-    fleet
-        .gitrepo(
-            "demo",
-            json!({"paths": ["caps"], "targets": [{"clusterSelector": {}}]}),
-        )
-        .await;
+    fleet.gitrepo_to_all("demo", &["caps"]).await;
     fleet
         .deployment_where("dev", "demo-caps", "Ready", ready)
         .await;
@@ -530,8 +490,7 @@ async fn member_rendering_survives_a_broken_api_and_sees_new_kinds() {
 /// its audit log shows).
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn only_the_secrets_bundles_name_are_watched() {
-    let mut fleet = RealFleet::start(&["dev"]).await;
-    fleet.join("dev", &["--label", "env=dev"]);
+    let fleet = RealFleet::with_dev().await;
     let management = fleet.kubectl(real::MANAGEMENT);
     let secret = |value: &str| {
         format!("apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\n  namespace: {NS}\nstringData:\n  password: {value}\n")
@@ -548,12 +507,7 @@ async fn only_the_secrets_bundles_name_are_watched() {
         )
         .write("app/cm.yaml", SETTINGS_V1);
     fleet.repo.commit("app");
-    fleet
-        .gitrepo(
-            "demo",
-            json!({"paths": ["app"], "targets": [{"clusterSelector": {}}]}),
-        )
-        .await;
+    fleet.gitrepo_to_all("demo", &["app"]).await;
     let password = |fleet: &RealFleet| {
         let copy = fleet.get("dev", &["get", "secret", "creds", "-n", "shop"])?;
         let encoded = copy["data"]["password"].as_str()?.to_string();
@@ -918,42 +872,7 @@ async fn a_chart_per_cluster_with_hooks_correction_and_uninstall() {
 
 /// In the member: the account `deployer`, which may make namespaces and write ConfigMaps
 /// and Secrets anywhere, and nothing else.
-const DEPLOYER: &str = "apiVersion: v1
-kind: Namespace
-metadata:
-  name: cattle-fleet-system
----
-apiVersion: v1
-kind: ServiceAccount
-metadata:
-  name: deployer
-  namespace: cattle-fleet-system
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: deploy
-rules:
-- apiGroups: [\"\"]
-  resources: [namespaces]
-  verbs: [get, create]
-- apiGroups: [\"\"]
-  resources: [configmaps, secrets]
-  verbs: [\"*\"]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: deployer
-roleRef:
-  apiGroup: rbac.authorization.k8s.io
-  kind: ClusterRole
-  name: deploy
-subjects:
-- kind: ServiceAccount
-  name: deployer
-  namespace: cattle-fleet-system
-";
+const DEPLOYER: &str = include_str!("fixtures/deployer-rbac.yaml");
 
 /// A GitRepo's `serviceAccount` bounds what its bundles may write on the member (the agent
 /// impersonates it there: kube-apiserver's RBAC decides); a Policy of the GitRepo's

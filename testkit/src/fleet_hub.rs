@@ -68,6 +68,36 @@ pub async fn create_cluster(
         .await
 }
 
+/// Creates the Cluster `namespace/name` with `labels` deployed to the push way: through
+/// the kubeconfig `kubeconfig` (its text), kept in the Secret `<name>-kubeconfig` (key
+/// `value`, as Fleet's manager keeps it).
+pub async fn create_pushed_cluster(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+    kubeconfig: &str,
+    labels: serde_json::Value,
+) -> Result<fleet_api::Cluster, kube::Error> {
+    let secret: k8s_openapi::api::core::v1::Secret = serde_json::from_value(serde_json::json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": format!("{name}-kubeconfig"), "namespace": namespace},
+        "stringData": {"value": kubeconfig},
+    }))
+    .map_err(kube::Error::SerdeError)?;
+    Api::<k8s_openapi::api::core::v1::Secret>::namespaced(client.clone(), namespace)
+        .create(&PostParams::default(), &secret)
+        .await?;
+    let cluster: fleet_api::Cluster = serde_json::from_value(serde_json::json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {"kubeConfigSecret": format!("{name}-kubeconfig")},
+    }))
+    .map_err(kube::Error::SerdeError)?;
+    Api::namespaced(client.clone(), namespace)
+        .create(&PostParams::default(), &cluster)
+        .await
+}
+
 /// Polls `check` every 50 ms until it gives a value; panics naming `what` after `limit`.
 pub async fn eventually<T, F, Fut>(what: &str, limit: Duration, mut check: F) -> T
 where

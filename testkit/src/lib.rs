@@ -22,7 +22,7 @@ mod sshd;
 pub use charts::ChartServer;
 pub use corpus::tsv_rows;
 pub use fake_kubelet::{FAIL_ANNOTATION, SLOW_STOP_ANNOTATION};
-pub use fleet_hub::{create_cluster, eventually, incompressible, FleetHub};
+pub use fleet_hub::{create_cluster, create_pushed_cluster, eventually, incompressible, FleetHub};
 pub use git_http::GitHttpServer;
 pub use hub::{client_for, Kubectl, Run, TestHub};
 pub use pod::PodProcess;

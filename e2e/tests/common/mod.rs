@@ -18,24 +18,7 @@ pub const WAIT: Duration = Duration::from_secs(30);
 /// logical cluster `name`, kept in the Secret `<name>-kubeconfig` (key `value`).
 pub async fn push_cluster(hub: &FleetHub, name: &str, labels: Value) {
     let kubeconfig = std::fs::read_to_string(hub.kubeconfig(name)).expect("the kubeconfig");
-    let secret: k8s_openapi::api::core::v1::Secret = serde_json::from_value(json!({
-        "apiVersion": "v1", "kind": "Secret",
-        "metadata": {"name": format!("{name}-kubeconfig"), "namespace": NS},
-        "stringData": {"value": kubeconfig},
-    }))
-    .expect("Secret");
-    Api::<k8s_openapi::api::core::v1::Secret>::namespaced(hub.client.clone(), NS)
-        .create(&PostParams::default(), &secret)
-        .await
-        .expect("the kubeconfig Secret");
-    let cluster: fleet_api::Cluster = serde_json::from_value(json!({
-        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
-        "metadata": {"name": name, "namespace": NS, "labels": labels},
-        "spec": {"kubeConfigSecret": format!("{name}-kubeconfig")},
-    }))
-    .expect("Cluster");
-    Api::<fleet_api::Cluster>::namespaced(hub.client.clone(), NS)
-        .create(&PostParams::default(), &cluster)
+    fleet_testkit::create_pushed_cluster(&hub.client, NS, name, &kubeconfig, labels)
         .await
         .expect("the pushed Cluster");
 }

@@ -107,6 +107,13 @@ impl RealFleet {
         }
     }
 
+    /// [`RealFleet::start`] with one member, `dev` (label `env=dev`), whose agent runs.
+    pub async fn with_dev() -> Self {
+        let mut fleet = Self::start(&["dev"]).await;
+        fleet.join("dev", &["--label", "env=dev"]);
+        fleet
+    }
+
     /// A real cluster.
     pub fn cluster(&self, name: &str) -> &RealCluster {
         self.plane.cluster(name)
@@ -189,25 +196,19 @@ impl RealFleet {
     pub async fn push(&self, member: &str, labels: Value) {
         let kubeconfig =
             std::fs::read_to_string(self.cluster(member).kubeconfig()).expect("kubeconfig");
-        let secret: k8s_openapi::api::core::v1::Secret = serde_json::from_value(json!({
-            "metadata": {"name": format!("{member}-kubeconfig"), "namespace": NS},
-            "stringData": {"value": kubeconfig},
-        }))
-        .expect("Secret");
-        Api::<k8s_openapi::api::core::v1::Secret>::namespaced(self.client.clone(), NS)
-            .create(&PostParams::default(), &secret)
-            .await
-            .expect("kubeconfig Secret");
-        let cluster: fleet_api::Cluster = serde_json::from_value(json!({
-            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
-            "metadata": {"name": member, "namespace": NS, "labels": labels},
-            "spec": {"kubeConfigSecret": format!("{member}-kubeconfig")},
-        }))
-        .expect("Cluster");
-        Api::<fleet_api::Cluster>::namespaced(self.client.clone(), NS)
-            .create(&PostParams::default(), &cluster)
+        fleet_testkit::create_pushed_cluster(&self.client, NS, member, &kubeconfig, labels)
             .await
             .expect("pushed Cluster");
+    }
+
+    /// Creates the GitRepo `name` of `paths` of the test repository, targeting every
+    /// cluster.
+    pub async fn gitrepo_to_all(&self, name: &str, paths: &[&str]) {
+        self.gitrepo(
+            name,
+            json!({"paths": paths, "targets": [{"clusterSelector": {}}]}),
+        )
+        .await;
     }
 
     /// Creates the GitRepo `name` on the test repository with `spec`'s other fields.
