@@ -99,6 +99,22 @@ fn the_charts_install_and_their_least_privileges_suffice() {
     });
     let crds = workspace().join("deploy/crds").display().to_string();
     assert!(kubectl(&admin, &["apply", "-f", &crds], None).0);
+    // Served once Established, as on any cluster.
+    assert!(
+        kubectl(
+            &admin,
+            &[
+                "wait",
+                "--for",
+                "condition=established",
+                "--timeout=60s",
+                "-f",
+                &crds
+            ],
+            None
+        )
+        .0
+    );
     for namespace in [NAMESPACE, "fleet-default"] {
         assert!(kubectl(&admin, &["create", "namespace", namespace], None).0);
     }

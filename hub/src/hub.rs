@@ -162,12 +162,24 @@ impl Hub {
     }
 
     fn refresh_registry(&self, cluster: &str) {
+        self.refresh_registry_with(cluster, None);
+    }
+
+    /// Rebuilds a cluster's registry from its stored CRDs, `changed` (a CRD about to be
+    /// stored) in place of the stored one of its name.
+    fn refresh_registry_with(&self, cluster: &str, changed: Option<&Value>) {
         let crds = self
             .store
             .list(cluster, CRD_RESOURCE, None, None)
             .map(|(_, items)| items)
             .unwrap_or_default();
-        let crds: Vec<Value> = crds.iter().filter_map(|c| c.value().ok()).collect();
+        let changed_name = changed.and_then(|crd| crate::meta::meta_str(crd, "name"));
+        let mut crds: Vec<Value> = crds
+            .iter()
+            .filter_map(|c| c.value().ok())
+            .filter(|crd| crate::meta::meta_str(crd, "name") != changed_name)
+            .collect();
+        crds.extend(changed.cloned());
         let registry = Registry::new(crds.iter());
         write(&self.registries).insert(cluster.to_string(), Arc::new(registry));
     }
@@ -354,6 +366,8 @@ impl Hub {
             return;
         };
         crate::kinds::accept_names(&mut crd);
+        // Served before its status says so: a client that sees it Established finds it.
+        self.refresh_registry_with(cluster, Some(&crd));
         if let Err(error) = objects::update(self, &call, crd).await {
             tracing::warn!(%error, cluster, name, "could not establish the CRD");
         }

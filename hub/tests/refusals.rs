@@ -270,8 +270,18 @@ async fn an_agent_token_reads_its_bundle_deployments_and_writes_their_status_onl
     let hub = TestHub::start(&["local"]).await;
     let admin = hub.kubectl("local");
     let crds = common::workspace().join("deploy/crds");
+    let crds = crds.to_str().expect("utf-8");
+    admin.run(&["apply", "-f", crds]).await.success();
+    // Served once Established, as on any cluster.
     admin
-        .run(&["apply", "-f", crds.to_str().expect("utf-8")])
+        .run(&[
+            "wait",
+            "--for",
+            "condition=established",
+            "--timeout=60s",
+            "-f",
+            crds,
+        ])
         .await
         .success();
     admin
