@@ -8,9 +8,10 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use fleet_api::{BundleDeployment, BundleDeploymentOptions, FleetYaml, MemberRender, Payload};
-use fleet_renderer::bundle::{self, BundleDir, ClusterInfo, FetchedCharts, MemberData, Sources};
-use fleet_renderer::helm::engine::ClusterLookup;
-use fleet_renderer::helm::template::Lookup;
+use fleet_helm::template::Lookup;
+use fleet_helm::ClusterLookup;
+use fleet_helm::FetchedCharts;
+use fleet_renderer::bundle::{self, BundleDir, ClusterInfo, MemberData, Sources};
 use fleet_renderer::RepoRoot;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{DynamicObject, ListParams};

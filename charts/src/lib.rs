@@ -11,7 +11,7 @@ use std::path::PathBuf;
 pub use auth::ReadAuthError;
 pub use auth::{AuthError, Basic, HelmAuth, RepoHelmAuth};
 
-use fleet_renderer::helm::sprig::semver::{self, Version};
+use fleet_helm::semver::{self, Version};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -384,9 +384,12 @@ pub enum FetchForError {
         /// The cause.
         source: ChartError,
     },
-    /// The archive is not a chart, or the bundle's kustomizations cannot be read.
+    /// The archive is not a chart.
     #[error(transparent)]
-    Chart(#[from] fleet_renderer::RenderError),
+    Chart(#[from] fleet_helm::Error),
+    /// The bundle's kustomizations cannot be read.
+    #[error(transparent)]
+    Kustomization(#[from] fleet_renderer::RenderError),
 }
 
 /// Downloads (or takes from `cache`) the remote chart that `options` name, if any, ready for
@@ -395,9 +398,9 @@ pub fn fetch_for(
     cache: &ChartCache,
     options: &fleet_api::BundleDeploymentOptions,
     auth: &HelmAuth,
-) -> Result<fleet_renderer::bundle::FetchedCharts, FetchForError> {
-    let mut fetched = fleet_renderer::bundle::FetchedCharts::default();
-    if let Some(remote) = fleet_renderer::bundle::RemoteChartRef::of(options) {
+) -> Result<fleet_helm::FetchedCharts, FetchForError> {
+    let mut fetched = fleet_helm::FetchedCharts::default();
+    if let Some(remote) = fleet_renderer::bundle::remote_chart(options) {
         fetch_into(cache, remote, auth, &mut fetched)?;
     }
     Ok(fetched)
@@ -413,7 +416,7 @@ pub fn fetch_for_bundle(
     fleet: &fleet_api::FleetYaml,
     options: &fleet_api::BundleDeploymentOptions,
     auth: &HelmAuth,
-) -> Result<fleet_renderer::bundle::FetchedCharts, FetchForError> {
+) -> Result<fleet_helm::FetchedCharts, FetchForError> {
     let mut fetched = fetch_for(cache, options, auth)?;
     for remote in fleet_renderer::bundle::kustomize_needs(root, bundle, fleet)?.charts {
         fetch_into(cache, remote, auth, &mut fetched)?;
@@ -426,9 +429,9 @@ pub fn fetch_for_bundle(
 
 fn fetch_into(
     cache: &ChartCache,
-    remote: fleet_renderer::bundle::RemoteChartRef,
+    remote: fleet_helm::RemoteChartRef,
     auth: &HelmAuth,
-    fetched: &mut fleet_renderer::bundle::FetchedCharts,
+    fetched: &mut fleet_helm::FetchedCharts,
 ) -> Result<(), FetchForError> {
     let request = RemoteChart {
         repo: Some(remote.repo.clone()).filter(|r| !r.is_empty()),
@@ -441,7 +444,7 @@ fn fetch_into(
             chart: remote.chart.clone(),
             source,
         })?;
-    let chart = fleet_renderer::helm::chart::from_archive(&remote.chart, &archive)?;
+    let chart = fleet_helm::Chart::from_archive(&remote.chart, &archive)?;
     fetched.insert(remote, chart);
     Ok(())
 }

@@ -12,7 +12,7 @@ fn archive() -> Vec<u8> {
 }
 
 fn loaded_name(bytes: &[u8]) -> String {
-    fleet_renderer::helm::chart::from_archive("fetched", bytes)
+    fleet_helm::Chart::from_archive("fetched", bytes)
         .expect("a chart")
         .name
 }

@@ -13,14 +13,33 @@ use serde_json::Value;
 const ALLOWED: &[(&str, &[&str])] = &[
     ("fleet-api", &[]),
     ("fleet-objects", &["fleet-api"]),
-    ("fleet-renderer", &["fleet-api", "fleet-objects"]),
+    ("fleet-helm", &[]),
+    ("fleet-files", &["fleet-objects"]),
+    (
+        "fleet-kustomize",
+        &["fleet-objects", "fleet-files", "fleet-helm"],
+    ),
+    (
+        "fleet-renderer",
+        &[
+            "fleet-api",
+            "fleet-objects",
+            "fleet-files",
+            "fleet-helm",
+            "fleet-kustomize",
+        ],
+    ),
     ("fleet-hub", &["fleet-objects"]),
-    ("fleet-charts", &["fleet-api", "fleet-renderer"]),
+    (
+        "fleet-charts",
+        &["fleet-api", "fleet-helm", "fleet-renderer"],
+    ),
     (
         "fleet-gitjob",
         &[
             "fleet-api",
             "fleet-objects",
+            "fleet-kustomize",
             "fleet-renderer",
             "fleet-charts",
         ],
@@ -36,7 +55,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     (
         "fleet-agent",
-        &["fleet-api", "fleet-objects", "fleet-renderer"],
+        &["fleet-api", "fleet-objects", "fleet-helm", "fleet-renderer"],
     ),
     (
         "fleet-local",
@@ -53,6 +72,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &[
             "fleet-api",
             "fleet-objects",
+            "fleet-files",
+            "fleet-helm",
+            "fleet-kustomize",
             "fleet-renderer",
             "fleet-hub",
             "fleet-charts",
@@ -218,22 +240,38 @@ fn the_agent_links_no_git_and_fetches_nothing() {
 }
 
 #[test]
-fn the_renderer_stays_pure() {
-    let reached = reach("fleet-renderer");
-    let found = banned(
-        &reached,
-        &[
-            "kube-client",
-            "kube-runtime",
-            "tokio",
-            "hyper",
-            "ureq",
-            "reqwest",
-            "fleet-hub",
-        ],
-        &["gix", "curl"],
+fn the_renderer_and_its_engines_stay_pure() {
+    for pure in [
+        "fleet-helm",
+        "fleet-files",
+        "fleet-kustomize",
+        "fleet-renderer",
+    ] {
+        let reached = reach(pure);
+        let found = banned(
+            &reached,
+            &[
+                "kube-client",
+                "kube-runtime",
+                "tokio",
+                "hyper",
+                "ureq",
+                "reqwest",
+                "fleet-hub",
+            ],
+            &["gix", "curl"],
+        );
+        assert!(found.is_empty(), "{pure} reaches {found:?}");
+    }
+    let engine = reach("fleet-helm");
+    let fleet: Vec<&String> = engine
+        .iter()
+        .filter(|name| name.starts_with("fleet-"))
+        .collect();
+    assert!(
+        fleet.is_empty(),
+        "the Helm engine knows nothing of Fleet: {fleet:?}"
     );
-    assert!(found.is_empty(), "fleet-renderer reaches {found:?}");
 }
 
 #[test]

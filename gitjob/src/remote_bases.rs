@@ -9,8 +9,8 @@ use std::path::Path;
 
 use fleet_api::GitRepo;
 use fleet_charts::ChartCache;
+use fleet_kustomize::{RemoteResource, REMOTE_DIR};
 use fleet_renderer::bundle::{self, BundleDir};
-use fleet_renderer::kustomize::{RemoteResource, REMOTE_DIR};
 use fleet_renderer::RepoRoot;
 
 use crate::git::{extract, Access, GitError, Limits, MirrorCache, Wanted};

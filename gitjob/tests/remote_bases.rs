@@ -8,7 +8,7 @@ use fleet_charts::ChartCache;
 use fleet_gitjob::bundles;
 use fleet_gitjob::git::{Access, Limits, MirrorCache};
 use fleet_gitjob::remote_bases::Fetcher;
-use fleet_renderer::{kustomize, RepoRoot};
+use fleet_kustomize::{self as kustomize, RepoRoot};
 use fleet_testkit::{git, GitDaemon, TestRepo};
 use serde_json::json;
 

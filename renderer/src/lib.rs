@@ -1,16 +1,11 @@
-//! The pure renderer of fleet-rs: files in, Kubernetes resources out.
+//! The pure renderer of fleet-rs: a Fleet repository's files in, Bundles and their
+//! resources out.
 //!
 //! No network and no Kubernetes: everything is read from a [`RepoRoot`] and every path is
-//! kept inside it.
+//! kept inside it. [`bundle`] finds the bundles (`fleet.yaml`, `gitRepo.spec.paths`,
+//! `.fleetignore`) and renders each for a cluster with the engines [`fleet_helm`] and
+//! [`fleet_kustomize`].
 
 pub mod bundle;
-pub mod emit;
-pub mod error;
-pub mod helm;
-pub mod kustomize;
-pub mod resource;
-pub mod root;
-pub mod yaml;
 
-pub use error::{RenderError, Result};
-pub use root::RepoRoot;
+pub use fleet_files::{Error as RenderError, Location, RepoRoot, Result};

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates testdata/charts/goldens/ with real `helm template` (Helm 4.3.1, installed by
 # .ci/real-tools.sh from PyPI). Not part of CI: the goldens are committed, and
-# renderer/tests/helm_conformance.rs compares our engine with them.
+# helm/tests/conformance.rs compares our engine with them.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 HELM="$(.ci/real-tools.sh)/helm4"

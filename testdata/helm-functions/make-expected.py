@@ -8,7 +8,7 @@ is run as templates/case.yaml itself and Helm's standard error recorded. A case 
 `# Source:` line).
 
 Usage: python3 testdata/helm-functions/make-expected.py   (Helm from .ci/real-tools.sh)
-Not part of CI: expected.json is committed; renderer/tests/helm_functions.rs checks it.
+Not part of CI: expected.json is committed; helm/tests/functions.rs checks it.
 """
 import json
 import os

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 use fleet_renderer::bundle;
-use fleet_renderer::{yaml, RepoRoot};
+use fleet_renderer::RepoRoot;
 
 /// Arguments of `fleet apply`.
 #[derive(Args, Debug)]
@@ -108,7 +108,7 @@ pub fn run(args: ApplyArgs) -> Result<()> {
         .iter()
         .map(serde_json::to_value)
         .collect::<Result<_, _>>()?;
-    let text = yaml::to_multi_document(&documents);
+    let text = fleet_helm::yaml::to_kubectl_stream(&documents);
     if output == "-" {
         std::io::stdout().write_all(text.as_bytes())?;
     } else {

@@ -36,7 +36,7 @@ pub fn run(args: DeployArgs) -> Result<()> {
         std::fs::read_to_string(&args.input_file).with_context(|| format!("reading {file}"))?;
     let mut contents = BTreeMap::new();
     let mut deployments = Vec::new();
-    for document in fleet_renderer::yaml::parse_documents(&text, &file)? {
+    for document in fleet_files::yaml::parse_documents(&text, &file)? {
         match document.get("kind").and_then(Value::as_str) {
             Some("Content") => {
                 let content: Content = serde_json::from_value(document)?;
@@ -80,7 +80,7 @@ pub fn run(args: DeployArgs) -> Result<()> {
             out.push_str("# rendered by the agent in its cluster (valuesFrom, lookup or .Capabilities): not shown\n");
             continue;
         }
-        out.push_str(&fleet_renderer::yaml::to_multi_document(&payload.resources));
+        out.push_str(&fleet_helm::yaml::to_kubectl_stream(&payload.resources));
         if !out.ends_with('\n') {
             out.push('\n');
         }

@@ -5,11 +5,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
-use serde_json::{Map, Value as Json};
 
 use super::output::{print_structured, Format};
 use super::Reported;
-use fleet_renderer::helm::{chart, engine, goyaml, strvals, values};
+use fleet_helm::{Chart, Options};
 
 /// Helm operations.
 #[derive(Subcommand, Debug)]
@@ -99,24 +98,26 @@ fn template(args: TemplateArgs) -> Result<()> {
         [name, chart] => (Some(name.clone()), chart.clone()),
         _ => bail!("expected [NAME] CHART"),
     };
-    let chart = chart::load(Path::new(&chart_path)).map_err(|e| helm_error(e, false))?;
-    let user = user_values(&args).map_err(|e| helm_error(e, false))?;
-    let mut options = engine::Options {
+    let chart = Chart::load(Path::new(&chart_path)).map_err(|e| helm_error(e, false))?;
+    let user = value_options(&args)
+        .merge()
+        .map_err(|e| helm_error(e, false))?;
+    let mut options = Options {
         release_name: name.unwrap_or_else(|| "release-name".into()),
         namespace: args.namespace.clone(),
         kube_version: args.kube_version.clone(),
         include_crds: args.include_crds,
         skip_schema_validation: args.skip_schema_validation,
-        ..engine::Options::default()
+        ..Options::default()
     };
     options
         .api_versions
         .extend(args.api_versions.iter().cloned());
     let prepared =
-        engine::prepare(&chart, &user, &options).map_err(|e| helm_error(e.message, false))?;
+        fleet_helm::prepare(&chart, &user, &options).map_err(|e| helm_error(e, false))?;
     let rendered = prepared
         .render()
-        .map_err(|e| helm_error(e.message, true))?
+        .map_err(|e| helm_error(e, true))?
         .to_template_output(args.skip_tests);
     let rendered = if args.show_only.is_empty() {
         rendered
@@ -124,7 +125,7 @@ fn template(args: TemplateArgs) -> Result<()> {
         show_only(&rendered, &args.show_only).map_err(|e| helm_error(e, false))?
     };
     if args.output != Format::Text {
-        let objects = fleet_renderer::yaml::parse_documents(&rendered, &chart_path)?;
+        let objects = fleet_files::yaml::parse_documents(&rendered, &chart_path)?;
         print_structured(args.output, &objects)?;
         return Ok(());
     }
@@ -132,63 +133,22 @@ fn template(args: TemplateArgs) -> Result<()> {
     Ok(())
 }
 
-/// The user values as Helm merges them: values files in order, then `--set-json`, `--set`,
-/// `--set-string`, `--set-file` and `--set-literal`.
-fn user_values(args: &TemplateArgs) -> Result<Json, String> {
-    let mut user = Json::Object(Map::new());
-    for file in &args.values {
-        let text = std::fs::read_to_string(file)
-            .map_err(|e| format!("open {}: {}", file.display(), io_reason(&e)))?;
-        let parsed = goyaml::parse_documents(&text)
-            .map_err(|e| format!("failed to parse {}: {e}", file.display()))?
-            .into_iter()
-            .next()
-            .unwrap_or_default();
-        if !parsed.is_null() {
-            values::merge_user(&mut user, &parsed);
-        }
-    }
-    let Json::Object(map) = &mut user else {
-        return Ok(user);
-    };
-    let passes: [(&[String], &str, strvals::Kind); 3] = [
-        (&args.set_json, "--set-json", strvals::Kind::Json),
-        (&args.set, "--set", strvals::Kind::Typed),
-        (&args.set_string, "--set-string", strvals::Kind::String),
-    ];
-    for (items, flag, kind) in passes {
-        for item in items {
-            strvals::parse_into(item, map, kind)
-                .map_err(|e| format!("failed parsing {flag} data: {e}"))?;
-        }
-    }
-    let read = |path: &str| {
-        std::fs::read_to_string(path).map_err(|e| format!("open {path}: {}", io_reason(&e)))
-    };
-    for item in &args.set_file {
-        strvals::parse_file_into(item, map, &read)
-            .map_err(|e| format!("failed parsing --set-file data: {e}"))?;
-    }
-    for item in &args.set_literal {
-        strvals::parse_literal_into(item, map)
-            .map_err(|e| format!("failed parsing --set-literal data: {e}"))?;
-    }
-    Ok(user)
-}
-
-/// Go's wording of the common I/O errors.
-fn io_reason(error: &std::io::Error) -> String {
-    match error.kind() {
-        std::io::ErrorKind::NotFound => "no such file or directory".into(),
-        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
-        _ => error.to_string(),
+/// The user values of the flags, as Helm merges them.
+fn value_options(args: &TemplateArgs) -> fleet_helm::ValueOptions {
+    fleet_helm::ValueOptions {
+        value_files: args.values.clone(),
+        json_values: args.set_json.clone(),
+        values: args.set.clone(),
+        string_values: args.set_string.clone(),
+        file_values: args.set_file.clone(),
+        literal_values: args.set_literal.clone(),
     }
 }
 
 /// `--show-only`: the manifests whose `# Source:` path (without the chart name) matches
 /// one of the patterns, in the order of the patterns.
 fn show_only(rendered: &str, patterns: &[String]) -> Result<String, String> {
-    let documents = fleet_renderer::helm::manifests::split(rendered);
+    let documents = fleet_helm::split_manifests(rendered);
     let mut out = String::new();
     for pattern in patterns {
         let matcher = globset::GlobBuilder::new(pattern)

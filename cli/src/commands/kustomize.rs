@@ -7,7 +7,8 @@ use anyhow::Result;
 use clap::Subcommand;
 
 use super::output::{print_structured, Format};
-use fleet_renderer::{kustomize, yaml, RepoRoot};
+use fleet_kustomize as kustomize;
+use fleet_renderer::RepoRoot;
 
 /// Kustomize subcommands.
 #[derive(Subcommand, Debug)]
@@ -63,16 +64,13 @@ pub fn run(command: KustomizeCommand) -> Result<()> {
             };
             let resources = kustomize::build_with(&root, &dir, options)?;
             if !matches!(output, Format::Text) {
-                let sorted: Vec<_> = resources
-                    .iter()
-                    .map(fleet_renderer::resource::sorted_keys)
-                    .collect();
+                let sorted: Vec<_> = resources.iter().map(fleet_files::sorted_keys).collect();
                 print_structured(output, &sorted)?;
                 return Ok(());
             }
             // The YAML writer orders keys as kubectl does.
             let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
-            yaml::write_multi_document(&mut stdout, &resources)?;
+            fleet_helm::yaml::write_kubectl_stream(&mut stdout, &resources)?;
             stdout.flush()?;
             Ok(())
         }

@@ -42,7 +42,7 @@ pub fn run(args: TargetArgs) -> Result<()> {
     let text = std::fs::read_to_string(&args.bundle_file)
         .with_context(|| format!("reading {}", args.bundle_file.display()))?;
     let bundles: Vec<Bundle> =
-        fleet_renderer::yaml::parse_documents(&text, &args.bundle_file.display().to_string())?
+        fleet_files::yaml::parse_documents(&text, &args.bundle_file.display().to_string())?
             .into_iter()
             .filter(|d| d.get("kind").and_then(Value::as_str) == Some("Bundle"))
             .map(serde_json::from_value)
@@ -113,7 +113,7 @@ pub fn run(args: TargetArgs) -> Result<()> {
         )?);
         text
     } else {
-        fleet_renderer::yaml::to_multi_document(&items)
+        fleet_helm::yaml::to_kubectl_stream(&items)
     };
     if !text.ends_with('\n') {
         text.push('\n');

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 use fleet_renderer::bundle::{self, BundleDir, ClusterInfo, Variant};
-use fleet_renderer::{yaml, RepoRoot};
+use fleet_renderer::RepoRoot;
 
 use super::output::{print_structured, Format};
 
@@ -74,7 +74,8 @@ pub fn run(args: TestArgs) -> Result<()> {
     if print_structured(args.output, &variant.resources)? {
         return Ok(());
     }
-    std::io::stdout().write_all(yaml::to_multi_document(&variant.resources).as_bytes())?;
+    std::io::stdout()
+        .write_all(fleet_helm::yaml::to_kubectl_stream(&variant.resources).as_bytes())?;
     Ok(())
 }
 

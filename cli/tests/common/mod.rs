@@ -35,7 +35,7 @@ pub fn fleet_ok(args: &[&str]) -> String {
 
 /// Parses multi-document YAML output.
 pub fn documents(text: &str) -> Vec<serde_json::Value> {
-    fleet_renderer::yaml::parse_documents(text, "stdout").expect("valid YAML output")
+    fleet_files::yaml::parse_documents(text, "stdout").expect("valid YAML output")
 }
 
 /// The `metadata.name` of each document.

@@ -3,57 +3,8 @@
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::resource::ResId;
-
-/// Helm's install order, which Fleet's output follows.
-const INSTALL_ORDER: [&str; 37] = [
-    "Namespace",
-    "NetworkPolicy",
-    "ResourceQuota",
-    "LimitRange",
-    "PodSecurityPolicy",
-    "PodDisruptionBudget",
-    "ServiceAccount",
-    "Secret",
-    "SecretList",
-    "ConfigMap",
-    "StorageClass",
-    "PersistentVolume",
-    "PersistentVolumeClaim",
-    "CustomResourceDefinition",
-    "ClusterRole",
-    "ClusterRoleList",
-    "ClusterRoleBinding",
-    "ClusterRoleBindingList",
-    "Role",
-    "RoleList",
-    "RoleBinding",
-    "RoleBindingList",
-    "Service",
-    "DaemonSet",
-    "Pod",
-    "ReplicationController",
-    "ReplicaSet",
-    "Deployment",
-    "HorizontalPodAutoscaler",
-    "StatefulSet",
-    "Job",
-    "CronJob",
-    "IngressClass",
-    "Ingress",
-    "APIService",
-    "MutatingWebhookConfiguration",
-    "ValidatingWebhookConfiguration",
-];
-
-/// Where a kind goes in Helm's install order: known kinds by their place, unknown kinds
-/// after them by name.
-pub fn install_rank(kind: &str) -> (u8, usize, String) {
-    match INSTALL_ORDER.iter().position(|k| *k == kind) {
-        Some(index) => (0, index, String::new()),
-        None => (1, 0, kind.to_string()),
-    }
-}
+use fleet_files::ResId;
+use fleet_helm::install_rank;
 
 /// Sorts resources stably by Helm's install order; unknown kinds go last, by kind name.
 pub fn helm_install_order(resources: &mut [Value]) {
@@ -116,7 +67,7 @@ fn digest_id(resources: &[Value], release: Option<&Value>) -> String {
 }
 
 fn canonical_json(value: &Value) -> String {
-    serde_json::to_string(&crate::resource::sorted_keys(value)).unwrap_or_default()
+    serde_json::to_string(&fleet_files::sorted_keys(value)).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{RenderError, Result};
-use crate::root::RepoRoot;
+use crate::RepoRoot;
+use crate::{RenderError, Result};
 
 /// A directory that is a bundle.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

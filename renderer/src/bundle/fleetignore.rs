@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use globset::{GlobBuilder, GlobMatcher};
 
-use crate::error::{RenderError, Result};
-use crate::root::RepoRoot;
+use crate::RepoRoot;
+use crate::{RenderError, Result};
 
 /// The file that names what to leave out.
 pub const FLEETIGNORE: &str = ".fleetignore";

@@ -5,9 +5,9 @@ use std::path::Path;
 use fleet_api::{strict, FleetYaml};
 use serde_json::Value;
 
-use crate::error::{RenderError, Result};
-use crate::root::RepoRoot;
-use crate::yaml;
+use crate::RepoRoot;
+use crate::{RenderError, Result};
+use fleet_files::yaml;
 
 /// A parsed fleet.yaml and the unknown fields found in it.
 #[derive(Debug, Clone, Default)]

@@ -3,79 +3,40 @@
 //! cluster templating, rendered by the Helm engine. Remote charts (`helm.repo`, URLs, OCI)
 //! are fetched before rendering, outside this pure crate; here they are an error.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use fleet_api::{BundleDeploymentOptions, HelmHook, HelmRelease};
 use serde_json::Value;
 
-use std::collections::HashMap;
-
 use super::discovery::BundleDir;
 use super::target::ClusterInfo;
-use crate::error::{RenderError, Result};
-use crate::helm::template::{Exec, Func, Templates, Value as TemplateValue};
-use crate::helm::{chart, engine, values};
-use crate::root::RepoRoot;
+use crate::RepoRoot;
+use crate::{RenderError, Result};
+use fleet_helm::template::{Exec, Func, Templates, Value as TemplateValue};
+use fleet_helm::{Chart, FetchedCharts, RemoteChartRef};
 
 fn is_remote(chart: &str) -> bool {
     chart.contains("://") || chart.starts_with("oci:")
 }
 
-/// A chart `fleet.yaml` names outside the repository.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub struct RemoteChartRef {
-    /// `helm.repo`, empty when not set.
-    pub repo: String,
-    /// `helm.chart`.
-    pub chart: String,
-    /// `helm.version`, empty when not set.
-    pub version: String,
+/// The Helm engine's error, at the file of the chart it names.
+fn helm_error(error: fleet_helm::Error) -> RenderError {
+    RenderError::in_file(error.file(), error.message())
+        .with_line(error.line())
+        .with_cause(error)
 }
 
-impl RemoteChartRef {
-    /// The remote chart the options name, if they name one.
-    pub fn of(options: &BundleDeploymentOptions) -> Option<Self> {
-        let helm = options.helm.as_ref()?;
-        let chart = helm.chart.clone().filter(|c| !c.is_empty())?;
-        let repo = helm.repo.clone().unwrap_or_default();
-        (!repo.is_empty() || is_remote(&chart)).then(|| Self {
-            repo,
-            chart,
-            version: helm.version.clone().unwrap_or_default(),
-        })
-    }
-}
-
-/// Remote charts fetched before rendering (rendering itself never reaches the network).
-#[derive(Debug, Clone, Default)]
-pub struct FetchedCharts(HashMap<RemoteChartRef, chart::Chart>);
-
-impl FetchedCharts {
-    /// Records the chart fetched for a reference.
-    pub fn insert(&mut self, reference: RemoteChartRef, chart: chart::Chart) {
-        self.0.insert(reference, chart);
-    }
-
-    /// The chart fetched for a reference.
-    pub fn get(&self, reference: &RemoteChartRef) -> Option<&chart::Chart> {
-        self.0.get(reference)
-    }
-
-    /// The charts as JSON, to travel with a render done elsewhere.
-    pub fn to_json(&self) -> Value {
-        let entries: Vec<(&RemoteChartRef, &chart::Chart)> = self.0.iter().collect();
-        serde_json::to_value(entries).unwrap_or_default()
-    }
-
-    /// The charts [`FetchedCharts::to_json`] wrote.
-    pub fn from_json(json: &Value) -> Result<Self> {
-        if json.is_null() {
-            return Ok(Self::default());
-        }
-        let entries: Vec<(RemoteChartRef, chart::Chart)> = serde_json::from_value(json.clone())
-            .map_err(|e| RenderError::in_file("fetched charts", e.to_string()))?;
-        Ok(Self(entries.into_iter().collect()))
-    }
+/// The chart the options name outside the repository (`helm.repo`, a URL, `oci://`), if
+/// they name one.
+pub fn remote_chart(options: &BundleDeploymentOptions) -> Option<RemoteChartRef> {
+    let helm = options.helm.as_ref()?;
+    let chart = helm.chart.clone().filter(|c| !c.is_empty())?;
+    let repo = helm.repo.clone().unwrap_or_default();
+    (!repo.is_empty() || is_remote(&chart)).then(|| RemoteChartRef {
+        repo,
+        chart,
+        version: helm.version.clone().unwrap_or_default(),
+    })
 }
 
 /// What the member cluster contributes when a Helm bundle is rendered there, by its agent,
@@ -90,7 +51,7 @@ pub struct MemberData {
     /// `.Capabilities.APIVersions`, from the member's discovery.
     pub api_versions: Option<Vec<String>>,
     /// The cluster `lookup` asks.
-    pub lookup: Option<engine::ClusterLookup>,
+    pub lookup: Option<fleet_helm::ClusterLookup>,
 }
 
 /// The data Fleet's `${ }` templates of `helm.values` see.
@@ -144,7 +105,7 @@ impl ClusterTemplating {
     fn new(cluster: &ClusterInfo) -> Self {
         Self {
             data: cluster_data(cluster),
-            funcs: engine::functions(),
+            funcs: fleet_helm::functions(),
         }
     }
 
@@ -253,19 +214,19 @@ pub(super) fn local_chart(
     bundle: &BundleDir,
     chart_ref: &str,
     fleet_file: &str,
-) -> Result<chart::Chart> {
+) -> Result<Chart> {
     if chart_ref == "Chart.yaml" {
-        return chart::load(&bundle.dir);
+        return Chart::load(&bundle.dir).map_err(helm_error);
     }
     let dir = root
         .resolve(&bundle.dir, chart_ref, &bundle.dir.join("fleet.yaml"))
         .map_err(|e| RenderError::in_field(fleet_file, "helm.chart", e.message))?;
-    chart::load(&dir)
+    Chart::load(&dir).map_err(helm_error)
 }
 
 /// The dependencies `chart` declares from a Helm repository or OCI registry that its
 /// `charts/` directory lacks.
-pub(super) fn missing_dependencies(chart: &chart::Chart) -> Vec<RemoteChartRef> {
+pub(super) fn missing_dependencies(chart: &Chart) -> Vec<RemoteChartRef> {
     chart
         .dependencies
         .iter()
@@ -307,7 +268,7 @@ pub fn render(
     } = *input;
     let helm = options.helm.clone().unwrap_or_default();
     let fleet_yaml = bundle.dir.join("fleet.yaml");
-    let mut loaded = match RemoteChartRef::of(options) {
+    let mut loaded = match remote_chart(options) {
         Some(remote) => fetched.get(&remote).cloned().ok_or_else(|| {
             RenderError::in_field(
                 fleet_file,
@@ -334,9 +295,9 @@ pub fn render(
         let shown = root.display(&path);
         let text = std::fs::read_to_string(&path)
             .map_err(|e| RenderError::in_file(&shown, e.to_string()))?;
-        let parsed: Value = crate::yaml::parse_one(&text, &shown)?;
+        let parsed: Value = fleet_files::yaml::parse_one(&text, &shown)?;
         if !parsed.is_null() {
-            values::merge_user(&mut user, &parsed);
+            fleet_helm::merge_values(&mut user, &parsed);
         }
     }
     if let Some(inline) = &helm.values {
@@ -345,14 +306,14 @@ pub fn render(
         if !helm.disable_pre_process.unwrap_or(false) {
             ClusterTemplating::new(cluster).apply(&mut inline, fleet_file)?;
         }
-        values::merge_user(&mut user, &inline);
+        fleet_helm::merge_values(&mut user, &inline);
     }
     for from_member in &member.values_from {
-        values::merge_user(&mut user, from_member);
+        fleet_helm::merge_values(&mut user, from_member);
     }
     let (release_name, namespace) = release_of(options, bundle_name);
-    let defaults = engine::Options::default();
-    let engine_options = engine::Options {
+    let defaults = fleet_helm::Options::default();
+    let engine_options = fleet_helm::Options {
         release_name: release_name.clone(),
         namespace: namespace.clone(),
         include_crds: true,
@@ -362,19 +323,19 @@ pub fn render(
         lookup: member.lookup.clone(),
         // Fleet installs with DNS lookups on unless `disableDNS`.
         enable_dns: !helm.disable_dns.unwrap_or(false),
-        ..engine::Options::default()
+        ..fleet_helm::Options::default()
     };
-    let rendered = engine::render(&loaded, &user, &engine_options)?;
+    let rendered = fleet_helm::render(&loaded, &user, &engine_options).map_err(helm_error)?;
     let mut resources = Vec::new();
     for crd in &rendered.crds {
         resources.extend(
-            crate::yaml::parse_documents(&crd.text, &crd.path)?
+            fleet_files::yaml::parse_documents(&crd.text, &crd.path)?
                 .into_iter()
                 .filter(|d| !d.is_null()),
         );
     }
     for manifest in &rendered.manifests {
-        let document: Value = crate::yaml::parse_one(&manifest.content, &manifest.source)?;
+        let document: Value = fleet_files::yaml::parse_one(&manifest.content, &manifest.source)?;
         if !document.is_null() {
             resources.push(document);
         }
@@ -384,7 +345,8 @@ pub fn render(
         if hook.events.iter().any(|e| e.starts_with("test")) {
             continue;
         }
-        let object: Value = crate::yaml::parse_one(&hook.manifest.content, &hook.manifest.source)?;
+        let object: Value =
+            fleet_files::yaml::parse_one(&hook.manifest.content, &hook.manifest.source)?;
         hooks.push(HelmHook {
             path: hook.manifest.source.clone(),
             events: hook.events.clone(),

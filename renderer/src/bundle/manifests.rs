@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::discovery::BundleDir;
-use crate::error::{RenderError, Result};
-use crate::root::RepoRoot;
-use crate::yaml;
+use crate::RepoRoot;
+use crate::{RenderError, Result};
+use fleet_files::yaml;
 use fleet_objects::smp::{self, ItemOrder, ListMerge};
 
 /// Whether a path names a manifest file (`.yaml`, `.yml` or `.json`, not fleet.yaml).
@@ -93,7 +93,7 @@ fn patch_documents(base: &mut [Value], patch: &Value, file: &str) -> Result<()> 
             "an overlay patch needs a base file holding exactly one object",
         ));
     };
-    let lists = ListMerge::for_api_version(crate::resource::str_at(single, &["apiVersion"]));
+    let lists = ListMerge::for_api_version(fleet_files::str_at(single, &["apiVersion"]));
     smp::merge(single, patch, lists, ItemOrder::Append);
     Ok(())
 }

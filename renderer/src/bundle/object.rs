@@ -8,8 +8,8 @@ use fleet_api::{Bundle, BundleResource, BundleSpec, BundleTarget, FleetYaml};
 use super::discovery::BundleDir;
 use super::manifests::bundle_files;
 use super::names::bundle_name;
-use crate::error::{RenderError, Result};
-use crate::root::RepoRoot;
+use crate::RepoRoot;
+use crate::{RenderError, Result};
 
 /// The Bundle's name: fleet.yaml's `name`, else the one Fleet makes from the GitRepo (or
 /// name prefix) `repo_name` and the bundle's directory.

@@ -8,14 +8,15 @@ use serde_json::Value;
 
 use super::content::{content_id, helm_install_order, member_render_id, release_content_id};
 use super::discovery::BundleDir;
-use super::helm::{FetchedCharts, MemberData};
+use super::helm::MemberData;
 use super::manifests;
 use super::options;
 use super::target::ClusterInfo;
-use crate::error::{RenderError, Result};
-use crate::kustomize;
-use crate::resource::{is_cluster_scoped, set_metadata, str_at};
-use crate::root::RepoRoot;
+use crate::RepoRoot;
+use crate::{RenderError, Result};
+use fleet_files::{is_cluster_scoped, set_metadata, str_at};
+use fleet_helm::FetchedCharts;
+use fleet_kustomize as kustomize;
 
 /// A bundle rendered for one cluster.
 #[derive(Debug, Clone)]
@@ -30,7 +31,8 @@ pub struct Variant {
     pub resources: Vec<Value>,
     /// For a Helm bundle, the release the resources make up.
     pub helm: Option<HelmRelease>,
-    /// Whether it depends on the member cluster (see [`super::helm::HelmOutput`]).
+    /// Whether its output depends on the member cluster (`helm.valuesFrom`, `lookup`,
+    /// `.Capabilities`), so that its agent renders it.
     pub reads_member: bool,
     /// When the agent renders it in its member cluster, what it renders from (and no
     /// resources or release here).
@@ -231,13 +233,13 @@ pub fn dependency_needs(
     root: &RepoRoot,
     bundle: &BundleDir,
     options: &BundleDeploymentOptions,
-) -> Result<Vec<super::RemoteChartRef>> {
+) -> Result<Vec<fleet_helm::RemoteChartRef>> {
     let disabled = options
         .helm
         .as_ref()
         .and_then(|h| h.disable_dependency_update)
         .unwrap_or(false);
-    if disabled || super::RemoteChartRef::of(options).is_some() {
+    if disabled || super::remote_chart(options).is_some() {
         return Ok(Vec::new());
     }
     let Some(chart_ref) = helm_chart(bundle, options) else {

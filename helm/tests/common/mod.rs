@@ -1,0 +1,46 @@
+//! Helpers shared by the engine's tests: where the inputs are, and `helm template` as
+//! Helm's command prints it.
+#![allow(dead_code)] // Each test crate uses its own part of these helpers.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use fleet_helm::{Chart, Options, ValueOptions};
+
+/// The workspace root.
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The shared real-world inputs beside the project.
+pub fn shared_real() -> PathBuf {
+    workspace().join("../shared/real")
+}
+
+/// The rows of a TSV file with a header.
+pub fn tsv_rows(file: &Path) -> Vec<BTreeMap<String, String>> {
+    fleet_testkit::tsv_rows(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+}
+
+/// What `helm template` prints for `chart`: its standard output, or on failure its
+/// standard error (`Error: ` and the message, and after a failed render the `--debug`
+/// hint), as Helm 4 writes them.
+pub fn helm_template(
+    chart: &Path,
+    values: &ValueOptions,
+    options: &Options,
+) -> Result<String, String> {
+    let failed = |error: fleet_helm::Error, rendering: bool| {
+        let hint = if rendering {
+            "\nUse --debug flag to render out invalid YAML\n"
+        } else {
+            ""
+        };
+        format!("Error: {error}\n{hint}")
+    };
+    let chart = Chart::load(chart).map_err(|e| failed(e, false))?;
+    let user = values.merge().map_err(|e| failed(e, false))?;
+    let prepared = fleet_helm::prepare(&chart, &user, options).map_err(|e| failed(e, false))?;
+    let rendered = prepared.render().map_err(|e| failed(e, true))?;
+    Ok(rendered.to_template_output(false))
+}

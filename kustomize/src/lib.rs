@@ -1,0 +1,197 @@
+//! A Kustomize engine in Rust: `kustomize build` in-process, building what
+//! `kubectl kustomize` (kustomize v5.8) builds.
+//!
+//! Every kustomization field is supported: resources, bases and components, namespace,
+//! namePrefix/nameSuffix, labels, commonLabels, commonAnnotations, images, replicas,
+//! patches of every kind, generators (ConfigMap, Secret, and `helmCharts` rendered by
+//! [`fleet_helm`]), vars, replacements, configurations, crds, openapi, sortOptions, and
+//! builtin plugin configurations in generators/transformers. Exec and KRM function plugins
+//! are refused. Nothing is read outside the [`RepoRoot`] and nothing is fetched: remote
+//! bases are looked for, already fetched, under [`REMOTE_DIR`] ([`remote_needs`] lists what
+//! a tree needs), and remote charts come in [`BuildOptions::charts`].
+//!
+//! Start with [`build`]:
+//!
+//! ```
+//! use fleet_kustomize::RepoRoot;
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! std::fs::write(
+//!     dir.path().join("kustomization.yaml"),
+//!     "namePrefix: prod-\nresources: [cm.yaml]\nlabels:\n- pairs: {app: web}\n",
+//! )?;
+//! std::fs::write(
+//!     dir.path().join("cm.yaml"),
+//!     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n",
+//! )?;
+//!
+//! let root = RepoRoot::new(dir.path())?;
+//! let resources = fleet_kustomize::build(&root, root.path())?;
+//! assert_eq!(resources[0]["metadata"]["name"], "prod-settings");
+//! assert_eq!(resources[0]["metadata"]["labels"]["app"], "web");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! `examples/build.rs` is `kustomize build DIR` in a dozen lines.
+
+mod config;
+mod crds;
+mod defaults;
+mod fieldpath;
+mod generators;
+mod helm_charts;
+mod location;
+mod nameref;
+mod needs;
+mod openapi;
+mod order;
+mod patches;
+mod plugins;
+mod remote;
+mod replacements;
+mod resmap;
+mod steps;
+mod target;
+mod transformers;
+mod types;
+mod value_add;
+mod vars;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+pub use fleet_files::{Error, Location, RepoRoot, Result};
+pub use fleet_helm::{FetchedCharts, RemoteChartRef};
+pub use needs::{remote_needs, RemoteNeeds};
+pub use remote::{RemoteResource, REMOTE_DIR};
+use target::{Accumulator, Builder};
+
+/// File names that hold a kustomization, in the order kustomize looks for them.
+pub const KUSTOMIZATION_FILES: [&str; 3] =
+    ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+/// Returns the kustomization file in `dir`, if there is one.
+pub fn kustomization_file(dir: &Path) -> Option<PathBuf> {
+    KUSTOMIZATION_FILES
+        .iter()
+        .map(|name| dir.join(name))
+        .find(|path| path.is_file())
+}
+
+/// What a kustomization may read, as kustomize's `--load-restrictor` says.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LoadRestrictor {
+    /// `LoadRestrictionsRootOnly` (the default): plain files (patches, generator sources,
+    /// resource files) in or below the kustomization's own directory; bases and
+    /// components anywhere inside the repository root.
+    #[default]
+    RootOnly,
+    /// `LoadRestrictionsNone`: files anywhere inside the repository root.
+    None,
+}
+
+/// How to build.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BuildOptions<'a> {
+    /// Where plain files may come from.
+    pub load_restrictor: LoadRestrictor,
+    /// Charts `helmCharts` entries name from a repository, fetched beforehand.
+    pub charts: Option<&'a FetchedCharts>,
+    /// Where remote resources were fetched to (a bundle's [`REMOTE_DIR`]); without it
+    /// they are refused.
+    pub remote_dir: Option<&'a Path>,
+    /// Documents standing as a file of the top kustomization's directory and the first
+    /// entry of its `resources`, as Rancher Fleet hands Helm's output to a kustomization.
+    pub prepended: Option<&'a Prepended>,
+}
+
+/// Documents a build reads as if they were a file in the top kustomization's directory,
+/// listed first in its `resources` unless it lists that file itself.
+#[derive(Debug, Clone, Default)]
+pub struct Prepended {
+    /// The file name they stand as (Fleet's `fleet-manifests.yaml`).
+    pub file: String,
+    /// The documents.
+    pub documents: Vec<Value>,
+}
+
+/// Builds the kustomization in `dir` (inside `root`) into its output resources, with the
+/// default load restrictor.
+pub fn build(root: &RepoRoot, dir: &Path) -> Result<Vec<Value>> {
+    build_with(root, dir, BuildOptions::default())
+}
+
+/// Builds the kustomization in `dir` (inside `root`) into its output resources.
+pub fn build_with(root: &RepoRoot, dir: &Path, options: BuildOptions<'_>) -> Result<Vec<Value>> {
+    let dir = root.resolve(root.path(), &dir.to_string_lossy(), root.path())?;
+    let none = FetchedCharts::default();
+    let mut builder = Builder::new(
+        root,
+        options.load_restrictor == LoadRestrictor::RootOnly,
+        options.charts.unwrap_or(&none),
+        options.remote_dir,
+    );
+    if let Some(prepended) = options.prepended {
+        builder.prepend(&dir, prepended.clone());
+    }
+    let (kustomization, file, mut accumulator) = builder.build_dir(&dir)?;
+    let shown = root.display(&file);
+    finish(&mut accumulator, &shown)?;
+    let mut resources = accumulator.resources;
+    let sort = kustomization.sort_options.as_ref();
+    match sort.and_then(|s| s.order.as_deref()).unwrap_or("legacy") {
+        "legacy" => order::legacy_sort(
+            &mut resources.items,
+            sort.and_then(|s| s.legacy_sort_options.as_ref()),
+        ),
+        "fifo" => {}
+        other => {
+            return Err(Error::in_field(
+                shown,
+                "sortOptions.order",
+                format!("unknown order `{other}` (legacy or fifo)"),
+            ))
+        }
+    }
+    Ok(resources
+        .items
+        .into_iter()
+        .map(|r| without_empty_annotations(r.value))
+        .collect())
+}
+
+/// kustomize's reader annotates every object and strips those annotations before it
+/// prints, which drops an empty or null `metadata.annotations` (labels stay as written).
+fn without_empty_annotations(mut object: Value) -> Value {
+    if let Some(Value::Object(metadata)) = object.get_mut("metadata") {
+        let empty = match metadata.get("annotations") {
+            Some(Value::Null) => true,
+            Some(Value::Object(map)) => map.is_empty(),
+            _ => false,
+        };
+        if empty {
+            metadata.remove("annotations");
+        }
+    }
+    object
+}
+
+/// Steps kustomize runs once, after every level: content hashes, name references, vars.
+fn finish(accumulator: &mut Accumulator, file: &str) -> Result<()> {
+    for resource in &mut accumulator.resources.items {
+        if resource.generated.as_ref().is_some_and(|g| g.hash_suffix) {
+            let hash = generators::content_hash(&resource.value);
+            let name = fleet_files::str_at(&resource.value, &["metadata", "name"]);
+            let hashed = format!("{name}-{hash}");
+            resource.store_previous_id();
+            fleet_files::set_metadata(&mut resource.value, "name", &hashed);
+            resource.remember_name();
+        }
+    }
+    let config = accumulator.config();
+    nameref::fix_references(&mut accumulator.resources, &config, file)?;
+    vars::resolve(&mut accumulator.resources, &accumulator.vars, &config, file)
+}
