@@ -137,7 +137,7 @@ fn granted_rules(
                 crate::meta::meta_str(binding, "namespace").unwrap_or_default(),
             ),
         };
-        let key = crate::store::Key {
+        let key = crate::event::Key {
             cluster: cluster.to_string(),
             resource: format!("rbac.authorization.k8s.io/{resource}"),
             namespace: role_ns.to_string(),
@@ -212,7 +212,7 @@ impl Grants {
 /// it was (or its absence).
 struct Granted {
     bindings_changed: u64,
-    roles: Vec<(crate::store::Key, Option<Arc<crate::stored::Stored>>)>,
+    roles: Vec<(crate::event::Key, Option<Arc<crate::stored::Stored>>)>,
     rules: Arc<Vec<Value>>,
 }
 
@@ -349,7 +349,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_grant_is_kept_until_its_own_bindings_or_roles_change() {
-        use crate::store::{Change, ClusterRecord, Key};
+        use crate::event::Key;
+        use crate::store::{Change, ClusterRecord};
         let dir = tempfile::tempdir().expect("temp dir");
         let store =
             Arc::new(Store::open(&dir.path().join("db"), Default::default()).expect("store"));

@@ -11,10 +11,11 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::auth::Identity;
+use crate::event::Key;
 use crate::objects::{self, Call, Propagation};
 use crate::registry::Registry;
 use crate::status::{ApiError, ApiResult};
-use crate::store::{Change, ClusterRecord, Key, Store, StoreError};
+use crate::store::{Change, ClusterRecord, Store, StoreError};
 use crate::stored::Stored;
 use crate::token_request;
 
@@ -273,7 +274,7 @@ impl Hub {
         match call.resource.storage_key().as_str() {
             CRD_RESOURCE => {
                 self.refresh_registry(&call.cluster);
-                if !crate::kinds::is_established(object) && !crate::meta::is_deleting(object) {
+                if !crate::registry::is_established(object) && !crate::meta::is_deleting(object) {
                     self.later(call, object, |hub, cluster, _, name| async move {
                         hub.establish(&cluster, &name).await
                     });

@@ -118,15 +118,6 @@ fn stored_versions(crd: &Value) -> Vec<Value> {
         .unwrap_or_default()
 }
 
-/// Whether a CRD is Established: its kind is served.
-pub fn is_established(crd: &Value) -> bool {
-    crd.pointer("/status/conditions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .any(|c| c["type"] == "Established" && c["status"] == "True")
-}
-
 /// Accepts a CRD's names and establishes it, as kube-apiserver's naming and
 /// establishing controllers do.
 pub fn accept_names(crd: &mut Value) {

@@ -4,11 +4,12 @@
 
 pub mod auth;
 pub mod body;
-pub mod builtin_columns;
 pub mod builtin_schemas;
+pub mod columns;
 pub mod connections;
 pub mod defaults;
 pub mod discovery;
+pub mod event;
 pub mod fields;
 pub mod http;
 pub mod hub;

@@ -7,6 +7,7 @@ use base64::Engine;
 use bytes::Bytes;
 use serde_json::{json, Value};
 
+use crate::event::Key;
 use crate::fields::Lists;
 use crate::hub::Hub;
 use crate::managed::{self, Writer};
@@ -14,7 +15,7 @@ use crate::meta;
 use crate::registry::ResourceType;
 use crate::selector::Selectors;
 use crate::status::{ApiError, ApiResult, Cause};
-use crate::store::{Change, Key, Version};
+use crate::store::{Change, Version};
 use crate::stored::Stored;
 
 /// A request on one resource, after routing.

@@ -5,22 +5,7 @@ use std::sync::{Arc, LazyLock};
 
 use serde_json::Value;
 
-/// One column of `kubectl get` output.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PrinterColumn {
-    /// Header, e.g. `Repo`.
-    pub name: String,
-    /// `string`, `integer`, `number`, `boolean` or `date`.
-    pub kind: String,
-    /// The JSONPath evaluated against each object.
-    pub json_path: String,
-    /// Shown only with `-o wide` when above zero.
-    pub priority: i64,
-    /// Column description.
-    pub description: String,
-    /// For built-in kinds, the cell computed from the object (`json_path` is then unused).
-    pub compute: Option<crate::builtin_columns::Cell>,
-}
+use crate::columns::PrinterColumn;
 
 /// One served version of a resource.
 #[derive(Debug, Clone, PartialEq)]
@@ -303,7 +288,7 @@ fn str_of<'a>(value: &'a Value, pointer: &str) -> Option<&'a str> {
 /// A custom resource from a CRD object, or `None` if the CRD lacks names or versions.
 pub fn from_crd(crd: &Value) -> Option<ResourceType> {
     // Served once established, as kube-apiserver serves it.
-    if !crate::kinds::is_established(crd) {
+    if !is_established(crd) {
         return None;
     }
     let spec = crd.get("spec")?;
@@ -361,6 +346,15 @@ fn printer_column(column: &Value) -> Option<PrinterColumn> {
             .to_string(),
         compute: None,
     })
+}
+
+/// Whether a CRD is Established: its kind is served.
+pub fn is_established(crd: &Value) -> bool {
+    crd.pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == "Established" && c["status"] == "True")
 }
 
 #[cfg(test)]

@@ -2,8 +2,9 @@
 
 use serde_json::{json, Value};
 
+use crate::columns::PrinterColumn;
 use crate::jsonpath;
-use crate::registry::{PrinterColumn, ResourceType};
+use crate::registry::ResourceType;
 
 /// What a Table row carries besides its cells (`includeObject`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,7 +48,7 @@ fn default_columns(resource: &ResourceType) -> Vec<PrinterColumn> {
     let mut columns = if resource.custom {
         Vec::new()
     } else {
-        crate::builtin_columns::for_kind(&resource.group, &resource.kind).unwrap_or_default()
+        crate::columns::for_kind(&resource.group, &resource.kind).unwrap_or_default()
     };
     if resource.kind == "Namespace" {
         columns.push(column("Status", "string", ".status.phase"));

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::mpsc;
 
-use crate::store::Event;
+use crate::event::Event;
 
 /// The events a watch may have waiting before it is ended as too slow. A watch of every
 /// BundleDeployment sees a burst of tens of thousands when a commit reaches a large fleet;

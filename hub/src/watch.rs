@@ -10,11 +10,12 @@ use tokio::sync::mpsc;
 
 use crate::topics::Received;
 
+use crate::columns::PrinterColumn;
+use crate::event::{Event, EventType};
 use crate::objects::Call;
-use crate::registry::PrinterColumn;
 use crate::selector::Selectors;
 use crate::status::{ApiError, ApiResult};
-use crate::store::{Event, EventType, Store};
+use crate::store::Store;
 use crate::stored::Stored;
 use crate::table::{self, Include};
 

@@ -194,11 +194,6 @@ pub struct TransformerConfig {
 }
 
 impl TransformerConfig {
-    /// kustomize's default configuration.
-    pub fn defaults() -> Self {
-        super::defaults::transformer_config()
-    }
-
     /// Adds another configuration's specs and references (duplicates dropped).
     pub fn merge(&mut self, other: TransformerConfig) {
         fn extend(into: &mut Vec<FieldSpec>, from: Vec<FieldSpec>) {
@@ -271,7 +266,7 @@ mod tests {
 
     #[test]
     fn configurations_merge_without_duplicates() {
-        let mut config = TransformerConfig::defaults();
+        let mut config = crate::defaults::transformer_config();
         let before = config.common_labels.len();
         let custom: TransformerConfig = serde_yaml_ng::from_str(
             "commonLabels:\n- path: spec/selector\n  kind: MyKind\n  create: true\n- path: metadata/labels\n  create: true\nnameReference:\n- kind: ConfigMap\n  fieldSpecs:\n  - path: spec/configRef\n    kind: MyKind\n",

@@ -48,6 +48,7 @@ mod needs;
 mod openapi;
 mod order;
 mod patches;
+mod plugin_source;
 mod plugins;
 mod remote;
 mod replacements;

@@ -352,7 +352,7 @@ mod tests {
                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"},
                    "subjects": [{"kind": "ServiceAccount", "name": "sa"}]}),
         ]);
-        fix_references(&mut map, &TransformerConfig::defaults(), "k").expect("fixes");
+        fix_references(&mut map, &crate::defaults::transformer_config(), "k").expect("fixes");
         assert_eq!(
             map.items[1].value["subjects"][0],
             json!({"kind": "ServiceAccount", "name": "sa"})
@@ -368,7 +368,7 @@ mod tests {
                    "subjects": [{"kind": "ServiceAccount", "name": "sa", "namespace": "system"}]}),
         ]);
         rename(&mut map, 0, "p-sa");
-        let config = TransformerConfig::defaults();
+        let config = crate::defaults::transformer_config();
         fix_references(&mut map, &config, "kustomization.yaml").expect("fixes");
         assert_eq!(map.items[1].value["subjects"][0]["name"], "p-sa");
         assert_eq!(map.items[1].value["subjects"][0]["namespace"], "system");
@@ -388,7 +388,7 @@ mod tests {
         map.items[1].prefixes.push("b-".into());
         rename(&mut map, 2, "b-pod");
         map.items[2].prefixes.push("b-".into());
-        fix_references(&mut map, &TransformerConfig::defaults(), "k").expect("fixes");
+        fix_references(&mut map, &crate::defaults::transformer_config(), "k").expect("fixes");
         assert_eq!(
             map.items[2].value["spec"]["volumes"][0]["configMap"]["name"],
             "b-cm"

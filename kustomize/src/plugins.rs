@@ -11,7 +11,8 @@ use serde_json::{Map, Value};
 use super::config::FieldSpec;
 use super::generators::GeneratorKind;
 use super::location::Location;
-use super::patches::{Allow, Patch, PatchSource};
+use super::patches::{Allow, Patch};
+use super::plugin_source::PluginSource;
 use super::replacements::Replacement;
 use super::steps::Transform;
 use super::transformers::Affix;
@@ -37,31 +38,6 @@ pub enum Plugin {
     Transform(Transform),
     /// A generator run.
     Generate(Generate),
-}
-
-/// Where the config came from, for messages and for the files it names.
-pub struct PluginSource<'a> {
-    /// The kustomization listing the plugin (files it names are relative to it).
-    pub location: Location<'a>,
-    /// `transformers[1]`.
-    pub field: String,
-    /// The file the configuration is in.
-    pub shown: String,
-}
-
-impl PluginSource<'_> {
-    /// An error about the configuration's file.
-    pub fn error(&self, message: impl Into<String>) -> Error {
-        Error::in_file(&self.shown, message.into())
-    }
-
-    fn patch_source(&self) -> PatchSource<'_> {
-        PatchSource {
-            location: self.location,
-            field: self.field.clone(),
-            schema: None,
-        }
-    }
 }
 
 #[derive(Deserialize)]

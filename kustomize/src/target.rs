@@ -13,7 +13,8 @@ use super::helm_charts;
 use super::location::Location;
 use super::openapi::Schema;
 use super::patches::{Allow, Patch, PatchSource};
-use super::plugins::{self, Generate, Plugin, PluginSource};
+use super::plugin_source::PluginSource;
+use super::plugins::{self, Generate, Plugin};
 use super::resmap::{ResMap, Resource};
 use super::steps::Transform;
 use super::transformers::{label_specs, Affix};
@@ -38,7 +39,7 @@ pub struct Accumulator {
 impl Accumulator {
     /// kustomize's default configuration with this accumulation's additions.
     pub fn config(&self) -> TransformerConfig {
-        let mut config = TransformerConfig::defaults();
+        let mut config = super::defaults::transformer_config();
         config.merge(self.extra_config.clone());
         config
     }

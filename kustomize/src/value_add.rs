@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::fieldpath::{self, Step};
 use super::patches::{Matcher, PatchSource};
-use super::plugins::PluginSource;
+use super::plugin_source::PluginSource;
 use super::resmap::ResMap;
 use super::transformers::set_resource_namespace;
 use super::types::Selector;

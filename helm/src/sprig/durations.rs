@@ -261,7 +261,7 @@ fn truncate_duration(d: i64, m: i64) -> i64 {
 
 /// sprig's `durationRound`: the largest whole unit (`y`, `mo`, `d`, `h`, `m`, `s`) the
 /// magnitude exceeds.
-fn rough(nanos: i64) -> String {
+pub(super) fn rough(nanos: i64) -> String {
     let u = nanos.unsigned_abs();
     let hour = HOUR as u64;
     let units = [
@@ -297,22 +297,6 @@ pub(super) fn register(funcs: &mut HashMap<&'static str, Func>) {
             _ => 0,
         };
         Ok(Value::from(format_duration(seconds.wrapping_mul(SECOND))))
-    });
-    funcs.insert("durationRound", |exec, a| {
-        arity("durationRound", &a, 1)?;
-        let nanos = match &a[0] {
-            Value::Str(s) => parse_duration(s).unwrap_or(0),
-            Value::Int64(i) => *i,
-            Value::Object(_) => match super::time::timestamp_of(&a[0]) {
-                Some(then) => {
-                    let since = exec.world.now().duration_since(then);
-                    i64::try_from(since.as_nanos()).unwrap_or(i64::MAX)
-                }
-                None => duration_of(&a[0]).unwrap_or(0),
-            },
-            _ => 0,
-        };
-        Ok(Value::from(rough(nanos)))
     });
     funcs.insert("mustToDuration", |_, a| {
         arity("mustToDuration", &a, 1)?;

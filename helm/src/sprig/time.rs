@@ -10,7 +10,7 @@ use std::rc::Rc;
 use jiff::tz::TimeZone;
 use jiff::{Timestamp, ZonedDateTime};
 
-use super::durations::{format_duration, parse_duration, SECOND};
+use super::durations::{duration_of, format_duration, parse_duration, rough, SECOND};
 use super::{arity, str_arg};
 use crate::template::value::Object;
 use crate::template::{Func, Value};
@@ -606,6 +606,23 @@ fn modify(layout: &Value, date: &Value) -> Result<Result<Value, String>, String>
 }
 
 pub(super) fn register(funcs: &mut HashMap<&'static str, Func>) {
+    // `durationRound` takes a duration, or a time whose age it rounds.
+    funcs.insert("durationRound", |exec, a| {
+        arity("durationRound", &a, 1)?;
+        let nanos = match &a[0] {
+            Value::Str(s) => parse_duration(s).unwrap_or(0),
+            Value::Int64(i) => *i,
+            Value::Object(_) => match timestamp_of(&a[0]) {
+                Some(then) => {
+                    let since = exec.world.now().duration_since(then);
+                    i64::try_from(since.as_nanos()).unwrap_or(i64::MAX)
+                }
+                None => duration_of(&a[0]).unwrap_or(0),
+            },
+            _ => 0,
+        };
+        Ok(Value::from(rough(nanos)))
+    });
     funcs.insert("now", |exec, a| {
         arity("now", &a, 0)?;
         Ok(Time::utc(exec.world.now()).value())

@@ -200,13 +200,23 @@ fn walk_dirs(root: &RepoRoot, base: &Path) -> Result<Vec<PathBuf>> {
     Ok(super::fleetignore::walk(root, base, &|_| true)?.dirs)
 }
 
+/// Whether a path names a manifest file (`.yaml`, `.yml` or `.json`, not fleet.yaml).
+pub(super) fn is_manifest_name(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let manifest = name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".json");
+    manifest && path.is_file() && name != "fleet.yaml" && name != "fleet.yml"
+}
+
 /// Whether a directory directly holds YAML or JSON files.
 fn has_manifests(dir: &Path) -> bool {
     std::fs::read_dir(dir)
         .map(|entries| {
             entries
                 .filter_map(|e| e.ok())
-                .any(|e| super::manifests::is_manifest_name(&e.path()))
+                .any(|e| is_manifest_name(&e.path()))
         })
         .unwrap_or(false)
 }

@@ -5,21 +5,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::discovery::BundleDir;
+use super::discovery::{is_manifest_name, BundleDir};
 use crate::RepoRoot;
 use crate::{RenderError, Result};
 use fleet_files::yaml;
 use fleet_objects::smp::{self, ItemOrder, ListMerge};
-
-/// Whether a path names a manifest file (`.yaml`, `.yml` or `.json`, not fleet.yaml).
-pub fn is_manifest_name(path: &Path) -> bool {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    let manifest = name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".json");
-    manifest && path.is_file() && name != "fleet.yaml" && name != "fleet.yml"
-}
 
 /// Manifest files of a bundle by path relative to it, parsed; nested bundles, the
 /// `overlays/` directory, `.fleetignore`d files and the bundle's left-out files are left

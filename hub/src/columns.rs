@@ -1,9 +1,25 @@
-//! The columns kube-apiserver's table printers give built-in kinds (`kubectl get pods`
-//! shows READY, STATUS, RESTARTS, AGE), computed from each object as they compute them.
+//! The columns of `kubectl get`: what a column is, and those kube-apiserver's table
+//! printers give built-in kinds (`kubectl get pods` shows READY, STATUS, RESTARTS, AGE),
+//! computed from each object as they compute them.
 
 use serde_json::{json, Value};
 
-use crate::registry::PrinterColumn;
+/// One column of `kubectl get` output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrinterColumn {
+    /// Header, e.g. `Repo`.
+    pub name: String,
+    /// `string`, `integer`, `number`, `boolean` or `date`.
+    pub kind: String,
+    /// The JSONPath evaluated against each object.
+    pub json_path: String,
+    /// Shown only with `-o wide` when above zero.
+    pub priority: i64,
+    /// Column description.
+    pub description: String,
+    /// For built-in kinds, the cell computed from the object (`json_path` is then unused).
+    pub compute: Option<Cell>,
+}
 
 /// A cell computed from an object, as kube-apiserver's printers compute it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
