@@ -12,7 +12,7 @@ use fleet_api::{BundleDeployment, BundleDeploymentOptions, BundleDeploymentResou
 use kube::ResourceExt;
 use serde_json::Value;
 
-use crate::deploy::{apply_all, Desired};
+use crate::apply::{apply_all, Desired};
 use crate::release::{self, NewRevision, Store};
 use crate::{hooks, Agent, Error};
 
@@ -139,7 +139,7 @@ pub(crate) async fn deploy(
     let undone = match previous {
         None => {
             let applied: Vec<_> = desired.iter().map(Desired::record).collect();
-            crate::deploy::prune(agent, &applied, &[]).await?;
+            crate::apply::prune(agent, &applied, &[]).await?;
             store.delete_all(&store.history().await?).await?;
             "uninstalled"
         }
@@ -199,7 +199,7 @@ impl Rollback<'_> {
         )
         .await?;
         let added: Vec<_> = attempted.iter().map(Desired::record).collect();
-        crate::deploy::prune(agent, &added, &kept).await?;
+        crate::apply::prune(agent, &added, &kept).await?;
         hooks::run(agent, &hooks_of, "post-rollback", self.timeout, &mut ran).await?;
         let mut record = body.clone();
         record["version"] = Value::from(self.version);
@@ -281,7 +281,7 @@ async fn label_namespace(
     kube::Api::<k8s_openapi::api::core::v1::Namespace>::all(agent.local.clone())
         .patch(
             namespace,
-            &crate::deploy::patch_params(),
+            &crate::apply::patch_params(),
             &kube::api::Patch::Merge(&patch),
         )
         .await?;

@@ -177,7 +177,7 @@ async fn run_one(
         delete(agent, release, hook, timeout).await?;
     }
     let (api, object) = target(agent, release, hook).await?;
-    api.create(&crate::deploy::post_params(), &object).await?;
+    api.create(&crate::apply::post_params(), &object).await?;
     let kind = kind(hook);
     if kind != "Job" && kind != "Pod" {
         return Ok(());

@@ -7,6 +7,7 @@
 //! Helm bundles that must be rendered in the member cluster, as Fleet's agent renders
 //! them): no Git, no chart or remote fetching, no controller.
 
+pub mod apply;
 pub mod command;
 pub mod contents;
 pub mod deploy;
@@ -216,7 +217,7 @@ impl Agent {
         if !self.creates_namespaces || self.namespaces.get(namespace, recent::RECHECK).is_some() {
             return Ok(());
         }
-        fleet_objects::client::ensure_namespace(&self.local, namespace, deploy::FIELD_MANAGER)
+        fleet_objects::client::ensure_namespace(&self.local, namespace, apply::FIELD_MANAGER)
             .await?;
         self.namespaces.remember(namespace, ());
         Ok(())
@@ -266,7 +267,7 @@ impl Agent {
                 "lastSeen": jiff::Timestamp::now().to_string(),
                 "namespace": self.namespace,
             }}});
-            let params = deploy::patch_params();
+            let params = apply::patch_params();
             if let Err(error) = api
                 .patch_status(name, &params, &kube::api::Patch::Merge(&patch))
                 .await

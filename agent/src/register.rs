@@ -155,7 +155,7 @@ pub async fn register(
         .spec
         .credential_secret_name()
         .ok_or_else(|| failed("no credential name"))?;
-    api.create(&crate::deploy::post_params(), &registration)
+    api.create(&crate::apply::post_params(), &registration)
         .await?;
     // The token may read this one Secret once the controller has granted the request (until
     // then it is missing, or not yet readable).
@@ -214,7 +214,7 @@ async fn keep(
     fleet_objects::client::ensure_namespace(
         &store.member,
         &store.namespace,
-        crate::deploy::FIELD_MANAGER,
+        crate::apply::FIELD_MANAGER,
     )
     .await?;
     let (cluster_namespace, cluster_name) = cluster.split_once('/').unwrap_or(("", cluster));
@@ -232,7 +232,7 @@ async fn keep(
     Api::<Secret>::namespaced(store.member.clone(), &store.namespace)
         .patch(
             CREDENTIAL_SECRET,
-            &kube::api::PatchParams::apply(crate::deploy::FIELD_MANAGER).force(),
+            &kube::api::PatchParams::apply(crate::apply::FIELD_MANAGER).force(),
             &Patch::Apply(&secret),
         )
         .await?;

@@ -18,7 +18,7 @@ use kube::Api;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
-use crate::deploy::post_params;
+use crate::apply::post_params;
 use crate::record_encoding::{self, decode, encode, encode_json, restatus};
 use crate::Error;
 

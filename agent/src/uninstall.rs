@@ -68,7 +68,7 @@ pub async fn uninstall(agent: &Agent, deployment: &BundleDeployment) -> Result<(
             .filter(|r| delete_crds || r.kind != "CustomResourceDefinition")
             .cloned()
             .collect();
-        crate::deploy::prune(agent, &applied, &[]).await?;
+        crate::apply::prune(agent, &applied, &[]).await?;
     }
     store.delete_all(&history).await?;
     if let Some(release) = &hooks_of {
@@ -100,7 +100,7 @@ pub async fn uninstall(agent: &Agent, deployment: &BundleDeployment) -> Result<(
         ..Condition::default()
     });
     let patch = json!({"status": {"conditions": conditions}});
-    crate::deploy::write_status(agent, deployment, &patch).await?;
+    crate::apply::write_status(agent, deployment, &patch).await?;
     tracing::info!(deployment = %deployment.name_any(), kept = keep, "uninstalled");
     Ok(())
 }
