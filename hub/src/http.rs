@@ -12,9 +12,10 @@ use serde_json::{json, Value};
 
 use crate::auth::{Attributes, Identity};
 use crate::body::{parse_json, MAX_BODY};
+use crate::call::Call;
 use crate::discovery;
 use crate::hub::Hub;
-use crate::objects::{self, Call, Deleted, PatchKind};
+use crate::objects::{self, Deleted, PatchKind};
 use crate::registry::Registry;
 use crate::route::{self, ResourcePath, Route};
 use crate::status::{self, ApiError, ApiResult};
@@ -262,7 +263,7 @@ fn call_for(
 
 fn verb(method: &Method, call: &Call) -> ApiResult<&'static str> {
     let named = call.name.is_some();
-    let watching = crate::objects::flag(call.query.get("watch").map(String::as_str));
+    let watching = crate::call::flag(call.query.get("watch").map(String::as_str));
     Ok(match (method.as_str(), named) {
         ("GET", _) if watching => "watch",
         ("GET", true) => "get",

@@ -5,8 +5,10 @@
 pub mod auth;
 pub mod body;
 pub mod builtin_schemas;
+pub mod call;
 pub mod columns;
 pub mod connections;
+pub mod controllers;
 pub mod defaults;
 pub mod discovery;
 pub mod event;

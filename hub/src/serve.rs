@@ -113,7 +113,11 @@ pub async fn start(options: Options) -> Result<Running, ServeError> {
         .map_err(io_error(format!("creating {}", options.data.display())))?;
     let lock = lock_data(&options.data)?;
     let memory_only = options.memory_only.iter().cloned().collect();
-    let hub = Hub::open(&options.data.join("hub.db"), memory_only)?;
+    let hub = Hub::open(
+        &options.data.join("hub.db"),
+        memory_only,
+        Box::new(crate::controllers::Controllers),
+    )?;
     let listener = std::net::TcpListener::bind(options.listen)
         .map_err(io_error(format!("binding {}", options.listen)))?;
     listener

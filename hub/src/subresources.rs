@@ -5,7 +5,8 @@
 
 use serde_json::{json, Value};
 
-use crate::objects::{self, Call, PatchFailure, PatchKind};
+use crate::call::Call;
+use crate::objects::{self, PatchFailure, PatchKind};
 use crate::registry::ResourceType;
 use crate::status::{ApiError, ApiResult, Cause};
 use crate::Hub;

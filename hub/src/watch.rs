@@ -10,9 +10,9 @@ use tokio::sync::mpsc;
 
 use crate::topics::Received;
 
+use crate::call::Call;
 use crate::columns::PrinterColumn;
 use crate::event::{Event, EventType};
-use crate::objects::Call;
 use crate::selector::Selectors;
 use crate::status::{ApiError, ApiResult};
 use crate::store::Store;
@@ -137,7 +137,7 @@ pub fn start(
     let mut watcher = Watcher {
         selectors: call.selectors()?,
         resource: call.resource.storage_key(),
-        bookmarks: crate::objects::flag(param("allowWatchBookmarks")),
+        bookmarks: crate::call::flag(param("allowWatchBookmarks")),
         table,
         sent_columns: false,
         last_rv: 0,
@@ -147,7 +147,7 @@ pub fn start(
         .and_then(|t| t.parse::<u64>().ok())
         .map(Duration::from_secs)
         .unwrap_or(DEFAULT_TIMEOUT);
-    let initial_events = crate::objects::flag(param("sendInitialEvents"));
+    let initial_events = crate::call::flag(param("sendInitialEvents"));
     let from = param("resourceVersion")
         .filter(|rv| !rv.is_empty() && *rv != "0" && !initial_events)
         .map(|rv| {
