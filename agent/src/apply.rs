@@ -182,7 +182,7 @@ pub(crate) async fn apply_one(agent: &Agent, item: &Desired, force: bool) -> Res
 }
 
 /// The server-side apply of `item`, and the object as the cluster answers it, read as
-/// JSON (not as a `DynamicObject`: a look reads it as JSON).
+/// JSON (not as a `DynamicObject`: a reconcile reads it as JSON).
 pub(crate) async fn server_side_apply(
     api: &Api<DynamicObject>,
     name: &str,

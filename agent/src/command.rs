@@ -54,7 +54,7 @@ pub struct AgentArgs {
     /// Serve /healthz and /readyz on this address.
     #[arg(long)]
     health_listen: Option<std::net::SocketAddr>,
-    /// Seconds between looks at an applied, ready deployment (drift, readiness) beyond
+    /// Seconds between reconciles of an applied, ready deployment (drift, readiness) beyond
     /// those a change to its objects brings at once.
     #[arg(long, default_value_t = 300)]
     resync_seconds: u64,

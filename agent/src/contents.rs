@@ -1,6 +1,6 @@
 //! The Contents an agent has read, unpacked, by name. A Content is named by the sha256 of
 //! what it holds and never changes, so once read it is not asked of the hub again: a drift
-//! look costs no hub request. The cache holds the most recently used few; agents in one
+//! reconcile costs no hub request. The cache holds the most recently used few; agents in one
 //! process (a simulation, `fleet up`) may share one.
 
 use std::collections::HashMap;

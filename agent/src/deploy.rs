@@ -20,7 +20,7 @@ use crate::own_writes::Copy;
 use crate::{status_budget, Agent, Error};
 use fleet_api::labels::{BUNDLE_NAME_LABEL, DEPLOYMENT_LABEL, DEPLOYMENT_NAMESPACE_LABEL};
 
-/// What a look at the cluster found beside readiness.
+/// What a reconcile found in the cluster beside readiness.
 #[derive(Default)]
 struct Findings {
     not_ready: Vec<String>,
@@ -29,8 +29,8 @@ struct Findings {
 
 /// Applies `deployment` when its `deploymentID` is new (after the bundles it depends on
 /// are ready here), prunes, checks drift (correcting it when asked), and reports; a
-/// deleted one is uninstalled. Returns whether the look found the deployment ready, or
-/// `None` when it did not look.
+/// deleted one is uninstalled. Returns whether the reconcile found the deployment ready, or
+/// `None` when it did not reconcile.
 pub async fn deployment(
     agent: &Agent,
     deployment: &BundleDeployment,
@@ -39,10 +39,10 @@ pub async fn deployment(
     let triggered = agent.triggers.wanted(&name);
     if deployment.metadata.deletion_timestamp.is_none() {
         match agent.own_writes.classify(deployment) {
-            // What the agent has just applied, inspected and reported: its next look comes
+            // What the agent has just applied, inspected and reported: its next reconcile comes
             // with a change to its objects, or the resync.
             Copy::OwnWrite if !triggered => return Ok(None),
-            // Older than the agent's last report: the event of that report brings the look.
+            // Older than the agent's last report: the event of that report brings the reconcile.
             Copy::Stale => {
                 if triggered {
                     agent.triggers.want(&name);
@@ -57,7 +57,7 @@ pub async fn deployment(
     let wanted = deployment.spec.deployment_id.clone().unwrap_or_default();
     let new_deployment = status.applied_deployment_id.as_deref() != Some(wanted.as_str());
     let deleting = deployment.metadata.deletion_timestamp.is_some();
-    // A drift look may reuse a recent answer about the service account; anything that
+    // A drift reconcile may reuse a recent answer about the service account; anything that
     // changes the cluster only a very recent one.
     let fresh = new_deployment || deleting;
     let account =
@@ -140,7 +140,7 @@ struct RolledOut {
     /// What the revision it replaced applied, when a release records it.
     replaced: Option<Vec<BundleDeploymentResource>>,
     /// The objects as the apply returned them, when nothing after it may have changed
-    /// them: the first look needs not read them again.
+    /// them: the first reconcile needs not read them again.
     live: Option<Vec<Value>>,
 }
 
@@ -506,7 +506,7 @@ fn as_value(object: &DynamicObject) -> Result<Value, Error> {
     serde_json::to_value(object).map_err(|e| Error::Invalid(e.to_string()))
 }
 
-/// What a look at a deployment came to, as reported to the hub.
+/// What a reconcile of a deployment came to, as reported to the hub.
 struct Outcome {
     applied_id: Option<String>,
     /// The Helm release revision made, `namespace/name:revision`.
@@ -657,13 +657,13 @@ async fn report(
     let written = write_status(agent, deployment, &patch).await;
     let version = written.as_ref().ok().cloned().flatten();
     if agent.own_writes.answered(&name, version) {
-        agent.triggers.look_again(&name);
+        agent.triggers.reconcile_again(&name);
     }
     written?;
     Ok(ready)
 }
 
-/// The release record, `namespace/name:revision`, when this look made no new Helm revision:
+/// The release record, `namespace/name:revision`, when this reconcile made no new Helm revision:
 /// the release named as the renderer names it, the revision kept, or counted up for a
 /// deployment applied without a release (a Content packed before releases were recorded).
 fn release_record(

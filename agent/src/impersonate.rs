@@ -19,7 +19,7 @@ pub const SYSTEM_NAMESPACE: &str = "cattle-fleet-system";
 pub const DEFAULT_SERVICE_ACCOUNT: &str = "fleet-default";
 
 /// How old an answer about an account a change to the cluster may still use: the
-/// deployments of one commit reach an agent together, and one look answers for them all.
+/// deployments of one commit reach an agent together, and one reconcile answers for them all.
 const FRESH: Duration = Duration::from_secs(1);
 
 /// The user to impersonate for a deployment asking for `requested`

@@ -75,7 +75,7 @@ pub enum Error {
     /// An `atomic` release failed and was undone.
     #[error("{0}")]
     Atomic(String),
-    /// A look at a deployment stopped before it finished (it panicked, or the agent is
+    /// A reconcile of a deployment stopped before it finished (it panicked, or the agent is
     /// stopping).
     #[error("stopped unfinished: {0}")]
     Stopped(#[from] tokio::task::JoinError),
@@ -129,13 +129,13 @@ pub struct Agent {
     /// The schema of each custom kind (by `group/version/kind`), `None` for a kind no CRD
     /// defines, and when it was read.
     schemas: Arc<recent::Recent<Option<Arc<fleet_objects::schema::Schema>>>>,
-    /// The watches on what the agent deployed, which bring looks when it changes.
+    /// The watches on what the agent deployed, which bring reconciles when it changes.
     triggers: Arc<triggers::Triggers>,
 }
 
 impl Agent {
     /// An agent reading BundleDeployments from `namespace` on the hub (`hub`) and applying
-    /// them to its own cluster (`local`). It looks at a deployment again at once when one
+    /// them to its own cluster (`local`). It reconciles a deployment again at once when one
     /// of its objects changes (the agent's own applies aside: see [`triggers`]), and every
     /// `resync` besides (every 5 s while one is not ready). Service accounts bundles name
     /// are looked up in [`impersonate::SYSTEM_NAMESPACE`]. The agent never reads
@@ -296,10 +296,10 @@ impl Agent {
                 let agent = self.clone();
                 move |deployment| {
                     // The event of the agent's own status write brings back what its last
-                    // look found: no look, unless a change is waiting for one.
+                    // reconcile found: no reconcile, unless a change is waiting for one.
                     let own = agent.own_writes.recognise(&deployment);
-                    let look = !own || agent.triggers.is_wanted(&deployment.name_any());
-                    futures::future::ready(Ok(look.then(|| ObjectRef::from_obj(&deployment))))
+                    let reconcile = !own || agent.triggers.is_wanted(&deployment.name_any());
+                    futures::future::ready(Ok(reconcile.then(|| ObjectRef::from_obj(&deployment))))
                 }
             })
             .backoff(fleet_objects::backoff::WatchBackoff::default());
@@ -309,8 +309,8 @@ impl Agent {
             |deployment, agent| {
                 fleet_objects::task::Task::spawn(async move {
                     let reported = deploy::deployment(&agent, &deployment).await?;
-                    // Readiness changes without an event on the hub: look again, soon while
-                    // not ready (as the look reported it, else as the copy says).
+                    // Readiness changes without an event on the hub: reconcile again, soon while
+                    // not ready (as the reconcile reported it, else as the copy says).
                     let copy = || deployment.status.as_ref().is_some_and(|s| s.ready);
                     let ready = reported.unwrap_or_else(copy);
                     let wait = if ready {
@@ -335,7 +335,7 @@ impl Agent {
     }
 }
 
-/// `wait` lengthened by a random part of up to a tenth, so that the looks of many
+/// `wait` lengthened by a random part of up to a tenth, so that the reconciles of many
 /// deployments started together (all of a cluster's, all agents after a hub restart) do
 /// not keep arriving together.
 fn spread(wait: Duration) -> Duration {

@@ -1,13 +1,13 @@
 //! The agent's own status writes, followed from the moment they are sent until their watch
 //! events come back. The event of a write brings back what the agent has just looked at:
-//! it is not sent for a look ([`OwnWrites::recognise`]). Until it comes, the agent's copy of
-//! the deployment is older than what it wrote: a look then would act on a stale status, and
+//! it is not sent for a reconcile ([`OwnWrites::recognise`]). Until it comes, the agent's copy of
+//! the deployment is older than what it wrote: a reconcile then would act on a stale status, and
 //! apply again what it has just applied.
 //!
 //! The event often comes before the answer to the write (the hub publishes a write to its
 //! watchers before it answers), when the agent does not know the write's resourceVersion
 //! yet. Events that come while a write is in flight are held; the answer then tells
-//! whether they were the write's own, and any other brings a look
+//! whether they were the write's own, and any other brings a reconcile
 //! ([`OwnWrites::answered`]).
 
 use std::collections::HashMap;
@@ -28,7 +28,7 @@ pub enum Copy {
     OwnWrite,
     /// Older than the agent's last write, whose event has not come yet.
     Stale,
-    /// Neither: changed by someone else, or written by no look of this agent.
+    /// Neither: changed by someone else, or written by no reconcile of this agent.
     Current,
 }
 
@@ -64,7 +64,7 @@ impl OwnWrites {
 
     /// Notes the answer to the write of `name`: the resourceVersion the hub gave it, or
     /// `None` if it failed. Returns whether an event held meanwhile was not the write's
-    /// own: the deployment then needs a look.
+    /// own: the deployment then needs a reconcile.
     pub fn answered(&self, name: &str, version: Option<String>) -> bool {
         let mut writes = self.writes();
         let held = match writes.remove(name) {
@@ -83,8 +83,8 @@ impl OwnWrites {
         owed
     }
 
-    /// Whether the watch event of `deployment` is to be kept from a look: the event of the
-    /// agent's last write (then recognised, so that a later look at that copy is not
+    /// Whether the watch event of `deployment` is to be kept from a reconcile: the event of the
+    /// agent's last write (then recognised, so that a later reconcile of that copy is not
     /// skipped), or one that came while a write is in flight (held until its answer).
     pub fn recognise(&self, deployment: &BundleDeployment) -> bool {
         let mut writes = self.writes();
@@ -156,7 +156,7 @@ mod tests {
     }
 
     #[test]
-    fn events_before_the_answer_are_held_and_only_others_than_its_own_bring_a_look() {
+    fn events_before_the_answer_are_held_and_only_others_than_its_own_bring_a_reconcile() {
         let writes = OwnWrites::default();
         writes.sending("demo");
         assert!(writes.recognise(&at("2")), "held");
@@ -171,7 +171,7 @@ mod tests {
         assert!(writes.recognise(&at("3")), "someone else's change, held");
         assert!(
             writes.answered("demo", Some("4".into())),
-            "not its own: a look"
+            "not its own: a reconcile"
         );
         assert_eq!(
             writes.classify(&at("3")),
@@ -184,7 +184,7 @@ mod tests {
         assert!(writes.recognise(&at("5")));
         assert!(
             writes.answered("demo", None),
-            "failed: what was held needs a look"
+            "failed: what was held needs a reconcile"
         );
         assert_eq!(writes.classify(&at("5")), Copy::Current);
     }

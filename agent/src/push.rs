@@ -82,7 +82,7 @@ pub async fn run(
                 let Some(event) = event else {
                     break;
                 };
-                // Clusters' status writes come in bursts: one look serves the whole burst,
+                // Clusters' status writes come in bursts: one reconcile serves the whole burst,
                 // and none is needed when it touched no pushed or driven cluster (agents'
                 // heartbeats, at thousands of clusters).
                 let mut relevant = may_change_pushed(&event, &driven);

@@ -1,5 +1,5 @@
 //! Answers about the agent's cluster that change rarely (does this service account exist,
-//! does this namespace), kept for a while so that every look does not ask again.
+//! does this namespace), kept for a while so that every reconcile does not ask again.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -37,7 +37,7 @@ impl<T: Clone> Recent<T> {
         }
     }
 
-    /// Drops what was found about `name`: the next look asks again.
+    /// Drops what was found about `name`: the next reconcile asks again.
     pub fn forget(&self, name: &str) {
         if let Ok(mut found) = self.found.lock() {
             found.remove(name);

@@ -1,7 +1,7 @@
-//! Looks brought by changes. The agent watches, in its cluster, each kind its deployments
+//! Reconciles brought by changes. The agent watches, in its cluster, each kind its deployments
 //! applied (only the objects labelled as deployed from its namespace on the hub). A change
 //! to one of them that the agent did not make itself (a hand edit, a deletion, a workload's
-//! status moving) sends that object's deployment for a look at once: drift and readiness
+//! status moving) sends that object's deployment for a reconcile at once: drift and readiness
 //! need not wait for the resync, which stays only as a safety net.
 
 use std::collections::{HashMap, HashSet};
@@ -28,7 +28,7 @@ pub struct Triggers {
 
 #[derive(Default)]
 struct State {
-    /// Where triggered looks go while the agent runs.
+    /// Where triggered reconciles go while the agent runs.
     sender: Option<mpsc::UnboundedSender<ObjectRef<BundleDeployment>>>,
     /// The kinds watched (`apiVersion/kind`).
     watched: HashSet<String>,
@@ -37,7 +37,7 @@ struct State {
     /// The objects the agent is applying (`None`) or has applied (the resourceVersion the
     /// apply returned), by [`object_key`]: the watch events of its own writes.
     own: HashMap<String, Option<String>>,
-    /// Deployments sent for a look that has not run yet.
+    /// Deployments sent for a reconcile that has not run yet.
     wanted: HashSet<String>,
 }
 
@@ -57,11 +57,11 @@ impl Triggers {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Starts sending looks to the stream returned; dropping it stops every watch.
-    pub fn start(self: &Arc<Self>) -> Looks {
+    /// Starts sending reconciles to the stream returned; dropping it stops every watch.
+    pub fn start(self: &Arc<Self>) -> Reconciles {
         let (sender, receiver) = mpsc::unbounded();
         self.state().sender = Some(sender);
-        Looks {
+        Reconciles {
             triggers: self.clone(),
             receiver,
         }
@@ -98,19 +98,19 @@ impl Triggers {
         }
     }
 
-    /// Whether a change sent `deployment` for the look about to run (and forgets it): that
-    /// look runs even if the deployment itself has not changed since the agent's last
+    /// Whether a change sent `deployment` for the reconcile about to run (and forgets it): that
+    /// reconcile runs even if the deployment itself has not changed since the agent's last
     /// status write.
     pub(crate) fn wanted(&self, deployment: &str) -> bool {
         self.state().wanted.remove(deployment)
     }
 
-    /// Whether `deployment` was sent for a look that has not run yet (it stays so).
+    /// Whether `deployment` was sent for a reconcile that has not run yet (it stays so).
     pub(crate) fn is_wanted(&self, deployment: &str) -> bool {
         self.state().wanted.contains(deployment)
     }
 
-    /// Marks `deployment` as sent for a look again: a look that found the agent's copy of
+    /// Marks `deployment` as sent for a reconcile again: a reconcile that found the agent's copy of
     /// it stale leaves the change to the next one.
     pub(crate) fn want(&self, deployment: &str) {
         self.state().wanted.insert(deployment.to_string());
@@ -118,7 +118,7 @@ impl Triggers {
 
     async fn watch(self: Arc<Self>, api: ApiResource, kind: String) {
         // Only the metadata is asked for (kube-rs sends metadata-only requests for
-        // `PartialObjectMeta`): a look reads the objects it needs itself.
+        // `PartialObjectMeta`): a reconcile reads the objects it needs itself.
         let objects: Api<PartialObjectMeta<DynamicObject>> =
             Api::all_with(self.local.clone(), &api);
         let selector = format!("{DEPLOYMENT_NAMESPACE_LABEL}={}", self.hub_namespace);
@@ -144,7 +144,7 @@ impl Triggers {
     }
 
     /// `object` (of kind `kind`) changed: unless the change is the agent's own, its
-    /// deployment is sent for a look.
+    /// deployment is sent for a reconcile.
     fn changed(&self, kind: &str, object: &PartialObjectMeta<DynamicObject>) {
         let Some(deployment) = object.labels().get(DEPLOYMENT_LABEL) else {
             return;
@@ -160,35 +160,35 @@ impl Triggers {
             }
             _ => {}
         }
-        self.send_look(&mut state, deployment);
+        self.send_reconcile(&mut state, deployment);
     }
 
-    /// Sends `deployment` for a look that runs even if the agent's copy is its own last
+    /// Sends `deployment` for a reconcile that runs even if the agent's copy is its own last
     /// write: a change came that the copy may not show.
-    pub(crate) fn look_again(&self, deployment: &str) {
-        self.send_look(&mut self.state(), deployment);
+    pub(crate) fn reconcile_again(&self, deployment: &str) {
+        self.send_reconcile(&mut self.state(), deployment);
     }
 
-    /// Sends `deployment` for a look, and marks the look wanted.
-    fn send_look(&self, state: &mut State, deployment: &str) {
-        let look = ObjectRef::new(deployment).within(&self.hub_namespace);
+    /// Sends `deployment` for a reconcile, and marks the reconcile wanted.
+    fn send_reconcile(&self, state: &mut State, deployment: &str) {
+        let reconcile = ObjectRef::new(deployment).within(&self.hub_namespace);
         let sent = state
             .sender
             .as_ref()
-            .is_some_and(|sender| sender.unbounded_send(look).is_ok());
+            .is_some_and(|sender| sender.unbounded_send(reconcile).is_ok());
         if sent {
             state.wanted.insert(deployment.to_string());
         }
     }
 }
 
-/// The deployments changes send for a look, while the watches run.
-pub struct Looks {
+/// The deployments changes send for a reconcile, while the watches run.
+pub struct Reconciles {
     triggers: Arc<Triggers>,
     receiver: mpsc::UnboundedReceiver<ObjectRef<BundleDeployment>>,
 }
 
-impl Stream for Looks {
+impl Stream for Reconciles {
     type Item = ObjectRef<BundleDeployment>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
@@ -196,7 +196,7 @@ impl Stream for Looks {
     }
 }
 
-impl Drop for Looks {
+impl Drop for Reconciles {
     fn drop(&mut self) {
         self.triggers.stop();
     }

@@ -161,7 +161,7 @@ struct PackedRelease {
 
 /// The most a Content's packed resources may take: etcd stores an object in one request of
 /// at most 1.5 MiB by default.
-pub const MAX_CONTENT_BYTES: usize = 1_400_000;
+pub(crate) const MAX_CONTENT_BYTES: usize = 1_400_000;
 
 impl Content {
     /// The Content holding `payload` under the content id `id` (`s-<sha256>`): a plain

@@ -36,7 +36,7 @@ use crate::processes::{ControlPlane, HubCounts};
 
 /// Arguments of `fleet bench fleet`.
 #[derive(Args, Debug)]
-pub struct FleetBench {
+pub(crate) struct FleetBench {
     /// Member clusters, each with its own agent.
     #[arg(long, default_value_t = 1_000)]
     clusters: usize,
@@ -49,12 +49,12 @@ pub struct FleetBench {
     /// GitRepos the bundles are spread over (0: Bundles applied directly, no gitjob).
     #[arg(long, default_value_t = 1)]
     gitrepos: usize,
-    /// How often each agent looks at a ready deployment again, beyond the looks a change
+    /// How often each agent reconciles a ready deployment again, beyond the reconciles a change
     /// to its objects brings (as `fleet agent --resync-seconds`).
     #[arg(long, default_value_t = 300)]
     resync_seconds: u64,
     /// Seconds the fleet is left alone after the commit, what it does meanwhile measured
-    /// (drift looks, heartbeats): the cost of a fleet at rest.
+    /// (drift reconciles, heartbeats): the cost of a fleet at rest.
     #[arg(long, default_value_t = 60)]
     idle_seconds: u64,
     /// One of Rancher Fleet's benchmark experiments (sets the figures above; `--clusters`
@@ -141,7 +141,7 @@ impl FleetBench {
 }
 
 /// Runs the benchmark.
-pub fn run(args: FleetBench) -> Result<()> {
+pub(crate) fn run(args: FleetBench) -> Result<()> {
     let shape = args.shape();
     if shape.clusters == 0 || shape.bundles == 0 || shape.resources == 0 {
         bail!("--clusters, --bundles and --resources must be at least 1");

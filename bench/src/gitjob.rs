@@ -18,7 +18,7 @@ use serde_json::json;
 
 /// Arguments of `fleet bench gitjob`.
 #[derive(Args, Debug)]
-pub struct GitjobBench {
+pub(crate) struct GitjobBench {
     /// No-change polls timed for the per-poll cost.
     #[arg(long, default_value_t = 500)]
     polls: usize,
@@ -37,7 +37,7 @@ pub struct GitjobBench {
 }
 
 /// Runs the benchmark.
-pub fn run(args: GitjobBench) -> Result<()> {
+pub(crate) fn run(args: GitjobBench) -> Result<()> {
     if args.polls == 0 || args.gitrepos == 0 || args.repos == 0 || args.bundles == 0 {
         bail!("--polls, --gitrepos, --repos and --bundles must be at least 1");
     }

@@ -11,7 +11,7 @@ use crate::reference::{race, real_tool, tsv_rows, Tally};
 
 /// Arguments of `fleet bench helm`.
 #[derive(Args, Debug)]
-pub struct HelmBench {
+pub(crate) struct HelmBench {
     /// The corpus: a directory with MANIFEST.tsv (name, chart_dir, values, flags columns).
     #[arg(long, default_value = "../shared/real/helm-corpus")]
     corpus: PathBuf,
@@ -63,7 +63,7 @@ fn cases(corpus: &Path, only: Option<&str>) -> Result<Vec<Case>> {
 }
 
 /// Runs the benchmark.
-pub fn run(args: HelmBench) -> Result<()> {
+pub(crate) fn run(args: HelmBench) -> Result<()> {
     if args.runs == 0 {
         bail!("--runs must be at least 1");
     }

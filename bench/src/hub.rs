@@ -14,7 +14,7 @@ use serde_json::json;
 
 /// Arguments of `fleet bench hub`.
 #[derive(Args, Debug)]
-pub struct HubBench {
+pub(crate) struct HubBench {
     /// ConfigMaps of about 1 KiB to create.
     #[arg(long, default_value_t = 20_000)]
     objects: usize,
@@ -33,7 +33,7 @@ pub struct HubBench {
 }
 
 /// Runs the benchmark.
-pub fn run(args: HubBench) -> Result<()> {
+pub(crate) fn run(args: HubBench) -> Result<()> {
     if args.objects == 0 || args.concurrency == 0 || args.watchers == 0 || args.events == 0 {
         bail!("--objects, --concurrency, --watchers and --events must be at least 1");
     }

@@ -12,7 +12,7 @@ use crate::reference::{race, real_tool, tsv_rows, Tally};
 
 /// Arguments of `fleet bench kustomize`.
 #[derive(Args, Debug)]
-pub struct KustomizeBench {
+pub(crate) struct KustomizeBench {
     /// The corpus: a directory with MANIFEST.tsv (and EXTRA-5.8.1-ONLY.tsv) listing each
     /// root (`id` and `root` columns), paths relative to it.
     #[arg(long, default_value = "../shared/real/kustomize-corpus")]
@@ -30,7 +30,7 @@ pub struct KustomizeBench {
 }
 
 /// Runs the benchmark.
-pub fn run(args: KustomizeBench) -> Result<()> {
+pub(crate) fn run(args: KustomizeBench) -> Result<()> {
     if args.runs == 0 {
         bail!("--runs must be at least 1");
     }

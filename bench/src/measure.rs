@@ -5,12 +5,12 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Resident memory of a process (`self` or a pid), in KiB, from /proc.
-pub fn rss_kib(pid: &str) -> u64 {
+pub(crate) fn rss_kib(pid: &str) -> u64 {
     status_kib(pid, "VmRSS:")
 }
 
 /// The most resident memory a process (`self` or a pid) has had, in KiB, from /proc.
-pub fn peak_rss_kib(pid: &str) -> u64 {
+pub(crate) fn peak_rss_kib(pid: &str) -> u64 {
     status_kib(pid, "VmHWM:")
 }
 
@@ -29,7 +29,7 @@ fn status_kib(pid: &str, field: &str) -> u64 {
 
 /// CPU time (user + system) of a process, from /proc; with `children`, that of its
 /// children it waited for instead.
-pub fn cpu_of(pid: &str, children: bool) -> f64 {
+pub(crate) fn cpu_of(pid: &str, children: bool) -> f64 {
     let ticks_per_second = 100.0;
     let first = if children { 13 } else { 11 };
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -45,7 +45,7 @@ pub fn cpu_of(pid: &str, children: bool) -> f64 {
 }
 
 /// CPU time (user + system) of a process, from /proc.
-pub fn cpu_seconds(pid: &str) -> f64 {
+pub(crate) fn cpu_seconds(pid: &str) -> f64 {
     cpu_of(pid, false)
 }
 
@@ -54,7 +54,7 @@ pub fn cpu_seconds(pid: &str) -> f64 {
 const PACE_OBJECT: &str = r#"{"apiVersion":"fleet.cattle.io/v1alpha1","kind":"BundleDeployment","metadata":{"creationTimestamp":"2026-12-06T01:56:00Z","finalizers":["fleet.cattle.io/bundle-deployment-finalizer"],"generation":1,"labels":{"fleet.cattle.io/bundle-name":"demo-hello-yaml","fleet.cattle.io/bundle-namespace":"fleet-default","fleet.cattle.io/cluster":"dev","fleet.cattle.io/cluster-namespace":"fleet-default","fleet.cattle.io/repo-name":"demo"},"managedFields":[{"apiVersion":"fleet.cattle.io/v1alpha1","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:finalizers":{"v:\"fleet.cattle.io/bundle-deployment-finalizer\"":{}},"f:labels":{"f:fleet.cattle.io/bundle-name":{},"f:fleet.cattle.io/bundle-namespace":{},"f:fleet.cattle.io/cluster":{},"f:fleet.cattle.io/cluster-namespace":{},"f:fleet.cattle.io/repo-name":{}}},"f:spec":{"f:deploymentID":{},"f:options":{"f:defaultNamespace":{}},"f:stagedDeploymentID":{},"f:stagedOptions":{"f:defaultNamespace":{}}}},"manager":"fleet-controller","operation":"Apply","time":"2026-12-06T01:56:00Z"},{"apiVersion":"fleet.cattle.io/v1alpha1","fieldsType":"FieldsV1","fieldsV1":{"f:status":{"f:appliedDeploymentID":{},"f:conditions":{},"f:display":{"f:deployed":{},"f:monitored":{},"f:state":{}},"f:modifiedStatus":{},"f:nonModified":{},"f:nonReadyStatus":{},"f:ready":{},"f:release":{},"f:resources":{}}},"manager":"fleet-agent","operation":"Update","subresource":"status","time":"2026-12-06T01:56:00Z"}],"name":"demo-hello-yaml","namespace":"cluster-fleet-default-dev","resourceVersion":"156","uid":"a1204503-bf11-48d4-8b29-b2c328957b5c"},"spec":{"deploymentID":"s-8e1302bed8adf139bc7c816f9a4dec7552303977e93867dedceb626348b0976e:8205ed87b0a07b7f1b2371d48c4a3e6f7c8678227ce7149ae95010797682b10b","options":{"defaultNamespace":"demo-yaml"},"stagedDeploymentID":"s-8e1302bed8adf139bc7c816f9a4dec7552303977e93867dedceb626348b0976e:8205ed87b0a07b7f1b2371d48c4a3e6f7c8678227ce7149ae95010797682b10b","stagedOptions":{"defaultNamespace":"demo-yaml"}},"status":{"appliedDeploymentID":"s-8e1302bed8adf139bc7c816f9a4dec7552303977e93867dedceb626348b0976e:8205ed87b0a07b7f1b2371d48c4a3e6f7c8678227ce7149ae95010797682b10b","conditions":[{"lastUpdateTime":"2026-12-06T01:56:00.53887372Z","status":"True","type":"Deployed"},{"lastUpdateTime":"2026-12-06T01:56:00.53887372Z","status":"True","type":"Ready"},{"lastUpdateTime":"2026-12-06T01:56:00.53887372Z","status":"True","type":"Monitored"}],"display":{"deployed":"Yes","monitored":"Yes","state":"Ready"},"modifiedStatus":[],"nonModified":true,"nonReadyStatus":[],"ready":true,"release":"demo-yaml/demo-hello-yaml:1","resources":[{"apiVersion":"v1","kind":"ServiceAccount","name":"hello","namespace":"demo-yaml"},{"apiVersion":"v1","kind":"ConfigMap","name":"hello","namespace":"demo-yaml"}]}}"#;
 
 /// Times [`PACE_OBJECT`] is parsed and written again in one timing of [`core_pace`].
-pub const PACE_ROUNDS: u32 = 10_000;
+pub(crate) const PACE_ROUNDS: u32 = 10_000;
 
 /// Parses [`PACE_OBJECT`] into a JSON tree and writes it back, `rounds` times: the unit
 /// of work every pace is timed on.
@@ -70,7 +70,7 @@ fn pace_work(rounds: u32) {
 /// fixed piece of a fleet's work, a stored BundleDeployment parsed into a JSON tree and
 /// written back, [`PACE_ROUNDS`] times. This machine's speed moves by up to 40% from hour
 /// to hour, so a run's figures compare with another hour's only beside this one.
-pub fn core_pace() -> Duration {
+pub(crate) fn core_pace() -> Duration {
     let timing = || {
         let started = Instant::now();
         pace_work(PACE_ROUNDS);
@@ -99,14 +99,14 @@ fn thread_cpu_time() -> Duration {
 /// [`SAMPLE_ROUNDS`] rounds of [`core_pace`]'s work in its own CPU time (about 0.3% of one
 /// core), so a phase's CPU can be set against the machine's speed during that phase, not
 /// only at the start. The thread stops when the sampler is dropped.
-pub struct PaceSampler {
+pub(crate) struct PaceSampler {
     samples: Arc<Mutex<Vec<(Instant, Duration)>>>,
     _stop: mpsc::Sender<()>,
 }
 
 impl PaceSampler {
     /// Starts the sampling thread.
-    pub fn start() -> std::io::Result<Self> {
+    pub(crate) fn start() -> std::io::Result<Self> {
         let samples = Arc::new(Mutex::new(Vec::new()));
         let (stop, stopped) = mpsc::channel::<()>();
         let kept = samples.clone();
@@ -130,7 +130,7 @@ impl PaceSampler {
 
     /// The pace over the samples taken since `since`, scaled to [`PACE_ROUNDS`] rounds as
     /// [`core_pace`] is; `None` before the first sample.
-    pub fn since(&self, since: Instant) -> Option<PaceSummary> {
+    pub(crate) fn since(&self, since: Instant) -> Option<PaceSummary> {
         let samples = self.samples.lock().unwrap_or_else(|p| p.into_inner());
         PaceSummary::of(&samples, since)
     }
@@ -157,7 +157,7 @@ impl PaceSummary {
 
 /// The machine's pace over a stretch of a run, from a [`PaceSampler`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PaceSummary {
+pub(crate) struct PaceSummary {
     /// The median sample.
     pub median: Duration,
     /// The fastest sample.
@@ -184,7 +184,7 @@ impl std::fmt::Display for PaceSummary {
 
 /// The machine's CPU time so far, all cores, and the part of it the hypervisor gave to
 /// other guests (steal), in clock ticks, from /proc/stat.
-pub fn cpu_ticks_and_steal() -> Option<(u64, u64)> {
+pub(crate) fn cpu_ticks_and_steal() -> Option<(u64, u64)> {
     let stat = std::fs::read_to_string("/proc/stat").ok()?;
     let line = stat.lines().find(|l| l.starts_with("cpu "))?;
     let ticks: Vec<u64> = line

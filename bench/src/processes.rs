@@ -28,7 +28,7 @@ use tower::ServiceBuilder;
 /// Agents sharing one HTTP/2 connection to the hub. Each holds a watch open and makes at
 /// most a few requests at once (four deployments at a time), well under the 200 streams
 /// the hub allows a connection.
-pub const AGENTS_PER_CONNECTION: usize = 32;
+pub(crate) const AGENTS_PER_CONNECTION: usize = 32;
 
 /// How long the hub may take to answer after starting.
 const HUB_PATIENCE: Duration = Duration::from_secs(60);
@@ -103,7 +103,7 @@ impl Drop for Process {
 }
 
 /// The hub, the controller and gitjob, each running as its own `fleet` process.
-pub struct ControlPlane {
+pub(crate) struct ControlPlane {
     /// The hub first, then gitjob and the controller.
     processes: Mutex<Vec<Process>>,
     /// How the hub's admin kubeconfig reaches it.
@@ -123,7 +123,7 @@ impl ControlPlane {
     /// starts `fleet gitjob` (serving push webhooks on a free port) and `fleet controller`
     /// against it. The controller serves registrations, handing agents the hub's address.
     /// `agents` agents will reach the hub (see [`ControlPlane::agent_client`]).
-    pub async fn start(scratch: &Path, agents: usize) -> Result<Self> {
+    pub(crate) async fn start(scratch: &Path, agents: usize) -> Result<Self> {
         let fleet = fleet_binary()?;
         let data = scratch.join("control-plane");
         std::fs::create_dir_all(&data)?;
@@ -186,7 +186,7 @@ impl ControlPlane {
     /// account's) or else the admin token, over the HTTP/2 connection it shares with the
     /// agents numbered next to it. It asks for objects without their managedFields, as
     /// `fleet agent` does.
-    pub fn agent_client(&self, index: usize, token: Option<&str>) -> Result<kube::Client> {
+    pub(crate) fn agent_client(&self, index: usize, token: Option<&str>) -> Result<kube::Client> {
         let connection =
             (self.connections.get(index / AGENTS_PER_CONNECTION)).with_context(|| {
                 format!("agent {index} is more than the control plane was started for")
@@ -208,12 +208,12 @@ impl ControlPlane {
     }
 
     /// The CPU seconds each process has used so far, by name.
-    pub fn cpu_seconds(&self) -> Vec<(&'static str, f64)> {
+    pub(crate) fn cpu_seconds(&self) -> Vec<(&'static str, f64)> {
         self.each(crate::measure::cpu_seconds)
     }
 
     /// The peak resident memory of each process so far, in KiB, by name.
-    pub fn peak_rss_kib(&self) -> Vec<(&'static str, u64)> {
+    pub(crate) fn peak_rss_kib(&self) -> Vec<(&'static str, u64)> {
         self.each(crate::measure::peak_rss_kib)
     }
 
@@ -224,12 +224,12 @@ impl ControlPlane {
     }
 
     /// What the hub's process has served and holds, from its `/metrics`.
-    pub async fn hub_counts(&self) -> Result<HubCounts> {
+    pub(crate) async fn hub_counts(&self) -> Result<HubCounts> {
         HubCounts::read(&self.admin).await
     }
 
     /// Waits until a process exits; returns why, with the end of its log.
-    pub async fn exited(&self) -> anyhow::Error {
+    pub(crate) async fn exited(&self) -> anyhow::Error {
         loop {
             let checked = (self.processes().iter_mut()).try_for_each(Process::check_running);
             if let Err(error) = checked {
@@ -240,7 +240,7 @@ impl ControlPlane {
     }
 
     /// Stops the processes: the controllers first, then the hub.
-    pub async fn stop(mut self) {
+    pub(crate) async fn stop(mut self) {
         self.connections.clear();
         let mut processes = std::mem::take(&mut *self.processes());
         while let Some(process) = processes.pop() {
@@ -258,7 +258,7 @@ impl ControlPlane {
 /// What a hub has served and holds (read here from the `/metrics` of the hub's process,
 /// for its management cluster).
 #[derive(Debug, Default)]
-pub struct HubCounts {
+pub(crate) struct HubCounts {
     /// The requests served, by cluster, verb and resource (`apiserver_request_total`).
     pub requests: HashMap<RequestKind, u64>,
     /// The objects stored (`apiserver_storage_objects`, summed).
@@ -268,7 +268,7 @@ pub struct HubCounts {
 impl HubCounts {
     /// The counts of the API server `admin` reaches (the hub's process, or a real
     /// kube-apiserver, which has the same metrics), from its `/metrics`.
-    pub async fn read(admin: &kube::Client) -> Result<Self> {
+    pub(crate) async fn read(admin: &kube::Client) -> Result<Self> {
         let request = http::Request::get("/metrics")
             .body(Vec::new())
             .context("a request for /metrics")?;

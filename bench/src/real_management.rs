@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use crate::processes::HubCounts;
 
 /// A real management cluster for the benchmark.
-pub struct RealManagement {
+pub(crate) struct RealManagement {
     plane: fleet_testkit::RealControlPlane,
     /// An admin client of it.
     pub admin: kube::Client,
@@ -16,7 +16,7 @@ pub struct RealManagement {
 
 impl RealManagement {
     /// Starts the cluster and installs Fleet's CRDs and namespaces on it.
-    pub async fn start() -> Result<Self> {
+    pub(crate) async fn start() -> Result<Self> {
         let plane = fleet_testkit::RealControlPlane::start(&["management"]).await;
         let admin = plane.cluster("management").client().await;
         fleet_objects::client::install_fleet(&admin, "fleet-bench")
@@ -31,12 +31,12 @@ impl RealManagement {
     }
 
     /// What kube-apiserver has served and holds, from its `/metrics`.
-    pub async fn counts(&self) -> Result<HubCounts> {
+    pub(crate) async fn counts(&self) -> Result<HubCounts> {
         HubCounts::read(&self.admin).await
     }
 
     /// The CPU seconds each of the cluster's processes has used.
-    pub fn cpu_seconds(&self) -> Vec<(&'static str, f64)> {
+    pub(crate) fn cpu_seconds(&self) -> Vec<(&'static str, f64)> {
         self.pids()
             .into_iter()
             .map(|(name, pid)| (name, crate::measure::cpu_seconds(&pid.to_string())))
@@ -44,7 +44,7 @@ impl RealManagement {
     }
 
     /// The peak resident memory of each of the cluster's processes, in KiB.
-    pub fn peak_rss_kib(&self) -> Vec<(&'static str, u64)> {
+    pub(crate) fn peak_rss_kib(&self) -> Vec<(&'static str, u64)> {
         self.pids()
             .into_iter()
             .map(|(name, pid)| (name, crate::measure::peak_rss_kib(&pid.to_string())))

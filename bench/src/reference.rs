@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 
 /// A real tool `.ci/real-tools.sh` installs (`helm4`, `kubectl137`): the given path, or
 /// the one in `$FLEET_REAL_TOOLS` or `~/.cache/fleet-rs/real-tools`.
-pub fn real_tool(name: &str, given: Option<PathBuf>) -> Result<PathBuf> {
+pub(crate) fn real_tool(name: &str, given: Option<PathBuf>) -> Result<PathBuf> {
     let tool = match given {
         Some(path) => path,
         None => std::env::var_os("FLEET_REAL_TOOLS")
@@ -32,12 +32,12 @@ pub fn real_tool(name: &str, given: Option<PathBuf>) -> Result<PathBuf> {
 }
 
 /// The rows of a TSV file with a header, as maps of column to cell.
-pub fn tsv_rows(file: &Path) -> Result<Vec<BTreeMap<String, String>>> {
+pub(crate) fn tsv_rows(file: &Path) -> Result<Vec<BTreeMap<String, String>>> {
     fleet_testkit::tsv_rows(file).with_context(|| format!("reading {}", file.display()))
 }
 
 /// The wall time of one run of `program prefix args` from `dir`, and whether it succeeded.
-pub fn time_once(
+pub(crate) fn time_once(
     program: &Path,
     prefix: &[&str],
     args: &[String],
@@ -54,14 +54,14 @@ pub fn time_once(
 }
 
 /// The median of some samples (at least one).
-pub fn median(mut samples: Vec<Duration>) -> Duration {
+pub(crate) fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
 }
 
 /// Alternates the two commands `runs` times on one case and returns their medians and
 /// whether every run of each succeeded.
-pub fn race(
+pub(crate) fn race(
     runs: usize,
     ours: (&Path, &[&str]),
     theirs: (&Path, &[&str]),
@@ -87,7 +87,7 @@ pub fn race(
 }
 
 /// Medians of one case.
-pub struct Race {
+pub(crate) struct Race {
     /// Our median.
     pub ours: Duration,
     /// The reference tool's median.
@@ -100,12 +100,12 @@ pub struct Race {
 
 impl Race {
     /// How many times faster we are.
-    pub fn ratio(&self) -> f64 {
+    pub(crate) fn ratio(&self) -> f64 {
         self.theirs.as_secs_f64() / self.ours.as_secs_f64().max(1e-9)
     }
 
     /// A note on failures, empty when both succeeded.
-    pub fn note(&self, tool: &str) -> String {
+    pub(crate) fn note(&self, tool: &str) -> String {
         match (self.ours_ok, self.theirs_ok) {
             (true, true) => String::new(),
             (false, false) => "  (both fail)".into(),
@@ -117,7 +117,7 @@ impl Race {
 
 /// Totals and the least favourable case over a run.
 #[derive(Default)]
-pub struct Tally {
+pub(crate) struct Tally {
     ours: Duration,
     theirs: Duration,
     worst: Option<(f64, String)>,
@@ -126,7 +126,7 @@ pub struct Tally {
 
 impl Tally {
     /// Counts one case.
-    pub fn add(&mut self, id: &str, race: &Race) {
+    pub(crate) fn add(&mut self, id: &str, race: &Race) {
         self.ours += race.ours;
         self.theirs += race.theirs;
         self.cases += 1;
@@ -137,7 +137,7 @@ impl Tally {
     }
 
     /// The closing line.
-    pub fn summary(&self, tool: &str, runs: usize) -> String {
+    pub(crate) fn summary(&self, tool: &str, runs: usize) -> String {
         let (worst_ratio, worst_case) = self.worst.clone().unwrap_or((f64::NAN, String::new()));
         format!(
             "all {} cases: fleet {:.0} ms, {tool} {:.0} ms, {:.1}x overall; least favourable {:.1}x ({worst_case}); medians of {runs} runs each",

@@ -20,7 +20,7 @@ use serde_json::json;
 const NAMESPACE: &str = "fleet-local";
 
 /// What registration handed an agent back.
-pub struct Credential {
+pub(crate) struct Credential {
     /// The agent's namespace on the hub (its BundleDeployments).
     pub namespace: String,
     /// Its service account's token.
@@ -30,7 +30,7 @@ pub struct Credential {
 /// Files a ClusterRegistration for each `(member, env label)` and waits, up to `patience`,
 /// until the controller has handed every one its credential. Returns the credentials by
 /// member.
-pub async fn register_all(
+pub(crate) async fn register_all(
     hub: &kube::Client,
     members: &[(String, &str)],
     patience: Duration,

@@ -20,7 +20,7 @@ use tokio::net::TcpStream;
 
 /// Arguments of `fleet bench soak`.
 #[derive(Args, Debug)]
-pub struct SoakBench {
+pub(crate) struct SoakBench {
     /// Connections that open and never send a request.
     #[arg(long, default_value_t = 10_000)]
     idle: usize,
@@ -36,7 +36,7 @@ pub struct SoakBench {
 }
 
 /// Runs the benchmark.
-pub fn run(args: SoakBench) -> Result<()> {
+pub(crate) fn run(args: SoakBench) -> Result<()> {
     let data = tempfile::tempdir().context("a scratch directory")?;
     let fleet = std::env::current_exe()?.with_file_name("fleet");
     if !fleet.exists() {

@@ -12,7 +12,7 @@ use super::template::Value;
 
 /// How to write.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Style {
+pub(crate) struct Style {
     /// `MarshalIndent(v, "", "  ")` rather than compact.
     pub pretty: bool,
     /// Leave `<`, `>` and `&` as they are (`SetEscapeHTML(false)`).
@@ -20,7 +20,7 @@ pub struct Style {
 }
 
 /// `value` as JSON, or None where Go refuses (NaN, infinities).
-pub fn to_string(value: &Value, style: Style) -> Option<String> {
+pub(crate) fn to_string(value: &Value, style: Style) -> Option<String> {
     let mut out = String::new();
     write(&mut out, &exact_json(value)?, style, 0)?;
     Some(out)

@@ -17,7 +17,7 @@ fn perl_class(letter: char) -> Option<&'static str> {
 
 /// The pattern the regex crate needs to match what Go's `regexp` matches with `pattern`.
 /// Errors are worded as Go's `regexp.Compile` words them where the cause is the same.
-pub fn translate(pattern: &str) -> Result<String, String> {
+pub(crate) fn translate(pattern: &str) -> Result<String, String> {
     let chars: Vec<char> = pattern.chars().collect();
     let mut out = String::with_capacity(pattern.len() + 8);
     let mut i = 0;
@@ -183,7 +183,7 @@ fn push_class_literal(out: &mut String, c: char) {
 
 /// Go's `regexp.Compile` error for a translated pattern the regex crate refuses:
 /// `error parsing regexp: CODE: `EXPR``, with Go's code and the part Go quotes.
-pub fn compile_error(pattern: &str, translated: &str, error: &regex::Error) -> String {
+pub(crate) fn compile_error(pattern: &str, translated: &str, error: &regex::Error) -> String {
     use regex_syntax::ast::ErrorKind;
     let parsed = regex_syntax::ast::parse::Parser::new().parse(translated);
     let Err(syntax) = parsed else {

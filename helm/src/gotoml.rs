@@ -9,7 +9,7 @@ use super::template::Value;
 
 /// What BurntSushi's encoder refuses.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum TomlError {
+pub(crate) enum TomlError {
     /// A list holds nil.
     #[error("toml: cannot encode array with nil element")]
     NilInArray,
@@ -19,7 +19,7 @@ pub enum TomlError {
 }
 
 /// `value` written as BurntSushi's `Encoder.Encode` writes it.
-pub fn to_toml(value: &Value) -> Result<String, TomlError> {
+pub(crate) fn to_toml(value: &Value) -> Result<String, TomlError> {
     let mut writer = Writer::default();
     match value {
         Value::Map(_) => writer.table(&[], value)?,
@@ -222,7 +222,7 @@ impl Writer {
 
 /// `fromToml`: the document as a map (integers int64, floats float64, datetimes as
 /// their text), or the parser's complaint.
-pub fn from_toml(text: &str) -> Result<Value, String> {
+pub(crate) fn from_toml(text: &str) -> Result<Value, String> {
     let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
         let line = e
             .span()

@@ -88,7 +88,7 @@ pub fn split(text: &str) -> Vec<String> {
 }
 
 /// What one file of rendered templates holds.
-pub struct Sorted {
+pub(crate) struct Sorted {
     /// Its resources.
     pub manifests: Vec<Manifest>,
     /// Its hooks.
@@ -140,7 +140,7 @@ fn read_heads(documents: &[(&String, String)]) -> Vec<Result<Json, String>> {
 
 /// Reads the documents of each rendered file (`(path, text)`, in path order) as Helm's
 /// `SortManifests` does, then sorts resources and hooks by kind (stable).
-pub fn sort(files: &[(String, String)]) -> Result<Sorted, String> {
+pub(crate) fn sort(files: &[(String, String)]) -> Result<Sorted, String> {
     let mut sorted = Sorted {
         manifests: Vec::new(),
         hooks: Vec::new(),

@@ -12,7 +12,7 @@ use super::template::Value;
 
 /// `.Files`: the chart's non-template files (a `map[string][]byte` in Helm).
 #[derive(Debug, Clone)]
-pub struct Files {
+pub(crate) struct Files {
     /// Path and content, in path order.
     pub files: Rc<Vec<(String, Vec<u8>)>>,
 }
@@ -146,7 +146,7 @@ impl Files {
 
 /// `.Capabilities.APIVersions`: `Has "apps/v1"` or `Has "apps/v1/Deployment"`.
 #[derive(Debug, Clone)]
-pub struct ApiVersions {
+pub(crate) struct ApiVersions {
     /// Group-versions and group-version/kinds the cluster serves.
     pub versions: Vec<String>,
 }
@@ -208,7 +208,7 @@ impl Object for ApiVersions {
 
 /// `.Capabilities.KubeVersion`: prints as its version (`v1.37.0`).
 #[derive(Debug, Clone)]
-pub struct KubeVersion {
+pub(crate) struct KubeVersion {
     /// `v1.37.0`.
     pub version: String,
     /// `1`.
@@ -219,7 +219,7 @@ pub struct KubeVersion {
 
 impl KubeVersion {
     /// The Kubernetes version `text` (`v1.30.2`, `1.30`) as Helm reads `--kube-version`.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub(crate) fn parse(text: &str) -> Result<Self, String> {
         let version = super::sprig::semver::Version::parse(text)
             .map_err(|_| format!("invalid kube version {text:?}"))?;
         Ok(Self {
@@ -260,7 +260,7 @@ impl Object for KubeVersion {
 
 /// `.Capabilities.HelmVersion`: the Helm release this engine renders as.
 #[derive(Debug, Clone)]
-pub struct HelmVersion;
+pub(crate) struct HelmVersion;
 
 /// The fields of Helm 4.3.1's build information, in their order.
 const HELM_BUILD: [(&str, &str, &str); 5] = [
@@ -308,7 +308,7 @@ impl Object for HelmVersion {
 }
 
 /// The API versions `helm template` assumes a cluster serves (Helm 4.3.1's default set).
-pub fn default_api_versions() -> Vec<String> {
+pub(crate) fn default_api_versions() -> Vec<String> {
     [
         "v1",
         "admissionregistration.k8s.io/v1",

@@ -152,7 +152,7 @@ fn check(value: &Value, schema: &Value, at: &str, out: &mut Vec<(String, String)
 
 /// The schema failures of a chart's values, as Helm lists them (`- at '/path': message`),
 /// in path order.
-pub fn violations(values: &Value, schema: &Value) -> Vec<String> {
+pub(crate) fn violations(values: &Value, schema: &Value) -> Vec<String> {
     let mut found = Vec::new();
     check(values, schema, "", &mut found);
     found.sort();

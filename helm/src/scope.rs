@@ -13,7 +13,7 @@ use super::template::Value;
 use super::values::Resolved;
 
 /// One chart to render and the data its templates get.
-pub struct Scope<'c> {
+pub(crate) struct Scope<'c> {
     /// The chart.
     pub chart: &'c Chart,
     /// Its path among the templates: `chart` or `parent/charts/sub`.
@@ -23,7 +23,7 @@ pub struct Scope<'c> {
 }
 
 /// What every chart shares: `.Release` and `.Capabilities`.
-pub struct Shared {
+pub(crate) struct Shared {
     /// `.Release`.
     pub release: Value,
     /// `.Capabilities`.
@@ -32,7 +32,7 @@ pub struct Shared {
 
 /// The scope of `node` (whose values are `values`) and of each of its dependencies, the
 /// dependencies first; returns `node`'s data, for its parent's `.Subcharts`.
-pub fn build<'c>(
+pub(crate) fn build<'c>(
     node: &Resolved<'c>,
     values: Value,
     prefix: String,

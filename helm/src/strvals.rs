@@ -12,7 +12,7 @@ const MAX_INDEX: usize = 65536;
 
 /// How values are read.
 #[derive(Clone, Copy, PartialEq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// `--set`: typed.
     Typed,
     /// `--set-string`: always strings.
@@ -22,7 +22,11 @@ pub enum Kind {
 }
 
 /// Parses `text` (one `--set` argument) into `dest`.
-pub fn parse_into(text: &str, dest: &mut Map<String, Json>, kind: Kind) -> Result<(), String> {
+pub(crate) fn parse_into(
+    text: &str,
+    dest: &mut Map<String, Json>,
+    kind: Kind,
+) -> Result<(), String> {
     parse_with(text, dest, kind, &|raw| {
         Ok(typed(raw, kind == Kind::String))
     })
@@ -30,7 +34,7 @@ pub fn parse_into(text: &str, dest: &mut Map<String, Json>, kind: Kind) -> Resul
 
 /// Parses `text` (one `--set-file` argument: `key=path`) into `dest`, each value the
 /// contents of the file `read` gives for it.
-pub fn parse_file_into(
+pub(crate) fn parse_file_into(
     text: &str,
     dest: &mut Map<String, Json>,
     read: &dyn Fn(&str) -> Result<String, String>,
@@ -39,7 +43,7 @@ pub fn parse_file_into(
 }
 
 /// `--set-literal key=value`: the whole value as one string.
-pub fn parse_literal_into(text: &str, dest: &mut Map<String, Json>) -> Result<(), String> {
+pub(crate) fn parse_literal_into(text: &str, dest: &mut Map<String, Json>) -> Result<(), String> {
     let (key, value) = text
         .split_once('=')
         .ok_or_else(|| format!("key {text:?} has no value"))?;

@@ -31,7 +31,7 @@ pub fn merge_user(base: &mut Json, overlay: &Json) {
 /// A chart as it renders: its dependencies enabled or disabled by the values, aliases
 /// applied, and its default values after those imported from its dependencies.
 #[derive(Debug, Clone)]
-pub struct Resolved<'c> {
+pub(crate) struct Resolved<'c> {
     /// The chart.
     pub chart: &'c Chart,
     /// The name it renders under: its alias, or its own name.
@@ -63,7 +63,7 @@ impl<'c> Resolved<'c> {
 
 /// Why the values could not be computed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ValuesError {
+pub(crate) enum ValuesError {
     /// A subchart's section of the values is not a map.
     #[error("type mismatch on {name}: %!t({value})")]
     NotATable {
@@ -77,7 +77,10 @@ pub enum ValuesError {
 /// Resolves `chart`'s dependencies for `user` values and computes the values every
 /// template sees, as Helm's install does: `ProcessDependenciesWithMerge`, then
 /// `CoalesceValues`.
-pub fn resolve<'c>(chart: &'c Chart, user: &Json) -> Result<(Resolved<'c>, Json), ValuesError> {
+pub(crate) fn resolve<'c>(
+    chart: &'c Chart,
+    user: &Json,
+) -> Result<(Resolved<'c>, Json), ValuesError> {
     let user = user.as_object().cloned().unwrap_or_default();
     let mut root = Resolved::loaded(chart, &chart.name);
     process_enabled(&mut root, &user, "")?;

@@ -63,7 +63,7 @@ impl Identity {
 
 /// What a resource request asks to do, for authorisation.
 #[derive(Debug, Clone)]
-pub struct Attributes<'a> {
+pub(crate) struct Attributes<'a> {
     /// get, list, watch, create, update, patch, delete or deletecollection.
     pub verb: &'a str,
     /// API group.
@@ -236,14 +236,14 @@ impl Granted {
 /// worked out once, from the bindings that name it (the store indexes them by subject), and
 /// kept until one of those bindings or their roles changes: a registered agent makes every
 /// request as its account, and other agents' registrations do not concern it.
-pub struct Rbac {
+pub(crate) struct Rbac {
     store: Arc<Store>,
     granted: Mutex<Grants>,
 }
 
 impl Rbac {
     /// The RBAC of the objects in `store`.
-    pub fn new(store: Arc<Store>) -> Self {
+    pub(crate) fn new(store: Arc<Store>) -> Self {
         Self {
             store,
             granted: Mutex::new(Grants::default()),
@@ -253,7 +253,7 @@ impl Rbac {
     /// The rules the cluster's RBAC objects grant the service account `namespace`/`name`
     /// in `scope` (a namespace, or empty for cluster scope): its ClusterRoleBindings'
     /// roles, and in a namespace also the roles of that namespace's RoleBindings.
-    pub fn granted_rules(
+    pub(crate) fn granted_rules(
         &self,
         cluster: &str,
         namespace: &str,
@@ -273,7 +273,7 @@ impl Rbac {
 
     /// Whether the cluster's RBAC objects let the service account `namespace`/`name` do
     /// what `attributes` asks.
-    pub fn allows(
+    pub(crate) fn allows(
         &self,
         cluster: &str,
         namespace: &str,

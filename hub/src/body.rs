@@ -5,10 +5,10 @@ use serde_json::Value;
 use crate::status::{ApiError, ApiResult};
 
 /// The largest request body the hub accepts (as kube-apiserver's default, 3 MiB).
-pub const MAX_BODY: usize = 3 * 1024 * 1024;
+pub(crate) const MAX_BODY: usize = 3 * 1024 * 1024;
 
 /// Parses a JSON body.
-pub fn parse_json(bytes: &[u8]) -> ApiResult<Value> {
+pub(crate) fn parse_json(bytes: &[u8]) -> ApiResult<Value> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(Value::Object(Default::default()));
     }
@@ -26,12 +26,12 @@ fn starts_an_object(bytes: &[u8]) -> bool {
 }
 
 /// Whether `bytes` are one JSON object (checked without building it).
-pub fn is_json_object(bytes: &[u8]) -> bool {
+pub(crate) fn is_json_object(bytes: &[u8]) -> bool {
     starts_an_object(bytes) && serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok()
 }
 
 /// Parses a body that may be YAML (apply patches) or JSON.
-pub fn parse_yaml_or_json(bytes: &[u8]) -> ApiResult<Value> {
+pub(crate) fn parse_yaml_or_json(bytes: &[u8]) -> ApiResult<Value> {
     // JSON (what clients send, and what a YAML body becomes once read) takes the fast path.
     if starts_an_object(bytes) {
         if let Ok(value @ Value::Object(_)) = crate::json::from_slice(bytes) {

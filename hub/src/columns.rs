@@ -82,7 +82,7 @@ fn computed(name: &str, kind: &str, cell: Cell) -> PrinterColumn {
 }
 
 /// The columns before Age for a built-in kind, if it has any (`None`: Name and Age only).
-pub fn for_kind(group: &str, kind: &str) -> Option<Vec<PrinterColumn>> {
+pub(crate) fn for_kind(group: &str, kind: &str) -> Option<Vec<PrinterColumn>> {
     let text = |name: &str, cell: Cell| computed(name, "string", cell);
     let integer = |name: &str, cell: Cell| computed(name, "integer", cell);
     Some(match (group, kind) {

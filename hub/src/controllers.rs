@@ -15,10 +15,10 @@ use serde_json::{json, Value};
 use crate::call::{Call, Propagation};
 use crate::event::Key;
 use crate::hub::{Effects, Hub, CRD_RESOURCE};
-use crate::objects;
 use crate::status::ApiResult;
 use crate::store::Change;
 use crate::stored::Stored;
+use crate::verbs;
 
 /// The namespaces every logical cluster starts with.
 const INITIAL_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
@@ -33,7 +33,7 @@ const ROOT_CA_CONFIG_MAP: &str = "kube-root-ca.crt";
 const ROOT_CA_DESCRIPTION: &str = "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.";
 
 /// The controllers of a Kubernetes control plane the hub stands in for.
-pub struct Controllers;
+pub(crate) struct Controllers;
 
 impl Effects for Controllers {
     fn cluster_created<'a>(
@@ -49,7 +49,7 @@ impl Effects for Controllers {
                 };
                 let body = json!({"apiVersion": "v1", "kind": "Namespace",
                     "metadata": {"name": namespace}});
-                match objects::create(hub, &call, body).await {
+                match verbs::create(hub, &call, body).await {
                     Ok(_) => {}
                     Err(error) if error.code == 409 => {}
                     Err(error) => return Err(error),
@@ -180,7 +180,7 @@ async fn establish(hub: &Hub, cluster: &str, name: &str) {
     let Some(call) = own_call(hub, cluster, resource, "", Some(name), Some("status")) else {
         return;
     };
-    let Ok(stored) = objects::get(hub, &call) else {
+    let Ok(stored) = verbs::get(hub, &call) else {
         return;
     };
     let Ok(mut crd) = stored.value() else {
@@ -189,7 +189,7 @@ async fn establish(hub: &Hub, cluster: &str, name: &str) {
     crate::kinds::accept_names(&mut crd);
     // Served before its status says so: a client that sees it Established finds it.
     hub.refresh_registry_with(cluster, Some(&crd));
-    if let Err(error) = objects::update(hub, &call, crd).await {
+    if let Err(error) = verbs::update(hub, &call, crd).await {
         tracing::warn!(%error, cluster, name, "could not establish the CRD");
     }
 }
@@ -207,7 +207,7 @@ async fn fill_token(hub: &Hub, cluster: &str, namespace: &str, name: &str) {
     ) else {
         return;
     };
-    let Ok(stored) = objects::get(hub, &call) else {
+    let Ok(stored) = verbs::get(hub, &call) else {
         return;
     };
     let Ok(secret) = stored.value() else {
@@ -229,7 +229,7 @@ async fn fill_token(hub: &Hub, cluster: &str, namespace: &str, name: &str) {
         .unwrap_or_default();
     let patch = crate::kinds::token_data(namespace, &uid, hub.ca_pem.get().map(String::as_str));
     let body = patch.to_string().into_bytes();
-    if let Err(error) = objects::patch(hub, &call, objects::PatchKind::Merge, &body).await {
+    if let Err(error) = verbs::patch(hub, &call, verbs::PatchKind::Merge, &body).await {
         tracing::warn!(%error, cluster, namespace, name, "could not fill the token Secret");
     }
 }
@@ -254,7 +254,7 @@ async fn publish_root_ca(hub: &Hub, cluster: &str, namespace: &str) {
         "metadata": {"name": ROOT_CA_CONFIG_MAP, "namespace": namespace,
             "annotations": {"kubernetes.io/description": ROOT_CA_DESCRIPTION}},
         "data": {"ca.crt": ca}});
-    match objects::create(hub, &call, body).await {
+    match verbs::create(hub, &call, body).await {
         Ok(_) => {}
         Err(error) if matches!(error.code, 404 | 409) => {}
         Err(error) => {
@@ -278,7 +278,7 @@ async fn ensure_default_account(hub: &Hub, cluster: &str, namespace: &str) {
     };
     let body = json!({"apiVersion": "v1", "kind": "ServiceAccount",
                       "metadata": {"name": "default", "namespace": namespace}});
-    match objects::create(hub, &call, body).await {
+    match verbs::create(hub, &call, body).await {
         // Already there, or the namespace went away meanwhile.
         Ok(_) => {}
         Err(error) if matches!(error.code, 404 | 409) => {}
@@ -389,7 +389,7 @@ async fn collect_dependents(hub: &Hub, cluster: &str, uid: &str, propagation: Pr
         };
         let result = match propagation {
             Propagation::Orphan => orphan(hub, &call, uid).await,
-            Propagation::Background => objects::delete(hub, &call, &json!({})).await.map(|_| ()),
+            Propagation::Background => verbs::delete(hub, &call, &json!({})).await.map(|_| ()),
         };
         if let Err(error) = result {
             if error.code != 404 {
@@ -448,7 +448,7 @@ async fn empty_namespace(hub: &Hub, cluster: &str, namespace: &str) {
                 continue;
             }
             if let Some(call) = call_for(hub, cluster, &resource, &object) {
-                if let Err(error) = objects::delete(hub, &call, &json!({})).await {
+                if let Err(error) = verbs::delete(hub, &call, &json!({})).await {
                     tracing::warn!(%error, namespace, "could not empty a terminating namespace");
                 }
             }

@@ -180,7 +180,7 @@ fn service(spec: &mut Map<String, Value>) {
 }
 
 /// Fills in the defaults of a built-in object of `group`/`kind`.
-pub fn fill(group: &str, kind: &str, object: &mut Value) {
+pub(crate) fn fill(group: &str, kind: &str, object: &mut Value) {
     let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut) else {
         return;
     };

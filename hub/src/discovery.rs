@@ -6,12 +6,12 @@ use serde_json::{json, Value};
 use crate::registry::{Registry, ResourceType};
 
 /// The Kubernetes version the hub reports.
-pub const KUBE_MINOR: &str = "32";
+pub(crate) const KUBE_MINOR: &str = "32";
 
 /// A version of aggregated discovery (`apidiscovery.k8s.io`): v2, or v2beta1, which clients
 /// built on Kubernetes 1.26 to 1.29 libraries (kubectl, Helm 3.11 to 3.14) ask for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Aggregated {
+pub(crate) enum Aggregated {
     /// `apidiscovery.k8s.io/v2`.
     V2,
     /// `apidiscovery.k8s.io/v2beta1`: the same document under another version.
@@ -27,7 +27,7 @@ impl Aggregated {
     }
 
     /// The `Content-Type` of an answer in this version.
-    pub fn content_type(self) -> &'static str {
+    pub(crate) fn content_type(self) -> &'static str {
         match self {
             Aggregated::V2 => {
                 "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
@@ -53,7 +53,7 @@ const VERBS: [&str; 8] = [
 /// The aggregated discovery an `Accept` header asks for: its first media type that is
 /// either aggregated discovery in a version the hub serves (then that version) or anything
 /// else the hub can answer (then `None`, plain discovery).
-pub fn wants_aggregated(accept: &str) -> Option<Aggregated> {
+pub(crate) fn wants_aggregated(accept: &str) -> Option<Aggregated> {
     for media in accept.split(',') {
         let mut parts = media.split(';').map(str::trim);
         let essence = parts.next().unwrap_or_default();
@@ -78,7 +78,7 @@ pub fn wants_aggregated(accept: &str) -> Option<Aggregated> {
 }
 
 /// `/version`.
-pub fn version() -> Value {
+pub(crate) fn version() -> Value {
     json!({
         "major": "1",
         "minor": KUBE_MINOR,
@@ -93,7 +93,7 @@ pub fn version() -> Value {
 }
 
 /// `/api`.
-pub fn core_versions() -> Value {
+pub(crate) fn core_versions() -> Value {
     json!({"kind": "APIVersions", "versions": ["v1"],
            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}]})
 }
@@ -107,7 +107,7 @@ fn group_json(group: &str, versions: &[String]) -> Value {
 }
 
 /// `/apis`.
-pub fn groups(registry: &Registry) -> Value {
+pub(crate) fn groups(registry: &Registry) -> Value {
     let groups: Vec<Value> = registry
         .groups()
         .iter()
@@ -117,7 +117,7 @@ pub fn groups(registry: &Registry) -> Value {
 }
 
 /// `/apis/<group>`, or `None` when the group is not served.
-pub fn group(registry: &Registry, name: &str) -> Option<Value> {
+pub(crate) fn group(registry: &Registry, name: &str) -> Option<Value> {
     let (group, versions) = registry.groups().into_iter().find(|(g, _)| g == name)?;
     let mut document = group_json(&group, &versions);
     document["kind"] = json!("APIGroup");
@@ -147,7 +147,7 @@ fn verbs(t: &ResourceType) -> &'static [&'static str] {
 }
 
 /// `/api/v1` or `/apis/<group>/<version>`, or `None` when not served.
-pub fn resources(registry: &Registry, group: &str, version: &str) -> Option<Value> {
+pub(crate) fn resources(registry: &Registry, group: &str, version: &str) -> Option<Value> {
     let mut resources = Vec::new();
     for t in served(registry, group, version) {
         resources.push(json!({
@@ -230,7 +230,7 @@ fn aggregated_list(version: Aggregated, items: Vec<Value>) -> Value {
 }
 
 /// Aggregated discovery of the core group (`/api`).
-pub fn aggregated_core(registry: &Registry, version: Aggregated) -> Value {
+pub(crate) fn aggregated_core(registry: &Registry, version: Aggregated) -> Value {
     aggregated_list(
         version,
         vec![aggregated_group(registry, "", &["v1".to_string()])],
@@ -238,7 +238,7 @@ pub fn aggregated_core(registry: &Registry, version: Aggregated) -> Value {
 }
 
 /// Aggregated discovery of every named group (`/apis`).
-pub fn aggregated_groups(registry: &Registry, version: Aggregated) -> Value {
+pub(crate) fn aggregated_groups(registry: &Registry, version: Aggregated) -> Value {
     let items = registry
         .groups()
         .iter()

@@ -7,11 +7,11 @@ use fleet_objects::smp;
 use serde_json::{Map, Value};
 
 /// One path of path elements, e.g. `["f:spec", "f:replicas"]`.
-pub type FieldPath = Vec<String>;
+pub(crate) type FieldPath = Vec<String>;
 
 /// How lists are keyed: by field-name rules for built-in kinds, atomic for custom ones.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lists {
+pub(crate) enum Lists {
     /// Built-in kinds: merge keys by field name (`containers` by `name`...).
     BuiltIn,
     /// Custom resources: every list is atomic.
@@ -20,7 +20,7 @@ pub enum Lists {
 
 /// A set of leaf paths.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FieldSet(pub BTreeSet<FieldPath>);
+pub(crate) struct FieldSet(pub BTreeSet<FieldPath>);
 
 const IDENTITY: [&str; 9] = [
     "name",
@@ -36,7 +36,7 @@ const IDENTITY: [&str; 9] = [
 
 impl FieldSet {
     /// The leaf fields an object sets, without apiVersion, kind and identity metadata.
-    pub fn of(object: &Value, lists: Lists) -> Self {
+    pub(crate) fn of(object: &Value, lists: Lists) -> Self {
         let mut set = BTreeSet::new();
         if let Some(map) = object.as_object() {
             for (key, value) in map {
@@ -59,7 +59,7 @@ impl FieldSet {
     }
 
     /// Parses a `fieldsV1` tree.
-    pub fn from_v1(tree: &Value) -> Self {
+    pub(crate) fn from_v1(tree: &Value) -> Self {
         let mut set = BTreeSet::new();
         fn visit(tree: &Value, path: &mut FieldPath, set: &mut BTreeSet<FieldPath>) {
             match tree.as_object() {
@@ -83,13 +83,13 @@ impl FieldSet {
 
     /// The `fieldsV1` tree. The paths are sorted, so those under one element follow each
     /// other: each node is made once, from the run of paths under it.
-    pub fn to_v1(&self) -> Value {
+    pub(crate) fn to_v1(&self) -> Value {
         let paths: Vec<&[String]> = self.0.iter().map(Vec::as_slice).collect();
         Value::Object(subtree(&paths, 0))
     }
 
     /// Whether nothing is in the set.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 }
@@ -97,7 +97,7 @@ impl FieldSet {
 /// Whether [`FieldSet::from_v1`] of `tree` holds `path`, found by walking the tree
 /// rather than making the set: an entry of `managedFields` is asked about a few paths on
 /// most writes, and only changed on some.
-pub fn v1_holds(tree: &Value, path: &[String]) -> bool {
+pub(crate) fn v1_holds(tree: &Value, path: &[String]) -> bool {
     let mut node = tree;
     for key in path {
         match node.as_object().and_then(|children| children.get(key)) {
@@ -172,7 +172,7 @@ fn walk(value: &Value, path: FieldPath, lists: Lists, field: &str, set: &mut BTr
 /// new one does not. The same as comparing the two objects' field sets, without walking
 /// the members the two share (a status write leaves the spec alone, and the reverse).
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Changes {
+pub(crate) struct Changes {
     /// Set by the new object, to another value than the old one's.
     pub changed: BTreeSet<FieldPath>,
     /// Set by the old object, not by the new one.
@@ -181,7 +181,7 @@ pub struct Changes {
 
 impl Changes {
     /// The changes from `old` to `new`.
-    pub fn between(old: &Value, new: &Value, lists: Lists) -> Self {
+    pub(crate) fn between(old: &Value, new: &Value, lists: Lists) -> Self {
         let mut diff = Diff {
             lists,
             changes: Self::default(),
@@ -206,7 +206,12 @@ impl Changes {
 
     /// The changes from `old` to `new` of one top-level member, `key`, when a write
     /// changes no other (`None`: the member is absent).
-    pub fn of_member(key: &str, old: Option<&Value>, new: Option<&Value>, lists: Lists) -> Self {
+    pub(crate) fn of_member(
+        key: &str,
+        old: Option<&Value>,
+        new: Option<&Value>,
+        lists: Lists,
+    ) -> Self {
         let mut diff = Diff {
             lists,
             changes: Self::default(),
@@ -333,7 +338,7 @@ fn item_matches(item: &Value, element: &str) -> bool {
 }
 
 /// The value at a path, or `None` if the object does not set it.
-pub fn value_at<'a>(object: &'a Value, path: &[String]) -> Option<&'a Value> {
+pub(crate) fn value_at<'a>(object: &'a Value, path: &[String]) -> Option<&'a Value> {
     let mut current = object;
     for element in path {
         if element == "." {
@@ -357,7 +362,7 @@ fn step<'a>(value: &'a Value, element: &str) -> Option<&'a Value> {
 }
 
 /// Removes the field or list item at a path; missing paths are ignored.
-pub fn remove_at(object: &mut Value, path: &[String]) {
+pub(crate) fn remove_at(object: &mut Value, path: &[String]) {
     let Some((last, parents)) = path.split_last() else {
         return;
     };

@@ -15,11 +15,11 @@ use crate::body::{parse_json, MAX_BODY};
 use crate::call::Call;
 use crate::discovery;
 use crate::hub::Hub;
-use crate::objects::{self, Deleted, PatchKind};
 use crate::registry::Registry;
 use crate::route::{self, ResourcePath, Route};
 use crate::status::{self, ApiError, ApiResult};
 use crate::table::{self, Include};
+use crate::verbs::{self, Deleted, PatchKind};
 use crate::watch::{self, TableFormat};
 
 /// The router serving the whole API.
@@ -450,7 +450,7 @@ async fn resource(
     let columns = || table::columns(&call.resource, &call.version);
     match verb {
         "get" => {
-            let object = objects::get(hub, &call)?;
+            let object = verbs::get(hub, &call)?;
             if as_table {
                 let t = table::table(&[&object.value()?], &columns(), include, json!({}));
                 return Ok(json_response(StatusCode::OK, &t));
@@ -458,7 +458,7 @@ async fn resource(
             Ok(text_response(StatusCode::OK, call.wire_text(&object)))
         }
         "list" => {
-            let page = objects::list(hub, &call)?;
+            let page = verbs::list(hub, &call)?;
             if as_table {
                 let mut metadata = json!({"resourceVersion": page.rv.to_string()});
                 if let Some(next) = &page.next {
@@ -471,7 +471,7 @@ async fn resource(
                 let t = table::table(&items, &columns(), include, metadata);
                 return Ok(json_response(StatusCode::OK, &t));
             }
-            let list = objects::list_object(&call, page);
+            let list = verbs::list_object(&call, page);
             Ok(text_response(StatusCode::OK, list.into()))
         }
         "watch" => {
@@ -494,14 +494,14 @@ async fn resource(
             Ok(response)
         }
         "create" => {
-            let written = objects::create(hub, &call, parse_json(&bytes)?).await?;
+            let written = verbs::create(hub, &call, parse_json(&bytes)?).await?;
             Ok(text_response(
                 StatusCode::CREATED,
                 call.wire_text(&written.object),
             ))
         }
         "update" => {
-            let written = objects::update(hub, &call, parse_json(&bytes)?).await?;
+            let written = verbs::update(hub, &call, parse_json(&bytes)?).await?;
             Ok(text_response(
                 StatusCode::OK,
                 call.wire_text(&written.object),
@@ -509,7 +509,7 @@ async fn resource(
         }
         "patch" => {
             let kind = PatchKind::from_content_type(header_str(headers, header::CONTENT_TYPE))?;
-            let written = objects::patch(hub, &call, kind, &bytes).await?;
+            let written = verbs::patch(hub, &call, kind, &bytes).await?;
             let code = if written.created {
                 StatusCode::CREATED
             } else {
@@ -519,7 +519,7 @@ async fn resource(
         }
         "delete" => {
             let options = parse_json(&bytes)?;
-            match objects::delete(hub, &call, &options).await? {
+            match verbs::delete(hub, &call, &options).await? {
                 Deleted::Pending(object) => Ok(json_response(StatusCode::OK, &object)),
                 Deleted::Gone(object) if crate::kinds::returns_deleted_object(&call.resource) => {
                     Ok(json_response(StatusCode::OK, &object))
@@ -535,7 +535,7 @@ async fn resource(
         }
         "deletecollection" => {
             let options = parse_json(&bytes)?;
-            let list = objects::delete_collection(hub, &call, &options).await?;
+            let list = verbs::delete_collection(hub, &call, &options).await?;
             Ok(text_response(StatusCode::OK, list.into()))
         }
         _ => Err(ApiError::method_not_allowed(method.as_str())),

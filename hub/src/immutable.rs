@@ -20,7 +20,7 @@ const STATEFULSET_MUTABLE: [&str; 6] = [
 ];
 
 /// What makes the update of `old` to `new` (a `group`/`kind` built-in) invalid.
-pub fn causes(group: &str, kind: &str, old: &Value, new: &Value) -> Vec<Cause> {
+pub(crate) fn causes(group: &str, kind: &str, old: &Value, new: &Value) -> Vec<Cause> {
     let mut causes = Vec::new();
     let changed = |pointer: &str| old.pointer(pointer) != new.pointer(pointer);
     let mut immutable = |field: &str, pointer: &str| {

@@ -23,7 +23,7 @@ const MEMBERS_KEPT: usize = 1024;
 
 /// Reads `text` as one JSON value, as `serde_json::from_slice` does (the same errors, the
 /// same nesting limit, trailing whitespace allowed).
-pub fn from_slice(text: &[u8]) -> serde_json::Result<Value> {
+pub(crate) fn from_slice(text: &[u8]) -> serde_json::Result<Value> {
     let mut deserializer = serde_json::Deserializer::from_slice(text);
     let value = ValueSeed.deserialize(&mut deserializer)?;
     deserializer.end()?;
@@ -120,7 +120,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
 /// by name only once the two orders part. `==` looks up every member of one object in the
 /// other, hashing its name, though the two objects a write compares (before and after)
 /// almost always hold their members in the same order.
-pub fn equal(a: &Value, b: &Value) -> bool {
+pub(crate) fn equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Object(a), Value::Object(b)) => maps_equal(a, b),
         (Value::Array(a), Value::Array(b)) => lists_equal(a, b),
@@ -129,12 +129,12 @@ pub fn equal(a: &Value, b: &Value) -> bool {
 }
 
 /// [`equal`] for two lists.
-pub fn lists_equal(a: &[Value], b: &[Value]) -> bool {
+pub(crate) fn lists_equal(a: &[Value], b: &[Value]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| equal(x, y))
 }
 
 /// [`equal`] for two values that may be missing.
-pub fn options_equal(a: Option<&Value>, b: Option<&Value>) -> bool {
+pub(crate) fn options_equal(a: Option<&Value>, b: Option<&Value>) -> bool {
     match (a, b) {
         (Some(a), Some(b)) => equal(a, b),
         (None, None) => true,
@@ -143,7 +143,7 @@ pub fn options_equal(a: Option<&Value>, b: Option<&Value>) -> bool {
 }
 
 /// [`equal`] for two maps.
-pub fn maps_equal(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
+pub(crate) fn maps_equal(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
     if a.len() != b.len() {
         return false;
     }
@@ -163,7 +163,7 @@ pub fn maps_equal(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
 /// Walks `map`'s members in order, handing each the member of `other` with the same name:
 /// found where `other`'s own walk has reached when the two orders agree, looked up by name
 /// otherwise. `skip` names members neither walk sees.
-pub fn zip_members<'a>(
+pub(crate) fn zip_members<'a>(
     map: &'a Map<String, Value>,
     other: &'a Map<String, Value>,
     skip: impl Fn(&str) -> bool + Copy + 'a,

@@ -78,7 +78,7 @@ fn bracket(inner: &str) -> Option<Step> {
 }
 
 /// Every value the path selects in `root`, in document order; empty if the path is invalid.
-pub fn select<'a>(root: &'a Value, path: &str) -> Vec<&'a Value> {
+pub(crate) fn select<'a>(root: &'a Value, path: &str) -> Vec<&'a Value> {
     let Some(steps) = parse(path) else {
         return Vec::new();
     };
@@ -109,7 +109,7 @@ pub fn select<'a>(root: &'a Value, path: &str) -> Vec<&'a Value> {
 }
 
 /// A scalar as JSONPath output prints it: strings bare, others as JSON.
-pub fn scalar_text(value: &Value) -> String {
+pub(crate) fn scalar_text(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
         other => other.to_string(),

@@ -152,7 +152,7 @@ impl Entry {
 
 /// Who writes, and through which endpoint.
 #[derive(Debug, Clone)]
-pub struct Writer<'a> {
+pub(crate) struct Writer<'a> {
     /// The field manager.
     pub manager: &'a str,
     /// The apiVersion the request used.
@@ -265,7 +265,7 @@ fn own(entries: &mut Vec<Entry>, writer: &Writer, operation: &str) -> usize {
 }
 
 /// Records a create, update or patch by `writer`: the fields it changed become its own.
-pub fn record_update(old: Option<&Value>, new: &mut Value, writer: &Writer) {
+pub(crate) fn record_update(old: Option<&Value>, new: &mut Value, writer: &Writer) {
     let list = base_entries(old, new, writer);
     // Field paths leave managedFields out, so neither object needs a copy without them.
     let changes = match old {
@@ -280,7 +280,7 @@ pub fn record_update(old: Option<&Value>, new: &mut Value, writer: &Writer) {
 
 /// [`record_update`] of a status write made in place: `new` is the stored object itself
 /// with only its status edited (it was `old_status`), managedFields as stored.
-pub fn record_status_update(old_status: Option<&Value>, new: &mut Value, writer: &Writer) {
+pub(crate) fn record_status_update(old_status: Option<&Value>, new: &mut Value, writer: &Writer) {
     let stored = (new.get_mut("metadata"))
         .and_then(|m| m.get_mut("managedFields"))
         .map(Value::take);
@@ -314,7 +314,7 @@ fn record_changes(new: &mut Value, mut list: Vec<Entry>, changes: Changes, write
 }
 
 /// Server-side apply of `applied` by `writer` onto `live` (or onto nothing, for a create).
-pub fn apply(
+pub(crate) fn apply(
     live: Option<&Value>,
     applied: &Value,
     writer: &Writer,

@@ -12,7 +12,7 @@ thread_local! {
 }
 
 /// The current time as RFC 3339 in UTC with second precision, as Kubernetes writes it.
-pub fn now() -> String {
+pub(crate) fn now() -> String {
     let now = jiff::Timestamp::now();
     FORMATTED.with_borrow_mut(|(second, text)| {
         if *second != now.as_second() {
@@ -24,12 +24,12 @@ pub fn now() -> String {
 }
 
 /// A new object uid.
-pub fn new_uid() -> String {
+pub(crate) fn new_uid() -> String {
     uuid::Uuid::new_v4().to_string()
 }
 
 /// The metadata map of an object, created if missing.
-pub fn metadata_mut(object: &mut Value) -> Option<&mut Map<String, Value>> {
+pub(crate) fn metadata_mut(object: &mut Value) -> Option<&mut Map<String, Value>> {
     let map = object.as_object_mut()?;
     map.entry("metadata")
         .or_insert_with(|| json!({}))
@@ -37,43 +37,43 @@ pub fn metadata_mut(object: &mut Value) -> Option<&mut Map<String, Value>> {
 }
 
 /// A field of `metadata` (looked up directly: `Value::pointer` allocates for every step).
-pub fn meta_field<'a>(object: &'a Value, field: &str) -> Option<&'a Value> {
+pub(crate) fn meta_field<'a>(object: &'a Value, field: &str) -> Option<&'a Value> {
     object.get("metadata")?.get(field)
 }
 
 /// A string field of `metadata`.
-pub fn meta_str<'a>(object: &'a Value, field: &str) -> Option<&'a str> {
+pub(crate) fn meta_str<'a>(object: &'a Value, field: &str) -> Option<&'a str> {
     meta_field(object, field)?.as_str()
 }
 
 /// Sets `metadata.resourceVersion`.
-pub fn set_resource_version(object: &mut Value, rv: u64) {
+pub(crate) fn set_resource_version(object: &mut Value, rv: u64) {
     if let Some(meta) = metadata_mut(object) {
         meta.insert("resourceVersion".into(), json!(rv.to_string()));
     }
 }
 
 /// `metadata.generation`, zero when absent.
-pub fn generation(object: &Value) -> i64 {
+pub(crate) fn generation(object: &Value) -> i64 {
     meta_field(object, "generation")
         .and_then(Value::as_i64)
         .unwrap_or(0)
 }
 
 /// Whether the object has finalizers left.
-pub fn has_finalizers(object: &Value) -> bool {
+pub(crate) fn has_finalizers(object: &Value) -> bool {
     meta_field(object, "finalizers")
         .and_then(Value::as_array)
         .is_some_and(|f| !f.is_empty())
 }
 
 /// Whether the object is being deleted.
-pub fn is_deleting(object: &Value) -> bool {
+pub(crate) fn is_deleting(object: &Value) -> bool {
     meta_field(object, "deletionTimestamp").is_some()
 }
 
 /// Why `name` is not a DNS-1123 subdomain (most kinds), or `None` if it is one.
-pub fn subdomain_problem(name: &str) -> Option<String> {
+pub(crate) fn subdomain_problem(name: &str) -> Option<String> {
     if name.len() > 253 {
         return Some("must be no more than 253 characters".into());
     }
@@ -91,7 +91,7 @@ pub fn subdomain_problem(name: &str) -> Option<String> {
 }
 
 /// Why `name` is not a DNS-1123 label (namespaces, services), or `None` if it is one.
-pub fn label_problem(name: &str) -> Option<String> {
+pub(crate) fn label_problem(name: &str) -> Option<String> {
     if name.len() > 63 {
         return Some(format!(
             "Invalid value: \"{name}\": must be no more than 63 characters"
@@ -123,7 +123,7 @@ fn label_shaped(label: &str) -> bool {
 
 /// How a kind's names are validated, as Kubernetes validates them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NameRule {
+pub(crate) enum NameRule {
     /// A DNS-1123 label (namespaces, services).
     Label,
     /// A DNS-1123 subdomain (most kinds).
@@ -134,7 +134,7 @@ pub enum NameRule {
 
 impl NameRule {
     /// The rule for a built-in kind of `group` (custom resources use subdomains).
-    pub fn of(group: &str, kind: &str, custom: bool) -> Self {
+    pub(crate) fn of(group: &str, kind: &str, custom: bool) -> Self {
         match (custom, group, kind) {
             (false, "", "Namespace" | "Service") => NameRule::Label,
             (false, "rbac.authorization.k8s.io", _) => NameRule::PathSegment,
@@ -144,7 +144,7 @@ impl NameRule {
 }
 
 /// Why `name` cannot be a path segment (`.`, `..`, or a `/` or `%` in it), or `None`.
-pub fn path_segment_problem(name: &str) -> Option<String> {
+pub(crate) fn path_segment_problem(name: &str) -> Option<String> {
     if name == "." || name == ".." {
         return Some(format!("Invalid value: \"{name}\": may not be '{name}'"));
     }
@@ -155,7 +155,7 @@ pub fn path_segment_problem(name: &str) -> Option<String> {
 }
 
 /// The name causes for an object of a kind whose names follow `rule`.
-pub fn name_causes(name: &str, rule: NameRule) -> Vec<Cause> {
+pub(crate) fn name_causes(name: &str, rule: NameRule) -> Vec<Cause> {
     let problem = if name.is_empty() {
         Some("Required value: name or generateName is required".to_string())
     } else {
@@ -181,12 +181,12 @@ pub fn name_causes(name: &str, rule: NameRule) -> Vec<Cause> {
 }
 
 /// The most bytes of annotations (keys and values) an object may carry, as in Kubernetes.
-pub const MAX_ANNOTATION_BYTES: usize = 256 * 1024;
+pub(crate) const MAX_ANNOTATION_BYTES: usize = 256 * 1024;
 
 /// What is wrong with an object's labels and annotations, as Kubernetes validates them:
 /// label keys and values, annotation keys, and the total size of the annotations. (Every
 /// field a client controls is bounded: a label value cannot carry megabytes.)
-pub fn label_and_annotation_causes(object: &Value) -> Vec<Cause> {
+pub(crate) fn label_and_annotation_causes(object: &Value) -> Vec<Cause> {
     use fleet_objects::selector::{label_key_problem, label_value_problem};
     let invalid = |field: String, message: String| Cause {
         kind: "FieldValueInvalid".into(),
@@ -221,7 +221,7 @@ pub fn label_and_annotation_causes(object: &Value) -> Vec<Cause> {
 }
 
 /// A random suffix for `generateName`, five characters as Kubernetes uses.
-pub fn random_suffix() -> String {
+pub(crate) fn random_suffix() -> String {
     const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
     let bytes = *uuid::Uuid::new_v4().as_bytes();
     bytes
@@ -232,7 +232,7 @@ pub fn random_suffix() -> String {
 }
 
 /// A human duration as kubectl prints ages: `45s`, `5m`, `3h`, `2d`.
-pub fn human_age(timestamp: &str) -> String {
+pub(crate) fn human_age(timestamp: &str) -> String {
     let Ok(then) = timestamp.parse::<jiff::Timestamp>() else {
         return "<invalid>".into();
     };

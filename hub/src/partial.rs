@@ -8,25 +8,25 @@
 use serde_json::{json, Value};
 
 /// The `apiVersion` of metadata-only objects and lists.
-pub const API_VERSION: &str = "meta.k8s.io/v1";
+pub(crate) const API_VERSION: &str = "meta.k8s.io/v1";
 
 /// The kind of one metadata-only object.
-pub const KIND: &str = "PartialObjectMetadata";
+pub(crate) const KIND: &str = "PartialObjectMetadata";
 
 /// The kind of a metadata-only list.
-pub const LIST_KIND: &str = "PartialObjectMetadataList";
+pub(crate) const LIST_KIND: &str = "PartialObjectMetadataList";
 
 /// The text before an object's `metadata` in its metadata-only form.
-pub const HEAD: &[u8] =
+pub(crate) const HEAD: &[u8] =
     b"{\"kind\":\"PartialObjectMetadata\",\"apiVersion\":\"meta.k8s.io/v1\",\"metadata\":";
 
 /// The text after it.
-pub const TAIL: &[u8] = b"}";
+pub(crate) const TAIL: &[u8] = b"}";
 
 /// Whether an `Accept` header asks for metadata only: its first media type names
 /// `PartialObjectMetadata` or `PartialObjectMetadataList` (client-go puts protobuf first,
 /// which the hub answers in JSON, as every other answer).
-pub fn wanted(accept: &str) -> bool {
+pub(crate) fn wanted(accept: &str) -> bool {
     accept.split(',').next().is_some_and(|first| {
         first.split(';').any(|parameter| {
             matches!(
@@ -38,7 +38,7 @@ pub fn wanted(accept: &str) -> bool {
 }
 
 /// `metadata` as a metadata-only object.
-pub fn object(metadata: Value) -> Value {
+pub(crate) fn object(metadata: Value) -> Value {
     json!({"kind": KIND, "apiVersion": API_VERSION, "metadata": metadata})
 }
 

@@ -364,12 +364,12 @@ fn message(buf: &[u8], defs: &[FieldDef]) -> Result<Map<String, Value>, String> 
 }
 
 /// Whether a `Content-Type` is Kubernetes protobuf.
-pub fn is_protobuf(content_type: &str) -> bool {
+pub(crate) fn is_protobuf(content_type: &str) -> bool {
     content_type.starts_with("application/vnd.kubernetes.protobuf")
 }
 
 /// Decodes a protobuf request body into the JSON object it stands for.
-pub fn decode(body: &[u8]) -> Result<Value, String> {
+pub(crate) fn decode(body: &[u8]) -> Result<Value, String> {
     let envelope = body
         .strip_prefix(MAGIC)
         .ok_or("the body does not start with k8s\\0")?;

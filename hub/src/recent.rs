@@ -32,7 +32,7 @@ struct Entry {
 
 /// The parsed trees of recently written versions, oldest forgotten first.
 #[derive(Default)]
-pub struct Recent {
+pub(crate) struct Recent {
     entries: HashMap<usize, Entry>,
     /// Addresses in the order kept, with their serial: an address taken and kept again
     /// is in here twice, and only the later one still names its entry.
@@ -49,7 +49,7 @@ fn address(stored: &Arc<Stored>) -> usize {
 impl Recent {
     /// Keeps `value`, which `stored` is the text of. Returns the trees it forgot to make
     /// room, for the caller to drop outside its lock.
-    pub fn keep(&mut self, stored: Arc<Stored>, value: Value) -> Vec<Value> {
+    pub(crate) fn keep(&mut self, stored: Arc<Stored>, value: Value) -> Vec<Value> {
         let at = address(&stored);
         self.serial += 1;
         self.text_bytes += stored.len();
@@ -71,7 +71,7 @@ impl Recent {
     }
 
     /// The tree of `stored`, taken out, if it was kept.
-    pub fn take(&mut self, stored: &Arc<Stored>) -> Option<Value> {
+    pub(crate) fn take(&mut self, stored: &Arc<Stored>) -> Option<Value> {
         let entry = self.entries.remove(&address(stored))?;
         self.text_bytes -= entry.stored.len();
         Arc::ptr_eq(&entry.stored, stored).then_some(entry.value)

@@ -286,7 +286,7 @@ fn str_of<'a>(value: &'a Value, pointer: &str) -> Option<&'a str> {
 }
 
 /// A custom resource from a CRD object, or `None` if the CRD lacks names or versions.
-pub fn from_crd(crd: &Value) -> Option<ResourceType> {
+pub(crate) fn from_crd(crd: &Value) -> Option<ResourceType> {
     // Served once established, as kube-apiserver serves it.
     if !is_established(crd) {
         return None;
@@ -349,7 +349,7 @@ fn printer_column(column: &Value) -> Option<PrinterColumn> {
 }
 
 /// Whether a CRD is Established: its kind is served.
-pub fn is_established(crd: &Value) -> bool {
+pub(crate) fn is_established(crd: &Value) -> bool {
     crd.pointer("/status/conditions")
         .and_then(Value::as_array)
         .into_iter()

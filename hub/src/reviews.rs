@@ -36,7 +36,7 @@ fn groups(identity: &Identity) -> Vec<String> {
 }
 
 /// Answers the review `kind` that `identity` created with `body`.
-pub fn answer(
+pub(crate) fn answer(
     rbac: &auth::Rbac,
     identity: &Identity,
     kind: &str,

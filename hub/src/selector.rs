@@ -108,18 +108,18 @@ struct HeadMetadata {
 }
 
 /// A parsed `labelSelector`.
-pub struct LabelSelector(LabelRequirements);
+pub(crate) struct LabelSelector(LabelRequirements);
 
 impl LabelSelector {
     /// Parses the query-string form: `a=b,c!=d,e in (x,y),f notin (z),g,!h`.
-    pub fn parse(text: &str) -> ApiResult<Self> {
+    pub(crate) fn parse(text: &str) -> ApiResult<Self> {
         LabelRequirements::parse(text)
             .map(Self)
             .map_err(|e| ApiError::bad_request(format!("unable to parse requirement: {e}")))
     }
 
     /// Whether an object's labels satisfy every requirement.
-    pub fn matches(&self, object: &Value) -> bool {
+    pub(crate) fn matches(&self, object: &Value) -> bool {
         self.0.matches(crate::meta::meta_field(object, "labels"))
     }
 }
@@ -165,14 +165,14 @@ fn field_labels(kind: &str) -> &'static [&'static str] {
 /// A parsed `fieldSelector`: `metadata.name`, `metadata.namespace`, and the fields the
 /// kind registers, with `=`, `==`, `!=`.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct FieldSelector {
+pub(crate) struct FieldSelector {
     terms: Vec<(String, String, bool)>,
 }
 
 impl FieldSelector {
     /// Parses `metadata.name=x,metadata.namespace!=y` for objects of built-in `kind`
     /// (custom resources: the metadata fields only).
-    pub fn parse(text: &str, kind: &str, custom: bool) -> ApiResult<Self> {
+    pub(crate) fn parse(text: &str, kind: &str, custom: bool) -> ApiResult<Self> {
         let extra = if custom { &[][..] } else { field_labels(kind) };
         let mut terms = Vec::new();
         for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -195,7 +195,7 @@ impl FieldSelector {
     }
 
     /// Whether the object satisfies every term (a missing field reads as empty).
-    pub fn matches(&self, object: &Value) -> bool {
+    pub(crate) fn matches(&self, object: &Value) -> bool {
         self.terms.iter().all(|(field, value, equal)| {
             let actual = field
                 .split('.')

@@ -5,7 +5,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
 /// One field-level cause of an `Invalid` or `Conflict` status.
-pub use fleet_objects::schema::Cause;
+pub(crate) use fleet_objects::schema::Cause;
 
 /// An API error, rendered as a `meta.k8s.io/v1` `Status` object.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -22,7 +22,7 @@ pub struct ApiError {
 }
 
 /// The result of an API operation.
-pub type ApiResult<T> = Result<T, ApiError>;
+pub(crate) type ApiResult<T> = Result<T, ApiError>;
 
 impl ApiError {
     fn new(code: u16, reason: &'static str, message: impl Into<String>) -> Self {
@@ -281,7 +281,7 @@ impl IntoResponse for ApiError {
 }
 
 /// The `Status` a successful delete returns.
-pub fn deleted(plural: &str, group: &str, name: &str, uid: &str) -> Value {
+pub(crate) fn deleted(plural: &str, group: &str, name: &str, uid: &str) -> Value {
     let mut details = json!({"name": name, "kind": plural, "uid": uid});
     if !group.is_empty() {
         details["group"] = json!(group);

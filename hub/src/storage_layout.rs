@@ -11,7 +11,7 @@
 use rusqlite::{Connection, OptionalExtension};
 
 /// The page size of the database, in bytes.
-pub const PAGE_SIZE: i64 = 4096;
+pub(crate) const PAGE_SIZE: i64 = 4096;
 
 /// The objects' table, made if missing.
 const OBJECTS_TABLE: &str = "
@@ -27,7 +27,7 @@ const OTHER_TABLES: &str = "
 
 /// Makes the tables of a new database, or moves an earlier hub's to this layout, and sets
 /// the database to write-ahead logging, every commit synced to disk.
-pub fn prepare(conn: &mut Connection) -> rusqlite::Result<()> {
+pub(crate) fn prepare(conn: &mut Connection) -> rusqlite::Result<()> {
     let objects_table = objects_table_sql(conn)?;
     let without_rowids = objects_table
         .as_deref()

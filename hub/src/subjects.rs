@@ -10,17 +10,17 @@ use std::collections::{BTreeSet, HashMap};
 use serde_json::Value;
 
 /// The storage keys of the resources that bind subjects to roles.
-pub const BINDING_RESOURCES: [&str; 2] = [
+pub(crate) const BINDING_RESOURCES: [&str; 2] = [
     "rbac.authorization.k8s.io/clusterrolebindings",
     "rbac.authorization.k8s.io/rolebindings",
 ];
 
 /// A binding: its resource, namespace and name in a cluster.
-pub type BindingKey = (String, String, String);
+pub(crate) type BindingKey = (String, String, String);
 
 /// The bindings naming each subject, by cluster.
 #[derive(Debug, Default)]
-pub struct SubjectIndex {
+pub(crate) struct SubjectIndex {
     clusters: HashMap<String, HashMap<String, Named>>,
 }
 
@@ -34,13 +34,13 @@ struct Named {
 
 impl SubjectIndex {
     /// Whether objects of `resource` are indexed.
-    pub fn indexes(resource: &str) -> bool {
+    pub(crate) fn indexes(resource: &str) -> bool {
         BINDING_RESOURCES.contains(&resource)
     }
 
     /// Records that the binding at `key` of `cluster` changed from `old` to `new` (either
     /// absent for a create or a delete) at resourceVersion `rv`.
-    pub fn update(
+    pub(crate) fn update(
         &mut self,
         cluster: &str,
         key: BindingKey,
@@ -65,14 +65,14 @@ impl SubjectIndex {
 
     /// Keeps the entries of the clusters `keep` says to from `other` (the memory-only
     /// clusters, over a reload from the database that never had them).
-    pub fn keep_from(&mut self, other: SubjectIndex, keep: impl Fn(&String) -> bool) {
+    pub(crate) fn keep_from(&mut self, other: SubjectIndex, keep: impl Fn(&String) -> bool) {
         (self.clusters).extend(other.clusters.into_iter().filter(|(c, _)| keep(c)));
     }
 
     /// The bindings of `cluster` naming the service account `namespace`/`name` (as itself,
     /// as its user name, or by a group it is in), and the resourceVersion of the last write
     /// to a binding that names or named it that way (0 if none since the index was made).
-    pub fn naming_account(
+    pub(crate) fn naming_account(
         &self,
         cluster: &str,
         namespace: &str,
@@ -85,7 +85,7 @@ impl SubjectIndex {
     }
 
     /// [`SubjectIndex::naming_account`]'s resourceVersion alone.
-    pub fn account_changed(&self, cluster: &str, namespace: &str, name: &str) -> u64 {
+    pub(crate) fn account_changed(&self, cluster: &str, namespace: &str, name: &str) -> u64 {
         let named = self.named(cluster, namespace, name);
         named.iter().map(|n| n.changed).max().unwrap_or(0)
     }

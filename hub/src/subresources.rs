@@ -6,13 +6,13 @@
 use serde_json::{json, Value};
 
 use crate::call::Call;
-use crate::objects::{self, PatchFailure, PatchKind};
 use crate::registry::ResourceType;
 use crate::status::{ApiError, ApiResult, Cause};
+use crate::verbs::{self, PatchFailure, PatchKind};
 use crate::Hub;
 
 /// One subresource as discovery lists it: its name, the kind it speaks, and its verbs.
-pub struct Subresource {
+pub(crate) struct Subresource {
     /// `status`, `scale` or `token`.
     pub name: &'static str,
     /// `(group, version, kind)` of its bodies; `None` for the resource's own kind.
@@ -29,7 +29,7 @@ fn has_scale(resource: &ResourceType) -> bool {
 }
 
 /// The subresources of `resource` in `version`.
-pub fn of(resource: &ResourceType, version: &str) -> Vec<Subresource> {
+pub(crate) fn of(resource: &ResourceType, version: &str) -> Vec<Subresource> {
     let mut subresources = Vec::new();
     if resource.has_status(version) {
         subresources.push(Subresource {
@@ -56,7 +56,7 @@ pub fn of(resource: &ResourceType, version: &str) -> Vec<Subresource> {
 }
 
 /// Whether `resource` serves the subresource `name` in `version`.
-pub fn served(resource: &ResourceType, version: &str, name: &str) -> bool {
+pub(crate) fn served(resource: &ResourceType, version: &str, name: &str) -> bool {
     of(resource, version).iter().any(|s| s.name == name)
 }
 
@@ -134,7 +134,7 @@ fn parse(bytes: &[u8]) -> ApiResult<Value> {
 
 /// A `scale` call: `get` reads the Scale; `update` and `patch` change the Scale and write
 /// its `spec.replicas` to the workload, guarded by the resourceVersion the Scale was read at.
-pub async fn scale(
+pub(crate) async fn scale(
     hub: &Hub,
     call: &Call,
     verb: &str,
@@ -145,12 +145,12 @@ pub async fn scale(
         subresource: None,
         ..call.clone()
     };
-    let current = scale_of(&objects::get(hub, &workload)?.value()?);
+    let current = scale_of(&verbs::get(hub, &workload)?.value()?);
     let wanted = match (verb, patch_kind) {
         ("get", _) => return Ok(current),
         ("update", _) => parse(bytes)?,
         ("patch", Some(kind @ (PatchKind::Json | PatchKind::Merge | PatchKind::Strategic))) => {
-            objects::patched(&current, kind, &parse(bytes)?).map_err(|failure| match failure {
+            verbs::patched(&current, kind, &parse(bytes)?).map_err(|failure| match failure {
                 PatchFailure::Unreadable(message) | PatchFailure::Inapplicable(message) => {
                     ApiError::bad_request(message)
                 }
@@ -189,7 +189,7 @@ pub async fn scale(
         change["metadata"] = json!({"resourceVersion": version});
     }
     let body = serde_json::to_vec(&change).map_err(|e| ApiError::internal(e.to_string()))?;
-    let written = objects::patch(hub, &workload, PatchKind::Merge, &body).await?;
+    let written = verbs::patch(hub, &workload, PatchKind::Merge, &body).await?;
     Ok(scale_of(&written.object.value()?))
 }
 

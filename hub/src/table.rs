@@ -8,7 +8,7 @@ use crate::registry::ResourceType;
 
 /// What a Table row carries besides its cells (`includeObject`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Include {
+pub(crate) enum Include {
     /// Nothing.
     None,
     /// `PartialObjectMetadata` (the default).
@@ -19,7 +19,7 @@ pub enum Include {
 
 impl Include {
     /// Parses the `includeObject` query parameter.
-    pub fn parse(value: Option<&str>) -> Self {
+    pub(crate) fn parse(value: Option<&str>) -> Self {
         match value {
             Some("None") => Include::None,
             Some("Object") => Include::Object,
@@ -29,7 +29,7 @@ impl Include {
 }
 
 /// Whether an `Accept` header asks for a Table.
-pub fn wants_table(accept: &str) -> bool {
+pub(crate) fn wants_table(accept: &str) -> bool {
     accept
         .split(',')
         .next()
@@ -58,7 +58,7 @@ fn default_columns(resource: &ResourceType) -> Vec<PrinterColumn> {
 }
 
 /// The columns after Name for a resource version.
-pub fn columns(resource: &ResourceType, version: &str) -> Vec<PrinterColumn> {
+pub(crate) fn columns(resource: &ResourceType, version: &str) -> Vec<PrinterColumn> {
     match resource.version(version) {
         Some(v) if !v.columns.is_empty() => v.columns.clone(),
         _ => default_columns(resource),
@@ -66,7 +66,7 @@ pub fn columns(resource: &ResourceType, version: &str) -> Vec<PrinterColumn> {
 }
 
 /// The column definitions, Name first.
-pub fn column_definitions(columns: &[PrinterColumn]) -> Value {
+pub(crate) fn column_definitions(columns: &[PrinterColumn]) -> Value {
     let mut definitions = vec![json!({
         "name": "Name", "type": "string", "format": "name", "priority": 0,
         "description": "Name must be unique within a namespace."
@@ -79,7 +79,7 @@ pub fn column_definitions(columns: &[PrinterColumn]) -> Value {
 }
 
 /// One row for an object.
-pub fn row(object: &Value, columns: &[PrinterColumn], include: Include) -> Value {
+pub(crate) fn row(object: &Value, columns: &[PrinterColumn], include: Include) -> Value {
     let name = crate::meta::meta_str(object, "name").unwrap_or_default();
     let mut cells = vec![json!(name)];
     cells.extend(columns.iter().map(|c| cell(object, c)));
@@ -116,7 +116,7 @@ fn cell(object: &Value, column: &PrinterColumn) -> Value {
 }
 
 /// A Table of `objects`.
-pub fn table(
+pub(crate) fn table(
     objects: &[&Value],
     columns: &[PrinterColumn],
     include: Include,

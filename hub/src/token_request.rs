@@ -25,7 +25,7 @@ const MAX_SECONDS: i64 = 365 * 24 * 3_600;
 
 /// Who a token stands for and until when.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Claims {
+pub(crate) struct Claims {
     /// Logical cluster.
     #[serde(rename = "c")]
     pub cluster: String,
@@ -50,7 +50,7 @@ fn signature(key: &str, payload: &str) -> Option<Hmac<Sha256>> {
 }
 
 /// A signed token for `claims`, keyed by the cluster's admin token.
-pub fn sign(claims: &Claims, key: &str) -> ApiResult<String> {
+pub(crate) fn sign(claims: &Claims, key: &str) -> ApiResult<String> {
     let json = serde_json::to_vec(claims).map_err(|e| ApiError::internal(e.to_string()))?;
     let payload = URL_SAFE_NO_PAD.encode(json);
     let mac = signature(key, &payload).ok_or_else(|| ApiError::internal("no signing key"))?;
@@ -60,7 +60,7 @@ pub fn sign(claims: &Claims, key: &str) -> ApiResult<String> {
 
 /// A token made here as a client presents it: its claims are read before the signature is
 /// checked, since they name the cluster whose key signed it.
-pub struct Presented<'a> {
+pub(crate) struct Presented<'a> {
     payload: &'a str,
     tag: &'a str,
     /// What the token claims, not yet verified.
@@ -68,7 +68,7 @@ pub struct Presented<'a> {
 }
 
 /// `token` read as one made here, or `None` for any other token.
-pub fn presented(token: &str) -> Option<Presented<'_>> {
+pub(crate) fn presented(token: &str) -> Option<Presented<'_>> {
     let (payload, tag) = token.strip_prefix(PREFIX)?.split_once('.')?;
     let claims = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?).ok()?;
     Some(Presented {
@@ -80,7 +80,7 @@ pub fn presented(token: &str) -> Option<Presented<'_>> {
 
 impl Presented<'_> {
     /// The claims, if `key` signed them and they have not expired at `now`.
-    pub fn verify(self, key: &str, now: i64) -> Option<Claims> {
+    pub(crate) fn verify(self, key: &str, now: i64) -> Option<Claims> {
         let tag = URL_SAFE_NO_PAD.decode(self.tag).ok()?;
         signature(key, self.payload)?.verify_slice(&tag).ok()?;
         (self.claims.expires > now).then_some(self.claims)
@@ -88,7 +88,7 @@ impl Presented<'_> {
 }
 
 /// The lifetime a TokenRequest asks for, checked as Kubernetes checks it.
-pub fn lifetime(request: &Value) -> ApiResult<i64> {
+pub(crate) fn lifetime(request: &Value) -> ApiResult<i64> {
     let asked = request
         .pointer("/spec/expirationSeconds")
         .and_then(Value::as_i64)
@@ -102,7 +102,7 @@ pub fn lifetime(request: &Value) -> ApiResult<i64> {
 }
 
 /// The answer to a TokenRequest: the request with its status filled in.
-pub fn answer(request: &Value, token: &str, claims: &Claims, lifetime: i64) -> Value {
+pub(crate) fn answer(request: &Value, token: &str, claims: &Claims, lifetime: i64) -> Value {
     let expires = jiff::Timestamp::from_second(claims.expires)
         .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
         .unwrap_or_default();

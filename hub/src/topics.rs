@@ -47,7 +47,7 @@ struct ResourceWatches {
 
 /// Every watch, by cluster and resource.
 #[derive(Default)]
-pub struct Topics {
+pub(crate) struct Topics {
     watches: Mutex<HashMap<String, HashMap<String, ResourceWatches>>>,
 }
 
@@ -92,7 +92,7 @@ impl Topics {
 
     /// A queue of the changes to `resource` of `cluster`, in `namespace` or (`None`) in
     /// every namespace.
-    pub fn subscribe(&self, cluster: &str, resource: &str, namespace: Option<&str>) -> Live {
+    pub(crate) fn subscribe(&self, cluster: &str, resource: &str, namespace: Option<&str>) -> Live {
         let (sender, receiver) = mpsc::channel(QUEUE);
         let lagged = Arc::new(AtomicBool::new(false));
         let subscriber = Subscriber {
@@ -119,7 +119,7 @@ impl Topics {
     }
 
     /// Hands `event` to the watches it concerns, dropping those gone or behind.
-    pub fn publish(&self, event: &Arc<Event>) {
+    pub(crate) fn publish(&self, event: &Arc<Event>) {
         let mut watches = self.lock();
         let Some(of_cluster) = watches.get_mut(&event.key.cluster) else {
             return;

@@ -25,7 +25,7 @@ const BOOKMARK_EVERY: Duration = Duration::from_secs(5);
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1800);
 
 /// Table rendering for `kubectl get -w`.
-pub struct TableFormat {
+pub(crate) struct TableFormat {
     /// Columns after Name.
     pub columns: Vec<PrinterColumn>,
     /// What each row carries.
@@ -128,7 +128,7 @@ fn encode(kind: &str, object: &Value) -> Bytes {
 }
 
 /// Starts a watch; the returned receiver yields the response body's chunks.
-pub fn start(
+pub(crate) fn start(
     store: Arc<Store>,
     call: Call,
     table: Option<TableFormat>,

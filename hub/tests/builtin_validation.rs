@@ -70,7 +70,7 @@ fn corpus_objects_of_built_in_kinds_pass_their_schemas() {
             continue;
         };
         *checked.entry(kind.clone()).or_default() += 1;
-        fleet_hub::objects::strip_nulls(&mut object);
+        fleet_hub::verbs::strip_nulls(&mut object);
         let result = schema.prepare(&mut object);
         let mut found: Vec<String> = result
             .causes

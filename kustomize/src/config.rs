@@ -12,7 +12,7 @@ use fleet_objects::split_api_version;
 /// Where in objects of some kind a transformer writes.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct FieldSpec {
+pub(crate) struct FieldSpec {
     /// API group (empty: any).
     #[serde(default)]
     pub group: String,
@@ -33,7 +33,7 @@ pub struct FieldSpec {
 
 impl FieldSpec {
     /// Reads `[group:version:]Kind path[ +]` (`*` for any kind; `+` to create).
-    pub fn parse(line: &str) -> Self {
+    pub(crate) fn parse(line: &str) -> Self {
         let mut parts = line.split_whitespace();
         let gvk = parts.next().unwrap_or("*");
         let path = parts.next().unwrap_or_default().to_string();
@@ -53,7 +53,7 @@ impl FieldSpec {
     }
 
     /// Whether the spec applies to `object` (its group, version and kind).
-    pub fn applies_to(&self, object: &Value) -> bool {
+    pub(crate) fn applies_to(&self, object: &Value) -> bool {
         let (group, version) = split_api_version(str_at(object, &["apiVersion"]));
         gvk_matches(
             &self.group,
@@ -66,14 +66,14 @@ impl FieldSpec {
     }
 
     /// Calls `f` on every value at the path, creating missing maps when `create` is set.
-    pub fn visit(&self, object: &mut Value, f: &mut dyn FnMut(&mut Value)) {
+    pub(crate) fn visit(&self, object: &mut Value, f: &mut dyn FnMut(&mut Value)) {
         let segments = split_path(&self.path);
         visit(object, &segments, self.create, f);
     }
 }
 
 /// Whether a spec's group, version and kind (empty: any) match an object's.
-pub fn gvk_matches(
+pub(crate) fn gvk_matches(
     group: &str,
     version: &str,
     kind: &str,
@@ -87,7 +87,7 @@ pub fn gvk_matches(
 }
 
 /// A path's segments: split at `/`, except `\/`.
-pub fn split_path(path: &str) -> Vec<String> {
+pub(crate) fn split_path(path: &str) -> Vec<String> {
     let mut segments = Vec::new();
     let mut current = String::new();
     let mut chars = path.chars().peekable();
@@ -142,7 +142,7 @@ fn visit(value: &mut Value, path: &[String], create: bool, f: &mut dyn FnMut(&mu
 /// Fields of some referrer kinds that name an object of the referral kind.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct NameBackRef {
+pub(crate) struct NameBackRef {
     /// The referral's group.
     #[serde(default)]
     pub group: String,
@@ -160,7 +160,7 @@ pub struct NameBackRef {
 /// Every transformer's field specs and the name references.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct TransformerConfig {
+pub(crate) struct TransformerConfig {
     /// Where `namePrefix` goes.
     #[serde(default)]
     pub name_prefix: Vec<FieldSpec>,
@@ -195,7 +195,7 @@ pub struct TransformerConfig {
 
 impl TransformerConfig {
     /// Adds another configuration's specs and references (duplicates dropped).
-    pub fn merge(&mut self, other: TransformerConfig) {
+    pub(crate) fn merge(&mut self, other: TransformerConfig) {
         fn extend(into: &mut Vec<FieldSpec>, from: Vec<FieldSpec>) {
             for spec in from {
                 if !into.contains(&spec) {

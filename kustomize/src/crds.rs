@@ -14,7 +14,7 @@ use fleet_files::Result;
 const MAX_DEPTH: usize = 32;
 
 /// The configuration a CRD definitions file declares.
-pub fn references(text: &str, shown: &str) -> Result<TransformerConfig> {
+pub(crate) fn references(text: &str, shown: &str) -> Result<TransformerConfig> {
     let definitions = yaml::parse_any_documents(text, shown)?
         .into_iter()
         .next()

@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use super::config::{FieldSpec, NameBackRef, TransformerConfig};
 
 /// The default configuration, built once.
-pub fn transformer_config() -> TransformerConfig {
+pub(crate) fn transformer_config() -> TransformerConfig {
     static DEFAULTS: OnceLock<TransformerConfig> = OnceLock::new();
     DEFAULTS.get_or_init(build).clone()
 }

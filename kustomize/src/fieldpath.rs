@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 /// One step of a dotted path.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     /// A map key.
     Key(String),
     /// The list item whose field equals a value (`[name=app]`), or the primitive item equal
@@ -18,7 +18,7 @@ pub enum Step {
 }
 
 /// Parses a dotted path; text in brackets is one step (`[a.b/c]` is a key with dots).
-pub fn parse(path: &str) -> Vec<Step> {
+pub(crate) fn parse(path: &str) -> Vec<Step> {
     let mut steps = Vec::new();
     let mut current = String::new();
     let mut chars = path.chars().peekable();
@@ -61,7 +61,7 @@ pub fn parse(path: &str) -> Vec<Step> {
 }
 
 /// The values at `steps` (several where `*` or a list walk).
-pub fn get<'v>(value: &'v Value, steps: &[Step]) -> Vec<&'v Value> {
+pub(crate) fn get<'v>(value: &'v Value, steps: &[Step]) -> Vec<&'v Value> {
     let Some((step, rest)) = steps.split_first() else {
         return vec![value];
     };
@@ -99,7 +99,7 @@ fn matches_item(item: &Value, field: &str, wanted: &str) -> bool {
 }
 
 /// A scalar as text (strings as they are, numbers and booleans as YAML writes them).
-pub fn scalar_text(value: &Value) -> Option<String> {
+pub(crate) fn scalar_text(value: &Value) -> Option<String> {
     match value {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
@@ -110,7 +110,7 @@ pub fn scalar_text(value: &Value) -> Option<String> {
 
 /// Calls `f` on every slot at `steps`; with `create`, missing map keys (and list items a
 /// `[field=value]` step names) are made on the way. Returns how many slots it reached.
-pub fn visit_mut(
+pub(crate) fn visit_mut(
     value: &mut Value,
     steps: &[Step],
     create: bool,

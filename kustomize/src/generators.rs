@@ -15,7 +15,7 @@ use fleet_files::{Error, Result};
 
 /// Which object a generator makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GeneratorKind {
+pub(crate) enum GeneratorKind {
     /// A ConfigMap: UTF-8 values in `data`, others in `binaryData`.
     ConfigMap,
     /// A Secret: every value base64 in `data`.
@@ -23,7 +23,7 @@ pub enum GeneratorKind {
 }
 
 /// Where a generator reads its files from, and the kustomization's defaults.
-pub struct GeneratorContext<'a> {
+pub(crate) struct GeneratorContext<'a> {
     /// The kustomization.
     pub location: Location<'a>,
     /// `generatorOptions` of the kustomization.
@@ -31,7 +31,7 @@ pub struct GeneratorContext<'a> {
 }
 
 /// Runs one generator and adds (or merges) its object into `resources`.
-pub fn generate(
+pub(crate) fn generate(
     ctx: &GeneratorContext<'_>,
     kind: GeneratorKind,
     args: &GeneratorArgs,
@@ -325,7 +325,7 @@ fn take_place_of(mut object: Value, old: &Value, merge: bool) -> Value {
 /// `stringData` (Secret) when they are maps, and a name that kustomize's lookup always
 /// finds empty, so the suffix does not depend on prefixes or suffixes (checked against
 /// kubectl kustomize).
-pub fn content_hash(object: &Value) -> String {
+pub(crate) fn content_hash(object: &Value) -> String {
     let kind = str_at(object, &["kind"]);
     let field = |key: &str| match object.get(key) {
         Some(Value::Object(map)) => Value::Object(map.clone()),

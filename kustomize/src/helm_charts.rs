@@ -34,7 +34,11 @@ fn chart_dir(entry: &HelmChart, globals: &HelmGlobals) -> String {
 }
 
 /// The remote chart an entry needs fetched, when its chart is not in the repository.
-pub fn remote_ref(entry: &HelmChart, globals: &HelmGlobals, dir: &Path) -> Option<RemoteChartRef> {
+pub(crate) fn remote_ref(
+    entry: &HelmChart,
+    globals: &HelmGlobals,
+    dir: &Path,
+) -> Option<RemoteChartRef> {
     let repo = entry.repo.clone().filter(|r| !r.is_empty())?;
     (!dir.join(chart_dir(entry, globals)).is_dir()).then(|| RemoteChartRef {
         repo,
@@ -57,7 +61,7 @@ fn chart_error(
 
 /// Renders one entry into resources; `default_namespace` is the release namespace when
 /// the entry names none.
-pub fn inflate(
+pub(crate) fn inflate(
     entry: &HelmChart,
     globals: &HelmGlobals,
     location: &Location<'_>,

@@ -8,7 +8,7 @@ use fleet_files::{Error, Result};
 
 /// One kustomization's place in the repository.
 #[derive(Debug, Clone, Copy)]
-pub struct Location<'a> {
+pub(crate) struct Location<'a> {
     /// The repository root.
     pub root: &'a RepoRoot,
     /// The kustomization's directory.
@@ -21,18 +21,18 @@ pub struct Location<'a> {
 
 impl Location<'_> {
     /// The kustomization file as messages show it.
-    pub fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         self.root.display(self.file)
     }
 
     /// An error about `field` of the kustomization.
-    pub fn error(&self, field: impl Into<String>, message: impl Into<String>) -> Error {
+    pub(crate) fn error(&self, field: impl Into<String>, message: impl Into<String>) -> Error {
         Error::in_field(self.shown(), field, message)
     }
 
     /// Resolves a plain file the kustomization names (patch, generator source, resource
     /// file, configuration), under the load restrictor.
-    pub fn file_path(&self, entry: &str) -> Result<PathBuf> {
+    pub(crate) fn file_path(&self, entry: &str) -> Result<PathBuf> {
         if self.restrict {
             self.root
                 .resolve_within(self.dir, entry, self.file, self.dir)
@@ -42,13 +42,13 @@ impl Location<'_> {
     }
 
     /// Resolves a directory or file anywhere inside the repository (bases, components).
-    pub fn any_path(&self, entry: &str) -> Result<PathBuf> {
+    pub(crate) fn any_path(&self, entry: &str) -> Result<PathBuf> {
         self.root.resolve(self.dir, entry, self.file)
     }
 
     /// Reads a plain file the kustomization names; returns its text and its name for
     /// messages.
-    pub fn read(&self, entry: &str) -> Result<(String, String)> {
+    pub(crate) fn read(&self, entry: &str) -> Result<(String, String)> {
         let path = self.file_path(entry)?;
         Ok((self.root.read_to_string(&path)?, self.root.display(&path)))
     }

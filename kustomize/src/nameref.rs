@@ -18,7 +18,7 @@ use fleet_files::{Error, Result};
 use fleet_objects::split_api_version;
 
 /// Updates every reference to a renamed object.
-pub fn fix_references(
+pub(crate) fn fix_references(
     resources: &mut ResMap,
     config: &TransformerConfig,
     file: &str,

@@ -8,7 +8,7 @@ use fleet_objects::smp::KeyedLists;
 
 /// The merge keys of each kind a schema describes.
 #[derive(Debug, Clone, Default)]
-pub struct Schema {
+pub(crate) struct Schema {
     kinds: Vec<((String, String, String), KeyedLists)>,
 }
 
@@ -18,7 +18,7 @@ const MAX_DEPTH: usize = 32;
 impl Schema {
     /// Reads a schema document (`definitions` keyed by name, each kind's with
     /// `x-kubernetes-group-version-kind`).
-    pub fn from_document(document: &Value) -> Self {
+    pub(crate) fn from_document(document: &Value) -> Self {
         let definitions = document
             .get("definitions")
             .and_then(Value::as_object)
@@ -45,7 +45,7 @@ impl Schema {
     }
 
     /// The list merge keys of objects of a group, version and kind, when described.
-    pub fn keys(&self, group: &str, version: &str, kind: &str) -> Option<&KeyedLists> {
+    pub(crate) fn keys(&self, group: &str, version: &str, kind: &str) -> Option<&KeyedLists> {
         self.kinds
             .iter()
             .find(|((g, v, k), _)| g == group && v == version && k == kind)

@@ -35,7 +35,7 @@ const ORDER_LAST: [&str; 2] = [
 ];
 
 /// Sorts resources in the legacy order, with custom kind lists when given.
-pub fn legacy_sort(resources: &mut [Resource], custom: Option<&LegacySortOptions>) {
+pub(crate) fn legacy_sort(resources: &mut [Resource], custom: Option<&LegacySortOptions>) {
     let (first, last): (Vec<&str>, Vec<&str>) = match custom {
         Some(c) if !c.order_first.is_empty() || !c.order_last.is_empty() => (
             c.order_first.iter().map(String::as_str).collect(),

@@ -15,7 +15,7 @@ use fleet_objects::smp::{self, ItemOrder, ListMerge};
 use fleet_objects::split_api_version;
 
 /// A parsed patch.
-pub enum Patch {
+pub(crate) enum Patch {
     /// Strategic merge patch documents.
     Strategic(Vec<Value>),
     /// RFC 6902 operations.
@@ -23,7 +23,7 @@ pub enum Patch {
 }
 
 /// Where a patch was written, and how custom resources merge.
-pub struct PatchSource<'a> {
+pub(crate) struct PatchSource<'a> {
     /// The kustomization naming the patch.
     pub location: Location<'a>,
     /// The field holding the patch (`patches[2]`).
@@ -33,12 +33,12 @@ pub struct PatchSource<'a> {
 }
 
 impl<'a> PatchSource<'a> {
-    pub fn error(&self, message: impl Into<String>) -> Error {
+    pub(crate) fn error(&self, message: impl Into<String>) -> Error {
         self.location.error(&self.field, message)
     }
 
     /// Reads the text of a patch given inline or by path.
-    pub fn text(&self, entry: &PatchEntry) -> Result<(String, String)> {
+    pub(crate) fn text(&self, entry: &PatchEntry) -> Result<(String, String)> {
         match (&entry.path, &entry.patch) {
             (Some(_), Some(_)) => Err(self.error("set either `path` or `patch`, not both")),
             (None, None) => Err(self.error("a patch needs `path` or `patch`")),
@@ -48,7 +48,7 @@ impl<'a> PatchSource<'a> {
     }
 
     /// Parses patch text: a YAML list is JSON 6902, mappings are strategic merge.
-    pub fn parse(&self, text: &str, file: &str) -> Result<Patch> {
+    pub(crate) fn parse(&self, text: &str, file: &str) -> Result<Patch> {
         let first: Value = match serde_yaml_ng::Deserializer::from_str(text).next() {
             Some(doc) => {
                 serde::Deserialize::deserialize(doc).map_err(|e| yaml::yaml_error(file, e))?
@@ -80,7 +80,7 @@ impl<'a> PatchSource<'a> {
 
 /// What a patch may change besides fields: kustomize keeps the name and kind unless told.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Allow {
+pub(crate) struct Allow {
     /// `options.allowNameChange`.
     pub name: bool,
     /// `options.allowKindChange`.
@@ -127,7 +127,7 @@ fn replaces_missing_member(document: &Value, path: &json_patch::jsonptr::Pointer
 /// Applies a patch to the resources its target selects or, for a strategic merge patch
 /// without target, to the one resource its own id names (any name it had). A target
 /// matching nothing is accepted, as kustomize accepts it.
-pub fn apply(
+pub(crate) fn apply(
     resources: &mut ResMap,
     patch: &Patch,
     target: Option<&Selector>,
@@ -267,7 +267,7 @@ fn find_by_id(resources: &ResMap, patch: &Value) -> Option<usize> {
 }
 
 /// An object's id as kustomize prints it: `Kind.version.group/name.namespace`.
-pub fn kustomize_id(object: &Value) -> String {
+pub(crate) fn kustomize_id(object: &Value) -> String {
     let (group, version) = split_api_version(str_at(object, &["apiVersion"]));
     let or = |text: &str, empty: &str| {
         if text.is_empty() {
@@ -287,7 +287,7 @@ pub fn kustomize_id(object: &Value) -> String {
 }
 
 /// A compiled selector.
-pub struct Matcher<'s> {
+pub(crate) struct Matcher<'s> {
     selector: &'s Selector,
     name: Option<Regex>,
     namespace: Option<Regex>,
@@ -297,7 +297,7 @@ pub struct Matcher<'s> {
 
 impl<'s> Matcher<'s> {
     /// Compiles the name and namespace patterns and the label selectors.
-    pub fn new(selector: &'s Selector, source: &PatchSource<'_>) -> Result<Self> {
+    pub(crate) fn new(selector: &'s Selector, source: &PatchSource<'_>) -> Result<Self> {
         let anchored = |pattern: &Option<String>| -> Result<Option<Regex>> {
             pattern
                 .as_ref()
@@ -322,7 +322,7 @@ impl<'s> Matcher<'s> {
     }
 
     /// Indexes of the matching resources.
-    pub fn select(&self, resources: &ResMap) -> Vec<usize> {
+    pub(crate) fn select(&self, resources: &ResMap) -> Vec<usize> {
         resources
             .items
             .iter()
@@ -334,7 +334,7 @@ impl<'s> Matcher<'s> {
 
     /// Whether a resource matches: its original or current name and namespace (unset
     /// meaning `default`), its group, version and kind, and its labels and annotations.
-    pub fn matches(&self, resource: &Resource) -> bool {
+    pub(crate) fn matches(&self, resource: &Resource) -> bool {
         let object = &resource.value;
         let (group, version) = split_api_version(str_at(object, &["apiVersion"]));
         let equal = |want: &Option<String>, have: &str| want.as_ref().is_none_or(|w| w == have);

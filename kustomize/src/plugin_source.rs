@@ -6,7 +6,7 @@ use super::patches::PatchSource;
 use fleet_files::Error;
 
 /// Where the config came from, for messages and for the files it names.
-pub struct PluginSource<'a> {
+pub(crate) struct PluginSource<'a> {
     /// The kustomization listing the plugin (files it names are relative to it).
     pub location: Location<'a>,
     /// `transformers[1]`.
@@ -17,12 +17,12 @@ pub struct PluginSource<'a> {
 
 impl PluginSource<'_> {
     /// An error about the configuration's file.
-    pub fn error(&self, message: impl Into<String>) -> Error {
+    pub(crate) fn error(&self, message: impl Into<String>) -> Error {
         Error::in_file(&self.shown, message.into())
     }
 
     /// The configuration as the source of the patches it holds.
-    pub fn patch_source(&self) -> PatchSource<'_> {
+    pub(crate) fn patch_source(&self) -> PatchSource<'_> {
         PatchSource {
             location: self.location,
             field: self.field.clone(),

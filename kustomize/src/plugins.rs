@@ -25,7 +25,7 @@ use fleet_files::str_at;
 use fleet_files::{Error, Result};
 
 /// A generator run configured by a plugin file.
-pub enum Generate {
+pub(crate) enum Generate {
     /// `ConfigMapGenerator` or `SecretGenerator`.
     Object(GeneratorKind, Box<GeneratorArgs>),
     /// `HelmChartInflationGenerator`.
@@ -33,7 +33,7 @@ pub enum Generate {
 }
 
 /// What one plugin configuration asks for.
-pub enum Plugin {
+pub(crate) enum Plugin {
     /// A transformer run.
     Transform(Transform),
     /// A generator run.
@@ -130,7 +130,7 @@ struct ReplacementConfig {
 }
 
 /// Reads one plugin configuration.
-pub fn parse(config: &Value, source: &PluginSource<'_>) -> Result<Vec<Plugin>> {
+pub(crate) fn parse(config: &Value, source: &PluginSource<'_>) -> Result<Vec<Plugin>> {
     let api_version = str_at(config, &["apiVersion"]);
     let kind = str_at(config, &["kind"]).to_string();
     if api_version != "builtin" {
@@ -327,7 +327,7 @@ fn decode<T: DeserializeOwned>(value: &Value) -> std::result::Result<T, serde_js
 
 /// The replacements of a `replacements:` list: inline, or read from the files entries
 /// name (each holding one replacement or a list of them).
-pub fn replacements_from(
+pub(crate) fn replacements_from(
     entries: &[ReplacementEntry],
     location: &Location<'_>,
     field: &str,

@@ -133,13 +133,13 @@ fn digest(text: &str) -> String {
 }
 
 /// Whether a resource or component entry names something outside the repository.
-pub fn is_remote(entry: &str) -> bool {
+pub(crate) fn is_remote(entry: &str) -> bool {
     RemoteResource::parse(entry).is_some()
 }
 
 /// The local copy of a remote entry, or why there is none: not fetched (outside a
 /// bundle), or the fetch failed.
-pub fn resolve(
+pub(crate) fn resolve(
     entry: &str,
     remote_dir: Option<&Path>,
     file: &str,
@@ -176,7 +176,7 @@ pub fn resolve(
 }
 
 /// The error for a remote reference the build cannot fetch.
-pub fn refused(file: &str, field: &str, entry: &str) -> Error {
+pub(crate) fn refused(file: &str, field: &str, entry: &str) -> Error {
     Error::in_field(
         file,
         field,

@@ -14,7 +14,7 @@ use fleet_objects::split_api_version;
 
 /// A replacement ready to run.
 #[derive(Debug, Clone)]
-pub struct Replacement {
+pub(crate) struct Replacement {
     /// Where the value comes from.
     pub source: ReplacementSource,
     /// Where it goes.
@@ -179,7 +179,7 @@ fn plain_scalar(text: &str) -> Value {
 }
 
 /// Runs one replacement over the resources.
-pub fn apply(resources: &mut ResMap, replacement: &Replacement, file: &str) -> Result<()> {
+pub(crate) fn apply(resources: &mut ResMap, replacement: &Replacement, file: &str) -> Result<()> {
     let value = source_value(resources, &replacement.source, file)?;
     for target in &replacement.targets {
         let Some(select) = &target.select else {

@@ -10,7 +10,7 @@ use fleet_files::{Error, Result};
 
 /// How a generated object is combined with one of the same name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Behavior {
+pub(crate) enum Behavior {
     /// A new object; a clash is an error.
     Create,
     /// Keys are merged into the existing object.
@@ -21,14 +21,14 @@ pub enum Behavior {
 
 /// Generator bookkeeping of a generated ConfigMap or Secret.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Generated {
+pub(crate) struct Generated {
     /// Append the content hash to the name at the end of the build.
     pub hash_suffix: bool,
 }
 
 /// One resource and its history.
 #[derive(Debug, Clone)]
-pub struct Resource {
+pub(crate) struct Resource {
     /// The object.
     pub value: Value,
     /// Every `(namespace, name)` the object had, oldest first.
@@ -52,7 +52,7 @@ pub struct Resource {
 
 impl Resource {
     /// Wraps a freshly loaded object.
-    pub fn new(value: Value) -> Self {
+    pub(crate) fn new(value: Value) -> Self {
         let id = ResId::of(&value);
         Self {
             names: vec![(id.namespace, id.name)],
@@ -68,18 +68,18 @@ impl Resource {
 
     /// Notes the current name as a previous id, as kustomize does before a transformer
     /// that may rename the object runs.
-    pub fn store_previous_id(&mut self) {
+    pub(crate) fn store_previous_id(&mut self) {
         let name = str_at(&self.value, &["metadata", "name"]).to_string();
         self.previous_names.push(name);
     }
 
     /// The current identity.
-    pub fn id(&self) -> ResId {
+    pub(crate) fn id(&self) -> ResId {
         ResId::of(&self.value)
     }
 
     /// Records the current name and namespace after a transformer changed them.
-    pub fn remember_name(&mut self) {
+    pub(crate) fn remember_name(&mut self) {
         let id = self.id();
         let entry = (id.namespace, id.name);
         if self.names.last() != Some(&entry) {
@@ -88,37 +88,37 @@ impl Resource {
     }
 
     /// Whether the object was ever called `name`.
-    pub fn was_named(&self, name: &str) -> bool {
+    pub(crate) fn was_named(&self, name: &str) -> bool {
         self.names.iter().any(|(_, n)| n == name)
     }
 
     /// The kind of the object.
-    pub fn kind(&self) -> &str {
+    pub(crate) fn kind(&self) -> &str {
         str_at(&self.value, &["kind"])
     }
 }
 
 /// Resources in the order they were added.
 #[derive(Debug, Clone, Default)]
-pub struct ResMap {
+pub(crate) struct ResMap {
     /// The resources.
     pub items: Vec<Resource>,
 }
 
 impl ResMap {
     /// Adds a resource; an object with the same id already present is an error.
-    pub fn push(&mut self, resource: Resource, file: &str) -> Result<()> {
+    pub(crate) fn push(&mut self, resource: Resource, file: &str) -> Result<()> {
         self.extend(std::iter::once(resource), file)
     }
 
     /// Adds every resource of another map.
-    pub fn append(&mut self, other: ResMap, file: &str) -> Result<()> {
+    pub(crate) fn append(&mut self, other: ResMap, file: &str) -> Result<()> {
         self.extend(other.items, file)
     }
 
     /// Adds resources in order; one whose id is already present is an error. The ids in
     /// the map are read once per call, not once per added resource.
-    pub fn extend(
+    pub(crate) fn extend(
         &mut self,
         resources: impl IntoIterator<Item = Resource>,
         file: &str,

@@ -14,7 +14,7 @@ use super::value_add::ValueAdd;
 use fleet_files::Result;
 
 /// One configured run of a builtin transformer.
-pub enum Transform {
+pub(crate) enum Transform {
     /// A patch, with the field that holds it (for messages).
     Patch {
         /// The parsed patch.
@@ -74,7 +74,7 @@ pub enum Transform {
 impl Transform {
     /// Runs the step; `source` says where the kustomization is, for patch merge keys and
     /// messages.
-    pub fn apply(&self, resources: &mut ResMap, source: &PatchSource<'_>) -> Result<()> {
+    pub(crate) fn apply(&self, resources: &mut ResMap, source: &PatchSource<'_>) -> Result<()> {
         let file = source.location.shown();
         match self {
             Transform::Patch {

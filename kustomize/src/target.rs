@@ -27,7 +27,7 @@ use fleet_helm::FetchedCharts;
 
 /// What a kustomization and everything it includes add up to.
 #[derive(Debug, Default)]
-pub struct Accumulator {
+pub(crate) struct Accumulator {
     /// The resources, in order.
     pub resources: ResMap,
     /// Transformer configuration beyond kustomize's defaults (`configurations:`, `crds:`).
@@ -38,7 +38,7 @@ pub struct Accumulator {
 
 impl Accumulator {
     /// kustomize's default configuration with this accumulation's additions.
-    pub fn config(&self) -> TransformerConfig {
+    pub(crate) fn config(&self) -> TransformerConfig {
         let mut config = super::defaults::transformer_config();
         config.merge(self.extra_config.clone());
         config
@@ -53,7 +53,7 @@ impl Accumulator {
 }
 
 /// Builds kustomizations below one repository root.
-pub struct Builder<'r> {
+pub(crate) struct Builder<'r> {
     root: &'r RepoRoot,
     restrict: bool,
     fetched: &'r FetchedCharts,
@@ -72,7 +72,7 @@ pub struct Builder<'r> {
 
 impl<'r> Builder<'r> {
     /// A builder; `restrict` keeps plain files inside their kustomization's directory.
-    pub fn new(
+    pub(crate) fn new(
         root: &'r RepoRoot,
         restrict: bool,
         fetched: &'r FetchedCharts,
@@ -91,7 +91,7 @@ impl<'r> Builder<'r> {
     }
 
     /// Makes `documents` a file of the kustomization in `dir`, read first.
-    pub fn prepend(&mut self, dir: &Path, documents: super::Prepended) {
+    pub(crate) fn prepend(&mut self, dir: &Path, documents: super::Prepended) {
         self.prepended = Some((dir.to_path_buf(), documents));
     }
 
@@ -108,7 +108,7 @@ impl<'r> Builder<'r> {
     }
 
     /// Reads the kustomization file of `dir`.
-    pub fn load(&self, dir: &Path) -> Result<(Kustomization, PathBuf)> {
+    pub(crate) fn load(&self, dir: &Path) -> Result<(Kustomization, PathBuf)> {
         let file = super::kustomization_file(dir).ok_or_else(|| {
             Error::in_file(
                 self.root.display(dir),
@@ -134,7 +134,10 @@ impl<'r> Builder<'r> {
     }
 
     /// Builds the kustomization in `dir` on its own; returns it and what it adds up to.
-    pub fn build_dir(&mut self, dir: &Path) -> Result<(Kustomization, PathBuf, Accumulator)> {
+    pub(crate) fn build_dir(
+        &mut self,
+        dir: &Path,
+    ) -> Result<(Kustomization, PathBuf, Accumulator)> {
         if let Some(start) = self.stack.iter().position(|d| d == dir) {
             let chain: Vec<String> = self.stack[start..]
                 .iter()

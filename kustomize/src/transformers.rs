@@ -16,7 +16,7 @@ use fleet_objects::split_api_version;
 /// `default`, and of the other fields the configuration lists (a Namespace object's own
 /// name, API service and conversion webhook references).
 /// With `unset_only` (a NamespaceTransformer's `unsetOnly`), fields already set stay.
-pub fn set_namespace(
+pub(crate) fn set_namespace(
     resources: &mut ResMap,
     namespace: &str,
     specs: &[FieldSpec],
@@ -34,7 +34,7 @@ pub fn set_namespace(
 }
 
 /// [`set_namespace`] for one resource.
-pub fn set_resource_namespace(
+pub(crate) fn set_resource_namespace(
     resource: &mut Resource,
     namespace: &str,
     specs: &[FieldSpec],
@@ -84,7 +84,7 @@ fn set_default_subject_namespaces(binding: &mut Value, set: &mut dyn FnMut(&mut 
 
 /// Which end of the name an affix goes to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Affix {
+pub(crate) enum Affix {
     /// `namePrefix`.
     Prefix,
     /// `nameSuffix`.
@@ -103,7 +103,12 @@ fn keeps_name(resource: &Value) -> bool {
 
 /// Adds a prefix or suffix to every name and to the other fields `specs` lists, and
 /// records it for name references.
-pub fn add_name_affix(resources: &mut ResMap, affix: Affix, text: &str, specs: &[FieldSpec]) {
+pub(crate) fn add_name_affix(
+    resources: &mut ResMap,
+    affix: Affix,
+    text: &str,
+    specs: &[FieldSpec],
+) {
     for resource in &mut resources.items {
         if keeps_name(&resource.value) {
             continue;
@@ -138,7 +143,7 @@ pub fn add_name_affix(resources: &mut ResMap, affix: Affix, text: &str, specs: &
 /// The specs a `labels:` entry writes to: selectors and templates with
 /// `includeSelectors`, templates with `includeTemplates`, metadata otherwise; plus its own
 /// `fields`.
-pub fn label_specs(
+pub(crate) fn label_specs(
     selectors: bool,
     templates: bool,
     fields: &[FieldSpec],
@@ -172,7 +177,11 @@ fn metadata_spec(field: &str) -> FieldSpec {
 }
 
 /// Writes `entries` into the map each spec reaches.
-pub fn apply_map(resources: &mut ResMap, specs: &[FieldSpec], entries: &BTreeMap<String, String>) {
+pub(crate) fn apply_map(
+    resources: &mut ResMap,
+    specs: &[FieldSpec],
+    entries: &BTreeMap<String, String>,
+) {
     for resource in &mut resources.items {
         for spec in specs.iter() {
             if !spec.applies_to(&resource.value) {
@@ -191,7 +200,7 @@ pub fn apply_map(resources: &mut ResMap, specs: &[FieldSpec], entries: &BTreeMap
 
 /// Rewrites the images one `images:` entry names: in every `containers` and
 /// `initContainers` list (CRDs excepted) and in the fields `specs` lists.
-pub fn set_image(resources: &mut ResMap, entry: &ImageEntry, specs: &[FieldSpec]) {
+pub(crate) fn set_image(resources: &mut ResMap, entry: &ImageEntry, specs: &[FieldSpec]) {
     for resource in &mut resources.items {
         let mut update = |slot: &mut Value| {
             if let Some(new) = slot.as_str().and_then(|image| rewrite_image(image, entry)) {
@@ -299,7 +308,7 @@ fn rewrite_image(image: &str, entry: &ImageEntry) -> Option<String> {
 
 /// Sets the replica count of the workloads an entry names (by any name they had); an
 /// entry naming no workload is an error, as in kustomize.
-pub fn set_replicas(
+pub(crate) fn set_replicas(
     resources: &mut ResMap,
     entry: &ReplicaEntry,
     specs: &[FieldSpec],

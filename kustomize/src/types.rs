@@ -11,7 +11,7 @@ use serde_json::Value;
 /// A `kustomization.yaml` (kind `Kustomization` or `Component`).
 #[derive(Deserialize, Debug, Default, Clone)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Kustomization {
+pub(crate) struct Kustomization {
     /// `kustomize.config.k8s.io/v1beta1` or `v1alpha1` for components.
     #[expect(
         dead_code,
@@ -126,7 +126,7 @@ pub struct Kustomization {
 /// One `vars:` entry.
 #[derive(Deserialize, Debug, Default, Clone)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Var {
+pub(crate) struct Var {
     /// The name used in `$(NAME)`.
     pub name: String,
     /// The object the value comes from.
@@ -139,7 +139,7 @@ pub struct Var {
 /// An object a var names.
 #[derive(Deserialize, Debug, Default, Clone)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ObjRef {
+pub(crate) struct ObjRef {
     /// Kind.
     #[serde(default)]
     pub kind: String,
@@ -163,7 +163,7 @@ pub struct ObjRef {
 /// The field a var reads.
 #[derive(Deserialize, Debug, Default, Clone)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct FieldRef {
+pub(crate) struct FieldRef {
     /// Dotted path, `metadata.name` by default. Kustomize reads YAML as Go's JSON
     /// decoder does, which matches field names regardless of case; `fieldpath` is the
     /// spelling older examples use.
@@ -174,7 +174,7 @@ pub struct FieldRef {
 /// One `replacements:` entry: inline, or a file of them.
 #[derive(Deserialize, Debug, Default, Clone)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ReplacementEntry {
+pub(crate) struct ReplacementEntry {
     /// A file holding one replacement or a list of them.
     #[serde(default)]
     pub path: Option<String>,
@@ -189,7 +189,7 @@ pub struct ReplacementEntry {
 /// The source of a replacement.
 #[derive(Deserialize, Debug, Default, Clone)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ReplacementSource {
+pub(crate) struct ReplacementSource {
     /// Group.
     #[serde(default)]
     pub group: Option<String>,
@@ -216,7 +216,7 @@ pub struct ReplacementSource {
 /// Where a replacement writes.
 #[derive(Deserialize, Debug, Default, Clone)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ReplacementTarget {
+pub(crate) struct ReplacementTarget {
     /// Objects written to.
     #[serde(default)]
     pub select: Option<Selector>,
@@ -234,7 +234,7 @@ pub struct ReplacementTarget {
 /// `delimiter`, `index` and `create`.
 #[derive(Deserialize, Debug, Default, Clone)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ReplacementOptions {
+pub(crate) struct ReplacementOptions {
     /// Split the value at this.
     #[serde(default)]
     pub delimiter: Option<String>,
@@ -249,7 +249,7 @@ pub struct ReplacementOptions {
 /// `openapi:`.
 #[derive(Deserialize, Debug, Default, Clone)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct OpenApi {
+pub(crate) struct OpenApi {
     /// A JSON or YAML schema file.
     #[serde(default)]
     pub path: Option<String>,
@@ -265,7 +265,7 @@ pub struct OpenApi {
 /// One `helmCharts:` entry.
 #[derive(Deserialize, Debug, Default, Clone)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct HelmChart {
+pub(crate) struct HelmChart {
     /// Chart name.
     pub name: String,
     /// Chart repository URL.
@@ -326,7 +326,7 @@ pub struct HelmChart {
 /// `helmGlobals:`.
 #[derive(Deserialize, Debug, Default, Clone)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct HelmGlobals {
+pub(crate) struct HelmGlobals {
     /// Where charts are (default `charts`, relative to the kustomization).
     #[serde(default)]
     pub chart_home: Option<String>,
@@ -338,7 +338,7 @@ pub struct HelmGlobals {
 /// One entry of `labels:`.
 #[derive(Deserialize, Debug, Default, Clone)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct LabelEntry {
+pub(crate) struct LabelEntry {
     /// The labels.
     #[serde(default, deserialize_with = "string_map")]
     pub pairs: BTreeMap<String, String>,
@@ -356,7 +356,7 @@ pub struct LabelEntry {
 /// One entry of `images:`.
 #[derive(Deserialize, Debug, Default, Clone)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ImageEntry {
+pub(crate) struct ImageEntry {
     /// Image name to match (without tag or digest).
     pub name: String,
     /// Replacement name.
@@ -373,7 +373,7 @@ pub struct ImageEntry {
 /// One entry of `replicas:`.
 #[derive(Deserialize, Debug, Default, Clone)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ReplicaEntry {
+pub(crate) struct ReplicaEntry {
     /// Workload name.
     pub name: String,
     /// Replica count.
@@ -383,7 +383,7 @@ pub struct ReplicaEntry {
 /// One entry of `patches:` or `patchesJson6902:`.
 #[derive(Deserialize, Debug, Default, Clone)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct PatchEntry {
+pub(crate) struct PatchEntry {
     /// File holding the patch.
     #[serde(default)]
     pub path: Option<String>,
@@ -401,7 +401,7 @@ pub struct PatchEntry {
 /// Options of a patch.
 #[derive(Deserialize, Debug, Default, Clone)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct PatchOptions {
+pub(crate) struct PatchOptions {
     /// Let the patch change the name.
     #[serde(default)]
     pub allow_name_change: bool,
@@ -413,7 +413,7 @@ pub struct PatchOptions {
 /// A resource selector (`target:`); name and namespace are anchored regular expressions.
 #[derive(Deserialize, Debug, Default, Clone)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Selector {
+pub(crate) struct Selector {
     /// API group.
     #[serde(default)]
     pub group: Option<String>,
@@ -440,7 +440,7 @@ pub struct Selector {
 /// Arguments of a ConfigMap or Secret generator.
 #[derive(Deserialize, Debug, Default, Clone)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct GeneratorArgs {
+pub(crate) struct GeneratorArgs {
     /// Name of the generated object.
     pub name: String,
     /// Namespace of the generated object.
@@ -472,7 +472,7 @@ pub struct GeneratorArgs {
 /// Generator options.
 #[derive(Deserialize, Debug, Default, Clone)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct GeneratorOptions {
+pub(crate) struct GeneratorOptions {
     /// Labels added to generated objects.
     #[serde(default, deserialize_with = "string_map")]
     pub labels: BTreeMap<String, String>,
@@ -490,7 +490,7 @@ pub struct GeneratorOptions {
 /// `sortOptions:`.
 #[derive(Deserialize, Debug, Default, Clone)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SortOptions {
+pub(crate) struct SortOptions {
     /// `legacy` (default) or `fifo`.
     #[serde(default)]
     pub order: Option<String>,
@@ -502,7 +502,7 @@ pub struct SortOptions {
 /// Custom kind orders for the legacy sort.
 #[derive(Deserialize, Debug, Default, Clone)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct LegacySortOptions {
+pub(crate) struct LegacySortOptions {
     /// Kinds emitted first, in this order.
     #[serde(default)]
     pub order_first: Vec<String>,
@@ -512,7 +512,7 @@ pub struct LegacySortOptions {
 }
 
 /// A map of strings, scalars of other types written as YAML writes them (`51`, `true`).
-pub fn string_map<'de, D: serde::Deserializer<'de>>(
+pub(crate) fn string_map<'de, D: serde::Deserializer<'de>>(
     d: D,
 ) -> Result<BTreeMap<String, String>, D::Error> {
     let map = Option::<BTreeMap<String, Value>>::deserialize(d)?.unwrap_or_default();

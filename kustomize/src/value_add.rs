@@ -17,7 +17,7 @@ use fleet_files::Result;
 const NAMESPACE_PATH: &str = "metadata/namespace";
 
 /// A configured `ValueAddTransformer`.
-pub struct ValueAdd {
+pub(crate) struct ValueAdd {
     value: String,
     targets: Vec<Target>,
 }
@@ -59,7 +59,7 @@ struct Target {
 impl ValueAdd {
     /// Reads the configuration (`body` is the plugin object without its type and
     /// metadata); files it names are relative to the kustomization listing it.
-    pub fn configure(body: &Value, source: &PluginSource<'_>) -> Result<Self> {
+    pub(crate) fn configure(body: &Value, source: &PluginSource<'_>) -> Result<Self> {
         let invalid = |e: serde_json::Error| {
             source.error(format!("invalid ValueAddTransformer configuration: {e}"))
         };
@@ -103,7 +103,7 @@ impl ValueAdd {
     }
 
     /// Writes the value into every target.
-    pub fn apply(&self, resources: &mut ResMap, source: &PatchSource<'_>) -> Result<()> {
+    pub(crate) fn apply(&self, resources: &mut ResMap, source: &PatchSource<'_>) -> Result<()> {
         for target in &self.targets {
             let indexes = match &target.selector {
                 Some(selector) => Matcher::new(selector, source)?.select(resources),

@@ -15,7 +15,7 @@ use fleet_objects::split_api_version;
 
 /// Adds `more` to the vars seen so far (a base's, absorbed by the kustomization that
 /// lists it); a name given twice is an error, as in kustomize.
-pub fn merge(into: &mut Vec<Var>, more: &[Var], file: &str) -> Result<()> {
+pub(crate) fn merge(into: &mut Vec<Var>, more: &[Var], file: &str) -> Result<()> {
     for var in more {
         if into.iter().any(|v| v.name == var.name) {
             return Err(Error::in_field(
@@ -75,7 +75,7 @@ fn describe(var: &Var) -> String {
 /// is bound to the one object among `resources` (this level's) that it names (the same
 /// group, version and kind, a name the object ever had, and its namespace when the var
 /// gives one); naming several is an error, naming none leaves the var unbound.
-pub fn declare(
+pub(crate) fn declare(
     into: &mut Vec<Var>,
     more: &[Var],
     resources: &mut ResMap,
@@ -159,7 +159,7 @@ fn values(vars: &[Var], resources: &ResMap, file: &str) -> Result<BTreeMap<Strin
 }
 
 /// Replaces `$(NAME)` in the var reference fields of every resource.
-pub fn resolve(
+pub(crate) fn resolve(
     resources: &mut ResMap,
     vars: &[Var],
     config: &TransformerConfig,

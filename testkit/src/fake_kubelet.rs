@@ -29,14 +29,14 @@ const NODE: &str = "fake-node";
 const FIELD_MANAGER: &str = "fake-kubelet";
 
 /// A fake kubelet running on its own thread until dropped.
-pub struct FakeKubelet {
+pub(crate) struct FakeKubelet {
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl FakeKubelet {
     /// Starts one for the cluster `kubeconfig` reaches, as its admin.
-    pub fn start(kubeconfig: PathBuf) -> Self {
+    pub(crate) fn start(kubeconfig: PathBuf) -> Self {
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("fake-kubelet".into())

@@ -373,7 +373,7 @@ fn random_hex() -> String {
 
 /// The directory of the control plane's binaries, built by `.ci/real-k8s.sh` (run once per
 /// test binary; it only prints the directory when they are built).
-pub fn binaries() -> PathBuf {
+pub(crate) fn binaries() -> PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.ci/real-k8s.sh");

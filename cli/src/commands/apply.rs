@@ -15,7 +15,7 @@ use fleet_renderer::RepoRoot;
 #[command(
     after_help = "Examples:\n  fleet apply -n fleet-local -o bundles.yaml my-repo multi-cluster/manifests\n  fleet apply --kubeconfig hub/local.kubeconfig my-repo multi-cluster/manifests\n  fleet apply --driven-scan -o - my-repo app:dev.yaml app:prod.yaml"
 )]
-pub struct ApplyArgs {
+pub(super) struct ApplyArgs {
     /// Namespace of the Bundle objects.
     #[arg(short, long, default_value = "fleet-local")]
     pub namespace: String,
@@ -85,7 +85,7 @@ fn bundle_dirs(root: &RepoRoot, args: &ApplyArgs) -> Result<Vec<bundle::BundleDi
 }
 
 /// Runs `fleet apply`.
-pub fn run(args: ApplyArgs) -> Result<()> {
+pub(super) fn run(args: ApplyArgs) -> Result<()> {
     let root = RepoRoot::new(&args.root)?;
     let mut bundles = Vec::new();
     for dir in bundle_dirs(&root, &args)? {

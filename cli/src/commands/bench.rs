@@ -10,14 +10,14 @@ use clap::Args;
 /// Arguments of `fleet bench`: everything is passed to `fleet-bench`.
 #[derive(Args, Debug)]
 #[command(disable_help_flag = true)]
-pub struct BenchArgs {
+pub(super) struct BenchArgs {
     /// The benchmark and its arguments (`fleet bench --help` lists them).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     args: Vec<String>,
 }
 
 /// Runs `fleet-bench` with the arguments, exiting as it exits.
-pub fn run(args: BenchArgs) -> Result<()> {
+pub(super) fn run(args: BenchArgs) -> Result<()> {
     let me = std::env::current_exe().context("finding the fleet binary")?;
     let bench = me.with_file_name("fleet-bench");
     if !bench.is_file() {

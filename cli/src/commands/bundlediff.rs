@@ -19,7 +19,7 @@ use serde_json::{json, Value};
   fleet bundlediff --bundle demo-app                 # the deployments of one Bundle
   fleet bundlediff --bundle-deployment demo-app -n cluster-fleet-local-dev
   fleet bundlediff --fleet-yaml --bundle-deployment demo-app -n cluster-fleet-local-dev")]
-pub struct BundleDiffArgs {
+pub(super) struct BundleDiffArgs {
     /// Kubeconfig of the hub (the cluster holding the BundleDeployments).
     #[arg(long, env = "KUBECONFIG")]
     kubeconfig: Option<PathBuf>,
@@ -51,7 +51,7 @@ struct Diffs {
 }
 
 /// Prints the diffs.
-pub fn run(args: BundleDiffArgs) -> Result<()> {
+pub(super) fn run(args: BundleDiffArgs) -> Result<()> {
     let deployments = super::runtime()?.block_on(deployments(&args))?;
     let diffs: Vec<Diffs> = deployments
         .iter()

@@ -16,7 +16,7 @@ use fleet_controller::registration::HubAddress;
   # In a cluster (its service account), handing agents the cluster's public address:
   fleet controller --api-server-url https://fleet.example.com:6443 \\
     --api-server-ca /etc/fleet/ca.crt --metrics-listen 0.0.0.0:8081")]
-pub struct ControllerArgs {
+pub(super) struct ControllerArgs {
     /// Kubeconfig of the cluster holding the Bundles and Clusters (default: in-cluster).
     #[arg(long, env = "KUBECONFIG")]
     kubeconfig: Option<PathBuf>,
@@ -33,7 +33,7 @@ pub struct ControllerArgs {
     /// Serve /metrics, /healthz and /readyz on this address.
     #[arg(long)]
     metrics_listen: Option<SocketAddr>,
-    /// Seconds between looks at a deployment of a pushed cluster (drift, readiness).
+    /// Seconds between reconciles of a deployment of a pushed cluster (drift, readiness).
     #[arg(long, default_value_t = 60)]
     push_resync_seconds: u64,
     /// Leader election and sharding.
@@ -51,7 +51,7 @@ fn agents_hub(args: &ControllerArgs) -> Result<Option<HubAddress>> {
 }
 
 /// Runs the controller until Ctrl-C or SIGTERM.
-pub fn run(args: ControllerArgs) -> Result<()> {
+pub(super) fn run(args: ControllerArgs) -> Result<()> {
     let runtime = super::runtime()?;
     runtime.block_on(async move {
         let client = super::cluster_client(args.kubeconfig.as_deref()).await?;

@@ -10,7 +10,7 @@ use clap::Args;
 #[command(
     after_help = "Examples:\n  fleet crds --output-dir deploy/crds\n  fleet crds --output-dir deploy/crds --check"
 )]
-pub struct CrdsArgs {
+pub(super) struct CrdsArgs {
     /// Directory to write one YAML file per CRD into; stdout when absent.
     #[arg(long)]
     pub output_dir: Option<PathBuf>,
@@ -20,7 +20,7 @@ pub struct CrdsArgs {
 }
 
 /// Runs `fleet crds`.
-pub fn run(args: CrdsArgs) -> Result<()> {
+pub(super) fn run(args: CrdsArgs) -> Result<()> {
     let mut stale = Vec::new();
     for (file, crd) in fleet_api::crds::all() {
         let text = fleet_api::crds::to_yaml(&crd)?;

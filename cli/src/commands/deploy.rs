@@ -16,7 +16,7 @@ use serde_json::Value;
 #[command(after_help = "Example:
   fleet target --bundle-file bundle.yaml --dump-input-list > bd.yaml
   fleet deploy --input-file bd.yaml --dry-run")]
-pub struct DeployArgs {
+pub(super) struct DeployArgs {
     /// The file holding the Contents and BundleDeployments (`fleet target`'s output).
     #[arg(short, long)]
     input_file: PathBuf,
@@ -30,7 +30,7 @@ pub struct DeployArgs {
 }
 
 /// Prints, per BundleDeployment, the resources it would deploy.
-pub fn run(args: DeployArgs) -> Result<()> {
+pub(super) fn run(args: DeployArgs) -> Result<()> {
     let file = args.input_file.display().to_string();
     let text =
         std::fs::read_to_string(&args.input_file).with_context(|| format!("reading {file}"))?;

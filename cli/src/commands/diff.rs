@@ -25,7 +25,7 @@ use super::output::{print_structured, Format};
 
 Exit code: 0, or with --exit-code 1 when something would change. A bundle that fails to
 render is reported and makes the exit code 2.")]
-pub struct DiffArgs {
+pub(super) struct DiffArgs {
     /// A directory in a Git working tree: the bundles under it are compared.
     #[arg(default_value = ".")]
     dir: PathBuf,
@@ -68,7 +68,7 @@ struct Change {
 }
 
 /// Runs `fleet diff`, exiting with its exit code.
-pub fn run(args: DiffArgs) -> Result<()> {
+pub(super) fn run(args: DiffArgs) -> Result<()> {
     let code = diff(&args)?;
     if code != 0 {
         std::process::exit(code);

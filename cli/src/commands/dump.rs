@@ -16,7 +16,7 @@ use kube::ResourceExt;
 #[command(after_help = "Example:
   fleet dump --kubeconfig ./hub-data/local.kubeconfig -p fleet-dump.tgz
   tar tzf fleet-dump.tgz")]
-pub struct DumpArgs {
+pub(super) struct DumpArgs {
     /// Kubeconfig of the cluster holding Fleet's objects (default: in-cluster).
     #[arg(long, env = "KUBECONFIG")]
     kubeconfig: Option<PathBuf>,
@@ -44,7 +44,7 @@ const EVENT_NAMESPACES: [&str; 4] = [
 ];
 
 /// Writes the archive.
-pub fn run(args: DumpArgs) -> Result<()> {
+pub(super) fn run(args: DumpArgs) -> Result<()> {
     let entries = super::runtime()?.block_on(collect(&args))?;
     let file = std::fs::File::create(&args.path)
         .with_context(|| format!("creating {}", args.path.display()))?;

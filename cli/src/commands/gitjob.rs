@@ -17,7 +17,7 @@ use fleet_gitjob::webhook;
   fleet gitjob --kubeconfig ./hub-data/local.kubeconfig
   fleet gitjob --kubeconfig ./hub-data/local.kubeconfig --webhook-listen 0.0.0.0:8080
   curl -s localhost:8080/metrics")]
-pub struct GitjobArgs {
+pub(super) struct GitjobArgs {
     /// Kubeconfig of the cluster holding the GitRepos and Bundles (default: in-cluster).
     #[arg(long, env = "KUBECONFIG")]
     kubeconfig: Option<PathBuf>,
@@ -54,7 +54,7 @@ pub struct GitjobArgs {
 }
 
 /// Runs gitjob until Ctrl-C or SIGTERM.
-pub fn run(args: GitjobArgs) -> Result<()> {
+pub(super) fn run(args: GitjobArgs) -> Result<()> {
     let runtime = super::runtime()?;
     runtime.block_on(async move {
         let client = super::cluster_client(args.kubeconfig.as_deref()).await?;

@@ -12,7 +12,7 @@ use fleet_helm::{Chart, Options};
 
 /// Helm operations.
 #[derive(Subcommand, Debug)]
-pub enum HelmCommand {
+pub(super) enum HelmCommand {
     /// Render a chart's manifests, as `helm template` prints them.
     #[command(after_help = "Examples:
   fleet helm template ../shared/charts/podinfo
@@ -23,7 +23,7 @@ pub enum HelmCommand {
 
 /// Arguments of `fleet helm template`.
 #[derive(Args, Debug)]
-pub struct TemplateArgs {
+pub(super) struct TemplateArgs {
     /// `[NAME] CHART`: an optional release name, then the chart directory or .tgz.
     #[arg(required = true, num_args = 1..=2)]
     args: Vec<String>,
@@ -76,7 +76,7 @@ pub struct TemplateArgs {
 }
 
 /// Runs a Helm command.
-pub fn run(command: HelmCommand) -> Result<()> {
+pub(super) fn run(command: HelmCommand) -> Result<()> {
     match command {
         HelmCommand::Template(args) => template(args),
     }

@@ -12,7 +12,7 @@ use clap::Args;
   fleet hub --data ./hub-data
   fleet hub --data ./hub-data --cluster local --cluster dev --cluster prod
   kubectl --kubeconfig ./hub-data/dev.kubeconfig get namespaces")]
-pub struct HubArgs {
+pub(super) struct HubArgs {
     /// Data directory: the database, certificates and one kubeconfig per cluster.
     #[arg(long)]
     data: PathBuf,
@@ -28,7 +28,7 @@ pub struct HubArgs {
 }
 
 /// Runs the hub until Ctrl-C or SIGTERM.
-pub fn run(args: HubArgs) -> Result<()> {
+pub(super) fn run(args: HubArgs) -> Result<()> {
     let runtime = super::runtime()?;
     runtime.block_on(async move {
         let mut clusters = vec![fleet_hub::route::DEFAULT_CLUSTER.to_string()];

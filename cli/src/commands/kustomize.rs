@@ -12,7 +12,7 @@ use fleet_renderer::RepoRoot;
 
 /// Kustomize subcommands.
 #[derive(Subcommand, Debug)]
-pub enum KustomizeCommand {
+pub(super) enum KustomizeCommand {
     /// Build a kustomization and print the resources, as `kubectl kustomize DIR` does.
     #[command(after_help = "Example:\n  fleet kustomize build overlays/prod")]
     Build {
@@ -37,7 +37,7 @@ pub enum KustomizeCommand {
 /// kustomize's `--load-restrictor` values.
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
 #[clap(rename_all = "verbatim")]
-pub enum Restrictor {
+pub(super) enum Restrictor {
     /// Plain files only in or below their kustomization's directory.
     LoadRestrictionsRootOnly,
     /// No restriction.
@@ -45,7 +45,7 @@ pub enum Restrictor {
 }
 
 /// Runs a kustomize subcommand.
-pub fn run(command: KustomizeCommand) -> Result<()> {
+pub(super) fn run(command: KustomizeCommand) -> Result<()> {
     match command {
         KustomizeCommand::Build {
             dir,

@@ -12,7 +12,7 @@ use super::output::{print_structured, Format};
 /// Arguments of `fleet lint`.
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:\n  fleet lint .\n  fleet lint apps/ -o json")]
-pub struct LintArgs {
+pub(super) struct LintArgs {
     /// Repository directory to check.
     #[arg(default_value = ".")]
     pub dir: PathBuf,
@@ -29,7 +29,7 @@ struct Report<'a> {
 }
 
 /// Runs `fleet lint`.
-pub fn run(args: LintArgs) -> Result<()> {
+pub(super) fn run(args: LintArgs) -> Result<()> {
     let root = RepoRoot::new(&args.dir)?;
     let mut problems = Vec::new();
     let bundles = bundle::discover(&root, &[])?;

@@ -38,7 +38,7 @@ use clap::{Parser, Subcommand};
   fleet diff . -l env=prod                  # what uncommitted changes would change
   fleet completions bash > ~/.local/share/bash-completion/completions/fleet"
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -113,7 +113,7 @@ enum Command {
 }
 
 /// Runs the parsed command line.
-pub fn run(cli: Cli) -> Result<()> {
+pub(crate) fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Up(args) => up::run(args),
         Command::Kustomize(command) => kustomize::run(command),
@@ -151,7 +151,7 @@ use fleet_objects::service::{health_router, serve_http, shutdown_signal};
 /// its errors): the process ends with failure and prints nothing more.
 #[derive(Debug, thiserror::Error)]
 #[error("reported")]
-pub struct Reported;
+pub(crate) struct Reported;
 
 /// A multi-threaded async runtime for a command.
 fn runtime() -> Result<tokio::runtime::Runtime> {

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 /// How a read command prints what it found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
+pub(super) enum Format {
     /// For people: a table or a tree.
     #[value(alias = "table", alias = "tree")]
     Text,
@@ -17,7 +17,7 @@ pub enum Format {
 
 /// Prints `value` as JSON or YAML and returns true, or returns false for [`Format::Text`],
 /// which the command prints its own way.
-pub fn print_structured<T: Serialize>(format: Format, value: &T) -> Result<bool> {
+pub(super) fn print_structured<T: Serialize>(format: Format, value: &T) -> Result<bool> {
     match format {
         Format::Text => Ok(false),
         Format::Json => {

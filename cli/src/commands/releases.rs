@@ -14,7 +14,7 @@ use super::output::{print_structured, Format};
 #[command(after_help = "Example:
   fleet releases --kubeconfig ./hub-data/local.kubeconfig
   fleet releases -o yaml")]
-pub struct ReleasesArgs {
+pub(super) struct ReleasesArgs {
     /// Kubeconfig of the hub (the cluster holding the BundleDeployments).
     #[arg(long, env = "KUBECONFIG")]
     kubeconfig: Option<PathBuf>,
@@ -35,7 +35,7 @@ struct Release {
 }
 
 /// Lists the release of every BundleDeployment.
-pub fn run(args: ReleasesArgs) -> Result<()> {
+pub(super) fn run(args: ReleasesArgs) -> Result<()> {
     let runtime = super::runtime()?;
     let deployments = runtime.block_on(async {
         let client = super::cluster_client(args.kubeconfig.as_deref()).await?;

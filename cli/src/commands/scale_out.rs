@@ -9,7 +9,7 @@ use fleet_objects::leader::{identity, Election};
 
 /// Leader election and sharding flags of `fleet gitjob` and `fleet controller`.
 #[derive(Args, Debug)]
-pub struct ScaleOutArgs {
+pub(super) struct ScaleOutArgs {
     /// Handle only the GitRepos (and their Bundles) labelled `fleet.cattle.io/shard-ref`
     /// with this id; without it, only those not labelled.
     #[arg(long)]
@@ -31,7 +31,7 @@ impl ScaleOutArgs {
     /// `fleet-rs-<component>[-<shard>]` (written as the component's `field_manager`),
     /// ending in an error when the Lease is lost (the process exits and is restarted, as
     /// controller-runtime's replicas are).
-    pub async fn run(
+    pub(super) async fn run(
         &self,
         client: &kube::Client,
         component: &str,

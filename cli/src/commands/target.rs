@@ -18,7 +18,7 @@ use serde_json::{json, Value};
   fleet apply -n fleet-local -o bundle.yaml testbundle simple-chart/
   fleet target --bundle-file bundle.yaml --dump-input-list > bd.yaml
   fleet deploy --input-file bd.yaml --dry-run")]
-pub struct TargetArgs {
+pub(super) struct TargetArgs {
     /// The file holding the Bundle(s), as `fleet apply -o` writes it.
     #[arg(short, long)]
     bundle_file: PathBuf,
@@ -38,7 +38,7 @@ pub struct TargetArgs {
 }
 
 /// Prints what the controller would create.
-pub fn run(args: TargetArgs) -> Result<()> {
+pub(super) fn run(args: TargetArgs) -> Result<()> {
     let text = std::fs::read_to_string(&args.bundle_file)
         .with_context(|| format!("reading {}", args.bundle_file.display()))?;
     let bundles: Vec<Bundle> =

@@ -16,7 +16,7 @@ use super::output::{print_structured, Format};
 #[command(after_help = "Examples:
   fleet test multi-cluster/manifests -l env=prod
   fleet test multi-cluster/helm -l env=dev --cluster-name dev-1 -o json")]
-pub struct TestArgs {
+pub(super) struct TestArgs {
     /// Bundle directory (holding fleet.yaml or manifests).
     #[arg(default_value = ".")]
     pub dir: PathBuf,
@@ -41,10 +41,10 @@ pub struct TestArgs {
 }
 
 /// The name prefix of bundles rendered outside a GitRepo.
-pub const NAME_PREFIX: &str = "test";
+pub(super) const NAME_PREFIX: &str = "test";
 
 /// Runs `fleet test`.
-pub fn run(args: TestArgs) -> Result<()> {
+pub(super) fn run(args: TestArgs) -> Result<()> {
     let root = RepoRoot::new(args.root.as_deref().unwrap_or(&args.dir))?;
     let dir = args.dir.canonicalize()?;
     let bundle = BundleDir {
@@ -82,7 +82,7 @@ pub fn run(args: TestArgs) -> Result<()> {
 /// Renders `bundle` for `cluster` as gitjob would for the GitRepo `repo_name`: its
 /// fleet.yaml (unknown fields warned about), remote charts fetched into the user's chart
 /// cache.
-pub fn render_for(
+pub(super) fn render_for(
     root: &RepoRoot,
     bundle: &BundleDir,
     repo_name: &str,
@@ -117,7 +117,7 @@ pub fn render_for(
 }
 
 /// Where downloaded charts are kept: `$FLEET_CHART_CACHE`, or the user's cache directory.
-pub fn chart_cache_dir() -> PathBuf {
+pub(super) fn chart_cache_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("FLEET_CHART_CACHE") {
         return PathBuf::from(dir);
     }

@@ -8,7 +8,7 @@ use fleet_controller::registration::{issue_token, HubAddress};
 
 /// Registration token operations.
 #[derive(Subcommand, Debug)]
-pub enum TokenCommand {
+pub(super) enum TokenCommand {
     /// Create a token and print the kubeconfig an agent registers with.
     #[command(after_help = "Example:
   fleet token create --kubeconfig ./hub-data/local.kubeconfig --ttl 1h > token.kubeconfig
@@ -21,7 +21,7 @@ pub enum TokenCommand {
 
 /// Arguments of `fleet token create`.
 #[derive(Args, Debug)]
-pub struct CreateArgs {
+pub(super) struct CreateArgs {
     /// Kubeconfig of the hub.
     #[arg(long, env = "KUBECONFIG")]
     kubeconfig: PathBuf,
@@ -41,7 +41,7 @@ pub struct CreateArgs {
 }
 
 /// Runs a token command.
-pub fn run(command: TokenCommand) -> Result<()> {
+pub(super) fn run(command: TokenCommand) -> Result<()> {
     let TokenCommand::Create(args) = command;
     let address = HubAddress::from_flags(
         args.api_server_url.as_deref(),

@@ -5,17 +5,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The workspace root.
-pub fn workspace() -> PathBuf {
+pub(crate) fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 /// The shared real-world inputs beside the project.
-pub fn shared_real() -> PathBuf {
+pub(crate) fn shared_real() -> PathBuf {
     workspace().join("../shared/real")
 }
 
 /// Runs `fleet` with arguments.
-pub fn fleet(args: &[&str]) -> Output {
+pub(crate) fn fleet(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_fleet"))
         .args(args)
         .output()
@@ -23,7 +23,7 @@ pub fn fleet(args: &[&str]) -> Output {
 }
 
 /// Runs `fleet`, asserts success and returns stdout.
-pub fn fleet_ok(args: &[&str]) -> String {
+pub(crate) fn fleet_ok(args: &[&str]) -> String {
     let output = fleet(args);
     assert!(
         output.status.success(),
@@ -34,13 +34,13 @@ pub fn fleet_ok(args: &[&str]) -> String {
 }
 
 /// Parses multi-document YAML output.
-pub fn documents(text: &str) -> Vec<serde_json::Value> {
+pub(crate) fn documents(text: &str) -> Vec<serde_json::Value> {
     fleet_files::yaml::parse_documents(text, "stdout").expect("valid YAML output")
 }
 
 /// The `metadata.name` of each document.
 #[allow(dead_code)] // each test binary compiles this module and uses a subset of it
-pub fn names(documents: &[serde_json::Value]) -> Vec<&str> {
+pub(crate) fn names(documents: &[serde_json::Value]) -> Vec<&str> {
     documents
         .iter()
         .filter_map(|d| d["metadata"]["name"].as_str())
@@ -48,7 +48,7 @@ pub fn names(documents: &[serde_json::Value]) -> Vec<&str> {
 }
 
 /// A child process killed on drop (if the test failed before stopping it).
-pub struct Running(pub std::process::Child);
+pub(crate) struct Running(pub std::process::Child);
 
 impl Drop for Running {
     fn drop(&mut self) {
@@ -59,7 +59,7 @@ impl Drop for Running {
 
 impl Running {
     /// Sends `signal` (`INT`, `TERM`) and waits up to `limit` for the exit status.
-    pub fn stop_with(
+    pub(crate) fn stop_with(
         &mut self,
         signal: &str,
         limit: std::time::Duration,
@@ -85,7 +85,7 @@ impl Running {
 }
 
 /// Starts `fleet` with arguments, its output discarded.
-pub fn spawn(args: &[&str]) -> Running {
+pub(crate) fn spawn(args: &[&str]) -> Running {
     Running(
         Command::new(env!("CARGO_BIN_EXE_fleet"))
             .args(args)
@@ -97,7 +97,7 @@ pub fn spawn(args: &[&str]) -> Running {
 }
 
 /// Starts `fleet` with arguments, its standard error going to `log`.
-pub fn spawn_logged(args: &[&str], log: &Path) -> Running {
+pub(crate) fn spawn_logged(args: &[&str], log: &Path) -> Running {
     let file = std::fs::File::create(log).expect("log file");
     Running(
         Command::new(env!("CARGO_BIN_EXE_fleet"))
@@ -111,7 +111,7 @@ pub fn spawn_logged(args: &[&str], log: &Path) -> Running {
 }
 
 /// Runs kubectl against `kubeconfig` with `input` on stdin; returns success and stdout.
-pub fn kubectl(kubeconfig: &Path, args: &[&str], input: Option<&str>) -> (bool, String) {
+pub(crate) fn kubectl(kubeconfig: &Path, args: &[&str], input: Option<&str>) -> (bool, String) {
     use std::io::Write;
     use std::process::Stdio;
     let mut child = Command::new("kubectl")
@@ -132,7 +132,7 @@ pub fn kubectl(kubeconfig: &Path, args: &[&str], input: Option<&str>) -> (bool, 
 }
 
 /// Waits up to `limit` for `check` to hold.
-pub fn until(what: &str, limit: std::time::Duration, mut check: impl FnMut() -> bool) {
+pub(crate) fn until(what: &str, limit: std::time::Duration, mut check: impl FnMut() -> bool) {
     let deadline = std::time::Instant::now() + limit;
     while !check() {
         assert!(
@@ -144,6 +144,6 @@ pub fn until(what: &str, limit: std::time::Duration, mut check: impl FnMut() -> 
 }
 
 /// The rows of a TSV file with a header, as maps of column to cell.
-pub fn tsv_rows(file: &Path) -> Vec<std::collections::BTreeMap<String, String>> {
+pub(crate) fn tsv_rows(file: &Path) -> Vec<std::collections::BTreeMap<String, String>> {
     fleet_testkit::tsv_rows(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
 }

@@ -11,12 +11,12 @@ use kube::api::PostParams;
 use kube::Api;
 use serde_json::{json, Value};
 
-pub const NS: &str = "fleet-local";
-pub const WAIT: Duration = Duration::from_secs(30);
+pub(crate) const NS: &str = "fleet-local";
+pub(crate) const WAIT: Duration = Duration::from_secs(30);
 
 /// Creates the Cluster `name` with `labels`, pushed to through the kubeconfig of the hub's
 /// logical cluster `name`, kept in the Secret `<name>-kubeconfig` (key `value`).
-pub async fn push_cluster(hub: &FleetHub, name: &str, labels: Value) {
+pub(crate) async fn push_cluster(hub: &FleetHub, name: &str, labels: Value) {
     let kubeconfig = std::fs::read_to_string(hub.kubeconfig(name)).expect("the kubeconfig");
     fleet_testkit::create_pushed_cluster(&hub.client, NS, name, &kubeconfig, labels)
         .await
@@ -24,7 +24,7 @@ pub async fn push_cluster(hub: &FleetHub, name: &str, labels: Value) {
 }
 
 /// Everything running, with members named and labelled as given.
-pub struct Fleet {
+pub(crate) struct Fleet {
     pub hub: FleetHub,
     pub repo: TestRepo,
     pub daemon: GitDaemon,
@@ -33,14 +33,17 @@ pub struct Fleet {
 
 impl Fleet {
     /// Starts the hub, `git daemon`, the controllers and one agent per member.
-    pub async fn start(members: &[(&str, Value)]) -> Self {
+    pub(crate) async fn start(members: &[(&str, Value)]) -> Self {
         Self::start_with_pushed(members, &[]).await
     }
 
     /// [`Fleet::start`], plus `pushed` members that run no agent: each Cluster names a
     /// Secret holding its kubeconfig (`spec.kubeConfigSecret`), and the controllers'
     /// process deploys to it (the push model).
-    pub async fn start_with_pushed(members: &[(&str, Value)], pushed: &[(&str, Value)]) -> Self {
+    pub(crate) async fn start_with_pushed(
+        members: &[(&str, Value)],
+        pushed: &[(&str, Value)],
+    ) -> Self {
         let names: Vec<&str> = members.iter().chain(pushed).map(|(n, _)| *n).collect();
         let hub = FleetHub::start(&names).await;
         for (name, labels) in members {
@@ -70,14 +73,14 @@ impl Fleet {
 
     /// Starts (or starts again, killing the running one wherever it is) a member's agent,
     /// looking at each deployment again every second.
-    pub async fn start_agent(&mut self, name: &str) {
+    pub(crate) async fn start_agent(&mut self, name: &str) {
         self.start_agent_resyncing(name, Duration::from_secs(1))
             .await;
     }
 
     /// [`Fleet::start_agent`], the agent looking at each ready deployment again every
     /// `resync` (beyond the looks a change to its objects brings).
-    pub async fn start_agent_resyncing(&mut self, name: &str, resync: Duration) {
+    pub(crate) async fn start_agent_resyncing(&mut self, name: &str, resync: Duration) {
         let agent = fleet_agent::Agent::new(
             self.hub.client.clone(),
             client_for(&self.hub.kubeconfig(name)).await,
@@ -88,7 +91,7 @@ impl Fleet {
     }
 
     /// Creates the GitRepo `demo` on the test repository with `spec`'s other fields.
-    pub async fn gitrepo(&self, spec: Value) {
+    pub(crate) async fn gitrepo(&self, spec: Value) {
         let mut spec = spec;
         spec["repo"] = json!(self.daemon.url("app"));
         spec["branch"] = json!("main");
@@ -106,12 +109,12 @@ impl Fleet {
     }
 
     /// kubectl against a member cluster.
-    pub fn kubectl(&self, member: &str) -> Kubectl {
+    pub(crate) fn kubectl(&self, member: &str) -> Kubectl {
         self.hub.hub.kubectl(member)
     }
 
     /// `kubectl get ... -o json` against a member, or `None` if it failed.
-    pub fn get(&self, member: &str, args: &[&str]) -> Option<Value> {
+    pub(crate) fn get(&self, member: &str, args: &[&str]) -> Option<Value> {
         let mut args = args.to_vec();
         args.extend(["-o", "json"]);
         let run = self.kubectl(member).run_blocking(&args);
@@ -119,7 +122,7 @@ impl Fleet {
     }
 
     /// The `Deployed` condition of a member's deployment `name`, once it says False.
-    pub async fn deploy_failure(&self, member: &str, name: &str) -> fleet_api::Condition {
+    pub(crate) async fn deploy_failure(&self, member: &str, name: &str) -> fleet_api::Condition {
         let deployments = self.deployments(member);
         fleet_testkit::eventually("a failed deployment reported", WAIT, || async {
             let status = deployments.get(name).await.ok()?.status?;
@@ -130,7 +133,7 @@ impl Fleet {
     }
 
     /// The BundleDeployments of a member on the hub.
-    pub fn deployments(&self, member: &str) -> Api<BundleDeployment> {
+    pub(crate) fn deployments(&self, member: &str) -> Api<BundleDeployment> {
         Api::namespaced(
             self.hub.client.clone(),
             &format!("cluster-fleet-local-{member}"),
@@ -139,7 +142,7 @@ impl Fleet {
 
     /// Deletes the GitRepo `demo` and waits until it, its Bundles and its
     /// BundleDeployments are gone from the hub (uninstalled by the agents).
-    pub async fn delete_gitrepo(&self) {
+    pub(crate) async fn delete_gitrepo(&self) {
         self.hub
             .hub
             .kubectl("local")
@@ -159,7 +162,7 @@ impl Fleet {
     }
 
     /// Stops every task.
-    pub async fn stop(self) {
+    pub(crate) async fn stop(self) {
         self.running.stop().await;
     }
 }

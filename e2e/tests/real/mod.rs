@@ -19,15 +19,15 @@ use serde_json::{json, Value};
 use tokio::task::JoinHandle;
 
 /// The namespace of the GitRepos and Clusters.
-pub const NS: &str = "fleet-default";
+pub(crate) const NS: &str = "fleet-default";
 /// How long anything the fleet does may take on real clusters.
-pub const WAIT: Duration = Duration::from_secs(90);
+pub(crate) const WAIT: Duration = Duration::from_secs(90);
 
 /// How often the controller looks for Contents nobody deploys.
-pub const PURGE_EVERY: Duration = Duration::from_secs(1);
+pub(crate) const PURGE_EVERY: Duration = Duration::from_secs(1);
 
 /// The management cluster's name.
-pub const MANAGEMENT: &str = "management";
+pub(crate) const MANAGEMENT: &str = "management";
 
 /// The agent's command line, parsed as `fleet-agent` parses it.
 #[derive(Parser)]
@@ -37,7 +37,7 @@ struct AgentCli {
 }
 
 /// Everything running on real clusters.
-pub struct RealFleet {
+pub(crate) struct RealFleet {
     pub plane: RealControlPlane,
     /// An admin client of the management cluster.
     pub client: kube::Client,
@@ -53,7 +53,7 @@ pub struct RealFleet {
 impl RealFleet {
     /// Starts the management cluster and `members`, installs Fleet's CRDs, runs gitjob
     /// and the controller (serving registrations), and makes a registration token.
-    pub async fn start(members: &[&str]) -> Self {
+    pub(crate) async fn start(members: &[&str]) -> Self {
         let _ = tracing_subscriber::fmt()
             .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
             .with_test_writer()
@@ -108,24 +108,24 @@ impl RealFleet {
     }
 
     /// [`RealFleet::start`] with one member, `dev` (label `env=dev`), whose agent runs.
-    pub async fn with_dev() -> Self {
+    pub(crate) async fn with_dev() -> Self {
         let mut fleet = Self::start(&["dev"]).await;
         fleet.join("dev", &["--label", "env=dev"]);
         fleet
     }
 
     /// A real cluster.
-    pub fn cluster(&self, name: &str) -> &RealCluster {
+    pub(crate) fn cluster(&self, name: &str) -> &RealCluster {
         self.plane.cluster(name)
     }
 
     /// kubectl as a cluster's admin.
-    pub fn kubectl(&self, name: &str) -> Kubectl {
+    pub(crate) fn kubectl(&self, name: &str) -> Kubectl {
         self.cluster(name).kubectl()
     }
 
     /// `kubectl get ... -o json` against a cluster, or `None` if it failed.
-    pub fn get(&self, cluster: &str, args: &[&str]) -> Option<Value> {
+    pub(crate) fn get(&self, cluster: &str, args: &[&str]) -> Option<Value> {
         let mut args = args.to_vec();
         args.extend(["-o", "json"]);
         let run = self.kubectl(cluster).run_blocking(&args);
@@ -135,7 +135,7 @@ impl RealFleet {
     /// Runs `member`'s agent as `fleet-agent --register TOKEN --cluster-name MEMBER` with
     /// `args` added, its data in its own directory, deploying with the member's admin
     /// kubeconfig.
-    pub fn join(&mut self, member: &str, args: &[&str]) {
+    pub(crate) fn join(&mut self, member: &str, args: &[&str]) {
         let kubeconfig = self.cluster(member).kubeconfig().to_path_buf();
         let mut argv: Vec<String> = vec![
             "fleet-agent".into(),
@@ -161,7 +161,7 @@ impl RealFleet {
     }
 
     /// Runs gitjob and the controller of shard `shard` too, as `--shard-id` runs them.
-    pub fn run_shard(&mut self, shard: &str) {
+    pub(crate) fn run_shard(&mut self, shard: &str) {
         let mut settings = fleet_gitjob::controller::Settings::new(
             self.dir.path().join(format!("gitjob-{shard}")),
         );
@@ -181,7 +181,7 @@ impl RealFleet {
     }
 
     /// Stops `member`'s agent at once, as a deleted Pod stops.
-    pub async fn kill_agent(&mut self, member: &str) {
+    pub(crate) async fn kill_agent(&mut self, member: &str) {
         let (killed, kept) = std::mem::take(&mut self.agents)
             .into_iter()
             .partition(|(name, _)| name == member);
@@ -193,7 +193,7 @@ impl RealFleet {
     }
 
     /// Makes `member` a pushed cluster: a Cluster naming a Secret with its admin kubeconfig.
-    pub async fn push(&self, member: &str, labels: Value) {
+    pub(crate) async fn push(&self, member: &str, labels: Value) {
         let kubeconfig =
             std::fs::read_to_string(self.cluster(member).kubeconfig()).expect("kubeconfig");
         fleet_testkit::create_pushed_cluster(&self.client, NS, member, &kubeconfig, labels)
@@ -203,7 +203,7 @@ impl RealFleet {
 
     /// Creates the GitRepo `name` of `paths` of the test repository, targeting every
     /// cluster.
-    pub async fn gitrepo_to_all(&self, name: &str, paths: &[&str]) {
+    pub(crate) async fn gitrepo_to_all(&self, name: &str, paths: &[&str]) {
         self.gitrepo(
             name,
             json!({"paths": paths, "targets": [{"clusterSelector": {}}]}),
@@ -212,12 +212,12 @@ impl RealFleet {
     }
 
     /// Creates the GitRepo `name` on the test repository with `spec`'s other fields.
-    pub async fn gitrepo(&self, name: &str, spec: Value) {
+    pub(crate) async fn gitrepo(&self, name: &str, spec: Value) {
         self.gitrepo_labelled(name, json!({}), spec).await;
     }
 
     /// [`RealFleet::gitrepo`] with `labels`.
-    pub async fn gitrepo_labelled(&self, name: &str, labels: Value, spec: Value) {
+    pub(crate) async fn gitrepo_labelled(&self, name: &str, labels: Value, spec: Value) {
         let mut spec = spec;
         spec["repo"] = json!(self.daemon.url("app"));
         spec["branch"] = json!("main");
@@ -235,7 +235,7 @@ impl RealFleet {
     }
 
     /// The namespace of `member`'s BundleDeployments, once its Cluster has one.
-    pub async fn cluster_namespace(&self, member: &str) -> String {
+    pub(crate) async fn cluster_namespace(&self, member: &str) -> String {
         let clusters: Api<fleet_api::Cluster> = Api::namespaced(self.client.clone(), NS);
         eventually(
             &format!("cluster {member} has a namespace"),
@@ -254,7 +254,7 @@ impl RealFleet {
     }
 
     /// `member`'s deployment `name` once `check` holds for it.
-    pub async fn deployment_where(
+    pub(crate) async fn deployment_where(
         &self,
         member: &str,
         name: &str,
@@ -290,7 +290,7 @@ impl RealFleet {
     }
 
     /// Stops the agents and the controllers; the clusters stop when dropped.
-    pub async fn stop(self) {
+    pub(crate) async fn stop(self) {
         self.running.stop().await;
         for (_, agent) in self.agents {
             agent.abort();
@@ -299,7 +299,7 @@ impl RealFleet {
 }
 
 /// Where agents reach the management cluster: its URL and CA.
-pub fn hub_address(cluster: &RealCluster) -> HubAddress {
+pub(crate) fn hub_address(cluster: &RealCluster) -> HubAddress {
     HubAddress {
         server: cluster.url().to_string(),
         ca_data: Some(base64::engine::general_purpose::STANDARD.encode(cluster.ca_pem())),
@@ -307,7 +307,7 @@ pub fn hub_address(cluster: &RealCluster) -> HubAddress {
 }
 
 /// Whether a deployment reports itself Ready at the deployment it is asked for now.
-pub fn ready(deployment: &BundleDeployment) -> bool {
+pub(crate) fn ready(deployment: &BundleDeployment) -> bool {
     let applied = deployment
         .status
         .as_ref()
@@ -318,6 +318,6 @@ pub fn ready(deployment: &BundleDeployment) -> bool {
 }
 
 /// The state a deployment reports (`Ready`, `Modified`, ...), if it reported one.
-pub fn state(deployment: &BundleDeployment) -> Option<String> {
+pub(crate) fn state(deployment: &BundleDeployment) -> Option<String> {
     deployment.status.as_ref()?.display.as_ref()?.state.clone()
 }

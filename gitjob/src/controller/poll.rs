@@ -13,7 +13,7 @@ use crate::git::{Access, GitError, MirrorCache, Wanted};
 type Slot = Arc<tokio::sync::Mutex<Option<(String, Instant)>>>;
 
 /// Recent answers of the remote, by URL, wanted ref and access.
-pub struct PollCache {
+pub(super) struct PollCache {
     fresh_for: Duration,
     slots: Mutex<HashMap<u64, Slot>>,
     git_slots: Arc<tokio::sync::Semaphore>,
@@ -22,7 +22,7 @@ pub struct PollCache {
 impl PollCache {
     /// A cache whose answers stay fresh for `fresh_for`; at most `concurrency` Git
     /// operations (polls and fetches together, through `git_slots`) run at once.
-    pub fn new(fresh_for: Duration, git_slots: Arc<tokio::sync::Semaphore>) -> Self {
+    pub(super) fn new(fresh_for: Duration, git_slots: Arc<tokio::sync::Semaphore>) -> Self {
         Self {
             fresh_for,
             slots: Mutex::default(),
@@ -34,7 +34,7 @@ impl PollCache {
     /// freshness period and than `period` (the asking GitRepo's poll period: a GitRepo
     /// polling every second must not be handed an answer five seconds old) exists and
     /// `fresh` is false. Returns whether the remote was asked.
-    pub async fn resolve(
+    pub(super) async fn resolve(
         &self,
         mirrors: &Arc<MirrorCache>,
         access: &Access,

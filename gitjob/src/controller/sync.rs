@@ -25,7 +25,7 @@ pub const FIELD_MANAGER: &str = "fleet-gitjob";
 
 /// What a sync wrote.
 #[derive(Debug)]
-pub struct Synced {
+pub(super) struct Synced {
     /// Bundles written.
     pub written: usize,
     /// Bundles deleted because their directory is gone.
@@ -36,7 +36,7 @@ pub struct Synced {
 
 /// Why a sync stopped before writing anything.
 #[derive(Debug, thiserror::Error)]
-pub enum SyncError {
+pub(super) enum SyncError {
     /// Fetching or checking out failed.
     #[error(transparent)]
     Git(#[from] GitError),
@@ -50,7 +50,7 @@ pub enum SyncError {
 
 /// Fetches `commit` and renders the GitRepo's Bundles from it (blocking work, on a Git
 /// slot).
-pub async fn render_commit(
+pub(super) async fn render_commit(
     ctx: &Arc<Gitjob>,
     gitrepo: &GitRepo,
     access: &Access,
@@ -113,7 +113,7 @@ pub async fn render_commit(
 
 /// Writes what `render_commit` produced: every good Bundle by server-side apply, broken
 /// ones marked in their status, Bundles of vanished directories deleted.
-pub async fn write_bundles(
+pub(super) async fn write_bundles(
     client: &kube::Client,
     gitrepo: &GitRepo,
     rendered: CommitBundles,

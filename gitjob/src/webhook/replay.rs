@@ -4,7 +4,7 @@
 use std::collections::{HashSet, VecDeque};
 
 /// A bounded set of delivery ids.
-pub struct Seen {
+pub(super) struct Seen {
     capacity: usize,
     order: VecDeque<String>,
     ids: HashSet<String>,
@@ -12,7 +12,7 @@ pub struct Seen {
 
 impl Seen {
     /// A set remembering the last `capacity` ids.
-    pub fn new(capacity: usize) -> Self {
+    pub(super) fn new(capacity: usize) -> Self {
         Self {
             capacity: capacity.max(1),
             order: VecDeque::new(),
@@ -21,7 +21,7 @@ impl Seen {
     }
 
     /// Records `id`; false when it was already there.
-    pub fn first_time(&mut self, id: &str) -> bool {
+    pub(super) fn first_time(&mut self, id: &str) -> bool {
         if self.ids.contains(id) {
             return false;
         }

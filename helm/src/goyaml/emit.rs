@@ -8,7 +8,7 @@ use super::resolve::{is_base60_float, resolve, Resolved};
 
 /// A value to write: what goyaml.v2 holds after reading Helm's JSON back.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Node {
+pub(crate) enum Node {
     /// `null`
     Null,
     /// A boolean.
@@ -29,7 +29,7 @@ pub enum Node {
 
 /// How a goyaml version lays documents out.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Dialect {
+pub(crate) struct Dialect {
     /// The widest line written before a scalar is folded at a space (none: never).
     pub width: Option<usize>,
     /// Whether a sequence under a mapping key is indented.
@@ -38,12 +38,12 @@ pub struct Dialect {
 
 impl Dialect {
     /// goyaml.v2's `Marshal`.
-    pub const V2: Dialect = Dialect {
+    pub(crate) const V2: Dialect = Dialect {
         width: Some(80),
         indent_sequences: false,
     };
     /// goyaml.v3's encoder with `SetIndent(2)`.
-    pub const V3_INDENT_2: Dialect = Dialect {
+    pub(crate) const V3_INDENT_2: Dialect = Dialect {
         width: None,
         indent_sequences: true,
     };
@@ -86,7 +86,7 @@ struct Emitter {
 }
 
 /// Writes `node` as one YAML document, as the `dialect`'s goyaml version does.
-pub fn document(node: &Node, dialect: Dialect) -> String {
+pub(crate) fn document(node: &Node, dialect: Dialect) -> String {
     let mut emitter = Emitter {
         dialect,
         out: String::new(),

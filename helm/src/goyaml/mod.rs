@@ -7,14 +7,15 @@
 //! - [`parse_documents`] reads values files, `Chart.yaml` and `fromYaml` input the same way
 //!   Helm does ([`resolve`] gives plain scalars their YAML 1.1 meaning).
 
-pub mod emit;
+pub(crate) mod emit;
 mod parse;
-pub mod resolve;
+pub(crate) mod resolve;
 
 use std::cmp::Ordering;
 
 use emit::Node;
-pub use parse::{parse_documents, parse_documents_as, Shape, YamlError};
+pub use parse::{parse_documents, YamlError};
+pub(crate) use parse::{parse_documents_as, Shape};
 use resolve::{resolve as resolve_plain, Resolved};
 
 use super::template::Value;
@@ -27,7 +28,7 @@ pub fn to_yaml(value: &Value) -> String {
 
 /// Helm's `toYamlPretty`: as [`to_yaml`], but written by goyaml.v3 with an indent of 2
 /// (sequences indented under their key, no folding).
-pub fn to_yaml_pretty(value: &Value) -> String {
+pub(crate) fn to_yaml_pretty(value: &Value) -> String {
     write(value, emit::Dialect::V3_INDENT_2)
 }
 
@@ -77,7 +78,7 @@ fn json_round_trip(value: &Value) -> Option<Node> {
 /// A float64 as `encoding/json` writes it: `%f`-like digits between 1e-6 and 1e21, else
 /// the exponent form with a two-digit-or-shorter exponent (`1e+21`, `1e-7`). None for NaN
 /// and the infinities, which it refuses.
-pub fn go_json_float(f: f64) -> Option<String> {
+pub(crate) fn go_json_float(f: f64) -> Option<String> {
     if !f.is_finite() {
         return None;
     }
@@ -96,7 +97,7 @@ pub fn go_json_float(f: f64) -> Option<String> {
 
 /// goyaml.v2's order of map keys (`keyList.Less`): runs of digits compare as numbers, a
 /// letter sorts after a non-letter, otherwise by code point.
-pub fn natural_order(a: &str, b: &str) -> Ordering {
+pub(crate) fn natural_order(a: &str, b: &str) -> Ordering {
     let (ar, br): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
     let mut i = 0;
     while i < ar.len() && i < br.len() {

@@ -33,7 +33,7 @@ impl std::fmt::Display for YamlError {
 
 /// The largest YAML text read (values files, manifests): beyond it a clear error, not
 /// minutes of parsing and gigabytes of memory.
-pub const MAX_TEXT_BYTES: usize = 32 * 1024 * 1024;
+pub(super) const MAX_TEXT_BYTES: usize = 32 * 1024 * 1024;
 
 /// The most nodes a document may expand to through aliases (a billion laughs stops here).
 const MAX_NODES: usize = 1_000_000;
@@ -227,7 +227,7 @@ impl MarkedEventReceiver for Builder {
 /// What Go type a document is read into, where it matters: `sigs.k8s.io/yaml` gives a
 /// `string` field the scalar as written (`appVersion: 1.10` is `"1.10"`, not 1.1).
 #[derive(Debug, Clone, Copy)]
-pub enum Shape {
+pub(crate) enum Shape {
     /// `interface{}`: scalars take their YAML 1.1 meaning.
     Any,
     /// A `string`.
@@ -268,7 +268,7 @@ pub fn parse_documents(text: &str) -> Result<Vec<Json>, YamlError> {
 }
 
 /// As [`parse_documents`], reading each document into a Go value of the given shape.
-pub fn parse_documents_as(text: &str, shape: Shape) -> Result<Vec<Json>, YamlError> {
+pub(crate) fn parse_documents_as(text: &str, shape: Shape) -> Result<Vec<Json>, YamlError> {
     if text.len() > MAX_TEXT_BYTES {
         return Err(YamlError {
             line: 0,

@@ -4,7 +4,7 @@
 
 /// The type and value a plain scalar resolves to.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Resolved {
+pub(crate) enum Resolved {
     /// `~`, `null`, or nothing.
     Null,
     /// `true`, `yes`, `on`, `y` and their false counterparts.
@@ -24,7 +24,7 @@ pub enum Resolved {
 }
 
 /// goyaml.v2's `resolve("", text)` for a plain scalar.
-pub fn resolve(text: &str) -> Resolved {
+pub(crate) fn resolve(text: &str) -> Resolved {
     let Some(first) = text.bytes().next() else {
         return Resolved::Null;
     };
@@ -75,7 +75,7 @@ fn number_or_timestamp(text: &str) -> Resolved {
 
 /// `strconv.ParseInt(s, 0, 64)`: an optional sign, then `0x`, `0o`, `0b`, a leading `0`
 /// (octal) or decimal digits.
-pub fn parse_go_int(text: &str) -> Option<i64> {
+pub(crate) fn parse_go_int(text: &str) -> Option<i64> {
     let (negative, rest) = match text.as_bytes().first()? {
         b'-' => (true, &text[1..]),
         b'+' => (false, &text[1..]),
@@ -168,7 +168,7 @@ fn is_go_float_syntax(text: &str) -> bool {
 
 /// goyaml.v2's timestamps: `YYYY-M-D`, optionally followed by a time (`T`, `t` or a space,
 /// `H:M:S`, fractional seconds, a zone for the `T` forms).
-pub fn is_timestamp(text: &str) -> bool {
+pub(crate) fn is_timestamp(text: &str) -> bool {
     let bytes = text.as_bytes();
     let year_digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
     if year_digits != 4 || bytes.get(4) != Some(&b'-') {
@@ -247,7 +247,7 @@ fn is_clock(text: &str, zone: bool) -> bool {
 }
 
 /// goyaml.v2's `isBase60Float`: `1:20`, `-3:25:45.5`. Such strings are quoted on output.
-pub fn is_base60_float(text: &str) -> bool {
+pub(crate) fn is_base60_float(text: &str) -> bool {
     let body = text.strip_prefix(['-', '+']).unwrap_or(text);
     let Some(first) = body.bytes().next() else {
         return false;

@@ -98,7 +98,7 @@ fn take<'a>(rest: &mut &'a [char]) -> (Word, &'a [char]) {
 }
 
 /// xstrings' `camelCaseToLowerCase`: `snakecase` with `_`, `kebabcase` with `-`.
-pub fn to_lower_case(s: &str, connector: char) -> String {
+pub(super) fn to_lower_case(s: &str, connector: char) -> String {
     let chars: Vec<char> = s.chars().collect();
     let mut out = String::with_capacity(s.len() + 4);
     let mut rest: &[char] = &chars;
@@ -161,7 +161,7 @@ pub fn to_lower_case(s: &str, connector: char) -> String {
 /// xstrings' `ToCamelCase`: each word's first letter upper-cased (an all-capital start
 /// of a word lower-cased after its first letter), a connector between words dropped,
 /// leading and trailing connectors kept.
-pub fn to_camel_case(s: &str) -> String {
+pub(super) fn to_camel_case(s: &str) -> String {
     let chars: Vec<char> = s.chars().collect();
     let leading = chars.iter().take_while(|c| is_connector(**c)).count();
     let mut out: String = chars[..leading].iter().collect();

@@ -8,7 +8,7 @@ use super::{arity, str_arg};
 use crate::template::{Func, Value};
 
 /// sprig's `strval`: strings and bytes as they are, anything else as `%v` prints it.
-pub fn strval(value: &Value) -> String {
+pub(super) fn strval(value: &Value) -> String {
     match value {
         Value::Str(s) => s.to_string(),
         Value::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
@@ -19,7 +19,7 @@ pub fn strval(value: &Value) -> String {
 
 /// sprig's `strslice`: a list's items but nil as strings; nil is no strings; anything
 /// else is itself as one string.
-pub fn strslice(value: &Value) -> Vec<String> {
+pub(super) fn strslice(value: &Value) -> Vec<String> {
     match value {
         Value::List(items) => items
             .iter()
@@ -34,7 +34,7 @@ pub fn strslice(value: &Value) -> Vec<String> {
 
 /// Go's `strconv.ParseInt(s, 0, 64)`: an optional sign, then decimal, `0x` hex, `0o` or
 /// `0` octal, or `0b` binary digits, with `_` allowed between digits.
-pub fn parse_go_int(s: &str) -> Option<i64> {
+pub(super) fn parse_go_int(s: &str) -> Option<i64> {
     let (negative, unsigned) = match s.as_bytes().first()? {
         b'-' => (true, &s[1..]),
         b'+' => (false, &s[1..]),
@@ -90,7 +90,7 @@ fn underscores_ok(digits: &str, prefixed: bool) -> bool {
 }
 
 /// Go's `strconv.ParseFloat(s, 64)`: decimal or `0x` hexadecimal, `Inf` and `NaN`.
-pub fn parse_go_float(s: &str) -> Option<f64> {
+pub(super) fn parse_go_float(s: &str) -> Option<f64> {
     let (negative, unsigned) = match s.as_bytes().first()? {
         b'-' => (true, &s[1..]),
         b'+' => (false, &s[1..]),
@@ -126,7 +126,7 @@ fn trim_zero_decimal(s: &str) -> &str {
 
 /// spf13/cast's `ToInt64`: numbers truncated, booleans 0 or 1, strings parsed as Go
 /// integer literals (0 when they are not one).
-pub fn to_int(value: &Value) -> i64 {
+pub(super) fn to_int(value: &Value) -> i64 {
     match value {
         Value::Int(i) | Value::Int64(i) => *i,
         Value::Float(f) => *f as i64,
@@ -137,7 +137,7 @@ pub fn to_int(value: &Value) -> i64 {
 }
 
 /// spf13/cast's `ToFloat64`.
-pub fn to_float(value: &Value) -> f64 {
+pub(super) fn to_float(value: &Value) -> f64 {
     match value {
         Value::Int(i) | Value::Int64(i) => *i as f64,
         Value::Float(f) => *f,
@@ -148,7 +148,7 @@ pub fn to_float(value: &Value) -> f64 {
 }
 
 /// `reflect.Kind` of the value, as `kindOf` names it.
-pub fn kind(value: &Value) -> &'static str {
+pub(super) fn kind(value: &Value) -> &'static str {
     match value {
         Value::Nil => "invalid",
         Value::Bool(_) => "bool",
@@ -163,7 +163,7 @@ pub fn kind(value: &Value) -> &'static str {
 }
 
 /// `reflect.DeepEqual`: equal values of the same type, lists and maps element by element.
-pub fn deep_equal(a: &Value, b: &Value) -> bool {
+pub(super) fn deep_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::List(x), Value::List(y)) => {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(x, y)| deep_equal(x, y))

@@ -23,7 +23,7 @@ use crate::template::{Func, Value, World};
 
 /// sprig's `certificate`: a PEM certificate and its PEM private key.
 #[derive(Debug, Clone)]
-pub struct Certificate {
+pub(super) struct Certificate {
     cert: String,
     key: String,
 }

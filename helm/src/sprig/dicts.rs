@@ -32,7 +32,7 @@ fn writable_map_arg(value: &Value) -> Result<crate::template::value::Map, String
 /// Merges `source` into `target` as mergo does for sprig: a dict into a non-empty dict
 /// merges key by key; otherwise a value fills a missing or empty key, or with `overwrite`
 /// replaces what is there (nil included, which plain merging never copies).
-pub fn merge_into(target: &Value, source: &Value, overwrite: bool) {
+pub(super) fn merge_into(target: &Value, source: &Value, overwrite: bool) {
     let (Value::Map(target), Value::Map(source)) = (target, source) else {
         return;
     };

@@ -15,13 +15,13 @@ const NANOSECOND: i64 = 1;
 const MICROSECOND: i64 = 1_000;
 const MILLISECOND: i64 = 1_000_000;
 /// Nanoseconds in a second.
-pub const SECOND: i64 = 1_000_000_000;
+pub(super) const SECOND: i64 = 1_000_000_000;
 const MINUTE: i64 = 60 * SECOND;
 const HOUR: i64 = 60 * MINUTE;
 
 /// A `time.Duration`: signed nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Duration(pub i64);
+pub(super) struct Duration(pub i64);
 
 impl Object for Duration {
     fn type_name(&self) -> &'static str {
@@ -57,7 +57,7 @@ impl Object for Duration {
 }
 
 /// The value, when it is a `time.Duration`.
-pub fn duration_of(value: &Value) -> Option<i64> {
+pub(super) fn duration_of(value: &Value) -> Option<i64> {
     match value {
         Value::Object(object) if object.type_name() == "time.Duration" => {
             object.call("Nanoseconds", &[]).ok()?.as_int()
@@ -72,7 +72,7 @@ fn duration_value(nanos: i64) -> Value {
 
 /// Go's `time.ParseDuration`: `[-+]` then numbers with units (`ns`, `us`, `µs`, `ms`, `s`,
 /// `m`, `h`), e.g. `1h15m30.5s`; `0` alone needs no unit.
-pub fn parse_duration(text: &str) -> Result<i64, String> {
+pub(super) fn parse_duration(text: &str) -> Result<i64, String> {
     let invalid = || format!("time: invalid duration {}", go_quote(text));
     let (negative, mut rest) = match text.as_bytes().first() {
         Some(b'-') => (true, &text[1..]),
@@ -166,7 +166,7 @@ fn go_quote(text: &str) -> String {
 }
 
 /// Go's `Duration.String`: `1h2m3.5s`, `1.5ms`, `0s`.
-pub fn format_duration(nanos: i64) -> String {
+pub(super) fn format_duration(nanos: i64) -> String {
     let negative = nanos < 0;
     let mut u = nanos.unsigned_abs();
     let sign = if negative { "-" } else { "" };

@@ -11,7 +11,7 @@ use super::{arity, int_arg};
 use crate::template::{Exec, Func, Value};
 
 /// The most items a list function may build.
-pub const MAX_LIST: usize = 1_000_000;
+pub(super) const MAX_LIST: usize = 1_000_000;
 
 fn list(values: Vec<Value>) -> Result<Value, String> {
     Ok(Value::from(values))

@@ -10,7 +10,7 @@ use crate::template::{Exec, Func, Value};
 
 /// sprig's `empty`: nil, false, 0, and empty strings, lists and maps (objects that are
 /// maps or slices in Go too).
-pub fn empty(value: &Value) -> bool {
+pub(super) fn empty(value: &Value) -> bool {
     match value {
         Value::Object(object) => object.is_empty(),
         other => !other.truthy(),

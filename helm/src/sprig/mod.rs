@@ -16,7 +16,7 @@ mod math;
 mod paths;
 mod random;
 mod regex;
-pub mod semver;
+pub(crate) mod semver;
 mod strings;
 mod time;
 
@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use super::template::{Func, Value};
 
 /// Every sprig function this engine has, by name.
-pub fn functions() -> HashMap<&'static str, Func> {
+pub(crate) fn functions() -> HashMap<&'static str, Func> {
     let mut funcs = HashMap::new();
     let registers: [fn(&mut HashMap<&'static str, Func>); 14] = [
         strings::register,

@@ -7,7 +7,7 @@ use super::{arity, str_arg};
 use crate::template::{Func, Value};
 
 /// Go's `path.Clean`: one slash between elements, no `.`, `..` resolved lexically.
-pub fn clean(path: &str) -> String {
+pub(super) fn clean(path: &str) -> String {
     if path.is_empty() {
         return ".".into();
     }

@@ -17,11 +17,11 @@ use crate::template::{Func, Value};
 
 /// A `time.Time`: an instant in a zone.
 #[derive(Debug, Clone)]
-pub struct Time(pub ZonedDateTime);
+pub(super) struct Time(pub ZonedDateTime);
 
 impl Time {
     /// The instant in UTC.
-    pub fn utc(timestamp: Timestamp) -> Self {
+    pub(super) fn utc(timestamp: Timestamp) -> Self {
         Time(timestamp.to_zoned_datetime(TimeZone::UTC))
     }
 
@@ -108,7 +108,7 @@ fn zero_time() -> Timestamp {
 }
 
 /// The instant of a `time.Time` value.
-pub fn timestamp_of(value: &Value) -> Option<Timestamp> {
+pub(super) fn timestamp_of(value: &Value) -> Option<Timestamp> {
     match value {
         Value::Object(object) if object.type_name() == "time.Time" => {
             let nanos = object.call("UnixNano", &[]).ok()?.as_int()?;
@@ -277,7 +277,7 @@ fn fraction_chunk(text: &str) -> Option<(Chunk, usize)> {
 }
 
 /// `t.Format(layout)`.
-pub fn format(z: &ZonedDateTime, layout: &str) -> String {
+pub(super) fn format(z: &ZonedDateTime, layout: &str) -> String {
     let mut out = String::new();
     let mut rest = layout;
     loop {
@@ -387,7 +387,7 @@ fn zone_name(z: &ZonedDateTime) -> String {
 
 /// Parses `text` with a Go layout, in UTC unless it carries an offset
 /// (`time.ParseInLocation(layout, text, time.Local)`).
-pub fn parse(layout: &str, text: &str) -> Result<ZonedDateTime, String> {
+pub(super) fn parse(layout: &str, text: &str) -> Result<ZonedDateTime, String> {
     let fail = |element: &str, value: &str| {
         format!(
             "parsing time {} as {}: cannot parse {} as {}",

@@ -8,24 +8,24 @@ use std::path::{Path, PathBuf};
 use fleet_helm::{Chart, Options, ValueOptions};
 
 /// The workspace root.
-pub fn workspace() -> PathBuf {
+pub(crate) fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 /// The shared real-world inputs beside the project.
-pub fn shared_real() -> PathBuf {
+pub(crate) fn shared_real() -> PathBuf {
     workspace().join("../shared/real")
 }
 
 /// The rows of a TSV file with a header.
-pub fn tsv_rows(file: &Path) -> Vec<BTreeMap<String, String>> {
+pub(crate) fn tsv_rows(file: &Path) -> Vec<BTreeMap<String, String>> {
     fleet_testkit::tsv_rows(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
 }
 
 /// What `helm template` prints for `chart`: its standard output, or on failure its
 /// standard error (`Error: ` and the message, and after a failed render the `--debug`
 /// hint), as Helm 4 writes them.
-pub fn helm_template(
+pub(crate) fn helm_template(
     chart: &Path,
     values: &ValueOptions,
     options: &Options,

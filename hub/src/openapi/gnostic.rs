@@ -12,10 +12,10 @@ use serde_json::{Map, Value};
 /// The `Content-Type` of the protobuf form. kube-apiserver labels it as plain bytes: the
 /// media type clients ask for (`application/com.github.proto-openapi.spec.v2@v1.0+protobuf`)
 /// does not parse as one in Go, and client-go refuses the response if it is sent back.
-pub const CONTENT_TYPE: &str = "application/octet-stream";
+pub(crate) const CONTENT_TYPE: &str = "application/octet-stream";
 
 /// Whether an `Accept` header asks for the protobuf form of `/openapi/v2`.
-pub fn wanted(accept: &str) -> bool {
+pub(crate) fn wanted(accept: &str) -> bool {
     accept.contains("proto-openapi") && accept.contains("protobuf")
 }
 
@@ -263,7 +263,7 @@ fn path_item(value: &Value) -> Message {
 }
 
 /// The Swagger 2.0 document `document` (as `/openapi/v2` serves it in JSON) as protobuf.
-pub fn encode(document: &Value) -> Vec<u8> {
+pub(crate) fn encode(document: &Value) -> Vec<u8> {
     let mut out = Message::default();
     out.string(1, document.get("swagger"));
     if let Some(info) = document.get("info") {

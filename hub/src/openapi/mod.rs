@@ -2,7 +2,7 @@
 //! field-validation check read) and a v2 document (what client-side validation and Helm 3
 //! read), with the schemas of custom resources.
 
-pub mod gnostic;
+pub(crate) mod gnostic;
 
 use serde_json::{json, Map, Value};
 
@@ -101,7 +101,7 @@ fn paths_for(t: &ResourceType, version: &str, dialect: Dialect) -> Vec<(String, 
 }
 
 /// `/openapi/v3`: one entry per served group-version.
-pub fn v3_index(registry: &Registry, prefix: String) -> Value {
+pub(crate) fn v3_index(registry: &Registry, prefix: String) -> Value {
     let mut paths = Map::new();
     paths.insert(
         "api/v1".into(),
@@ -118,7 +118,7 @@ pub fn v3_index(registry: &Registry, prefix: String) -> Value {
 }
 
 /// `/openapi/v3/apis/<group>/<version>`, or `None` when the group-version is not served.
-pub fn v3(registry: &Registry, group: &str, version: &str) -> Option<Value> {
+pub(crate) fn v3(registry: &Registry, group: &str, version: &str) -> Option<Value> {
     let served: Vec<&ResourceType> = registry
         .all()
         .iter()
@@ -146,7 +146,7 @@ pub fn v3(registry: &Registry, group: &str, version: &str) -> Option<Value> {
 }
 
 /// `/openapi/v2`: every served kind's schema in one Swagger 2.0 document.
-pub fn v2(registry: &Registry) -> Value {
+pub(crate) fn v2(registry: &Registry) -> Value {
     let mut definitions = Map::new();
     let mut paths = Map::new();
     for t in registry.all() {

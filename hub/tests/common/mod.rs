@@ -8,13 +8,13 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 /// The workspace's root directory.
-pub fn workspace() -> PathBuf {
+pub(crate) fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 /// Options of a hub on plain HTTP at a free loopback port, with its data in `data`, the
 /// logical `clusters`, of which `memory_only` are kept in memory only.
-pub fn plain_http_options(
+pub(crate) fn plain_http_options(
     data: &Path,
     clusters: &[&str],
     memory_only: &[&str],
@@ -30,7 +30,7 @@ pub fn plain_http_options(
 }
 
 /// Lines of a table without the header, each split on whitespace.
-pub fn rows(table: &str) -> Vec<Vec<String>> {
+pub(crate) fn rows(table: &str) -> Vec<Vec<String>> {
     table
         .lines()
         .skip(1)
@@ -40,7 +40,7 @@ pub fn rows(table: &str) -> Vec<Vec<String>> {
 
 /// Sends a raw request; returns the status code, reason and message (200 and empty
 /// strings on success).
-pub async fn send(
+pub(crate) async fn send(
     client: &kube::Client,
     method: &str,
     path: &str,

@@ -8,23 +8,23 @@ use std::path::{Path, PathBuf};
 use fleet_kustomize::RepoRoot;
 
 /// The workspace root.
-pub fn workspace() -> PathBuf {
+pub(crate) fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 /// The shared real-world inputs beside the project.
-pub fn shared_real() -> PathBuf {
+pub(crate) fn shared_real() -> PathBuf {
     workspace().join("../shared/real")
 }
 
 /// The rows of a TSV file with a header.
-pub fn tsv_rows(file: &Path) -> Vec<BTreeMap<String, String>> {
+pub(crate) fn tsv_rows(file: &Path) -> Vec<BTreeMap<String, String>> {
     fleet_testkit::tsv_rows(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
 }
 
 /// What `kubectl kustomize DIR` prints, built by the library with the whole file system as
 /// its root (kubectl's reach): the YAML stream, or the error.
-pub fn kustomize_build(dir: &Path) -> Result<String, fleet_kustomize::Error> {
+pub(crate) fn kustomize_build(dir: &Path) -> Result<String, fleet_kustomize::Error> {
     let root = RepoRoot::new(Path::new("/"))?;
     let dir = dir
         .canonicalize()

@@ -50,7 +50,7 @@ pub fn load_fleet_yaml(root: &RepoRoot, path: &Path, strict_mode: bool) -> Resul
 }
 
 /// The line of a dotted field path, found by following its keys down the text in order.
-pub fn line_of(text: &str, field: &str) -> Option<usize> {
+pub(super) fn line_of(text: &str, field: &str) -> Option<usize> {
     let keys: Vec<&str> = field
         .split('.')
         .map(|part| part.split('[').next().unwrap_or(part))

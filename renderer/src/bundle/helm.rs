@@ -140,7 +140,7 @@ impl ClusterTemplating {
 
 /// A Helm bundle rendered for one cluster: the release's resources (CRDs first) and the
 /// release itself, hooks included.
-pub struct HelmOutput {
+pub(super) struct HelmOutput {
     /// The resources to apply, hooks left out.
     pub resources: Vec<Value>,
     /// The release the agent records.
@@ -151,7 +151,7 @@ pub struct HelmOutput {
 }
 
 /// Which chart to render, with what, as what.
-pub struct HelmInput<'a> {
+pub(super) struct HelmInput<'a> {
     /// The bundle's options for this cluster.
     pub options: &'a BundleDeploymentOptions,
     /// The cluster.
@@ -188,7 +188,7 @@ pub fn release_of(options: &BundleDeploymentOptions, bundle_name: &str) -> (Stri
 /// The release of a bundle that is not a chart (raw YAML or Kustomize), as Fleet makes
 /// one for every bundle: a chart named after the bundle, versioned `v0.0.0+<content id>`,
 /// with no values and no hooks.
-pub fn manifest_release(
+pub(super) fn manifest_release(
     options: &BundleDeploymentOptions,
     bundle_name: &str,
     content_id: &str,
@@ -252,7 +252,7 @@ pub(super) fn missing_dependencies(chart: &Chart) -> Vec<RemoteChartRef> {
 }
 
 /// Renders a Helm bundle for one cluster into resources and its release.
-pub fn render(
+pub(super) fn render(
     root: &RepoRoot,
     bundle: &BundleDir,
     input: &HelmInput<'_>,

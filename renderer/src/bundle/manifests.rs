@@ -14,7 +14,7 @@ use fleet_objects::smp::{self, ItemOrder, ListMerge};
 /// Manifest files of a bundle by path relative to it, parsed; nested bundles, the
 /// `overlays/` directory, `.fleetignore`d files and the bundle's left-out files are left
 /// out.
-pub fn collect(root: &RepoRoot, bundle: &BundleDir) -> Result<BTreeMap<String, Vec<Value>>> {
+pub(super) fn collect(root: &RepoRoot, bundle: &BundleDir) -> Result<BTreeMap<String, Vec<Value>>> {
     let bundle_dir = bundle.dir.as_path();
     let mut excluded = bundle.left_out.clone();
     excluded.push(bundle_dir.join("overlays"));
@@ -28,7 +28,7 @@ pub fn collect(root: &RepoRoot, bundle: &BundleDir) -> Result<BTreeMap<String, V
 
 /// Applies the named overlays in order: `<file>_patch.<ext>` patches `<file>.<ext>`, any
 /// other file replaces (or adds) the file of the same path.
-pub fn apply_overlays(
+pub(super) fn apply_overlays(
     root: &RepoRoot,
     bundle_dir: &Path,
     names: &[String],

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 /// The bundle options with every field the customization sets taking its place; Helm values
 /// are merged deeply, map-valued options key by key.
-pub fn merge(
+pub(super) fn merge(
     base: &BundleDeploymentOptions,
     custom: &BundleDeploymentOptions,
 ) -> BundleDeploymentOptions {
@@ -72,7 +72,7 @@ fn merge_helm(base: Option<&HelmOptions>, custom: Option<&HelmOptions>) -> Optio
 }
 
 /// Merges `over` into `into`: maps key by key, everything else replaced.
-pub fn deep_merge(into: &mut Value, over: &Value) {
+pub(super) fn deep_merge(into: &mut Value, over: &Value) {
     match (into, over) {
         (Value::Object(a), Value::Object(b)) => {
             for (k, v) in b {

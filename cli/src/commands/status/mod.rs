@@ -11,7 +11,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::output::{print_structured, Format};
-pub use snapshot::{RepoNode, Snapshot};
+pub(super) use snapshot::{RepoNode, Snapshot};
 
 /// Arguments of `fleet status`.
 #[derive(Args, Debug)]
@@ -20,7 +20,7 @@ pub use snapshot::{RepoNode, Snapshot};
   fleet status -n fleet-default --width 100
   fleet status demo --watch
   fleet status -o yaml")]
-pub struct StatusArgs {
+pub(super) struct StatusArgs {
     /// Only this GitRepo.
     gitrepo: Option<String>,
     /// Keep watching: redraw on a terminal, else print the tree again when it changes.
@@ -44,7 +44,7 @@ pub struct StatusArgs {
 }
 
 /// Prints the status tree of the hub (and again on changes, with `--watch`).
-pub fn run(args: StatusArgs) -> Result<()> {
+pub(super) fn run(args: StatusArgs) -> Result<()> {
     let runtime = super::runtime()?;
     let terminal = std::io::stdout().is_terminal();
     let color = match args.color.as_str() {

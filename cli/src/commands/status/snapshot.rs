@@ -15,7 +15,7 @@ use serde::Serialize;
 
 /// Everything `fleet status` shows.
 #[derive(Debug, Default, Serialize)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     /// GitRepos, by namespace and name; Bundles of no GitRepo come last.
     pub repos: Vec<RepoNode>,
 }
@@ -23,7 +23,7 @@ pub struct Snapshot {
 /// A GitRepo and its Bundles.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct RepoNode {
+pub(crate) struct RepoNode {
     /// The namespace.
     pub namespace: String,
     /// The GitRepo's name; `None` gathers Bundles no GitRepo made.
@@ -41,7 +41,7 @@ pub struct RepoNode {
 /// A Bundle and where it is deployed.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct BundleNode {
+pub(crate) struct BundleNode {
     /// The Bundle's name.
     pub name: String,
     /// Ready, NotReady...
@@ -59,7 +59,7 @@ pub struct BundleNode {
 /// One cluster's deployment of a Bundle.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct ClusterNode {
+pub(crate) struct ClusterNode {
     /// The Cluster's name.
     pub cluster: String,
     /// Fleet's state of the deployment.
@@ -71,7 +71,7 @@ pub struct ClusterNode {
 impl RepoNode {
     /// True when the GitRepo synced a commit, says it is Ready, and every Bundle is ready
     /// everywhere.
-    pub fn is_ready(&self) -> bool {
+    pub(crate) fn is_ready(&self) -> bool {
         self.commit.is_some()
             && self.state == "Ready"
             && !self.bundles.is_empty()
@@ -81,7 +81,7 @@ impl RepoNode {
 
 impl BundleNode {
     /// True when the Bundle says it is Ready and every targeted cluster is ready.
-    pub fn is_ready(&self) -> bool {
+    pub(crate) fn is_ready(&self) -> bool {
         self.state == "Ready"
             && self.desired > 0
             && self.ready == self.desired
@@ -108,7 +108,7 @@ fn trouble(conditions: &[Condition]) -> Option<String> {
 
 impl Snapshot {
     /// Reads GitRepos, Bundles and BundleDeployments from the hub.
-    pub async fn load(client: &kube::Client, namespace: Option<&str>) -> Result<Self> {
+    pub(crate) async fn load(client: &kube::Client, namespace: Option<&str>) -> Result<Self> {
         let params = ListParams::default();
         let (repos, bundles): (Api<GitRepo>, Api<Bundle>) = match namespace {
             Some(ns) => (
@@ -132,7 +132,7 @@ impl Snapshot {
     }
 
     /// Builds the tree from listed objects.
-    pub fn assemble(
+    pub(crate) fn assemble(
         repos: &[GitRepo],
         bundles: &[Bundle],
         deployments: &[BundleDeployment],

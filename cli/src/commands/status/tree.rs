@@ -5,7 +5,7 @@ use super::snapshot::{RepoNode, Snapshot};
 impl Snapshot {
     /// The tree as text lines no wider than `width` columns, states coloured if `color`.
     /// A message that does not fit beside its row is wrapped on the lines below it.
-    pub fn render(&self, width: usize, color: bool) -> String {
+    pub(crate) fn render(&self, width: usize, color: bool) -> String {
         let mut rows = Vec::new();
         for repo in &self.repos {
             rows.push(repo_row(repo));

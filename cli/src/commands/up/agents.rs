@@ -91,7 +91,7 @@ pub(super) async fn push_to_edge(fleet: &mut Fleet) -> Result<()> {
 /// How long the simulated kubelet takes to roll a workload out.
 const WORKLOAD_DELAY: Duration = Duration::from_secs(1);
 
-/// How often an agent looks again at what it applied (drift, readiness).
+/// How often an agent reconciles again what it applied (drift, readiness).
 const RESYNC: Duration = Duration::from_secs(15);
 
 /// The agents' namespace in their clusters, where each keeps its credential.

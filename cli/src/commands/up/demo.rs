@@ -34,7 +34,7 @@ const FILES: &[(&str, &str)] = embedded![
 ];
 
 /// The bundle directories of the demo repository.
-pub const BUNDLES: [&str; 3] = ["hello-yaml", "kustomize-overlays", "helm-chart"];
+pub(super) const BUNDLES: [&str; 3] = ["hello-yaml", "kustomize-overlays", "helm-chart"];
 
 /// Runs `git` in `dir` with the demo's identity, returning its trimmed output.
 fn git(dir: &Path, args: &[&str]) -> Result<String> {
@@ -50,7 +50,7 @@ fn git(dir: &Path, args: &[&str]) -> Result<String> {
 
 /// Creates the demo repository in `dir` (branch `main`, one commit) unless it is already a
 /// Git repository, which is left as the user's commits made it. Returns true if created.
-pub fn create_repo(dir: &Path) -> Result<bool> {
+pub(super) fn create_repo(dir: &Path) -> Result<bool> {
     if dir.join(".git").exists() {
         return Ok(false);
     }
@@ -71,12 +71,12 @@ pub fn create_repo(dir: &Path) -> Result<bool> {
 
 /// The URL of the demo repository at `dir`: the GitRepo's `spec.repo`, and what a push
 /// to gitjob's webhook names, so that the push finds the GitRepo.
-pub fn url(dir: &Path) -> String {
+pub(super) fn url(dir: &Path) -> String {
     format!("file://{}", dir.display())
 }
 
 /// The commit `main` points at.
-pub fn head(dir: &Path) -> Result<String> {
+pub(super) fn head(dir: &Path) -> Result<String> {
     git(dir, &["rev-parse", "main"])
 }
 

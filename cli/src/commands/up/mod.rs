@@ -42,7 +42,7 @@ const FIELD_MANAGER: &str = "fleet-up";
   fleet up --exit-when-ready        # for scripts: stop once every bundle is Ready
 
 Run it again with the same --data to pick up where it stopped.")]
-pub struct UpArgs {
+pub(super) struct UpArgs {
     /// Directory for everything: the hub's database and kubeconfigs, the Git repository,
     /// the agents' credentials.
     #[arg(long, default_value = "fleet-demo")]
@@ -67,7 +67,7 @@ struct Fleet {
 }
 
 /// Runs the demo until Ctrl-C (or until ready, with `--exit-when-ready`).
-pub fn run(args: UpArgs) -> Result<()> {
+pub(super) fn run(args: UpArgs) -> Result<()> {
     std::fs::create_dir_all(&args.data)
         .with_context(|| format!("creating {}", args.data.display()))?;
     let data = std::fs::canonicalize(&args.data)

@@ -6,26 +6,26 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// The progress display of `fleet up`.
-pub struct Progress {
+pub(super) struct Progress {
     bar: ProgressBar,
 }
 
 impl Progress {
     /// A spinner on standard error (hidden when it is not a terminal).
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         let bar = ProgressBar::new_spinner();
         bar.enable_steady_tick(Duration::from_millis(100));
         Self { bar }
     }
 
     /// Shows what is being done now.
-    pub fn working(&self, what: &str) {
+    pub(super) fn working(&self, what: &str) {
         self.bar.set_style(spinner_style());
         self.bar.set_message(what.to_string());
     }
 
     /// Prints a finished step: above the spinner on a terminal, else on standard output.
-    pub fn done(&self, what: &str) {
+    pub(super) fn done(&self, what: &str) {
         if self.bar.is_hidden() {
             println!("✓ {what}");
         } else {
@@ -34,7 +34,7 @@ impl Progress {
     }
 
     /// Shows `ready` of `wanted` deployments, and what is still awaited.
-    pub fn deployments(&self, ready: usize, wanted: usize, message: &str) {
+    pub(super) fn deployments(&self, ready: usize, wanted: usize, message: &str) {
         if self.bar.length() != Some(wanted as u64) {
             self.bar.set_style(bar_style());
             self.bar.set_length(wanted as u64);
@@ -44,7 +44,7 @@ impl Progress {
     }
 
     /// Removes the display.
-    pub fn finish(&self) {
+    pub(super) fn finish(&self) {
         self.bar.finish_and_clear();
     }
 }

@@ -1,4 +1,4 @@
-//! The object verbs: get, list, create, update, patch, apply, delete, deletecollection.
+//! The verbs on objects: get, list, create, update, patch, apply, delete, deletecollection.
 
 use std::sync::Arc;
 
