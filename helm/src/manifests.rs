@@ -201,7 +201,8 @@ pub(crate) fn sort(files: &[(String, String)]) -> Result<Sorted, String> {
 }
 
 /// The order Helm installs kinds in (`releaseutil.InstallOrder`).
-const INSTALL_ORDER: [&str; 37] = [
+const INSTALL_ORDER: [&str; 38] = [
+    "PriorityClass",
     "Namespace",
     "NetworkPolicy",
     "ResourceQuota",

@@ -188,7 +188,7 @@ async fn establish(hub: &Hub, cluster: &str, name: &str) {
     };
     crate::kinds::accept_names(&mut crd);
     // Served before its status says so: a client that sees it Established finds it.
-    hub.refresh_registry_with(cluster, Some(&crd));
+    hub.serve_established(cluster, name);
     if let Err(error) = verbs::update(hub, &call, crd).await {
         tracing::warn!(%error, cluster, name, "could not establish the CRD");
     }

@@ -25,6 +25,10 @@ pub(crate) const CRD_RESOURCE: &str = "apiextensions.k8s.io/customresourcedefini
 pub struct Hub {
     pub(crate) store: Arc<Store>,
     registries: RwLock<HashMap<String, Arc<Registry>>>,
+    /// Held while a registry is rebuilt.
+    registry_refresh: std::sync::Mutex<()>,
+    /// The CRDs (cluster, name) the controllers established, served from then on.
+    established: RwLock<HashSet<(String, String)>>,
     tokens: RwLock<HashMap<String, Identity>>,
     /// The resource requests served.
     pub(crate) requests: crate::requests::RequestCounts,
@@ -86,6 +90,8 @@ impl Hub {
             rbac: crate::auth::Rbac::new(store.clone()),
             store,
             registries: RwLock::new(HashMap::new()),
+            registry_refresh: std::sync::Mutex::new(()),
+            established: RwLock::new(HashSet::new()),
             tokens: RwLock::new(HashMap::new()),
             requests: Default::default(),
             ca_pem: std::sync::OnceLock::new(),
@@ -161,27 +167,42 @@ impl Hub {
         read(&self.registries).get(cluster).cloned()
     }
 
+    /// Rebuilds a cluster's registry from its stored CRDs, those [`Hub::serve_established`]
+    /// named counted as established. Refreshes run one at a time, each reading the store
+    /// afresh: one that read before a CRD's write cannot replace the registry after the
+    /// refresh of that write.
     fn refresh_registry(&self, cluster: &str) {
-        self.refresh_registry_with(cluster, None);
-    }
-
-    /// Rebuilds a cluster's registry from its stored CRDs, `changed` (a CRD about to be
-    /// stored) in place of the stored one of its name.
-    pub(crate) fn refresh_registry_with(&self, cluster: &str, changed: Option<&Value>) {
+        let _one_at_a_time = self
+            .registry_refresh
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
         let crds = self
             .store
             .list(cluster, CRD_RESOURCE, None, None)
             .map(|(_, items)| items)
             .unwrap_or_default();
-        let changed_name = changed.and_then(|crd| crate::meta::meta_str(crd, "name"));
-        let mut crds: Vec<Value> = crds
+        let established = read(&self.established);
+        let crds: Vec<Value> = crds
             .iter()
             .filter_map(|c| c.value().ok())
-            .filter(|crd| crate::meta::meta_str(crd, "name") != changed_name)
+            .map(|mut crd| {
+                let name = crate::meta::meta_str(&crd, "name").unwrap_or_default();
+                if established.contains(&(cluster.to_string(), name.to_string())) {
+                    crate::kinds::accept_names(&mut crd);
+                }
+                crd
+            })
             .collect();
-        crds.extend(changed.cloned());
+        drop(established);
         let registry = Registry::new(crds.iter());
         write(&self.registries).insert(cluster.to_string(), Arc::new(registry));
+    }
+
+    /// Serves the kind of the CRD `name` as established before its status says so: a
+    /// client that sees it Established then finds it.
+    pub(crate) fn serve_established(&self, cluster: &str, name: &str) {
+        write(&self.established).insert((cluster.to_string(), name.to_string()));
+        self.refresh_registry(cluster);
     }
 
     pub(crate) fn account(
@@ -311,7 +332,12 @@ impl Hub {
         Box::pin(async move {
             self.effects.deleted(self, call, object, propagation).await;
             match call.resource.storage_key().as_str() {
-                CRD_RESOURCE => self.refresh_registry(&call.cluster),
+                CRD_RESOURCE => {
+                    if let Some(name) = crate::meta::meta_str(object, "name") {
+                        write(&self.established).remove(&(call.cluster.clone(), name.to_string()));
+                    }
+                    self.refresh_registry(&call.cluster)
+                }
                 "/secrets" => {
                     if let Some((token, _, _)) = crate::kinds::token_of(object) {
                         self.forget_token(&token);

@@ -25,6 +25,8 @@ struct Step {
     body: String,
     /// Waits this long first (for something the server does in the background).
     after: Duration,
+    /// Whether the bodies are compared, not only the status codes.
+    bodies: bool,
 }
 
 fn step(name: &'static str, method: &'static str, path: &str, body: Value) -> Step {
@@ -40,6 +42,17 @@ fn step(name: &'static str, method: &'static str, path: &str, body: Value) -> St
             body.to_string()
         },
         after: Duration::ZERO,
+        bodies: true,
+    }
+}
+
+/// `step` with only the status codes compared: where kube-apiserver's body depends on
+/// timing (a kind asked for while its CRD is being set up is answered by the mux, `404
+/// page not found`, or by the CRD handler, a Status, depending on how far it has come).
+fn code_only(step: Step) -> Step {
+    Step {
+        bodies: false,
+        ..step
     }
 }
 
@@ -185,12 +198,12 @@ fn steps() -> Vec<Step> {
             "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
             crd,
         ),
-        step(
+        code_only(step(
             "widget at once",
             "POST",
             "/apis/example.com/v1/namespaces/diff/widgets",
             widget("early"),
-        ),
+        )),
         later(
             get(
                 "crd established",
@@ -339,7 +352,7 @@ async fn the_hub_answers_as_kube_apiserver_does() {
         let (real_code, real_body) = send(&real, &step).await;
         let (our_code, our_body) = send(&ours, &step).await;
         let (real_body, our_body) = (normalised(real_body), normalised(our_body));
-        if real_code != our_code || real_body != our_body {
+        if real_code != our_code || (step.bodies && real_body != our_body) {
             let mut paths = Vec::new();
             diff_paths(&real_body, &our_body, "", &mut paths);
             differences.push((

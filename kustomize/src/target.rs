@@ -288,6 +288,7 @@ impl<'r> Builder<'r> {
         }
         let path = location.any_path(entry)?;
         if path.is_dir() {
+            refuse_absolute_root(location, field, entry)?;
             let (_, _, nested) = self.build_dir(&path)?;
             return acc.absorb(nested, &shown);
         }
@@ -307,6 +308,7 @@ impl<'r> Builder<'r> {
         let dir = if remote::is_remote(entry) {
             remote::resolve(entry, self.remote_dir, &shown, "components")?
         } else {
+            refuse_absolute_root(location, "components", entry)?;
             location.any_path(entry)?
         };
         let (component, file) = self.load(&dir)?;
@@ -578,6 +580,7 @@ impl<'r> Builder<'r> {
             }
             let path = location.any_path(entry)?;
             if path.is_dir() {
+                refuse_absolute_root(location, field, entry)?;
                 let (_, _, built) = self.build_dir(&path)?;
                 let shown = self.root.display(&path);
                 out.extend(
@@ -604,4 +607,13 @@ impl<'r> Builder<'r> {
 fn unknown_field(message: &str) -> Option<String> {
     let rest = message.split("unknown field `").nth(1)?;
     Some(rest.split('`').next()?.to_string())
+}
+
+/// Refuses a kustomization directory named by an absolute path, as kustomize's loader
+/// refuses any new root given that way (a file may be named so, inside the root).
+fn refuse_absolute_root(location: &Location<'_>, field: &str, entry: &str) -> Result<()> {
+    if Path::new(entry).is_absolute() {
+        return Err(location.error(field, format!("new root '{entry}' cannot be absolute")));
+    }
+    Ok(())
 }

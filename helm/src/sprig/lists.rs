@@ -23,6 +23,14 @@ fn slice_arg(what: &str, value: &Value) -> Result<Vec<Value>, String> {
     match value {
         Value::List(items) => Ok(items.to_vec()),
         Value::Bytes(bytes) => Ok(bytes.iter().map(|b| Value::Int(i64::from(*b))).collect()),
+        // A Go slice type of Helm's (`.Capabilities.APIVersions`), walked as reflection
+        // walks it.
+        Value::Object(object) if object.kind() == "slice" => Ok(object
+            .entries()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(_, item)| item)
+            .collect()),
         Value::Nil => Err(NIL_TYPE.into()),
         other => Err(format!("Cannot {what} on type {}", kind(other))),
     }

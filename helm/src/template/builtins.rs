@@ -4,10 +4,11 @@
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use super::exec::{Exec, Func};
 use super::printf;
-use super::value::Value;
+use super::value::{Object, Value};
 
 /// Go's built-in template functions.
 pub fn functions() -> HashMap<&'static str, Func> {
@@ -83,6 +84,9 @@ fn eq(_: &mut Exec, args: Vec<Value>) -> Result<Value, String> {
         let equal = match (first, other) {
             (Value::Nil, Value::Nil) => true,
             (Value::Nil, _) | (_, Value::Nil) => false,
+            (Value::Object(a), Value::Object(b)) if is_time(a) && is_time(b) => {
+                a.to_json() == b.to_json()
+            }
             (a, b) => match (basic_kind(a), basic_kind(b)) {
                 (Some(x), Some(y)) if x == y => a == b,
                 (Some(_), Some(_)) => return Err("incompatible types for comparison".into()),
@@ -94,6 +98,12 @@ fn eq(_: &mut Exec, args: Vec<Value>) -> Result<Value, String> {
         }
     }
     Ok(Value::Bool(false))
+}
+
+/// Whether `object` is a `time.Time`, a comparable struct Go's `eq` compares by value:
+/// the same instant written the same way.
+fn is_time(object: &Rc<dyn Object>) -> bool {
+    object.type_name() == "time.Time"
 }
 
 fn compare(args: &[Value], name: &str, test: fn(Ordering) -> bool) -> Result<Value, String> {

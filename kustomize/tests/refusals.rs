@@ -1,0 +1,94 @@
+//! Kustomizations kubectl refuses: the engine refuses them too, for kustomize's reason.
+//! kubectl is the judge; each case is first checked to fail there.
+
+use std::path::Path;
+use std::process::Command;
+
+/// kubectl's standard error for a build it must refuse.
+fn kubectl_refusal(dir: &Path) -> String {
+    let output = Command::new("kubectl")
+        .arg("kustomize")
+        .arg(dir)
+        .output()
+        .expect("kubectl must be installed: it is the judge of Kustomize output");
+    assert!(
+        !output.status.success(),
+        "kubectl kustomize {} was expected to fail",
+        dir.display()
+    );
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// The engine's refusal of the build of `dir`, with the whole file system as its root.
+fn our_refusal(dir: &Path) -> String {
+    let root = fleet_kustomize::RepoRoot::new(Path::new("/")).expect("root");
+    match fleet_kustomize::build(&root, dir) {
+        Ok(resources) => panic!("{} built {} resources", dir.display(), resources.len()),
+        Err(error) => error.to_string(),
+    }
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+    std::fs::write(path, text).expect("write");
+}
+
+#[test]
+fn a_base_or_component_named_by_an_absolute_path_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().canonicalize().expect("canonical");
+    write(
+        &root.join("base/kustomization.yaml"),
+        "resources: [cm.yaml]\n",
+    );
+    write(
+        &root.join("base/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+    );
+    write(
+        &root.join("component/kustomization.yaml"),
+        "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n",
+    );
+    let base = root.join("base");
+    let component = root.join("component");
+    for (case, kustomization, field) in [
+        (
+            "resources",
+            format!("resources:\n- {}\n", base.display()),
+            "resources",
+        ),
+        (
+            "components",
+            format!("components:\n- {}\n", component.display()),
+            "components",
+        ),
+    ] {
+        let overlay = root.join(format!("overlay-{case}"));
+        write(&overlay.join("kustomization.yaml"), &kustomization);
+        let theirs = kubectl_refusal(&overlay);
+        assert!(
+            theirs.contains("cannot be absolute"),
+            "{case}: kubectl said {theirs}"
+        );
+        let ours = our_refusal(&overlay);
+        assert!(
+            ours.contains(&format!("field `{field}`")) && ours.contains("cannot be absolute"),
+            "{case}: {ours}"
+        );
+    }
+    // A file named by an absolute path inside the kustomization's directory is fine.
+    write(
+        &root.join("files/kustomization.yaml"),
+        &format!("resources:\n- {}\n", root.join("files/cm.yaml").display()),
+    );
+    write(
+        &root.join("files/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n",
+    );
+    let built = fleet_kustomize::build(
+        &fleet_kustomize::RepoRoot::new(Path::new("/")).expect("root"),
+        &root.join("files"),
+    )
+    .expect("builds");
+    assert_eq!(built[0]["metadata"]["name"], "b");
+}
