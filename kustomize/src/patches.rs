@@ -287,20 +287,24 @@ pub(crate) fn kustomize_id(object: &Value) -> String {
 }
 
 /// A compiled selector.
-pub(crate) struct Matcher<'s> {
-    selector: &'s Selector,
+pub(crate) struct Matcher {
+    group: Option<Regex>,
+    version: Option<Regex>,
+    kind: Option<Regex>,
     name: Option<Regex>,
     namespace: Option<Regex>,
     labels: Option<LabelRequirements>,
     annotations: Option<LabelRequirements>,
 }
 
-impl<'s> Matcher<'s> {
-    /// Compiles the name and namespace patterns and the label selectors.
-    pub(crate) fn new(selector: &'s Selector, source: &PatchSource<'_>) -> Result<Self> {
+impl Matcher {
+    /// Compiles the group, version, kind, name and namespace patterns (anchored regular
+    /// expressions, an empty one matching anything) and the label selectors.
+    pub(crate) fn new(selector: &Selector, source: &PatchSource<'_>) -> Result<Self> {
         let anchored = |pattern: &Option<String>| -> Result<Option<Regex>> {
             pattern
                 .as_ref()
+                .filter(|p| !p.is_empty())
                 .map(|p| {
                     Regex::new(&format!("^(?:{p})$"))
                         .map_err(|e| source.error(format!("invalid pattern `{p}`: {e}")))
@@ -313,7 +317,9 @@ impl<'s> Matcher<'s> {
                 .transpose()
         };
         Ok(Self {
-            selector,
+            group: anchored(&selector.group)?,
+            version: anchored(&selector.version)?,
+            kind: anchored(&selector.kind)?,
             name: anchored(&selector.name)?,
             namespace: anchored(&selector.namespace)?,
             labels: requirements(&selector.label_selector)?,
@@ -337,7 +343,8 @@ impl<'s> Matcher<'s> {
     pub(crate) fn matches(&self, resource: &Resource) -> bool {
         let object = &resource.value;
         let (group, version) = split_api_version(str_at(object, &["apiVersion"]));
-        let equal = |want: &Option<String>, have: &str| want.as_ref().is_none_or(|w| w == have);
+        let matching =
+            |pattern: &Option<Regex>, have: &str| pattern.as_ref().is_none_or(|r| r.is_match(have));
         let (original_namespace, original_name) = resource
             .names
             .first()
@@ -357,9 +364,9 @@ impl<'s> Matcher<'s> {
         let name_matches = |r: &Regex| {
             r.is_match(original_name) || r.is_match(str_at(object, &["metadata", "name"]))
         };
-        equal(&self.selector.group, group)
-            && equal(&self.selector.version, version)
-            && equal(&self.selector.kind, str_at(object, &["kind"]))
+        matching(&self.group, group)
+            && matching(&self.version, version)
+            && matching(&self.kind, str_at(object, &["kind"]))
             && self.name.as_ref().is_none_or(name_matches)
             && self.namespace.as_ref().is_none_or(namespace_matches)
             && self

@@ -180,9 +180,38 @@ pub fn merge_key(field: &str, items: &[Value]) -> Option<&'static str> {
         "ownerReferences" => Some("uid"),
         "ports" if has("containerPort") => Some("containerPort"),
         "ports" => Some("port"),
-        _ => None,
+        _ => DECLARED
+            .iter()
+            .find(|(name, key)| *name == field && has(key))
+            .map(|(_, key)| *key),
     }
 }
+
+/// The other list fields kube-apiserver 1.37's OpenAPI document gives a merge key
+/// (`x-kubernetes-patch-merge-key`; `hub/tests/merge_keys.rs` holds the table to it),
+/// merged so when their items carry the key: a field of the same name elsewhere without
+/// one (Endpoints' `addresses`) is replaced as before.
+const DECLARED: [(&str, &str); 19] = [
+    ("addresses", "type"),
+    ("allocatedResourcesStatus", "name"),
+    ("drivers", "name"),
+    ("evictionResponders", "name"),
+    ("healthConditions", "status"),
+    ("hostIPs", "ip"),
+    ("mapping", "name"),
+    ("matchConditions", "name"),
+    ("nodeAllocatableResourceClaimStatuses", "resourceClaimName"),
+    ("overhead", "name"),
+    ("podIPs", "ip"),
+    ("reservedFor", "uid"),
+    ("resourceClaimStatuses", "name"),
+    ("schedulingGates", "name"),
+    ("secrets", "name"),
+    ("storageHealth", "name"),
+    ("variables", "name"),
+    ("webhooks", "name"),
+    ("x-kubernetes-validations", "rule"),
+];
 
 /// Primitive lists that the API server merges as sets.
 pub fn is_set_list(field: &str) -> bool {
