@@ -406,42 +406,54 @@ impl Prepared<'_> {
             templates.add(name, source, &funcs).map_err(parse_error)?;
         }
 
-        let mut rendered = Rendered::default();
-        let mut pieces: Vec<(String, String)> = Vec::new();
-        for scope in &all {
-            let mut paths: Vec<&String> = scope.chart.templates.iter().map(|(p, _)| p).collect();
-            paths.sort();
-            for path in paths {
+        // As Helm: the templates of one chart share one top-level context (`$`), so that
+        // what one does to it (`set $ "Values" ...`) the next sees; they run in the order
+        // Helm parsed them, deepest path first, then in reverse order of name.
+        let contexts: Vec<Value> = all
+            .iter()
+            .map(|scope| Value::from(scope.data.clone()))
+            .collect();
+        let mut runs: Vec<(String, usize, bool)> = Vec::new();
+        for (index, scope) in all.iter().enumerate() {
+            for (path, _) in &scope.chart.templates {
                 let base = path.rsplit('/').next().unwrap_or(path);
                 let notes = base == "NOTES.txt";
                 if base.starts_with('_') || (notes && scope.prefix != root.name) {
                     continue;
                 }
                 let name = format!("{}/{path}", scope.prefix);
-                if !templates.has(&name) {
-                    continue;
+                if templates.has(&name) {
+                    runs.push((name, index, notes));
                 }
-                let mut data = scope.data.clone();
-                data.insert(
+            }
+        }
+        runs.sort_by(|a, b| {
+            let depth = |p: &str| p.matches('/').count();
+            (depth(&b.0), &b.0).cmp(&(depth(&a.0), &a.0))
+        });
+        let mut rendered = Rendered::default();
+        let mut pieces: Vec<(String, String)> = Vec::new();
+        for (name, index, notes) in runs {
+            let context = &contexts[index];
+            if let Value::Map(top) = context {
+                top.borrow_mut().insert(
                     "Template".to_string(),
                     Value::from(BTreeMap::from([
                         ("Name".to_string(), Value::from(name.as_str())),
                         (
                             "BasePath".to_string(),
-                            Value::from(format!("{}/templates", scope.prefix)),
+                            Value::from(format!("{}/templates", all[index].prefix)),
                         ),
                     ])),
                 );
-                let mut exec = Exec::new(&templates, &funcs).with_world(self.world.clone());
-                let text = exec
-                    .execute(&name, &Value::from(data))
-                    .map_err(|e| exec_error(*e))?;
-                let text = text.replace("<no value>", "");
-                if notes {
-                    rendered.notes = text;
-                } else {
-                    pieces.push((name, text));
-                }
+            }
+            let mut exec = Exec::new(&templates, &funcs).with_world(self.world.clone());
+            let text = exec.execute(&name, context).map_err(|e| exec_error(*e))?;
+            let text = text.replace("<no value>", "");
+            if notes {
+                rendered.notes = text;
+            } else {
+                pieces.push((name, text));
             }
         }
         if self.include_crds {
