@@ -264,6 +264,7 @@ pub struct Prepared<'c> {
     chart: &'c Chart,
     root: values::Resolved<'c>,
     values: Json,
+    warnings: Vec<String>,
     shared: scope::Shared,
     include_crds: bool,
     /// The randomness and clock every template of the render shares.
@@ -300,7 +301,11 @@ pub fn prepare<'c>(
     options: &Options,
 ) -> Result<Prepared<'c>> {
     check_dependencies(chart)?;
-    let (root, values) = values::resolve(chart, user_values).map_err(|e| {
+    let values::Coalesced {
+        root,
+        values,
+        warnings,
+    } = values::resolve(chart, user_values).map_err(|e| {
         Error::new(ErrorKind::Values, chart.name.clone(), e.to_string()).caused_by(e)
     })?;
     if !options.skip_schema_validation {
@@ -351,6 +356,7 @@ pub fn prepare<'c>(
         chart,
         root,
         values,
+        warnings,
         shared,
         include_crds: options.include_crds,
         world: Rc::new(
@@ -365,6 +371,13 @@ pub fn prepare<'c>(
 }
 
 impl Prepared<'_> {
+    /// What Helm warns of while it computes the values (`warning: skipped value for
+    /// web.image: Not a table.`), in its words and order; Helm's command logs each on
+    /// standard error.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
     /// Renders every template of the chart and its enabled dependencies.
     pub fn render(&self) -> Result<Rendered> {
         let (chart, root) = (self.chart, &self.root);

@@ -77,17 +77,53 @@ pub(crate) enum ValuesError {
 /// Resolves `chart`'s dependencies for `user` values and computes the values every
 /// template sees, as Helm's install does: `ProcessDependenciesWithMerge`, then
 /// `CoalesceValues`.
-pub(crate) fn resolve<'c>(
-    chart: &'c Chart,
-    user: &Json,
-) -> Result<(Resolved<'c>, Json), ValuesError> {
+pub(crate) fn resolve<'c>(chart: &'c Chart, user: &Json) -> Result<Coalesced<'c>, ValuesError> {
     let user = user.as_object().cloned().unwrap_or_default();
     let mut root = Resolved::loaded(chart, &chart.name);
-    process_enabled(&mut root, &user, "")?;
-    process_imports(&mut root)?;
+    let mut warnings = Warnings::default();
+    process_enabled(&mut root, &user, "", &mut warnings)?;
+    process_imports(&mut root, &mut warnings)?;
     let mut values = user;
-    coalesce(&root, &mut values, false)?;
-    Ok((root, Json::Object(values)))
+    coalesce(&root, &mut values, "", false, &mut warnings)?;
+    Ok(Coalesced {
+        root,
+        values: Json::Object(values),
+        warnings: warnings.0,
+    })
+}
+
+/// The values every template sees, with the chart tree they were computed for.
+pub(crate) struct Coalesced<'c> {
+    /// The chart and its enabled dependencies.
+    pub root: Resolved<'c>,
+    /// The values.
+    pub values: Json,
+    /// What Helm warns of while it computes them, in its words.
+    pub warnings: Vec<String>,
+}
+
+/// Helm's warnings while coalescing values, in the order they arise.
+#[derive(Default)]
+struct Warnings(Vec<String>);
+
+impl Warnings {
+    fn push(&mut self, warning: String) {
+        self.0.push(warning);
+    }
+}
+
+/// Helm's `concatPrefix`: `a.b`, or `b` without a prefix.
+fn full_key(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() {
+        key.to_string()
+    } else {
+        format!("{prefix}.{key}")
+    }
+}
+
+/// A value as Go's `%v` prints it.
+fn go_value(value: &Json) -> String {
+    super::template::Value::from_json(value).to_go_string()
 }
 
 /// `processDependencyEnabled`: Chart.yaml's dependencies matched to the charts in
@@ -96,6 +132,7 @@ fn process_enabled(
     node: &mut Resolved<'_>,
     values: &Map<String, Json>,
     path: &str,
+    warnings: &mut Warnings,
 ) -> Result<(), ValuesError> {
     if node.requirements.is_empty() {
         return Ok(());
@@ -129,7 +166,7 @@ fn process_enabled(
     }
     node.dependencies = dependencies;
     let mut computed = values.clone();
-    coalesce(node, &mut computed, false)?;
+    coalesce(node, &mut computed, "", false, warnings)?;
     apply_tags(&mut node.requirements, &computed);
     apply_conditions(&mut node.requirements, &computed, path);
     let disabled: Vec<String> = node
@@ -142,7 +179,7 @@ fn process_enabled(
     node.requirements.retain(|r| !disabled.contains(&r.name));
     for dependency in &mut node.dependencies {
         let sub_path = format!("{path}{}.", dependency.name);
-        process_enabled(dependency, &computed, &sub_path)?;
+        process_enabled(dependency, &computed, &sub_path, warnings)?;
     }
     Ok(())
 }
@@ -219,15 +256,15 @@ fn table<'v>(values: &'v Map<String, Json>, path: &str) -> Option<&'v Map<String
 
 /// `processDependencyImportValues` with merge: each chart's values become its coalesced
 /// values (subcharts' sections included) with what its dependencies export beneath them.
-fn process_imports(node: &mut Resolved<'_>) -> Result<(), ValuesError> {
+fn process_imports(node: &mut Resolved<'_>, warnings: &mut Warnings) -> Result<(), ValuesError> {
     for dependency in &mut node.dependencies {
-        process_imports(dependency)?;
+        process_imports(dependency, warnings)?;
     }
     if node.requirements.is_empty() {
         return Ok(());
     }
     let mut computed = Map::new();
-    coalesce(node, &mut computed, true)?;
+    coalesce(node, &mut computed, "", true, warnings)?;
     let mut imported = Map::new();
     for requirement in &node.requirements {
         for import in &requirement.import_values {
@@ -249,10 +286,10 @@ fn process_imports(node: &mut Resolved<'_>) -> Result<(), ValuesError> {
                 continue;
             };
             let placed = path_to_map(&parent, found.clone());
-            coalesce_tables(&mut imported, placed, true);
+            coalesce_tables(&mut imported, placed, "", true, warnings);
         }
     }
-    coalesce_tables(&mut computed, imported, true);
+    coalesce_tables(&mut computed, imported, "", true, warnings);
     node.values = computed;
     Ok(())
 }
@@ -274,9 +311,12 @@ fn path_to_map(path: &str, data: Map<String, Json>) -> Map<String, Json> {
 fn coalesce(
     node: &Resolved<'_>,
     dest: &mut Map<String, Json>,
+    prefix: &str,
     merge: bool,
+    warnings: &mut Warnings,
 ) -> Result<(), ValuesError> {
-    coalesce_values(node, dest, merge);
+    let prefix = full_key(prefix, &node.chart.name);
+    coalesce_values(node, dest, &prefix, merge, warnings);
     for dependency in &node.dependencies {
         let section = dest
             .entry(dependency.name.clone())
@@ -288,8 +328,8 @@ fn coalesce(
             });
         };
         let mut section = std::mem::take(section);
-        coalesce_globals(&mut section, dest);
-        coalesce(dependency, &mut section, merge)?;
+        coalesce_globals(&mut section, dest, warnings);
+        coalesce(dependency, &mut section, &prefix, merge, warnings)?;
         dest.insert(dependency.name.clone(), Json::Object(section));
     }
     Ok(())
@@ -297,18 +337,30 @@ fn coalesce(
 
 /// Helm's `coalesceValues`: the chart's defaults fill what `dest` lacks; a null in `dest`
 /// deletes the key (unless merging); maps merge, a dependency's section always merging.
-fn coalesce_values(node: &Resolved<'_>, dest: &mut Map<String, Json>, merge: bool) {
+fn coalesce_values(
+    node: &Resolved<'_>,
+    dest: &mut Map<String, Json>,
+    prefix: &str,
+    merge: bool,
+    warnings: &mut Warnings,
+) {
     for (key, default) in &node.values {
         match dest.get_mut(key) {
             Some(Json::Null) if !merge => {
                 dest.remove(key);
             }
-            Some(Json::Object(table)) => {
-                if let Json::Object(default) = default {
+            Some(Json::Object(table)) => match default {
+                Json::Object(default) => {
                     let merge = merge || node.dependencies.iter().any(|d| &d.name == key);
-                    coalesce_tables(table, default.clone(), merge);
+                    let full = full_key(prefix, key);
+                    coalesce_tables(table, default.clone(), &full, merge, warnings);
                 }
-            }
+                Json::Null => {}
+                _ => warnings.push(format!(
+                    "warning: skipped value for {}: Not a table.",
+                    full_key(prefix, key)
+                )),
+            },
             Some(_) => {}
             None => {
                 if let Some(default) = copied(default, merge) {
@@ -337,7 +389,11 @@ fn copied(value: &Json, merge: bool) -> Option<Json> {
 }
 
 /// Helm's `coalesceGlobals`: the parent's `global` merged into the section's own.
-fn coalesce_globals(section: &mut Map<String, Json>, parent: &Map<String, Json>) {
+fn coalesce_globals(
+    section: &mut Map<String, Json>,
+    parent: &Map<String, Json>,
+    warnings: &mut Warnings,
+) {
     let mut globals = match section.get("global") {
         None => Map::new(),
         Some(Json::Object(globals)) => globals.clone(),
@@ -355,11 +411,13 @@ fn coalesce_globals(section: &mut Map<String, Json>, parent: &Map<String, Json>)
             }
             (Json::Object(table), Some(Json::Object(existing))) => {
                 let mut merged = table.clone();
-                coalesce_tables(&mut merged, existing.clone(), true);
+                coalesce_tables(&mut merged, existing.clone(), "", true, warnings);
                 globals.insert(key, Json::Object(merged));
             }
-            (Json::Object(_), Some(_)) => {}
-            (_, Some(Json::Object(_))) => {}
+            (Json::Object(_), Some(_)) => warnings.push(format!(
+                "Conflict: cannot merge map onto non-map for {key:?}. Skipping."
+            )),
+            (_, Some(Json::Object(_))) => warnings.push(format!("key {key} is table. Skipping")),
             (_, _) => {
                 globals.insert(key, value);
             }
@@ -371,7 +429,13 @@ fn coalesce_globals(section: &mut Map<String, Json>, parent: &Map<String, Json>)
 /// Helm's `coalesceTablesFullKey`: `src` under `dst`, `dst` winning. When coalescing, a
 /// null in `dst` deletes a key `src` gives a value (the user removing a default), and
 /// nulls of `src` are not copied; when merging, nulls are kept.
-fn coalesce_tables(dst: &mut Map<String, Json>, mut src: Map<String, Json>, merge: bool) {
+fn coalesce_tables(
+    dst: &mut Map<String, Json>,
+    mut src: Map<String, Json>,
+    prefix: &str,
+    merge: bool,
+    warnings: &mut Warnings,
+) {
     let src_non_null: std::collections::HashSet<String> = src
         .iter()
         .filter(|(_, v)| !v.is_null())
@@ -392,11 +456,22 @@ fn coalesce_tables(dst: &mut Map<String, Json>, mut src: Map<String, Json>, merg
                     dst.insert(key, value);
                 }
             }
-            Some(Json::Object(existing)) => {
-                if let Json::Object(table) = value {
-                    coalesce_tables(existing, table, merge);
+            Some(Json::Object(existing)) => match value {
+                Json::Object(table) => {
+                    coalesce_tables(existing, table, &full_key(prefix, &key), merge, warnings)
                 }
-            }
+                Json::Null => {}
+                other => warnings.push(format!(
+                    "warning: destination for {} is a table. Ignoring non-table value ({})",
+                    full_key(prefix, &key),
+                    go_value(&other)
+                )),
+            },
+            Some(_) if value.is_object() => warnings.push(format!(
+                "warning: cannot overwrite table with non table for {} ({})",
+                full_key(prefix, &key),
+                go_value(&value)
+            )),
             Some(_) => {}
         }
     }
@@ -418,7 +493,9 @@ mod tests {
         coalesce_tables(
             &mut dst,
             src.as_object().cloned().unwrap_or_default(),
+            "",
             false,
+            &mut Warnings::default(),
         );
         assert_eq!(
             Json::Object(dst),
@@ -431,7 +508,9 @@ mod tests {
         coalesce_tables(
             &mut kept,
             src.as_object().cloned().unwrap_or_default(),
+            "",
             true,
+            &mut Warnings::default(),
         );
         assert_eq!(kept.get("extra"), Some(&Json::Null));
     }

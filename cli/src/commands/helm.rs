@@ -115,6 +115,11 @@ fn template(args: TemplateArgs) -> Result<()> {
         .extend(args.api_versions.iter().cloned());
     let prepared =
         fleet_helm::prepare(&chart, &user, &options).map_err(|e| helm_error(e, false))?;
+    for warning in prepared.warnings() {
+        // As Helm 4's logger writes them.
+        let quoted = serde_json::to_string(warning).unwrap_or_default();
+        eprintln!("level=INFO msg={quoted}");
+    }
     let rendered = prepared
         .render()
         .map_err(|e| helm_error(e, true))?

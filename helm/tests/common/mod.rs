@@ -41,6 +41,18 @@ pub(crate) fn helm_template(
     let chart = Chart::load(chart).map_err(|e| failed(e, false))?;
     let user = values.merge().map_err(|e| failed(e, false))?;
     let prepared = fleet_helm::prepare(&chart, &user, options).map_err(|e| failed(e, false))?;
-    let rendered = prepared.render().map_err(|e| failed(e, true))?;
+    let logged: String = prepared
+        .warnings()
+        .iter()
+        .map(|w| {
+            format!(
+                "level=INFO msg={}\n",
+                serde_json::to_string(w).unwrap_or_default()
+            )
+        })
+        .collect();
+    let rendered = prepared
+        .render()
+        .map_err(|e| format!("{logged}{}", failed(e, true)))?;
     Ok(rendered.to_template_output(false))
 }
