@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use fleet_api::{strict, FleetYaml};
+use fleet_api::{strict, FleetYaml, HelmOptions};
 use serde_json::Value;
 
 use crate::RepoRoot;
@@ -26,10 +26,20 @@ pub fn load_fleet_yaml(root: &RepoRoot, path: &Path, strict_mode: bool) -> Resul
     if !(raw.is_object() || raw.is_null()) {
         return Err(RenderError::in_file(&shown, "fleet.yaml must be a mapping"));
     }
-    let spec: FleetYaml = match raw {
+    let mut spec: FleetYaml = match raw {
         Value::Null => FleetYaml::default(),
         _ => yaml::parse_one(&text, &shown)?,
     };
+    let dir = path.parent().unwrap_or(root.path());
+    if let Some(helm) = spec.options.helm.as_mut() {
+        merge_values_files(root, dir, &shown, "helm", helm)?;
+    }
+    for (index, target) in spec.target_customizations.iter_mut().enumerate() {
+        if let Some(helm) = target.options.helm.as_mut() {
+            let field = format!("targetCustomizations[{index}].helm");
+            merge_values_files(root, dir, &shown, &field, helm)?;
+        }
+    }
     let unknown: Vec<RenderError> = strict::unknown_fields::<FleetYaml>(&raw)
         .into_iter()
         .map(|field| {
@@ -47,6 +57,47 @@ pub fn load_fleet_yaml(root: &RepoRoot, path: &Path, strict_mode: bool) -> Resul
         });
     }
     Ok(LoadedFleetYaml { spec, unknown })
+}
+
+/// Merges each of `helm.valuesFiles` (paths relative to the bundle directory `dir`) over
+/// `helm.values`, later files winning, as Fleet reads them when it builds the Bundle: its
+/// values are then the merged ones, which `${ }` templating and target customizations work
+/// on in turn.
+fn merge_values_files(
+    root: &RepoRoot,
+    dir: &Path,
+    shown: &str,
+    field: &str,
+    helm: &mut HelmOptions,
+) -> Result<()> {
+    if helm.values_files.is_empty() {
+        return Ok(());
+    }
+    let mut merged = Value::Object(helm.values.clone().unwrap_or_default());
+    let fleet_yaml = dir.join("fleet.yaml");
+    for file in &helm.values_files {
+        let path = root
+            .resolve(dir, file, &fleet_yaml)
+            .map_err(|e| RenderError::in_field(shown, format!("{field}.valuesFiles"), e.message))?;
+        let file_shown = root.display(&path);
+        let text = root.read_to_string(&path)?;
+        match yaml::parse_one::<Value>(&text, &file_shown)? {
+            Value::Null => {}
+            values @ Value::Object(_) => super::options::deep_merge(&mut merged, &values),
+            _ => {
+                return Err(RenderError::in_file(
+                    file_shown,
+                    "a values file must hold a mapping",
+                ))
+            }
+        }
+    }
+    if let Value::Object(values) = merged {
+        if !values.is_empty() {
+            helm.values = Some(values);
+        }
+    }
+    Ok(())
 }
 
 /// The line of a dotted field path, found by following its keys down the text in order.

@@ -267,7 +267,6 @@ pub(super) fn render(
         member,
     } = *input;
     let helm = options.helm.clone().unwrap_or_default();
-    let fleet_yaml = bundle.dir.join("fleet.yaml");
     let mut loaded = match remote_chart(options) {
         Some(remote) => fetched.get(&remote).cloned().ok_or_else(|| {
             RenderError::in_field(
@@ -287,19 +286,8 @@ pub(super) fn render(
             }
         }
     }
+    // `helm.valuesFiles` were merged into `helm.values` when fleet.yaml was read.
     let mut user = serde_json::json!({});
-    for file in &helm.values_files {
-        let path = root
-            .resolve(&bundle.dir, file, &fleet_yaml)
-            .map_err(|e| RenderError::in_field(fleet_file, "helm.valuesFiles", e.message))?;
-        let shown = root.display(&path);
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| RenderError::in_file(&shown, e.to_string()))?;
-        let parsed: Value = fleet_files::yaml::parse_one(&text, &shown)?;
-        if !parsed.is_null() {
-            fleet_helm::merge_values(&mut user, &parsed);
-        }
-    }
     if let Some(inline) = &helm.values {
         let mut inline = serde_json::to_value(inline)
             .map_err(|e| RenderError::in_field(fleet_file, "helm.values", e.to_string()))?;
