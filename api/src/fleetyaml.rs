@@ -29,6 +29,10 @@ pub struct FleetYaml {
     /// Bundles that must be ready first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub depends_on: Vec<BundleRef>,
+    /// Targets of the bundle itself (fleet.yaml holds a Bundle's spec, as in Fleet): they
+    /// select clusters as the GitRepo's do, within its restrictions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<BundleTarget>,
     /// Per-target customizations; the first matching one wins, or under
     /// `targetCustomizationMode: AllMatches` every match is merged in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use fleet_api::labels::{COMMIT_LABEL, SHARD_LABEL};
-use fleet_api::{Bundle, BundleTarget, BundleTargetRestriction, FleetYaml, GitRepo, GitTarget};
+use fleet_api::{Bundle, FleetYaml, GitRepo};
 use fleet_renderer::bundle::{self, BundleDir, ClusterInfo};
 use fleet_renderer::{RenderError, RepoRoot};
 
@@ -141,14 +141,8 @@ fn one_bundle(
     let mut object = bundle::bundle_object(root, dir, &fleet, repo_name, namespace)
         .map_err(|e| e.to_string())?;
     let spec = &gitrepo.spec;
-    let targets = if fleet.override_targets.is_empty() {
-        &spec.targets
-    } else {
-        &fleet.override_targets
-    };
-    let (targets, restrictions) = repo_targets(targets);
-    object.spec.targets.extend(targets);
-    object.spec.target_restrictions = restrictions;
+    let repo = bundle::RepoTargets::of_gitrepo(&spec.targets);
+    bundle::add_targets(&mut object, &fleet, Some(repo));
     let options = &mut object.spec.options;
     if let Some(namespace) = spec.target_namespace.clone().filter(|n| !n.is_empty()) {
         options.target_namespace = Some(namespace);
@@ -210,42 +204,4 @@ fn check_renders(
         .map_err(|e| e.to_string())?;
     }
     Ok(())
-}
-
-/// A GitRepo's targets as a Bundle's targets and restrictions: a bundle goes only where
-/// the GitRepo sends it. No targets means the `default` cluster group, as in Fleet.
-fn repo_targets(targets: &[GitTarget]) -> (Vec<BundleTarget>, Vec<BundleTargetRestriction>) {
-    let default = [GitTarget {
-        name: Some("default".into()),
-        cluster_group: Some("default".into()),
-        ..GitTarget::default()
-    }];
-    let targets = if targets.is_empty() {
-        &default[..]
-    } else {
-        targets
-    };
-    let bundle_targets = targets
-        .iter()
-        .map(|t| BundleTarget {
-            name: t.name.clone(),
-            cluster_name: t.cluster_name.clone(),
-            cluster_selector: t.cluster_selector.clone(),
-            cluster_group: t.cluster_group.clone(),
-            cluster_group_selector: t.cluster_group_selector.clone(),
-            source: Some(fleet_api::GITREPO_SOURCE.into()),
-            ..BundleTarget::default()
-        })
-        .collect();
-    let restrictions = targets
-        .iter()
-        .map(|t| BundleTargetRestriction {
-            name: t.name.clone(),
-            cluster_name: t.cluster_name.clone(),
-            cluster_selector: t.cluster_selector.clone(),
-            cluster_group: t.cluster_group.clone(),
-            cluster_group_selector: t.cluster_group_selector.clone(),
-        })
-        .collect();
-    (bundle_targets, restrictions)
 }

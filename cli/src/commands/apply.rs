@@ -13,7 +13,7 @@ use fleet_renderer::RepoRoot;
 /// Arguments of `fleet apply`.
 #[derive(Args, Debug)]
 #[command(
-    after_help = "Examples:\n  fleet apply -n fleet-local -o bundles.yaml my-repo multi-cluster/manifests\n  fleet apply --kubeconfig hub/local.kubeconfig my-repo multi-cluster/manifests\n  fleet apply --driven-scan -o - my-repo app:dev.yaml app:prod.yaml"
+    after_help = "Examples:\n  fleet apply -n fleet-local -o bundles.yaml my-repo multi-cluster/manifests\n  fleet apply --kubeconfig hub/local.kubeconfig my-repo multi-cluster/manifests\n  fleet apply --driven-scan -o - my-repo app:dev.yaml app:prod.yaml\n  fleet apply --targets-file targets.yaml -o - my-repo ."
 )]
 pub(super) struct ApplyArgs {
     /// Namespace of the Bundle objects.
@@ -45,6 +45,11 @@ pub(super) struct ApplyArgs {
     /// to the directory), as with `-b` in Fleet.
     #[arg(short = 'b', long)]
     pub bundle_file: Option<String>,
+    /// A file of targets and target restrictions (a Bundle spec's `targets` and
+    /// `targetRestrictions`, as a GitRepo's controller writes them) added to each Bundle
+    /// whose fleet.yaml has no `overrideTargets`.
+    #[arg(long)]
+    pub targets_file: Option<PathBuf>,
 }
 
 /// The bundle directories `args` name: scanned, or declared one by one.
@@ -87,19 +92,26 @@ fn bundle_dirs(root: &RepoRoot, args: &ApplyArgs) -> Result<Vec<bundle::BundleDi
 /// Runs `fleet apply`.
 pub(super) fn run(args: ApplyArgs) -> Result<()> {
     let root = RepoRoot::new(&args.root)?;
+    let repo_targets = match &args.targets_file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            let shown = path.display().to_string();
+            Some(fleet_files::yaml::parse_one::<bundle::RepoTargets>(
+                &text, &shown,
+            )?)
+        }
+        None => None,
+    };
     let mut bundles = Vec::new();
     for dir in bundle_dirs(&root, &args)? {
         let fleet = match &dir.fleet_yaml {
             Some(path) => bundle::load_fleet_yaml(&root, path, false)?.spec,
             None => Default::default(),
         };
-        bundles.push(bundle::bundle_object(
-            &root,
-            &dir,
-            &fleet,
-            &args.name,
-            &args.namespace,
-        )?);
+        let mut object = bundle::bundle_object(&root, &dir, &fleet, &args.name, &args.namespace)?;
+        bundle::add_targets(&mut object, &fleet, repo_targets.clone());
+        bundles.push(object);
     }
     let Some(output) = &args.output else {
         return super::runtime()?.block_on(apply_live(&args, &bundles));

@@ -3,7 +3,9 @@
 
 use base64::Engine;
 use fleet_api::labels::{BUNDLE_PATH_LABEL, REPO_NAME_LABEL};
-use fleet_api::{Bundle, BundleResource, BundleSpec, BundleTarget, FleetYaml};
+use fleet_api::{
+    Bundle, BundleResource, BundleSpec, BundleTarget, BundleTargetRestriction, FleetYaml, GitTarget,
+};
 
 use super::discovery::BundleDir;
 use super::manifests::bundle_files;
@@ -58,14 +60,7 @@ pub fn bundle_object(
             paused: fleet.paused,
             rollout_strategy: fleet.rollout_strategy.clone(),
             resources,
-            targets: fleet
-                .target_customizations
-                .iter()
-                .map(|t| BundleTarget {
-                    source: Some(fleet_api::CUSTOMIZATION_SOURCE.into()),
-                    ..t.clone()
-                })
-                .collect(),
+            targets: own_targets(fleet),
             target_customization_mode: fleet.target_customization_mode,
             target_restrictions: Vec::new(),
             depends_on: fleet.depends_on.clone(),
@@ -75,6 +70,114 @@ pub fn bundle_object(
     bundle.metadata.namespace = Some(namespace.to_string());
     bundle.metadata.labels = Some(labels);
     Ok(bundle)
+}
+
+/// The targets a fleet.yaml gives its Bundle, as Fleet's bundle reader lists them: its
+/// own `targets`, then its customizations, each without a name named `target000`,
+/// `target001`... by its place.
+fn own_targets(fleet: &FleetYaml) -> Vec<BundleTarget> {
+    let customizations = fleet.target_customizations.iter().map(|t| BundleTarget {
+        source: Some(fleet_api::CUSTOMIZATION_SOURCE.into()),
+        ..t.clone()
+    });
+    fleet
+        .targets
+        .iter()
+        .cloned()
+        .chain(customizations)
+        .enumerate()
+        .map(|(index, target)| BundleTarget {
+            name: target
+                .name
+                .clone()
+                .filter(|n| !n.is_empty())
+                .or_else(|| Some(format!("target{index:03}"))),
+            ..target
+        })
+        .collect()
+}
+
+/// Where a Bundle's clusters come from besides its fleet.yaml: the GitRepo's targets,
+/// each a target and a restriction (Fleet's targets file, `fleet apply --targets-file`).
+#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RepoTargets {
+    /// Targets appended to the Bundle's.
+    #[serde(default)]
+    pub targets: Vec<BundleTarget>,
+    /// The restrictions every target is held to.
+    #[serde(default)]
+    pub target_restrictions: Vec<BundleTargetRestriction>,
+}
+
+impl RepoTargets {
+    /// A GitRepo's `targets` as Fleet's GitRepo controller writes them for its bundles
+    /// (`{name: default, clusterGroup: default}` when it has none).
+    pub fn of_gitrepo(targets: &[GitTarget]) -> Self {
+        let default = [GitTarget {
+            name: Some("default".into()),
+            cluster_group: Some("default".into()),
+            ..GitTarget::default()
+        }];
+        let targets = if targets.is_empty() {
+            &default[..]
+        } else {
+            targets
+        };
+        Self::of(targets)
+    }
+
+    /// Each of `targets` as a target and a restriction.
+    fn of(targets: &[GitTarget]) -> Self {
+        Self {
+            targets: targets
+                .iter()
+                .map(|t| BundleTarget {
+                    name: t.name.clone(),
+                    cluster_name: t.cluster_name.clone(),
+                    cluster_selector: t.cluster_selector.clone(),
+                    cluster_group: t.cluster_group.clone(),
+                    cluster_group_selector: t.cluster_group_selector.clone(),
+                    source: Some(fleet_api::GITREPO_SOURCE.into()),
+                    ..BundleTarget::default()
+                })
+                .collect(),
+            target_restrictions: targets
+                .iter()
+                .map(|t| BundleTargetRestriction {
+                    name: t.name.clone(),
+                    cluster_name: t.cluster_name.clone(),
+                    cluster_selector: t.cluster_selector.clone(),
+                    cluster_group: t.cluster_group.clone(),
+                    cluster_group_selector: t.cluster_group_selector.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Completes `bundle`'s targets as Fleet's bundle reader does: fleet.yaml's
+/// `overrideTargets` when it has them, else the `repo` targets (a GitRepo's, or `fleet
+/// apply --targets-file`), each appended as a target and a restriction; a Bundle left
+/// without any target gets Fleet's default, the `default` cluster group.
+pub fn add_targets(bundle: &mut Bundle, fleet: &FleetYaml, repo: Option<RepoTargets>) {
+    let added = if fleet.override_targets.is_empty() {
+        repo.unwrap_or_default()
+    } else {
+        RepoTargets::of(&fleet.override_targets)
+    };
+    bundle.spec.targets.extend(added.targets);
+    bundle
+        .spec
+        .target_restrictions
+        .extend(added.target_restrictions);
+    if bundle.spec.targets.is_empty() {
+        bundle.spec.targets.push(BundleTarget {
+            name: Some("default".into()),
+            cluster_group: Some("default".into()),
+            ..BundleTarget::default()
+        });
+    }
 }
 
 /// The encoded size of a Bundle's resources from which they are all compressed
