@@ -10,12 +10,8 @@ mod common;
 use std::path::Path;
 
 use common::{documents, fleet_ok};
+use fleet_testkit::write_file;
 use serde_json::{json, Value};
-
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
-    std::fs::write(path, text).expect("write");
-}
 
 /// The Bundle `fleet apply -o -` writes for the directory `dir` under `root`.
 fn applied(root: &Path, dir: &str, extra: &[&str]) -> Value {
@@ -47,7 +43,7 @@ const CONFIG_MAP: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\
 #[test]
 fn a_bundle_without_targets_goes_to_the_default_cluster_group() {
     let dir = tempfile::tempdir().expect("temp dir");
-    write(&dir.path().join("plain/cm.yaml"), CONFIG_MAP);
+    write_file(&dir.path().join("plain/cm.yaml"), CONFIG_MAP);
     let bundle = applied(dir.path(), "plain", &[]);
     assert_eq!(
         targets(&bundle),
@@ -59,8 +55,8 @@ fn a_bundle_without_targets_goes_to_the_default_cluster_group() {
 #[test]
 fn fleet_yaml_targets_and_customizations_are_named_by_place() {
     let dir = tempfile::tempdir().expect("temp dir");
-    write(&dir.path().join("app/cm.yaml"), CONFIG_MAP);
-    write(
+    write_file(&dir.path().join("app/cm.yaml"), CONFIG_MAP);
+    write_file(
         &dir.path().join("app/fleet.yaml"),
         "targets:\n- clusterGroup: edge\ntargetCustomizations:\n- name: prod\n  clusterSelector:\n    matchLabels: {env: prod}\n- clusterName: lab\n  namespace: lab\n",
     );
@@ -78,15 +74,15 @@ fn fleet_yaml_targets_and_customizations_are_named_by_place() {
 #[test]
 fn a_targets_file_is_appended_unless_fleet_yaml_overrides_it() {
     let dir = tempfile::tempdir().expect("temp dir");
-    write(&dir.path().join("app/cm.yaml"), CONFIG_MAP);
-    write(&dir.path().join("app/fleet.yaml"), "namespace: app\n");
-    write(&dir.path().join("over/cm.yaml"), CONFIG_MAP);
-    write(
+    write_file(&dir.path().join("app/cm.yaml"), CONFIG_MAP);
+    write_file(&dir.path().join("app/fleet.yaml"), "namespace: app\n");
+    write_file(&dir.path().join("over/cm.yaml"), CONFIG_MAP);
+    write_file(
         &dir.path().join("over/fleet.yaml"),
         "overrideTargets:\n- name: only-lab\n  clusterName: lab\n",
     );
     let file = dir.path().join("targets.yaml");
-    write(
+    write_file(
         &file,
         "targets:\n- name: from-repo\n  clusterGroup: prod\ntargetRestrictions:\n- name: from-repo\n  clusterGroup: prod\n",
     );

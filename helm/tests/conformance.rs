@@ -2,13 +2,7 @@
 //! exactly as the golden that real Helm 4 produced (testdata/charts/make-goldens.sh), but for
 //! the names podinfo's test hooks draw with randAlphaNum.
 
-use std::path::{Path, PathBuf};
-
 use fleet_helm::{Chart, Options, ValueOptions};
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
 
 /// podinfo's test pods are named with `randAlphaNum 5`, in Helm as here.
 fn mask_random(text: &str) -> String {
@@ -17,7 +11,7 @@ fn mask_random(text: &str) -> String {
 }
 
 fn render_case(chart_path: &str, release: &str, namespace: &str, values_files: &[&str]) -> String {
-    let root = workspace();
+    let root = fleet_testkit::workspace_root();
     let loaded =
         Chart::load(&root.join(chart_path)).unwrap_or_else(|e| panic!("{chart_path}: {e}"));
     let user = ValueOptions {
@@ -38,7 +32,7 @@ fn render_case(chart_path: &str, release: &str, namespace: &str, values_files: &
 
 #[test]
 fn every_chart_renders_as_real_helm_renders_it() {
-    let root = workspace();
+    let root = fleet_testkit::workspace_root();
     let cases = std::fs::read_to_string(root.join("testdata/charts/cases.txt")).expect("cases");
     let mut checked = 0;
     for line in cases

@@ -9,8 +9,9 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use common::{helm_template, shared_real, tsv_rows as rows};
+use common::helm_template;
 use fleet_helm::{Options, ValueOptions};
+use fleet_testkit::{corpus_rows as rows, shared_real};
 
 /// Cases that cannot be compared on this checkout, with the reason. Each is still held
 /// to what real Helm does with the same files.

@@ -8,8 +8,9 @@ mod common;
 
 use std::path::Path;
 
-use common::{helm_template, workspace};
+use common::helm_template;
 use fleet_helm::{Options, ValueOptions};
+use fleet_testkit::workspace_root;
 use serde_json::Value;
 
 /// Writes the chart `t` that runs `case` (as make-expected.py writes it).
@@ -77,7 +78,7 @@ fn check(case: &Value, expected: &Value) -> Option<String> {
 
 #[test]
 fn every_snippet_renders_or_fails_as_helm_4_does() {
-    let dir = workspace().join("testdata/helm-functions");
+    let dir = workspace_root().join("testdata/helm-functions");
     let cases: Vec<Value> = serde_yaml_ng::from_str(
         &std::fs::read_to_string(dir.join("cases.yaml")).expect("cases.yaml"),
     )

@@ -7,12 +7,9 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use fleet_helm::{Chart, Options, ValueOptions};
+use fleet_testkit::write_file;
 
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
-    std::fs::write(path, text).expect("write");
-}
+use fleet_helm::{Chart, Options, ValueOptions};
 
 /// Real Helm's standard error for `helm template rel CHART --set ...`, sorted (Helm walks
 /// Go maps, whose order varies between runs).
@@ -55,23 +52,23 @@ fn our_warnings(chart: &Path, sets: &[&str]) -> Vec<String> {
 fn coalescing_warnings_are_helms() {
     let dir = tempfile::tempdir().expect("temp dir");
     let chart = dir.path().join("co");
-    write(
+    write_file(
         &chart.join("Chart.yaml"),
         "apiVersion: v2\nname: co\nversion: 0.1.0\ndependencies:\n- name: sub\n  version: 0.1.0\n",
     );
-    write(
+    write_file(
         &chart.join("values.yaml"),
         "plain: text\nnumber:\n  inner: 1\ntable:\n  nested:\n    x: 1\n    y: [1, \"two\"]\nsub:\n  s: 1\n",
     );
-    write(
+    write_file(
         &chart.join("templates/cm.yaml"),
         "v: {{ .Values | toJson | quote }}\n",
     );
-    write(
+    write_file(
         &chart.join("charts/sub/Chart.yaml"),
         "apiVersion: v2\nname: sub\nversion: 0.1.0\n",
     );
-    write(&chart.join("charts/sub/values.yaml"), "s: 1\nt:\n  u: 1\n");
+    write_file(&chart.join("charts/sub/values.yaml"), "s: 1\nt:\n  u: 1\n");
     let cases: [&[&str]; 4] = [
         &["plain.k=v"],
         &["number.inner.deeper=1"],

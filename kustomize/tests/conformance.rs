@@ -7,10 +7,6 @@ use std::process::Command;
 use fleet_files::sorted_keys;
 use fleet_kustomize::{self as kustomize, RepoRoot};
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 fn kubectl_kustomize(dir: &Path) -> String {
     let output = Command::new("kubectl")
         .arg("kustomize")
@@ -39,7 +35,7 @@ fn ours(root: &Path, dir: &Path) -> String {
 
 #[test]
 fn every_fixture_matches_kubectl_byte_for_byte() {
-    let fixtures = workspace().join("testdata/kustomize");
+    let fixtures = fleet_testkit::workspace_root().join("testdata/kustomize");
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(&fixtures)
         .expect("fixtures")
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -72,7 +68,7 @@ fn every_fixture_matches_kubectl_byte_for_byte() {
 
 #[test]
 fn podinfo_overlays_match_kubectl() {
-    let podinfo = workspace().join("../shared/real/podinfo-kustomize");
+    let podinfo = fleet_testkit::workspace_root().join("../shared/real/podinfo-kustomize");
     if !podinfo.is_dir() {
         panic!(
             "{} is missing: the shared real-world inputs must be beside the project",

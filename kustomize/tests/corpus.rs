@@ -8,7 +8,8 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use common::{kustomize_build, shared_real, tsv_rows};
+use common::kustomize_build;
+use fleet_testkit::{corpus_rows, shared_real};
 
 /// Roots that differ from kubectl's output, with the reason. Each is still built and its
 /// output must differ only as explained (checked below).
@@ -37,7 +38,7 @@ fn cases() -> Vec<(String, String, PathBuf)> {
         ("MANIFEST.tsv", "expected"),
         ("EXTRA-5.8.1-ONLY.tsv", "expected-5.8.1-only"),
     ] {
-        for row in tsv_rows(&corpus().join(list)) {
+        for row in corpus_rows(&corpus().join(list)) {
             let expected = corpus()
                 .join(expected_dir)
                 .join(format!("{}.yaml", row["id"]));

@@ -5,11 +5,12 @@
 
 mod common;
 
-use common::{kustomize_build, workspace};
+use common::kustomize_build;
+use fleet_testkit::workspace_root;
 
 #[test]
 fn helm_chart_fixtures_build_as_kubectl_with_helm_prints_them() {
-    let fixtures = workspace().join("testdata/kustomize-helm");
+    let fixtures = workspace_root().join("testdata/kustomize-helm");
     let mut checked = 0;
     for case in ["local-chart", "chart-home", "generator-plugin"] {
         let dir = fixtures.join(case);

@@ -4,6 +4,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use fleet_testkit::write_file;
+
 /// kubectl's standard error for a build it must refuse.
 fn kubectl_refusal(dir: &Path) -> String {
     let output = Command::new("kubectl")
@@ -28,24 +30,19 @@ fn our_refusal(dir: &Path) -> String {
     }
 }
 
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
-    std::fs::write(path, text).expect("write");
-}
-
 #[test]
 fn a_base_or_component_named_by_an_absolute_path_is_refused() {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path().canonicalize().expect("canonical");
-    write(
+    write_file(
         &root.join("base/kustomization.yaml"),
         "resources: [cm.yaml]\n",
     );
-    write(
+    write_file(
         &root.join("base/cm.yaml"),
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
     );
-    write(
+    write_file(
         &root.join("component/kustomization.yaml"),
         "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\n",
     );
@@ -64,7 +61,7 @@ fn a_base_or_component_named_by_an_absolute_path_is_refused() {
         ),
     ] {
         let overlay = root.join(format!("overlay-{case}"));
-        write(&overlay.join("kustomization.yaml"), &kustomization);
+        write_file(&overlay.join("kustomization.yaml"), &kustomization);
         let theirs = kubectl_refusal(&overlay);
         assert!(
             theirs.contains("cannot be absolute"),
@@ -77,11 +74,11 @@ fn a_base_or_component_named_by_an_absolute_path_is_refused() {
         );
     }
     // A file named by an absolute path inside the kustomization's directory is fine.
-    write(
+    write_file(
         &root.join("files/kustomization.yaml"),
         &format!("resources:\n- {}\n", root.join("files/cm.yaml").display()),
     );
-    write(
+    write_file(
         &root.join("files/cm.yaml"),
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n",
     );

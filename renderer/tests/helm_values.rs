@@ -9,12 +9,8 @@ use std::path::Path;
 
 use fleet_renderer::bundle::{self, ClusterInfo};
 use fleet_renderer::RepoRoot;
+use fleet_testkit::write_file;
 use serde_json::Value;
-
-fn write(path: &Path, text: &str) {
-    std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
-    std::fs::write(path, text).expect("write");
-}
 
 /// The ConfigMap the bundle's chart renders for `cluster`: the values it saw.
 fn rendered_values(root: &Path, cluster: &ClusterInfo) -> Value {
@@ -38,24 +34,24 @@ fn rendered_values(root: &Path, cluster: &ClusterInfo) -> Value {
 fn values_files_win_over_inline_values_and_a_customization_over_the_bundle() {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path();
-    write(
+    write_file(
         &root.join("chart/Chart.yaml"),
         "apiVersion: v2\nname: values\nversion: 0.1.0\n",
     );
-    write(
+    write_file(
         &root.join("chart/templates/cm.yaml"),
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: seen\ndata:\n  values: {{ .Values | toJson | quote }}\n",
     );
-    write(
+    write_file(
         &root.join("fleet.yaml"),
         "helm:\n  chart: chart\n  values:\n    inline: bundle\n    shared: inline\n    nested: {a: inline, b: inline}\n    cluster: ${ .ClusterName }\n  valuesFiles: [one.yaml, two.yaml]\ntargetCustomizations:\n- name: prod\n  clusterSelector:\n    matchLabels: {env: prod}\n  helm:\n    values:\n      custom: inline\n      shared: target-inline\n    valuesFiles: [prod.yaml]\n",
     );
-    write(
+    write_file(
         &root.join("one.yaml"),
         "shared: one\nnested: {a: one}\nfromOne: ${ .ClusterLabels.env }\n",
     );
-    write(&root.join("two.yaml"), "shared: two\n");
-    write(
+    write_file(&root.join("two.yaml"), "shared: two\n");
+    write_file(
         &root.join("prod.yaml"),
         "custom: prod-file\nnested: {b: prod}\n",
     );

@@ -20,7 +20,7 @@ mod repos;
 mod sshd;
 
 pub use charts::ChartServer;
-pub use corpus::tsv_rows;
+pub use corpus::{corpus_rows, shared_real, tsv_rows, workspace_root, write_file};
 pub use fake_kubelet::{FAIL_ANNOTATION, SLOW_STOP_ANNOTATION};
 pub use fleet_hub::{create_cluster, create_pushed_cluster, eventually, incompressible, FleetHub};
 pub use git_http::GitHttpServer;

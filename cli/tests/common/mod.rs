@@ -1,18 +1,11 @@
 //! Helpers shared by the CLI tests: run the built `fleet` binary.
 #![allow(dead_code)] // Each test crate uses its own part of these helpers.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-/// The workspace root.
-pub(crate) fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// The shared real-world inputs beside the project.
-pub(crate) fn shared_real() -> PathBuf {
-    workspace().join("../shared/real")
-}
+#[allow(unused_imports)] // as the helpers: each test crate uses its own part.
+pub(crate) use fleet_testkit::{shared_real, workspace_root as workspace};
 
 /// Runs `fleet` with arguments.
 pub(crate) fn fleet(args: &[&str]) -> Output {
@@ -141,9 +134,4 @@ pub(crate) fn until(what: &str, limit: std::time::Duration, mut check: impl FnMu
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-}
-
-/// The rows of a TSV file with a header, as maps of column to cell.
-pub(crate) fn tsv_rows(file: &Path) -> Vec<std::collections::BTreeMap<String, String>> {
-    fleet_testkit::tsv_rows(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
 }

@@ -2,25 +2,9 @@
 //! Helm's command prints it.
 #![allow(dead_code)] // Each test crate uses its own part of these helpers.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use fleet_helm::{Chart, Options, ValueOptions};
-
-/// The workspace root.
-pub(crate) fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// The shared real-world inputs beside the project.
-pub(crate) fn shared_real() -> PathBuf {
-    workspace().join("../shared/real")
-}
-
-/// The rows of a TSV file with a header.
-pub(crate) fn tsv_rows(file: &Path) -> Vec<BTreeMap<String, String>> {
-    fleet_testkit::tsv_rows(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
-}
 
 /// What `helm template` prints for `chart`: its standard output, or on failure its
 /// standard error (`Error: ` and the message, and after a failed render the `--debug`
