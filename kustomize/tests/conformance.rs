@@ -1,18 +1,15 @@
 //! Conformance: every fixture in testdata/kustomize and every podinfo overlay in
 //! ../shared/real must build to exactly what `kubectl kustomize` prints.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use fleet_files::sorted_keys;
 use fleet_kustomize::{self as kustomize, RepoRoot};
 
-fn kubectl_kustomize(dir: &Path) -> String {
-    let output = Command::new("kubectl")
-        .arg("kustomize")
-        .arg(dir)
-        .output()
-        .expect("kubectl must be installed: it is the judge of Kustomize output");
+fn kubectl_output(dir: &Path) -> String {
+    let output = common::kubectl_kustomize(dir);
     assert!(
         output.status.success(),
         "kubectl kustomize {} failed: {}",
@@ -49,7 +46,7 @@ fn every_fixture_matches_kubectl_byte_for_byte() {
     );
     let mut failures = Vec::new();
     for dir in &dirs {
-        let expected = kubectl_kustomize(dir);
+        let expected = kubectl_output(dir);
         let actual = ours(&fixtures, dir);
         if expected != actual {
             failures.push(format!(
@@ -82,6 +79,6 @@ fn podinfo_overlays_match_kubectl() {
         "bases/database",
     ] {
         let dir = podinfo.join(overlay);
-        assert_eq!(ours(&podinfo, &dir), kubectl_kustomize(&dir), "{overlay}");
+        assert_eq!(ours(&podinfo, &dir), kubectl_output(&dir), "{overlay}");
     }
 }

@@ -1,18 +1,15 @@
 //! Kustomizations kubectl refuses: the engine refuses them too, for kustomize's reason.
 //! kubectl is the judge; each case is first checked to fail there.
 
+mod common;
+
 use std::path::Path;
-use std::process::Command;
 
 use fleet_testkit::write_file;
 
 /// kubectl's standard error for a build it must refuse.
 fn kubectl_refusal(dir: &Path) -> String {
-    let output = Command::new("kubectl")
-        .arg("kustomize")
-        .arg(dir)
-        .output()
-        .expect("kubectl must be installed: it is the judge of Kustomize output");
+    let output = common::kubectl_kustomize(dir);
     assert!(
         !output.status.success(),
         "kubectl kustomize {} was expected to fail",

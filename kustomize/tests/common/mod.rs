@@ -16,3 +16,12 @@ pub(crate) fn kustomize_build(dir: &Path) -> Result<String, fleet_kustomize::Err
     let resources = fleet_kustomize::build(&root, &dir)?;
     Ok(fleet_helm::yaml::to_kubectl_stream(&resources))
 }
+
+/// What `kubectl kustomize DIR` answers: the judge of every build.
+pub(crate) fn kubectl_kustomize(dir: &Path) -> std::process::Output {
+    std::process::Command::new("kubectl")
+        .arg("kustomize")
+        .arg(dir)
+        .output()
+        .expect("kubectl must be installed: it is the judge of Kustomize output")
+}
