@@ -188,19 +188,16 @@ const COMPRESS_FROM: usize = 1_000_000;
 /// 1.5 MiB by default, and the Bundle's metadata and status need room beside them.
 const MAX_RESOURCES_BYTES: usize = 1_310_720;
 
-/// A file as Fleet's Bundle holds it: as text, or base64 when it is not UTF-8.
-fn plain_resource((rel, bytes): &(String, Vec<u8>)) -> BundleResource {
-    match std::str::from_utf8(bytes) {
+/// A file as Fleet's Bundle holds it: as text, or gzipped and base64-encoded when it is not
+/// UTF-8 (`internal/bundlereader/loaddirectory.go`).
+fn plain_resource(file: &(String, Vec<u8>)) -> BundleResource {
+    match std::str::from_utf8(&file.1) {
         Ok(text) => BundleResource {
-            name: Some(rel.clone()),
+            name: Some(file.0.clone()),
             content: Some(text.to_string()),
             encoding: None,
         },
-        Err(_) => BundleResource {
-            name: Some(rel.clone()),
-            content: Some(base64::engine::general_purpose::STANDARD.encode(bytes)),
-            encoding: Some("base64".into()),
-        },
+        Err(_) => compressed_resource(file),
     }
 }
 
