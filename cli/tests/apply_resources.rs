@@ -62,3 +62,48 @@ fn text_is_kept_and_other_files_are_gzipped_and_base64_encoded() {
     assert_eq!(blob["encoding"], "base64+gz");
     assert_eq!(decoded(blob["content"].as_str().expect("content")), binary);
 }
+
+/// Restated from Fleet's `TestGetContent_InternalSymlinkAllowed` and
+/// `TestGetContent_EscapingSymlinkRejected` (`internal/bundlereader/loaddirectory_test.go`):
+/// a link to a file inside the bundle is a file of its own name with the target's
+/// contents; a link whose target lies outside the bundle (even inside the repository) is
+/// refused without reading it.
+#[test]
+fn links_inside_the_bundle_are_followed_and_links_out_of_it_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let config = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: real\n";
+    write_file(&dir.path().join("repo/app/real.yaml"), config);
+    std::os::unix::fs::symlink("real.yaml", dir.path().join("repo/app/link.yaml")).expect("link");
+    let root = dir.path().join("repo").to_string_lossy().into_owned();
+    let bundles = documents(&fleet_ok(&[
+        "apply", "--root", &root, "-o", "-", "repo", "app",
+    ]));
+    let resources = bundles[0]["spec"]["resources"]
+        .as_array()
+        .expect("resources");
+    let names: Vec<&str> = resources
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    assert_eq!(names, ["link.yaml", "real.yaml"]);
+    assert!(resources.iter().all(|r| r["content"] == config));
+
+    write_file(&dir.path().join("secret.txt"), "sensitive content");
+    write_file(&dir.path().join("repo/other/o.yaml"), config);
+    for (link, target) in [
+        ("evil.txt", dir.path().join("secret.txt")),
+        ("sibling", dir.path().join("repo/other")),
+    ] {
+        let path = dir.path().join("repo/app").join(link);
+        std::os::unix::fs::symlink(&target, &path).expect("link");
+        let output = common::fleet(&["apply", "--root", &root, "-o", "-", "repo", "app"]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{link} accepted");
+        assert!(
+            stderr.contains(&format!("app/{link}")) && stderr.contains("escapes bundle directory"),
+            "{link}: {stderr}"
+        );
+        assert!(!stderr.contains("sensitive content"));
+        std::fs::remove_file(&path).expect("unlinked");
+    }
+}

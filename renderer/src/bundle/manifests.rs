@@ -125,8 +125,10 @@ fn files_under(root: &RepoRoot, dir: &Path, excluded: &[PathBuf]) -> Result<Vec<
 }
 
 /// Files under `dir` that `keep` accepts, skipping `excluded` entries (directories or
-/// files), nested bundles, hidden and `.fleetignore`d entries; symlinks leaving the root
-/// are an error.
+/// files), nested bundles, hidden and `.fleetignore`d entries. A symbolic link is a file
+/// of its own name with its target's contents when its target is a file inside `dir`, and
+/// an error otherwise, as in Fleet's bundle reader: a link may not read what lies outside
+/// the bundle.
 fn walk_files(
     root: &RepoRoot,
     dir: &Path,
@@ -137,11 +139,28 @@ fn walk_files(
         !(excluded.iter().any(|s| s == path) || super::discovery::fleet_yaml_in(path).is_some())
     };
     let walked = super::fleetignore::walk(root, dir, &enter)?;
+    let bundle = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     let mut files = Vec::new();
     for path in walked.files.iter().filter(|p| keep(p)) {
-        let file = root.resolve(dir, &path.to_string_lossy(), path)?;
-        if !excluded.contains(&file) {
-            files.push(file);
+        let resolved = root.resolve(dir, &path.to_string_lossy(), path);
+        if path.is_symlink() {
+            let name = root.display(path);
+            let escapes =
+                || RenderError::in_file(&name, "symlink: target escapes bundle directory");
+            let target = resolved.as_ref().map_err(|_| escapes())?;
+            if !target.starts_with(&bundle) {
+                return Err(escapes());
+            }
+            if target.is_dir() {
+                return Err(RenderError::in_file(
+                    name,
+                    "symlink to a directory: a bundle's links must name files",
+                ));
+            }
+        }
+        let target = resolved?;
+        if !excluded.contains(&target) && !excluded.contains(path) {
+            files.push(path.clone());
         }
     }
     files.sort();
