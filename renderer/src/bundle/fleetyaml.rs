@@ -30,6 +30,7 @@ pub fn load_fleet_yaml(root: &RepoRoot, path: &Path, strict_mode: bool) -> Resul
         Value::Null => FleetYaml::default(),
         _ => yaml::parse_one(&text, &shown)?,
     };
+    validate(&spec, &text, &shown)?;
     let dir = path.parent().unwrap_or(root.path());
     if let Some(helm) = spec.options.helm.as_mut() {
         merge_values_files(root, dir, &shown, "helm", helm)?;
@@ -57,6 +58,51 @@ pub fn load_fleet_yaml(root: &RepoRoot, path: &Path, strict_mode: bool) -> Resul
         });
     }
     Ok(LoadedFleetYaml { spec, unknown })
+}
+
+/// A bundle's states, by Fleet's rank (`StateRank`): what `dependsOn.acceptedStates` may
+/// name.
+const BUNDLE_STATES: [&str; 7] = [
+    "Ready",
+    "NotReady",
+    "Pending",
+    "OutOfSync",
+    "Modified",
+    "WaitApplied",
+    "ErrApplied",
+];
+
+/// The checks Fleet's bundle reader makes of a fleet.yaml before it builds the Bundle
+/// (`internal/bundlereader/validate_fleetyaml.go`): each `dependsOn` entry names a bundle
+/// or selects some, and accepts only states bundles have.
+fn validate(spec: &FleetYaml, text: &str, shown: &str) -> Result<()> {
+    for (index, dependency) in spec.depends_on.iter().enumerate() {
+        let field = format!("dependsOn[{index}]");
+        let named = dependency.name.as_deref().is_some_and(|n| !n.is_empty());
+        if !named && dependency.selector.is_none() {
+            return Err(RenderError::in_field(
+                shown,
+                &field,
+                format!("{field}: must specify either 'name' or 'selector'"),
+            )
+            .with_line(line_of(text, &field)));
+        }
+        for (position, state) in dependency.accepted_states.iter().enumerate() {
+            if !BUNDLE_STATES.contains(&state.as_str()) {
+                let field = format!("{field}.acceptedStates[{position}]");
+                return Err(RenderError::in_field(
+                    shown,
+                    &field,
+                    format!(
+                        "{field}: invalid state {state:?}, valid values are: [{}]",
+                        BUNDLE_STATES.join(" ")
+                    ),
+                )
+                .with_line(line_of(text, &field)));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Merges each of `helm.valuesFiles` (paths relative to the bundle directory `dir`) over
@@ -125,6 +171,62 @@ pub(super) fn line_of(text: &str, field: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Fleet's own cases for `dependsOn` (`internal/bundlereader/validate_fleetyaml_test.go`):
+    /// the fleet.yaml, then the error it must give (`None`: it is valid).
+    const DEPENDS_ON_CASES: &[(&str, Option<&str>)] = &[
+        ("dependsOn:\n- name: my-dependency\n", None),
+        ("dependsOn:\n- name: my-dependency\n  acceptedStates: [Ready]\n", None),
+        ("dependsOn:\n- name: my-dependency\n  acceptedStates: [Ready, Modified]\n", None),
+        (
+            "dependsOn:\n- name: d\n  acceptedStates: [Ready, NotReady, WaitApplied, ErrApplied, OutOfSync, Pending, Modified]\n",
+            None,
+        ),
+        (
+            "dependsOn:\n- selector:\n    matchLabels: {app: database}\n  acceptedStates: [Ready, Modified]\n",
+            None,
+        ),
+        (
+            "dependsOn:\n- name: my-dependency\n  acceptedStates: [InvalidState]\n",
+            Some("dependsOn[0].acceptedStates[0]: invalid state \"InvalidState\""),
+        ),
+        (
+            "dependsOn:\n- name: my-dependency\n  acceptedStates: [ready]\n",
+            Some("dependsOn[0].acceptedStates[0]: invalid state \"ready\""),
+        ),
+        (
+            "dependsOn:\n- name: my-dependency\n  acceptedStates: [Ready, Foo, Modified]\n",
+            Some("dependsOn[0].acceptedStates[1]: invalid state \"Foo\""),
+        ),
+        (
+            "dependsOn:\n- name: my-dependency\n  acceptedStates: [\"\"]\n",
+            Some("dependsOn[0].acceptedStates[0]: invalid state \"\""),
+        ),
+        (
+            "dependsOn:\n- acceptedStates: [Ready]\n",
+            Some("must specify either 'name' or 'selector'"),
+        ),
+    ];
+
+    #[test]
+    fn depends_on_is_checked_as_fleet_checks_it() {
+        for (text, expected) in DEPENDS_ON_CASES {
+            let dir = tempfile::tempdir().expect("tempdir");
+            std::fs::write(dir.path().join("fleet.yaml"), text).expect("write");
+            let root = RepoRoot::new(dir.path()).expect("root");
+            let loaded = load_fleet_yaml(&root, &root.path().join("fleet.yaml"), true);
+            match (loaded, expected) {
+                (Ok(_), None) => {}
+                (Err(error), Some(wanted)) => {
+                    let message = error.to_string();
+                    assert!(message.contains(wanted), "{text}: {message}");
+                    assert!(message.starts_with("fleet.yaml:"), "{text}: {message}");
+                }
+                (Ok(_), Some(wanted)) => panic!("{text}: accepted, Fleet says {wanted}"),
+                (Err(error), None) => panic!("{text}: refused: {error}"),
+            }
+        }
+    }
 
     #[test]
     fn finds_the_line_of_nested_fields() {
