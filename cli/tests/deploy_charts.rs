@@ -97,24 +97,7 @@ fn the_charts_install_and_their_least_privileges_suffice() {
     until("the hub", Duration::from_secs(30), || {
         kubectl(&admin, &["get", "namespaces"], None).0
     });
-    let crds = workspace().join("deploy/crds").display().to_string();
-    assert!(kubectl(&admin, &["apply", "-f", &crds], None).0);
-    // Served once Established, as on any cluster.
-    assert!(
-        kubectl(
-            &admin,
-            &[
-                "wait",
-                "--for",
-                "condition=established",
-                "--timeout=60s",
-                "-f",
-                &crds
-            ],
-            None
-        )
-        .0
-    );
+    common::apply_fleet_crds(&admin);
     for namespace in [NAMESPACE, "fleet-default"] {
         assert!(kubectl(&admin, &["create", "namespace", namespace], None).0);
     }

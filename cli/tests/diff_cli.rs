@@ -6,7 +6,7 @@ mod common;
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use common::{kubectl, spawn, until, workspace};
+use common::{kubectl, spawn, until};
 use fleet_testkit::{free_port, wait_for_port, TestRepo};
 use serde_json::Value;
 
@@ -154,24 +154,7 @@ fn the_clusters_of_a_hub_are_compared_with_their_own_labels() {
     until("the hub", Duration::from_secs(30), || {
         kubectl(&kubeconfig, &["get", "namespaces"], None).0
     });
-    let crds = workspace().join("deploy/crds").display().to_string();
-    assert!(kubectl(&kubeconfig, &["apply", "-f", &crds], None).0);
-    // Served once Established, as on any cluster.
-    assert!(
-        kubectl(
-            &kubeconfig,
-            &[
-                "wait",
-                "--for",
-                "condition=established",
-                "--timeout=60s",
-                "-f",
-                &crds
-            ],
-            None
-        )
-        .0
-    );
+    common::apply_fleet_crds(&kubeconfig);
     let clusters = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: fleet-default\n---\napiVersion: fleet.cattle.io/v1alpha1\nkind: Cluster\nmetadata:\n  name: eu-1\n  namespace: fleet-default\n  labels:\n    env: prod\nspec: {}\n---\napiVersion: fleet.cattle.io/v1alpha1\nkind: Cluster\nmetadata:\n  name: lab\n  namespace: fleet-default\n  labels:\n    env: dev\nspec: {}\n";
     assert!(kubectl(&kubeconfig, &["apply", "-f", "-"], Some(clusters)).0);
     let output = diff(

@@ -28,25 +28,7 @@ fn gitjob_syncs_a_gitrepo_serves_metrics_and_stops_on_sigterm() {
     until("the hub", || {
         kubeconfig.is_file() && kubectl(&kubeconfig, &["get", "namespaces"], None).0
     });
-    let crds = common::workspace().join("deploy/crds");
-    let crds = crds.display().to_string();
-    assert!(kubectl(&kubeconfig, &["apply", "-f", &crds], None).0);
-    // Served once Established, as on any cluster.
-    assert!(
-        kubectl(
-            &kubeconfig,
-            &[
-                "wait",
-                "--for",
-                "condition=established",
-                "--timeout=60s",
-                "-f",
-                &crds
-            ],
-            None
-        )
-        .0
-    );
+    common::apply_fleet_crds(&kubeconfig);
     assert!(kubectl(&kubeconfig, &["create", "namespace", "fleet-local"], None).0);
 
     let repo = TestRepo::new();

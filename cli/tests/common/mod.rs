@@ -103,6 +103,25 @@ pub(crate) fn spawn_logged(args: &[&str], log: &Path) -> Running {
     )
 }
 
+/// Applies Fleet's CRDs (`deploy/crds`) with kubectl and waits until they are Established
+/// (served), as on any cluster.
+pub(crate) fn apply_fleet_crds(kubeconfig: &Path) {
+    let crds = workspace().join("deploy/crds").display().to_string();
+    assert!(kubectl(kubeconfig, &["apply", "-f", &crds], None).0);
+    let wait = [
+        "wait",
+        "--for",
+        "condition=established",
+        "--timeout=60s",
+        "-f",
+        &crds,
+    ];
+    assert!(
+        kubectl(kubeconfig, &wait, None).0,
+        "Fleet's CRDs Established"
+    );
+}
+
 /// Runs kubectl against `kubeconfig` with `input` on stdin; returns success and stdout.
 pub(crate) fn kubectl(kubeconfig: &Path, args: &[&str], input: Option<&str>) -> (bool, String) {
     use std::io::Write;
