@@ -42,6 +42,29 @@ pub struct Call {
 }
 
 impl Call {
+    /// A call the hub makes of itself, as the field manager `manager`: on `resource` at
+    /// `version`, in `namespace`, with no query.
+    pub(crate) fn own(
+        cluster: &str,
+        (resource, version): (Arc<ResourceType>, String),
+        namespace: &str,
+        name: Option<&str>,
+        manager: &str,
+    ) -> Self {
+        Self {
+            cluster: cluster.to_string(),
+            resource,
+            version,
+            namespace: namespace.to_string(),
+            name: name.map(String::from),
+            subresource: None,
+            query: HashMap::new(),
+            manager: manager.to_string(),
+            without_managed_fields: false,
+            metadata_only: false,
+        }
+    }
+
     pub(crate) fn key(&self, name: &str) -> Key {
         Key {
             cluster: self.cluster.clone(),

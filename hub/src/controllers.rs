@@ -4,7 +4,6 @@
 //! deleted with their account, a removed CRD's objects, garbage collection of dependents,
 //! terminating namespaces emptied.
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -159,17 +158,16 @@ fn own_call(
     subresource: Option<&str>,
 ) -> Option<Call> {
     let resource = hub.registry(cluster)?.find(group, version, plural)?;
+    let call = Call::own(
+        cluster,
+        (resource, version.into()),
+        namespace,
+        name,
+        "fleet-hub",
+    );
     Some(Call {
-        cluster: cluster.to_string(),
-        resource,
-        version: version.into(),
-        namespace: namespace.to_string(),
-        name: name.map(String::from),
         subresource: subresource.map(String::from),
-        query: HashMap::new(),
-        manager: "fleet-hub".into(),
-        without_managed_fields: false,
-        metadata_only: false,
+        ..call
     })
 }
 
@@ -360,20 +358,13 @@ fn call_for(hub: &Hub, cluster: &str, resource: &str, object: &Value) -> Option<
     let registry = hub.registry(cluster)?;
     let resource = registry.by_storage_key(resource)?;
     let version = resource.versions.first()?.name.clone();
-    Some(Call {
-        cluster: cluster.to_string(),
-        version,
-        namespace: crate::meta::meta_str(object, "namespace")
-            .unwrap_or_default()
-            .into(),
-        name: crate::meta::meta_str(object, "name").map(String::from),
-        subresource: None,
-        query: HashMap::new(),
-        manager: "fleet-hub-garbage-collector".into(),
-        without_managed_fields: false,
-        metadata_only: false,
-        resource,
-    })
+    Some(Call::own(
+        cluster,
+        (resource, version),
+        crate::meta::meta_str(object, "namespace").unwrap_or_default(),
+        crate::meta::meta_str(object, "name"),
+        "fleet-hub-garbage-collector",
+    ))
 }
 
 async fn collect_dependents(hub: &Hub, cluster: &str, uid: &str, propagation: Propagation) {
