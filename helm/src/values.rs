@@ -80,7 +80,7 @@ pub(crate) enum ValuesError {
 pub(crate) fn resolve<'c>(chart: &'c Chart, user: &Json) -> Result<Coalesced<'c>, ValuesError> {
     let user = user.as_object().cloned().unwrap_or_default();
     let mut root = Resolved::loaded(chart, &chart.name);
-    let mut warnings = Warnings::default();
+    let mut warnings = Vec::new();
     process_enabled(&mut root, &user, "", &mut warnings)?;
     process_imports(&mut root, &mut warnings)?;
     let mut values = user;
@@ -88,7 +88,7 @@ pub(crate) fn resolve<'c>(chart: &'c Chart, user: &Json) -> Result<Coalesced<'c>
     Ok(Coalesced {
         root,
         values: Json::Object(values),
-        warnings: warnings.0,
+        warnings,
     })
 }
 
@@ -100,16 +100,6 @@ pub(crate) struct Coalesced<'c> {
     pub values: Json,
     /// What Helm warns of while it computes them, in its words.
     pub warnings: Vec<String>,
-}
-
-/// Helm's warnings while coalescing values, in the order they arise.
-#[derive(Default)]
-struct Warnings(Vec<String>);
-
-impl Warnings {
-    fn push(&mut self, warning: String) {
-        self.0.push(warning);
-    }
 }
 
 /// Helm's `concatPrefix`: `a.b`, or `b` without a prefix.
@@ -132,7 +122,7 @@ fn process_enabled(
     node: &mut Resolved<'_>,
     values: &Map<String, Json>,
     path: &str,
-    warnings: &mut Warnings,
+    warnings: &mut Vec<String>,
 ) -> Result<(), ValuesError> {
     if node.requirements.is_empty() {
         return Ok(());
@@ -256,7 +246,7 @@ fn table<'v>(values: &'v Map<String, Json>, path: &str) -> Option<&'v Map<String
 
 /// `processDependencyImportValues` with merge: each chart's values become its coalesced
 /// values (subcharts' sections included) with what its dependencies export beneath them.
-fn process_imports(node: &mut Resolved<'_>, warnings: &mut Warnings) -> Result<(), ValuesError> {
+fn process_imports(node: &mut Resolved<'_>, warnings: &mut Vec<String>) -> Result<(), ValuesError> {
     for dependency in &mut node.dependencies {
         process_imports(dependency, warnings)?;
     }
@@ -313,7 +303,7 @@ fn coalesce(
     dest: &mut Map<String, Json>,
     prefix: &str,
     merge: bool,
-    warnings: &mut Warnings,
+    warnings: &mut Vec<String>,
 ) -> Result<(), ValuesError> {
     let prefix = full_key(prefix, &node.chart.name);
     coalesce_values(node, dest, &prefix, merge, warnings);
@@ -324,7 +314,7 @@ fn coalesce(
         let Json::Object(section) = section else {
             return Err(ValuesError::NotATable {
                 name: dependency.name.clone(),
-                value: super::template::Value::from_json(section).to_go_string(),
+                value: go_value(section),
             });
         };
         let mut section = std::mem::take(section);
@@ -342,7 +332,7 @@ fn coalesce_values(
     dest: &mut Map<String, Json>,
     prefix: &str,
     merge: bool,
-    warnings: &mut Warnings,
+    warnings: &mut Vec<String>,
 ) {
     for (key, default) in &node.values {
         match dest.get_mut(key) {
@@ -392,7 +382,7 @@ fn copied(value: &Json, merge: bool) -> Option<Json> {
 fn coalesce_globals(
     section: &mut Map<String, Json>,
     parent: &Map<String, Json>,
-    warnings: &mut Warnings,
+    warnings: &mut Vec<String>,
 ) {
     let mut globals = match section.get("global") {
         None => Map::new(),
@@ -434,7 +424,7 @@ fn coalesce_tables(
     mut src: Map<String, Json>,
     prefix: &str,
     merge: bool,
-    warnings: &mut Warnings,
+    warnings: &mut Vec<String>,
 ) {
     let src_non_null: std::collections::HashSet<String> = src
         .iter()
@@ -495,7 +485,7 @@ mod tests {
             src.as_object().cloned().unwrap_or_default(),
             "",
             false,
-            &mut Warnings::default(),
+            &mut Vec::new(),
         );
         assert_eq!(
             Json::Object(dst),
@@ -510,7 +500,7 @@ mod tests {
             src.as_object().cloned().unwrap_or_default(),
             "",
             true,
-            &mut Warnings::default(),
+            &mut Vec::new(),
         );
         assert_eq!(kept.get("extra"), Some(&Json::Null));
     }

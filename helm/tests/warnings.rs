@@ -42,7 +42,7 @@ fn our_warnings(chart: &Path, sets: &[&str]) -> Vec<String> {
     let mut lines: Vec<String> = prepared
         .warnings()
         .iter()
-        .map(|w| format!("level=INFO msg={}", serde_json::to_string(w).expect("JSON")))
+        .map(|w| common::logged_warning(w))
         .collect();
     lines.sort();
     lines

@@ -28,15 +28,18 @@ pub(crate) fn helm_template(
     let logged: String = prepared
         .warnings()
         .iter()
-        .map(|w| {
-            format!(
-                "level=INFO msg={}\n",
-                serde_json::to_string(w).unwrap_or_default()
-            )
-        })
+        .map(|w| format!("{}\n", logged_warning(w)))
         .collect();
     let rendered = prepared
         .render()
         .map_err(|e| format!("{logged}{}", failed(e, true)))?;
     Ok(rendered.to_template_output(false))
+}
+
+/// A warning as Helm 4's logger writes it on standard error.
+pub(crate) fn logged_warning(warning: &str) -> String {
+    format!(
+        "level=INFO msg={}",
+        serde_json::to_string(warning).unwrap_or_default()
+    )
 }
