@@ -5,7 +5,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    BundleDeploymentOptions, BundleRef, BundleSummary, Condition, LabelSelector, RolloutStrategy,
+    BundleDeploymentOptions, BundleRef, BundleSummary, Condition, GitTarget, LabelSelector,
+    RolloutStrategy,
 };
 
 /// A set of resources deployed to the clusters its targets select.
@@ -133,6 +134,33 @@ pub struct BundleTargetRestriction {
     /// Select cluster groups by label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_group_selector: Option<LabelSelector>,
+}
+
+impl From<&GitTarget> for BundleTargetRestriction {
+    /// The restriction a GitRepo's target makes of its bundles: the same selection.
+    fn from(target: &GitTarget) -> Self {
+        Self {
+            name: target.name.clone(),
+            cluster_name: target.cluster_name.clone(),
+            cluster_selector: target.cluster_selector.clone(),
+            cluster_group: target.cluster_group.clone(),
+            cluster_group_selector: target.cluster_group_selector.clone(),
+        }
+    }
+}
+
+impl From<&BundleTargetRestriction> for BundleTarget {
+    /// A target selecting what the restriction selects, with no options of its own.
+    fn from(restriction: &BundleTargetRestriction) -> Self {
+        Self {
+            name: restriction.name.clone(),
+            cluster_name: restriction.cluster_name.clone(),
+            cluster_selector: restriction.cluster_selector.clone(),
+            cluster_group: restriction.cluster_group.clone(),
+            cluster_group_selector: restriction.cluster_group_selector.clone(),
+            ..Self::default()
+        }
+    }
 }
 
 /// Observed state of a Bundle.

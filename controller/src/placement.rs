@@ -42,16 +42,9 @@ pub fn is_targeted(bundle: &Bundle, cluster: &ClusterInfo) -> bool {
     let selected = bundle.spec.targets.iter().any(|t| cluster.matches(t));
     let restrictions = &bundle.spec.target_restrictions;
     let allowed = restrictions.is_empty()
-        || restrictions.iter().any(|r| {
-            cluster.matches(&BundleTarget {
-                name: r.name.clone(),
-                cluster_name: r.cluster_name.clone(),
-                cluster_selector: r.cluster_selector.clone(),
-                cluster_group: r.cluster_group.clone(),
-                cluster_group_selector: r.cluster_group_selector.clone(),
-                ..BundleTarget::default()
-            })
-        });
+        || restrictions
+            .iter()
+            .any(|r| cluster.matches(&BundleTarget::from(r)));
     selected && allowed
 }
 

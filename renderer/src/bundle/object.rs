@@ -129,29 +129,17 @@ impl RepoTargets {
 
     /// Each of `targets` as a target and a restriction.
     fn of(targets: &[GitTarget]) -> Self {
+        let target_restrictions: Vec<BundleTargetRestriction> =
+            targets.iter().map(BundleTargetRestriction::from).collect();
         Self {
-            targets: targets
+            targets: target_restrictions
                 .iter()
-                .map(|t| BundleTarget {
-                    name: t.name.clone(),
-                    cluster_name: t.cluster_name.clone(),
-                    cluster_selector: t.cluster_selector.clone(),
-                    cluster_group: t.cluster_group.clone(),
-                    cluster_group_selector: t.cluster_group_selector.clone(),
+                .map(|restriction| BundleTarget {
                     source: Some(fleet_api::GITREPO_SOURCE.into()),
-                    ..BundleTarget::default()
+                    ..BundleTarget::from(restriction)
                 })
                 .collect(),
-            target_restrictions: targets
-                .iter()
-                .map(|t| BundleTargetRestriction {
-                    name: t.name.clone(),
-                    cluster_name: t.cluster_name.clone(),
-                    cluster_selector: t.cluster_selector.clone(),
-                    cluster_group: t.cluster_group.clone(),
-                    cluster_group_selector: t.cluster_group_selector.clone(),
-                })
-                .collect(),
+            target_restrictions,
         }
     }
 }
