@@ -529,7 +529,22 @@ async fn only_the_secrets_bundles_name_are_watched() {
         (password(&fleet)? == "second").then_some(())
     })
     .await;
-    let audit = fleet.cluster(real::MANAGEMENT).audit();
+    // The controller follows what bundles name every 2 s: the change may have been
+    // redeployed (a reconcile reads the Secret) before its watch started.
+    let watches_creds = |uri: &str| {
+        uri.starts_with(&format!("/api/v1/namespaces/{NS}/secrets"))
+            && uri.contains("watch=true")
+            && uri.contains("metadata.name%3Dcreds")
+    };
+    let audit = eventually("the one Secret watched", WAIT, || async {
+        let audit = fleet.cluster(real::MANAGEMENT).audit();
+        let watched = audit.iter().any(|entry| {
+            entry["user"]["username"] == "admin"
+                && entry["requestURI"].as_str().is_some_and(watches_creds)
+        });
+        watched.then_some(audit)
+    })
+    .await;
     let fleets: Vec<&str> = audit
         .iter()
         .filter(|entry| entry["user"]["username"] == "admin")
@@ -541,11 +556,7 @@ async fn only_the_secrets_bundles_name_are_watched() {
         .collect();
     assert!(wide.is_empty(), "cluster-wide lists and watches: {wide:?}");
     assert!(
-        fleets.iter().any(
-            |uri| uri.starts_with(&format!("/api/v1/namespaces/{NS}/secrets"))
-                && uri.contains("watch=true")
-                && uri.contains("metadata.name%3Dcreds")
-        ),
+        fleets.iter().any(|uri| watches_creds(uri)),
         "the one Secret is watched: {fleets:?}"
     );
     fleet.stop().await;
