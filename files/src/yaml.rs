@@ -26,19 +26,15 @@ pub fn parse_any_documents(text: &str, file: &str) -> Result<Vec<Value>> {
         .with_line(Some(line)));
     }
     let text = fleet_objects::yaml_octal::rewrite(text);
-    let mut out = Vec::new();
-    for document in serde_yaml_ng::Deserializer::from_str(&text) {
-        let value: Value =
-            serde::Deserialize::deserialize(document).map_err(|e| yaml_error(file, e))?;
-        if !value.is_null() {
-            out.push(value);
-        }
-    }
-    Ok(out)
+    let documents =
+        fleet_objects::yaml_value::read_documents(&text).map_err(|e| yaml_error(file, e))?;
+    Ok(documents.into_iter().filter(|v| !v.is_null()).collect())
 }
 
-/// Parses one YAML document into a typed value.
+/// Parses one YAML document into a typed value. The text is first read with a bound on
+/// what its aliases expand to, which typed reading does not have.
 pub fn parse_one<T: serde::de::DeserializeOwned>(text: &str, file: &str) -> Result<T> {
+    fleet_objects::yaml_value::read_document(text).map_err(|e| yaml_error(file, e))?;
     serde_yaml_ng::from_str(text).map_err(|e| yaml_error(file, e))
 }
 

@@ -47,7 +47,7 @@ pub(crate) fn parse_yaml_or_json(bytes: &[u8]) -> ApiResult<Value> {
         )));
     }
     let text = fleet_objects::yaml_octal::rewrite(text);
-    let value: Value = serde_yaml_ng::from_str(&text).map_err(|e| {
+    let value = fleet_objects::yaml_value::read_document(&text).map_err(|e| {
         let place = e
             .location()
             .map(|l| format!(" at line {} column {}", l.line(), l.column()))
@@ -95,5 +95,21 @@ mod tests {
         let value = parse_yaml_or_json(body).expect("parses");
         assert_eq!(value["mode"], 493);
         assert_eq!(value["quoted"], "0755");
+    }
+
+    #[test]
+    fn yaml_whose_aliases_expand_beyond_the_budget_is_refused() {
+        // A 64 KiB anchor aliased 2,000 times: a 72 KiB body that stands for 128 MiB.
+        let body = format!(
+            "kind: ConfigMap\na: &a {}\nb: [{}]\n",
+            "x".repeat(64 * 1024),
+            "*a, ".repeat(2000)
+        );
+        let refused = parse_yaml_or_json(body.as_bytes()).expect_err("expands too far");
+        assert!(
+            refused.message.contains("aliases expand"),
+            "{}",
+            refused.message
+        );
     }
 }

@@ -353,6 +353,13 @@ fn finish(call: &Call, before: Before<'_>, mut object: Value, applied: bool) -> 
                 version = call.version,
             )));
         }
+        if let Some((_, error)) = checked.malformed_bytes.first().filter(|_| !resource.custom) {
+            return Err(ApiError::bad_request(format!(
+                "{kind} in version \"{version}\" cannot be handled as a {kind}: {error}",
+                kind = resource.kind,
+                version = call.version,
+            )));
+        }
         if let Some(path) = checked.malformed_quantities.first() {
             return Err(ApiError::bad_request(format!(
                 "{kind} in version \"{version}\" cannot be handled as a {kind}: {path}: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",

@@ -156,6 +156,28 @@ fn steps() -> Vec<Step> {
             "spec": {"ports": [{"port": 80}]}}),
         ),
         step(
+            "secret whose data is not base64",
+            "POST",
+            &format!("{NS}/secrets"),
+            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "bad-data"},
+            "data": {"ok": "aGVsbG8=", "bad": "not base64!"}}),
+        ),
+        step(
+            "secret whose data lacks its padding",
+            "POST",
+            &format!("{NS}/secrets"),
+            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "bad-padding"},
+            "data": {"short": "aGVsbG8"}}),
+        ),
+        step(
+            "secret whose data is wrapped",
+            "POST",
+            &format!("{NS}/secrets"),
+            json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "wrapped"},
+            "data": {"wrapped": "aGVs\nbG8="}}),
+        ),
+        get("wrapped secret read back", &format!("{NS}/secrets/wrapped")),
+        step(
             "service account",
             "POST",
             &format!("{NS}/serviceaccounts"),

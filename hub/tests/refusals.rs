@@ -50,6 +50,40 @@ async fn bad_bodies_and_names_are_refused() {
     assert_eq!(code, 400);
     assert!(message.contains("line"), "{message}");
 
+    // One 64 KiB anchor aliased 2,000 times: 72 KiB that stand for 128 MiB.
+    let alias_bomb = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: bomb}}\ndata: {{a: &a {}}}\nb: [{}]\n",
+        "x".repeat(64 * 1024),
+        "*a, ".repeat(2000)
+    );
+    let bomb_path = format!("{CONFIGMAPS}/bomb?fieldManager=test");
+    let (code, _, message) = send(
+        &client,
+        "PATCH",
+        &bomb_path,
+        "application/apply-patch+yaml",
+        alias_bomb.into_bytes(),
+    )
+    .await;
+    assert_eq!(code, 400);
+    assert!(message.contains("aliases expand"), "{message}");
+
+    let not_base64 = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+                            "data": {"key": "not base64!"}});
+    let (code, _, message) = send(
+        &client,
+        "POST",
+        "/api/v1/namespaces/default/secrets",
+        "application/json",
+        not_base64.to_string().into_bytes(),
+    )
+    .await;
+    assert_eq!(code, 400);
+    assert!(
+        message.ends_with("illegal base64 data at input byte 3"),
+        "{message}"
+    );
+
     let bad_name =
         json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "Not_DNS"}});
     let (code, reason, message) = send(

@@ -1,7 +1,8 @@
 //! Kubernetes object plumbing that the hub, the renderer and the controllers share:
 //! strategic merge patch with the merge keys of built-in kinds, label selectors,
 //! structural-schema pruning and defaulting, status conditions, Go durations, YAML's legacy
-//! octal integers as Go reads them, a linear bound on YAML nesting, and (with the
+//! octal integers as Go reads them, a linear bound on YAML nesting, YAML read with a bound on
+//! what its aliases expand to, and (with the
 //! `client` feature) what a kube-rs client needs: clients from kubeconfig files, namespaces
 //! made on demand, Fleet's CRDs installed, the watch backoff and reconciles on their own
 //! tasks; with `service`, what a
@@ -11,6 +12,7 @@
 
 #[cfg(feature = "client")]
 pub mod backoff;
+pub mod base64;
 #[cfg(feature = "client")]
 pub mod client;
 pub mod conditions;
@@ -31,6 +33,7 @@ pub mod smp;
 pub mod task;
 pub mod yaml_depth;
 pub mod yaml_octal;
+pub mod yaml_value;
 
 /// Splits `group/version` (or a bare core `version`) into its group and version.
 pub fn split_api_version(api_version: &str) -> (&str, &str) {

@@ -8,12 +8,23 @@ use std::net::SocketAddr;
 /// `info` or `fleet_gitjob=debug`), warnings and errors by default.
 pub fn init_logging() {
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("FLEET_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
+        .with_env_filter(log_filter(std::env::var("FLEET_LOG").ok().as_deref()))
         .with_writer(std::io::stderr)
         .init();
+}
+
+/// The filter a process logs with: the one asked for (warnings by default), except that
+/// kube-client's own warnings are never shown: when a response does not decode it logs the
+/// whole body, and a list of Secrets holds every token and kubeconfig in it. The error
+/// itself still reaches the caller, which logs it without the body.
+fn log_filter(asked: Option<&str>) -> tracing_subscriber::EnvFilter {
+    let filter = asked
+        .and_then(|asked| tracing_subscriber::EnvFilter::try_new(asked).ok())
+        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new("warn"));
+    match "kube_client::client=error".parse() {
+        Ok(quiet) => filter.add_directive(quiet),
+        Err(_) => filter,
+    }
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
@@ -72,4 +83,28 @@ pub fn health_router() -> axum::Router {
     axum::Router::new()
         .route("/healthz", axum::routing::get(|| async { "ok" }))
         .route("/readyz", axum::routing::get(|| async { "ok" }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::log_filter;
+
+    #[test]
+    fn kube_clients_body_dumps_stay_out_of_the_log_whatever_is_asked() {
+        for asked in [
+            None,
+            Some("debug"),
+            Some("kube_client=trace"),
+            Some("not a filter["),
+        ] {
+            let shown = log_filter(asked).to_string();
+            assert!(
+                shown.contains("kube_client::client=error"),
+                "{asked:?}: {shown}"
+            );
+        }
+        assert!(log_filter(Some("fleet_gitjob=debug"))
+            .to_string()
+            .contains("fleet_gitjob=debug"));
+    }
 }

@@ -38,6 +38,10 @@ pub(super) const MAX_TEXT_BYTES: usize = 32 * 1024 * 1024;
 /// The most nodes a document may expand to through aliases (a billion laughs stops here).
 const MAX_NODES: usize = 1_000_000;
 
+/// The most bytes of scalars a document may expand to through aliases (one long anchor
+/// aliased many times stops here).
+const MAX_SCALAR_BYTES: usize = 2 * MAX_TEXT_BYTES;
+
 /// A parsed node before conversion.
 #[derive(Debug, Clone)]
 enum Tree {
@@ -69,6 +73,7 @@ struct Builder {
     stack: Vec<Frame>,
     anchors: std::collections::HashMap<usize, Tree>,
     nodes: usize,
+    scalar_bytes: usize,
     error: Option<YamlError>,
     /// An alias named an anchor of an ignored part: the document must be read whole.
     needs_everything: bool,
@@ -85,6 +90,7 @@ impl Builder {
             stack: Vec::new(),
             anchors: std::collections::HashMap::new(),
             nodes: 0,
+            scalar_bytes: 0,
             error: None,
             needs_everything: false,
         }
@@ -120,28 +126,43 @@ impl Builder {
         }
     }
 
-    fn count(&mut self, tree: &Tree, mark: Marker) {
-        self.nodes += size(tree);
-        if self.nodes > MAX_NODES && self.error.is_none() {
+    /// Counts a node about to be added (with everything under it), or records the error
+    /// once the document has grown beyond its bounds; an alias is counted before its
+    /// anchor is copied.
+    fn count(&mut self, (nodes, bytes): (usize, usize), mark: Marker) -> bool {
+        self.nodes += nodes;
+        self.scalar_bytes += bytes;
+        let message = if self.nodes > MAX_NODES {
+            format!("document expands to more than {MAX_NODES} nodes")
+        } else if self.scalar_bytes > MAX_SCALAR_BYTES {
+            format!("document expands to more than {MAX_SCALAR_BYTES} bytes")
+        } else {
+            return true;
+        };
+        if self.error.is_none() {
             self.error = Some(YamlError {
                 line: mark.line(),
-                message: format!("document expands to more than {MAX_NODES} nodes"),
+                message,
             });
         }
+        false
     }
 }
 
-fn size(tree: &Tree) -> usize {
+/// How many nodes a tree holds and how many bytes its scalars.
+fn size(tree: &Tree) -> (usize, usize) {
     match tree {
-        Tree::Scalar { .. } => 1,
-        Tree::Seq(items) => 1 + items.iter().map(size).sum::<usize>(),
-        Tree::Map(entries) => {
-            1 + entries
-                .iter()
-                .map(|(k, v)| size(k) + size(v))
-                .sum::<usize>()
-        }
+        Tree::Scalar { text, .. } => (1, text.len()),
+        Tree::Seq(items) => items.iter().map(size).fold((1, 0), add),
+        Tree::Map(entries) => entries
+            .iter()
+            .flat_map(|(k, v)| [size(k), size(v)])
+            .fold((1, 0), add),
     }
+}
+
+fn add(a: (usize, usize), b: (usize, usize)) -> (usize, usize) {
+    (a.0 + b.0, a.1 + b.1)
 }
 
 fn tag_name(tag: Option<Tag>) -> Option<String> {
@@ -168,8 +189,9 @@ impl MarkedEventReceiver for Builder {
                     plain: style == TScalarStyle::Plain,
                     tag: tag_name(tag),
                 };
-                self.count(&tree, mark);
-                self.finish(tree, anchor);
+                if self.count(size(&tree), mark) {
+                    self.finish(tree, anchor);
+                }
             }
             Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
                 let shape = match self.next_shape() {
@@ -203,10 +225,13 @@ impl MarkedEventReceiver for Builder {
                     self.finish(tree, frame.anchor);
                 }
             }
-            Event::Alias(id) => match self.anchors.get(&id).cloned() {
-                Some(tree) => {
-                    self.count(&tree, mark);
-                    self.finish(tree, 0);
+            Event::Alias(id) => match self.anchors.get(&id).map(size) {
+                Some(counted) => {
+                    if self.count(counted, mark) {
+                        if let Some(tree) = self.anchors.get(&id).cloned() {
+                            self.finish(tree, 0);
+                        }
+                    }
                 }
                 None if self.stack.iter().any(|f| matches!(f.shape, Shape::Ignored)) => {
                     self.finish(IGNORED, 0);

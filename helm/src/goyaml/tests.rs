@@ -33,6 +33,24 @@ fn anchors_aliases_and_merge_keys_expand() {
 }
 
 #[test]
+fn aliases_that_expand_too_far_are_refused_before_they_are_copied() {
+    let long = format!(
+        "a: &a {}\nb: [{}]\n",
+        "x".repeat(1 << 20),
+        "*a, ".repeat(100)
+    );
+    let refused = parse_documents(&long).expect_err("100 MiB of scalars");
+    assert!(refused.message.contains("bytes"), "{}", refused.message);
+    let mut laughs = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for level in 1..9 {
+        let refs = vec![format!("*a{}", level - 1); 10].join(", ");
+        laughs.push_str(&format!("a{level}: &a{level} [{refs}]\n"));
+    }
+    let refused = parse_documents(&laughs).expect_err("10^9 nodes");
+    assert!(refused.message.contains("nodes"), "{}", refused.message);
+}
+
+#[test]
 fn to_yaml_writes_as_helm_writes() {
     let values = Value::from_json_floats(&read(
         "a: 8.2.1\nb: \"1.5\"\nc: yes\nd: \"2001-12-14\"\ne: \"on\"\nf: 1e6\ni: \"\"\nj: \"~\"\nk: \"multi\\nline\\n\"\nl: [1, 2.5, \"x\"]\nm: {}\np: \"  lead\"\nq: \"a: b\"\nr: \"- x\"\ns: \"#c\"\nt: 12345678901234567890\n",
