@@ -51,11 +51,14 @@ impl Env {
         }));
         let receiver =
             webhook::Receiver::new(client.clone(), "cattle-fleet-system", metrics.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("webhook port");
-        let webhook = format!("http://{}", listener.local_addr().expect("addr"));
-        tokio::spawn(async move { axum::serve(listener, webhook::router(receiver)).await });
+        let (bound, _) = fleet_objects::service::serve_http(
+            ([127, 0, 0, 1], 0).into(),
+            webhook::router(receiver),
+            "webhooks",
+        )
+        .await
+        .expect("webhook port");
+        let webhook = format!("http://{bound}");
         let repos = hub.dir().join("repos");
         std::fs::create_dir_all(&repos).expect("repos dir");
         let daemon = GitDaemon::start(&repos);

@@ -7,7 +7,7 @@ mod body;
 pub mod builtin_schemas;
 mod call;
 mod columns;
-pub mod connections;
+pub use fleet_objects::service::connections;
 mod controllers;
 mod defaults;
 mod discovery;

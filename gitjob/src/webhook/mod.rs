@@ -31,6 +31,9 @@ use providers::{Event, Provider, Push};
 pub const SECRET_NAME: &str = "gitjob-webhook";
 /// The largest payload read (GitHub caps its own at 25 MB).
 pub const MAX_BODY: usize = 25 * 1024 * 1024;
+/// The most payloads read at once; others wait their turn (within the listener's request
+/// timeout), so that slow senders hold connections, not `MAX_BODY` of memory each.
+pub const PAYLOADS_AT_ONCE: usize = 16;
 
 /// What the receiver needs.
 pub struct Receiver {
@@ -38,6 +41,7 @@ pub struct Receiver {
     secret_namespace: String,
     metrics: Arc<Metrics>,
     seen: Mutex<replay::Seen>,
+    payloads: Arc<tokio::sync::Semaphore>,
 }
 
 impl Receiver {
@@ -49,6 +53,7 @@ impl Receiver {
             secret_namespace: secret_namespace.to_string(),
             metrics,
             seen: Mutex::new(replay::Seen::new(10_000)),
+            payloads: Arc::new(tokio::sync::Semaphore::new(PAYLOADS_AT_ONCE)),
         })
     }
 }
@@ -56,12 +61,28 @@ impl Receiver {
 /// The routes: `POST /` (any provider, told by its headers), `POST /generic`, and
 /// `/metrics`, `/healthz`, `/readyz`.
 pub fn router(receiver: Arc<Receiver>) -> Router {
+    let payloads = receiver.payloads.clone();
     Router::new()
         .route("/", post(receive_detected))
         .route("/generic", post(receive_generic))
+        .route_layer(axum::middleware::from_fn(move |request, next| {
+            one_of_the_payloads(payloads.clone(), request, next)
+        }))
         .merge(metrics_router(receiver.metrics.clone()))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(receiver)
+}
+
+/// Reads a payload once fewer than [`PAYLOADS_AT_ONCE`] are being read.
+async fn one_of_the_payloads(
+    payloads: Arc<tokio::sync::Semaphore>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let Ok(_turn) = payloads.acquire_owned().await else {
+        return axum::response::IntoResponse::into_response(StatusCode::SERVICE_UNAVAILABLE);
+    };
+    next.run(request).await
 }
 
 /// `/metrics`, `/healthz` and `/readyz` alone, for a gitjob without webhooks.

@@ -1,8 +1,13 @@
 //! What every long-running part (gitjob, the controller, the agent, the hub) does as a
 //! process: log, stop on Ctrl-C or SIGTERM, and serve small HTTP endpoints such as
-//! `/healthz`.
+//! `/healthz` and gitjob's webhooks, with bounds on connections and on each request.
+
+pub mod connections;
 
 use std::net::SocketAddr;
+use std::time::Duration;
+
+use connections::{with_timeouts, ConnectionLimit};
 
 /// Logs to standard error at the level `$FLEET_LOG` asks for (a tracing filter such as
 /// `info` or `fleet_gitjob=debug`), warnings and errors by default.
@@ -55,8 +60,17 @@ pub struct ServeError {
     pub source: std::io::Error,
 }
 
+/// The most connections one of these endpoints keeps open at once; more are closed as they
+/// arrive (each holds a file descriptor, and the process's other work needs some).
+pub const ENDPOINT_CONNECTIONS: usize = 1_024;
+/// How long one request may take, its body read included: a client that sends slowly (or
+/// never finishes) is answered 408 and its connection closed.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Serves `router` on `addr` in the background, saying where in the log; returns the address
-/// bound (`addr` may ask for any port) and the serving task.
+/// bound (`addr` may ask for any port) and the serving task. Connections are bounded as the
+/// hub bounds its own ([`connections`]): at most [`ENDPOINT_CONNECTIONS`], closed when they
+/// send nothing, and each request is given [`REQUEST_TIMEOUT`].
 pub async fn serve_http(
     addr: SocketAddr,
     router: axum::Router,
@@ -69,13 +83,34 @@ pub async fn serve_http(
     };
     let listener = tokio::net::TcpListener::bind(addr).await.map_err(failed)?;
     let bound = listener.local_addr().map_err(failed)?;
+    let listener = listener.into_std().map_err(failed)?;
     tracing::info!("{what} on http://{bound}");
+    let router = router.layer(axum::middleware::from_fn(within_request_timeout));
+    let server = with_timeouts(axum_server::from_tcp(listener).map_err(failed)?).acceptor(
+        ConnectionLimit::new(axum_server::accept::DefaultAcceptor, ENDPOINT_CONNECTIONS),
+    );
     let task = tokio::spawn(async move {
-        if let Err(error) = axum::serve(listener, router).await {
+        if let Err(error) = server.serve(router.into_make_service()).await {
             tracing::error!(%error, "HTTP server stopped");
         }
     });
     Ok((bound, task))
+}
+
+/// Runs a request within [`REQUEST_TIMEOUT`], or answers 408.
+async fn within_request_timeout(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    match tokio::time::timeout(REQUEST_TIMEOUT, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => (
+            axum::http::StatusCode::REQUEST_TIMEOUT,
+            "the request took too long\n",
+        )
+            .into_response(),
+    }
 }
 
 /// `/healthz` and `/readyz` for a process with nothing more to say than that it runs.
