@@ -138,6 +138,7 @@ fn clone_and_render(
             &commit,
             &charts,
             &fleet_charts::RepoHelmAuth::default(),
+            &Default::default(),
         )?;
         ours.push(started.elapsed().as_secs_f64() * 1000.0);
         our_cpu += crate::measure::cpu_seconds("self") - own_before;

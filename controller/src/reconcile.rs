@@ -117,7 +117,7 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
         let Some(files) = files.as_mut() else {
             continue;
         };
-        let variant = match files.variant(&info, &ctx.charts) {
+        let variant = match blocking(|| files.variant(&info, &ctx.charts)) {
             Ok(variant) => variant,
             Err(error) => {
                 failures.push(format!("{}: {error}", cluster.name_any()));
@@ -686,6 +686,16 @@ async fn write_status(
     )
     .await?;
     Ok(())
+}
+
+/// Runs blocking work (a render, which may take up to the renderer's time limit) on this
+/// worker, first handing the worker's other tasks (watches, other reconciles, the lease)
+/// to the runtime's other workers when there are any.
+fn blocking<R>(work: impl FnOnce() -> R) -> R {
+    match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(work),
+        _ => work(),
+    }
 }
 
 #[cfg(test)]

@@ -130,6 +130,7 @@ impl BundleFiles {
             &bundle::Sources {
                 fetched: Some(&fetched),
                 member: None,
+                ..Default::default()
             },
         )?;
         // A render that needs the member cluster (valuesFrom, lookup, .Capabilities) is

@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use fleet_api::labels::{COMMIT_LABEL, SHARD_LABEL};
 use fleet_api::{Bundle, FleetYaml, GitRepo};
@@ -33,13 +35,15 @@ pub struct BundleFailure {
 /// Builds the Bundles of `gitrepo` from its checkout of `commit` at `checkout`, fetching
 /// remote charts with the credentials `auth` gives each bundle's path. Only a failure to
 /// find the bundles at all (a missing path) is an error; a broken bundle is recorded in
-/// [`CommitBundles::failures`].
+/// [`CommitBundles::failures`]. Setting `cancel` stops the charts' renders (each then
+/// fails its bundle).
 pub fn for_commit(
     gitrepo: &GitRepo,
     checkout: &Path,
     commit: &str,
     charts: &ChartCache,
     auth: &RepoHelmAuth,
+    cancel: &Arc<AtomicBool>,
 ) -> Result<CommitBundles, RenderError> {
     let root = RepoRoot::new(checkout)?;
     let repo_name = gitrepo.metadata.name.clone().unwrap_or_default();
@@ -59,6 +63,7 @@ pub fn for_commit(
             root: &root,
             charts,
             auth: &auth,
+            cancel,
         };
         one_bundle(gitrepo, &source, dir, &repo_name, &namespace, commit)
     })
@@ -117,6 +122,7 @@ struct Source<'a> {
     root: &'a RepoRoot,
     charts: &'a ChartCache,
     auth: &'a HelmAuth,
+    cancel: &'a Arc<AtomicBool>,
 }
 
 fn one_bundle(
@@ -199,6 +205,7 @@ fn check_renders(
             &bundle::Sources {
                 fetched: Some(&fetched),
                 member: None,
+                cancel: Some(source.cancel.clone()),
             },
         )
         .map_err(|e| e.to_string())?;

@@ -782,3 +782,51 @@ async fn a_repository_over_the_transfer_limit_is_refused_with_a_clear_status() {
     );
     assert!(env.bundle_commits().await.is_empty());
 }
+
+/// A chart whose template loops for ever (nested `range`, no output) holds its Git slot
+/// only until its GitRepo is deleted: the render is cancelled, and a GitRepo made after it
+/// syncs at once, though gitjob has a single slot and the render's own time limit is a
+/// minute away.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_gitrepo_cancels_its_runaway_render() {
+    let env = Env::start_with(|settings| settings.git_concurrency = 1).await;
+    let runaway = env.repo("runaway");
+    runaway.write(
+        "app/Chart.yaml",
+        "apiVersion: v2\nname: runaway\nversion: 0.1.0\n",
+    );
+    runaway.write(
+        "app/templates/loop.yaml",
+        "{{- range until 1000000 }}{{- range until 1000000 }}{{- end }}{{- end }}\n",
+    );
+    runaway.commit("loops");
+    env.gitrepo(json!({"repo": env.daemon.url("runaway"), "branch": "main", "paths": ["app"]}))
+        .await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    env.gitrepos()
+        .delete("demo", &Default::default())
+        .await
+        .expect("delete the GitRepo");
+    eventually("the GitRepo is gone", WAIT, || async {
+        env.gitrepos()
+            .get_opt("demo")
+            .await
+            .expect("get")
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    let started = Instant::now();
+    let repo = env.repo("good");
+    repo.write("app/cm.yaml", &configmap("a", "1"));
+    let first = repo.commit("first");
+    env.gitrepo(json!({"repo": env.daemon.url("good"), "branch": "main", "paths": ["app"]}))
+        .await;
+    env.app_at(
+        "the next GitRepo syncs on the freed slot",
+        Duration::from_secs(20),
+        &first,
+    )
+    .await;
+    assert!(started.elapsed() < Duration::from_secs(20));
+}

@@ -78,6 +78,7 @@ fn remote_bases_are_fetched_into_the_bundle_and_render_offline_from_it() {
         &commit,
         &charts,
         &fleet_charts::RepoHelmAuth::default(),
+        &Default::default(),
     )
     .expect("bundles");
     // What follows must not need the Git server.

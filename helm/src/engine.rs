@@ -40,6 +40,12 @@ pub struct Options {
     /// `getHostByName` resolves names (in `lookup`'s cluster); off, as in Helm, it gives
     /// the empty string.
     pub enable_dns: bool,
+    /// How long the templates may run before the render stops with an error; none by
+    /// default, as in Helm. A service rendering charts it does not trust sets one.
+    pub time_limit: Option<std::time::Duration>,
+    /// Stops the render with an error once set (from another thread), e.g. when what it
+    /// renders for is gone.
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// The cluster a render's `lookup` asks.
@@ -65,6 +71,8 @@ impl Default for Options {
             now: None,
             lookup: None,
             enable_dns: false,
+            time_limit: None,
+            cancel: None,
         }
     }
 }
@@ -365,7 +373,8 @@ pub fn prepare<'c>(
                 None => World::from_entropy().stopped_at(options.now),
             }
             .looking_in(options.lookup.as_ref().map(|l| l.0.clone()))
-            .resolving(options.enable_dns),
+            .resolving(options.enable_dns)
+            .bounded(options.time_limit, options.cancel.clone()),
         ),
     })
 }

@@ -183,6 +183,42 @@ fn a_tgz_bomb_is_refused_before_it_is_unpacked() {
     }
 }
 
+/// A loop that prints nothing never reaches the output limit: the render's time limit or
+/// its cancel flag stops it (with neither, its budget of steps does).
+#[test]
+fn a_template_that_never_ends_stops_at_its_time_limit_or_when_cancelled() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let endless = "{{- range until 1000000 }}{{- range until 1000000 }}{{- end }}{{- end }}";
+    let loaded = Chart::load(&chart_with(dir.path(), "endless", endless, "")).expect("loads");
+    let render = |options: Options| {
+        let started = std::time::Instant::now();
+        let error = fleet_helm::render(&loaded, &serde_json::json!({}), &options)
+            .expect_err("stops")
+            .to_string();
+        (error, started.elapsed())
+    };
+    let (error, took) = render(Options {
+        time_limit: Some(std::time::Duration::from_secs(1)),
+        ..Options::default()
+    });
+    assert!(error.contains("rendering stopped after 1s"), "{error}");
+    assert!(took < std::time::Duration::from_secs(3), "{took:?}");
+
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = cancel.clone();
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let (error, took) = render(Options {
+        cancel: Some(cancel),
+        ..Options::default()
+    });
+    canceller.join().expect("the canceller");
+    assert!(error.contains("rendering was cancelled"), "{error}");
+    assert!(took < std::time::Duration::from_secs(3), "{took:?}");
+}
+
 #[test]
 fn a_template_printing_a_gigabyte_stops_at_the_output_limit() {
     let started = std::time::Instant::now();

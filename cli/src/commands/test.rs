@@ -112,6 +112,7 @@ pub(super) fn render_for(
         &bundle::Sources {
             fetched: Some(&fetched),
             member: None,
+            ..Default::default()
         },
     )?)
 }

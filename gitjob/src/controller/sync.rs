@@ -3,8 +3,9 @@
 //! the broken ones, leaving their last good version in place.
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use fleet_api::labels::REPO_NAME_LABEL;
 use fleet_api::{Bundle, GitRepo};
@@ -49,7 +50,8 @@ pub(super) enum SyncError {
 }
 
 /// Fetches `commit` and renders the GitRepo's Bundles from it (blocking work, on a Git
-/// slot).
+/// slot). The renders are cancelled, and the slot freed as they stop, when the GitRepo is
+/// deleted or replaced meanwhile, or when this future is dropped.
 pub(super) async fn render_commit(
     ctx: &Arc<Gitjob>,
     gitrepo: &GitRepo,
@@ -58,20 +60,29 @@ pub(super) async fn render_commit(
     commit: &str,
     auth: &fleet_charts::RepoHelmAuth,
 ) -> Result<CommitBundles, SyncError> {
-    let _permit = ctx
+    let permit = ctx
         .git_slots
-        .acquire()
+        .clone()
+        .acquire_owned()
         .await
         .map_err(|e| SyncError::Task(e.to_string()))?;
-    let (ctx, gitrepo, access, wanted, commit, auth) = (
+    let cancel = CancelOnDrop(Arc::new(AtomicBool::new(false)));
+    tokio::spawn(cancel_when_removed(
+        ctx.client.clone(),
+        gitrepo.clone(),
+        cancel.0.clone(),
+    ));
+    let (ctx, gitrepo, access, wanted, commit, auth, cancel_renders) = (
         ctx.clone(),
         gitrepo.clone(),
         access.clone(),
         wanted.clone(),
         commit.to_string(),
         auth.clone(),
+        cancel.0.clone(),
     );
     tokio::task::spawn_blocking(move || {
+        let _permit = permit;
         let mirror = ctx.mirrors.mirror(&access.url)?;
         mirror.fetch(&access, &wanted, &commit, ctx.settings.max_fetch_bytes)?;
         ctx.metrics.fetch();
@@ -102,13 +113,52 @@ pub(super) async fn render_commit(
         };
         fetcher.fetch_all(&gitrepo, &tree);
         let started = Instant::now();
-        let result = bundles::for_commit(&gitrepo, &tree, &commit, &ctx.charts, &auth);
+        let result = bundles::for_commit(
+            &gitrepo,
+            &tree,
+            &commit,
+            &ctx.charts,
+            &auth,
+            &cancel_renders,
+        );
         let ok = result.as_ref().is_ok_and(|b| b.failures.is_empty());
         ctx.metrics.sync(ok, started.elapsed().as_secs_f64());
         Ok(result?)
     })
     .await
     .map_err(|e| SyncError::Task(e.to_string()))?
+}
+
+/// Sets its flag when dropped: the renders it stands for are no longer wanted.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// How often a sync in progress looks whether its GitRepo is still there.
+const REMOVAL_CHECK: Duration = Duration::from_secs(1);
+
+/// Sets `cancel` once `gitrepo` is deleted, being deleted, or replaced by another of its
+/// name; returns when `cancel` is set (by this or by the sync ending).
+async fn cancel_when_removed(client: kube::Client, gitrepo: GitRepo, cancel: Arc<AtomicBool>) {
+    let api: Api<GitRepo> = Api::namespaced(client, &gitrepo.namespace().unwrap_or_default());
+    let (name, uid) = (gitrepo.name_any(), gitrepo.uid());
+    while !cancel.load(Ordering::Relaxed) {
+        tokio::time::sleep(REMOVAL_CHECK).await;
+        let removed = match api.get_opt(&name).await {
+            Ok(Some(now)) => now.uid() != uid || now.metadata.deletion_timestamp.is_some(),
+            Ok(None) => true,
+            // Unknown: the sync goes on, and the next look may know.
+            Err(_) => false,
+        };
+        if removed {
+            tracing::info!(gitrepo = %name, "the GitRepo is gone: its renders are cancelled");
+            cancel.store(true, Ordering::Relaxed);
+        }
+    }
 }
 
 /// Writes what `render_commit` produced: every good Bundle by server-side apply, broken

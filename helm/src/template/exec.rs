@@ -297,8 +297,16 @@ impl<'a> Exec<'a> {
         Ok(())
     }
 
+    /// Counts a step of the render at `pos`: an error once the render's budget is spent.
+    fn step(&self, pos: Pos, context: &str) -> ExecResult<()> {
+        self.world
+            .step()
+            .map_err(|message| self.engine_error(pos, context, message))
+    }
+
     fn walk(&mut self, nodes: &[Node], dot: &Value, out: &mut String) -> ExecResult<Flow> {
         for node in nodes {
+            self.step(Pos::default(), "template")?;
             match node {
                 Node::Text(text) => self.emit(out, text, Pos::default())?,
                 Node::Action(pipe) => {
@@ -361,17 +369,19 @@ impl<'a> Exec<'a> {
         let mark = self.vars.len();
         let value = self.pipeline(&branch.pipe, dot, false)?;
         let index = |i: usize| Value::Int(i64::try_from(i).unwrap_or(i64::MAX));
-        let items: Vec<(Value, Value)> = match &value {
-            Value::List(items) => items
-                .iter()
-                .enumerate()
-                .map(|(i, v)| (index(i), v.clone()))
-                .collect(),
-            Value::Map(map) => map
-                .borrow()
-                .iter()
-                .map(|(k, v)| (Value::from(k.as_str()), v.clone()))
-                .collect(),
+        let items: Box<dyn Iterator<Item = (Value, Value)>> = match &value {
+            Value::List(items) => Box::new(
+                (items.iter().enumerate())
+                    .map(|(i, v)| (index(i), v.clone()))
+                    .collect::<Vec<_>>()
+                    .into_iter(),
+            ),
+            Value::Map(map) => Box::new(
+                (map.borrow().iter())
+                    .map(|(k, v)| (Value::from(k.as_str()), v.clone()))
+                    .collect::<Vec<_>>()
+                    .into_iter(),
+            ),
             Value::Int(n) | Value::Int64(n) if *n > MAX_RANGE => {
                 return Err(self.engine_error(
                     branch.pipe.pos,
@@ -379,17 +389,19 @@ impl<'a> Exec<'a> {
                     format!("range over {n} is more than the limit of {MAX_RANGE} iterations"),
                 ))
             }
+            // Counted as it goes: a range over a large number holds no list of it.
             Value::Int(n) | Value::Int64(n) => {
-                (0..*n).map(|i| (Value::Int(i), Value::Int(i))).collect()
+                Box::new((0..*n).map(|i| (Value::Int(i), Value::Int(i))))
             }
-            Value::Nil => Vec::new(),
-            Value::Bytes(bytes) => bytes
-                .iter()
-                .enumerate()
-                .map(|(i, b)| (index(i), Value::Int(i64::from(*b))))
-                .collect(),
+            Value::Nil => Box::new(std::iter::empty()),
+            Value::Bytes(bytes) => Box::new(
+                (bytes.iter().enumerate())
+                    .map(|(i, b)| (index(i), Value::Int(i64::from(*b))))
+                    .collect::<Vec<_>>()
+                    .into_iter(),
+            ),
             Value::Object(object) if object.entries().is_some() => {
-                object.entries().unwrap_or_default()
+                Box::new(object.entries().unwrap_or_default().into_iter())
             }
             other => {
                 return Err(self.engine_error(
@@ -399,12 +411,14 @@ impl<'a> Exec<'a> {
                 ))
             }
         };
-        if items.is_empty() {
+        let mut items = items.peekable();
+        if items.peek().is_none() {
             self.walk(&branch.otherwise, dot, out)?;
             self.vars.truncate(mark);
             return Ok(());
         }
         for (key, element) in items {
+            self.step(branch.pipe.pos, &branch.pipe.text)?;
             let inner = self.vars.len();
             match branch.pipe.vars.as_slice() {
                 [one] => self.vars.push((one.clone(), element.clone())),
@@ -529,6 +543,7 @@ impl<'a> Exec<'a> {
                 format!("{name:?} is not a defined function"),
             ));
         };
+        self.step(function.pos, &function.text)?;
         self.failure = None;
         let types: Vec<&'static str> = args.iter().take(rest.len()).map(Value::type_name).collect();
         func(self, args).map_err(|message| {

@@ -3,8 +3,11 @@
 //! tests seed it and fix the clock so that random passwords, keys and certificates come
 //! out the same every run.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -27,12 +30,24 @@ pub trait Lookup {
     fn host_by_name(&self, name: &str) -> Result<String, String>;
 }
 
-/// A random number generator, a clock and a cluster to look objects up in.
+/// The most steps (nodes walked, loop turns, function calls) one render may take: far
+/// beyond any chart's (the largest in the corpus takes a few hundred thousand), and a
+/// few seconds' work.
+pub const MAX_STEPS: u64 = 200_000_000;
+
+/// How often, in steps, the clock and the cancel flag are looked at.
+const CHECK_EVERY: u64 = 4096;
+
+/// A random number generator, a clock, a cluster to look objects up in, and how much work
+/// the render may still do.
 pub struct World {
     rng: RefCell<ChaCha20Rng>,
     clock: Option<jiff::Timestamp>,
     cluster: Option<Rc<dyn Lookup>>,
     dns: bool,
+    steps: Cell<u64>,
+    deadline: Option<(Instant, Duration)>,
+    cancel: Option<Arc<AtomicBool>>,
 }
 
 impl std::fmt::Debug for World {
@@ -58,6 +73,9 @@ impl World {
             clock: None,
             cluster: None,
             dns: false,
+            steps: Cell::new(0),
+            deadline: None,
+            cancel: None,
         }
     }
 
@@ -69,6 +87,43 @@ impl World {
             clock: now,
             cluster: None,
             dns: false,
+            steps: Cell::new(0),
+            deadline: None,
+            cancel: None,
+        }
+    }
+
+    /// The same world, whose render stops with an error once it has run `limit` (from now)
+    /// or once `cancel` is set, when given.
+    pub fn bounded(mut self, limit: Option<Duration>, cancel: Option<Arc<AtomicBool>>) -> Self {
+        self.deadline = limit.map(|limit| (Instant::now() + limit, limit));
+        self.cancel = cancel;
+        self
+    }
+
+    /// Counts one step of the render: an error once it has taken [`MAX_STEPS`], run out of
+    /// time, or been cancelled.
+    pub fn step(&self) -> Result<(), String> {
+        let steps = self.steps.get() + 1;
+        self.steps.set(steps);
+        if !steps.is_multiple_of(CHECK_EVERY) {
+            return Ok(());
+        }
+        if steps >= MAX_STEPS {
+            return Err(format!("rendering stopped after {MAX_STEPS} steps"));
+        }
+        if self
+            .cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
+        {
+            return Err("rendering was cancelled".into());
+        }
+        match self.deadline {
+            Some((at, limit)) if Instant::now() >= at => {
+                Err(format!("rendering stopped after {limit:?}"))
+            }
+            _ => Ok(()),
         }
     }
 
@@ -167,6 +222,17 @@ mod tests {
         assert!(draws.iter().all(|d| *d < 10));
         assert!((0..10).all(|n| draws.contains(&n)), "every digit drawn");
         assert_eq!(a.below(0), 0);
+    }
+
+    #[test]
+    fn a_render_stops_when_cancelled_or_out_of_time() {
+        let run = |world: &World| (0..10 * CHECK_EVERY).try_for_each(|_| world.step());
+        assert_eq!(run(&World::seeded(1, None)), Ok(()));
+        let cancel = Arc::new(AtomicBool::new(true));
+        let cancelled = World::seeded(1, None).bounded(None, Some(cancel));
+        assert_eq!(run(&cancelled), Err("rendering was cancelled".into()));
+        let late = World::seeded(1, None).bounded(Some(Duration::ZERO), None);
+        assert_eq!(run(&late), Err("rendering stopped after 0ns".into()));
     }
 
     #[test]

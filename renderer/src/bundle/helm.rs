@@ -164,7 +164,13 @@ pub(super) struct HelmInput<'a> {
     pub fleet_file: &'a str,
     /// What the member cluster contributes, when rendered there.
     pub member: &'a MemberData,
+    /// Stops the render once set.
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
+
+/// How long a bundle's chart may render: a chart is whatever its repository holds, and one
+/// that loops for ever must fail its bundle, not hold a core and the GitRepo's sync.
+const HELM_TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The name and namespace of a bundle's release, as Fleet's agent chooses them:
 /// `helm.releaseName`, else the bundle's name made valid; `namespace`, else
@@ -265,6 +271,7 @@ pub(super) fn render(
         bundle_name,
         fleet_file,
         member,
+        ref cancel,
     } = *input;
     let helm = options.helm.clone().unwrap_or_default();
     let mut loaded = match remote_chart(options) {
@@ -311,6 +318,8 @@ pub(super) fn render(
         lookup: member.lookup.clone(),
         // Fleet installs with DNS lookups on unless `disableDNS`.
         enable_dns: !helm.disable_dns.unwrap_or(false),
+        time_limit: Some(HELM_TIME_LIMIT),
+        cancel: cancel.clone(),
         ..fleet_helm::Options::default()
     };
     let rendered = fleet_helm::render(&loaded, &user, &engine_options).map_err(helm_error)?;

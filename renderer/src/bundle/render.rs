@@ -85,6 +85,8 @@ pub struct Sources<'a> {
     pub fetched: Option<&'a FetchedCharts>,
     /// The member cluster's values, capabilities and lookups.
     pub member: Option<&'a MemberData>,
+    /// Stops a chart's render with an error once set: what it renders for is gone.
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// The options in force for `cluster`: the bundle's, merged with those of the
@@ -155,6 +157,7 @@ pub fn render_with(
                 bundle_name,
                 fleet_file: &fleet_file,
                 member: sources.member.unwrap_or(&no_member),
+                cancel: sources.cancel.clone(),
             };
             let output = super::helm::render(root, bundle, &input, fetched)?;
             let resources =
