@@ -332,7 +332,8 @@ pub async fn registration(
         &clusters,
         json!({
             "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
-            "metadata": {"name": name, "namespace": namespace, "labels": spec.cluster_labels,
+            "metadata": {"name": name, "namespace": namespace,
+                         "labels": registrant_labels(&spec.cluster_labels),
                          "finalizers": [CREDENTIAL_FINALIZER]},
             "spec": {"clientID": spec.client_id},
         }),
@@ -406,8 +407,16 @@ pub async fn registration(
             "kubeconfig": kubeconfig, "namespace": home, "cluster": format!("{namespace}/{name}")}}),
     )
     .await?;
-    // Only the token that registered may read the credential.
-    if let Some(token_name) = registration.labels().get(TOKEN_LABEL) {
+    // Only the token that registered may read the credential (a label naming no token
+    // grants nobody).
+    let registering_token = match registration.labels().get(TOKEN_LABEL) {
+        Some(name) => Api::<ClusterRegistrationToken>::namespaced(ctx.client.clone(), &namespace)
+            .get_opt(name)
+            .await?
+            .map(|_| name),
+        None => None,
+    };
+    if let Some(token_name) = registering_token {
         let reader = format!("read-{secret_name}");
         create(
             &Api::<Role>::namespaced(ctx.client.clone(), &namespace),
@@ -435,6 +444,22 @@ pub async fn registration(
         )
         .await?;
     Ok(())
+}
+
+/// The labels a registering agent asked for, without Fleet's reserved ones
+/// (`fleet.cattle.io/...` and `management.cattle.io/...`, but for the agent pod's own
+/// marker): those are for the management side to set, and targeting may rely on them.
+fn registrant_labels(
+    asked: &std::collections::BTreeMap<String, String>,
+) -> std::collections::BTreeMap<String, String> {
+    let reserved = |key: &str| {
+        (key.starts_with("fleet.cattle.io/") || key.starts_with("management.cattle.io/"))
+            && key != "fleet.cattle.io/created-by-agent-pod"
+    };
+    (asked.iter())
+        .filter(|(key, _)| !reserved(key))
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect()
 }
 
 /// Leaves `registration` ungranted, saying why in the controller's log: the agent, which
@@ -500,4 +525,32 @@ pub async fn revoke(cluster: &Cluster, ctx: &Context) -> Result<(), Error> {
     remove_finalizer(&clusters, cluster, CREDENTIAL_FINALIZER, FIELD_MANAGER).await?;
     tracing::info!(cluster = %format!("{namespace}/{name}"), "agent credential revoked");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_registrant_cannot_set_fleets_reserved_labels() {
+        let asked = std::collections::BTreeMap::from(
+            [
+                ("env", "dev"),
+                ("fleet.cattle.io/cluster-group", "prod"),
+                ("management.cattle.io/cluster-display-name", "prod"),
+                ("fleet.cattle.io/created-by-agent-pod", "agent-0"),
+                ("example.com/fleet.cattle.io", "kept"),
+            ]
+            .map(|(k, v)| (k.to_string(), v.to_string())),
+        );
+        let kept: Vec<String> = registrant_labels(&asked).into_keys().collect();
+        assert_eq!(
+            kept,
+            [
+                "env",
+                "example.com/fleet.cattle.io",
+                "fleet.cattle.io/created-by-agent-pod"
+            ]
+        );
+    }
 }
