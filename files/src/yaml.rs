@@ -17,14 +17,7 @@ pub fn parse_documents(text: &str, file: &str) -> Result<Vec<Value>> {
 /// Parses every document of a YAML stream as it is (mappings, lists or scalars); empty
 /// documents are dropped.
 pub fn parse_any_documents(text: &str, file: &str) -> Result<Vec<Value>> {
-    use fleet_objects::yaml_depth::{too_deep, MAX_FLOW_DEPTH};
-    if let Some((line, _)) = too_deep(text, MAX_FLOW_DEPTH) {
-        return Err(Error::in_file(
-            file,
-            format!("invalid YAML: nested more than {MAX_FLOW_DEPTH} levels deep"),
-        )
-        .with_line(Some(line)));
-    }
+    refuse_deep_nesting(text, file)?;
     let text = fleet_objects::yaml_octal::rewrite(text);
     let documents =
         fleet_objects::yaml_value::read_documents(&text).map_err(|e| yaml_error(file, e))?;
@@ -34,8 +27,23 @@ pub fn parse_any_documents(text: &str, file: &str) -> Result<Vec<Value>> {
 /// Parses one YAML document into a typed value. The text is first read with a bound on
 /// what its aliases expand to, which typed reading does not have.
 pub fn parse_one<T: serde::de::DeserializeOwned>(text: &str, file: &str) -> Result<T> {
+    refuse_deep_nesting(text, file)?;
     fleet_objects::yaml_value::read_document(text).map_err(|e| yaml_error(file, e))?;
     serde_yaml_ng::from_str(text).map_err(|e| yaml_error(file, e))
+}
+
+/// Refuses, in time linear in its length, a text nesting flow collections deeper than any
+/// object does: the YAML reader takes time quadratic in that depth.
+fn refuse_deep_nesting(text: &str, file: &str) -> Result<()> {
+    use fleet_objects::yaml_depth::{too_deep, MAX_FLOW_DEPTH};
+    match too_deep(text, MAX_FLOW_DEPTH) {
+        Some((line, _)) => Err(Error::in_file(
+            file,
+            format!("invalid YAML: nested more than {MAX_FLOW_DEPTH} levels deep"),
+        )
+        .with_line(Some(line))),
+        None => Ok(()),
+    }
 }
 
 /// Converts a YAML parse error into one naming the file and line.
@@ -96,6 +104,34 @@ mod tests {
         let err = parse_documents("a: 1\nb: [\n", "x/f.yaml").expect_err("bad");
         assert!(err.to_string().starts_with("x/f.yaml:"), "{err}");
         assert!(err.location.line.is_some());
+    }
+
+    #[test]
+    fn a_typed_document_nested_too_deep_is_refused_at_once() {
+        let text = format!(
+            "helm:\n  values: {}{}\n",
+            "[".repeat(60_000),
+            "]".repeat(60_000)
+        );
+        let started = std::time::Instant::now();
+        let err = parse_one::<Value>(&text, "fleet.yaml").expect_err("too deep");
+        assert!(err.to_string().contains("nested more than"), "{err}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    }
+
+    #[test]
+    fn aliases_that_expand_too_far_are_refused_in_every_reader() {
+        let text = format!(
+            "a: &a {}\nb: [{}]\n",
+            "x".repeat(1 << 20),
+            "*a, ".repeat(64)
+        );
+        for refused in [
+            parse_one::<Value>(&text, "fleet.yaml").expect_err("typed"),
+            parse_documents(&text, "m.yaml").expect_err("documents"),
+        ] {
+            assert!(refused.to_string().contains("aliases expand"), "{refused}");
+        }
     }
 
     #[test]

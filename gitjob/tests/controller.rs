@@ -475,6 +475,20 @@ async fn unsigned_webhooks_are_refused_when_no_secret_is_configured() {
         answer.1
     );
     assert_eq!(env.status().await.webhook_commit, None);
+
+    // A push for a repository nobody follows gets the very same answer: an unsigned
+    // sender learns nothing of which repositories are followed.
+    let elsewhere = body.replace(&env.daemon.url("open"), "git://example.com/other");
+    let other = env
+        .post_webhook(
+            &[
+                ("X-GitHub-Event", "push".into()),
+                ("X-GitHub-Delivery", "d-unsigned-2".into()),
+            ],
+            &elsewhere,
+        )
+        .await;
+    assert_eq!(other, answer);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -829,4 +843,18 @@ async fn deleting_a_gitrepo_cancels_its_runaway_render() {
     )
     .await;
     assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+/// The mirrors and checkouts of private repositories are for gitjob's eyes only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gitjobs_data_is_readable_by_its_user_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::start().await;
+    env.synced_app("private", json!({})).await;
+    let data = env.hub.dir().join("gitjob");
+    let mode = std::fs::metadata(&data)
+        .expect("data dir")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700, "{}", data.display());
 }

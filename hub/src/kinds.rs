@@ -237,10 +237,32 @@ fn new_cluster_ip() -> String {
 /// The most a ConfigMap's or Secret's data may hold, as kube-apiserver counts it.
 const MAX_DATA_BYTES: usize = 1024 * 1024;
 
-/// What kube-apiserver's validation of the kind refuses beyond its schema: a ConfigMap or
-/// Secret holding more than 1 MiB, a token Secret naming no service account.
+/// The kinds whose `spec.replicas` kube-apiserver requires to be at least 0, by group.
+const REPLICATED: [(&str, &str); 4] = [
+    ("apps", "Deployment"),
+    ("apps", "StatefulSet"),
+    ("apps", "ReplicaSet"),
+    ("", "ReplicationController"),
+];
+
+/// What kube-apiserver's validation of the kind refuses beyond its schema: a negative
+/// number of replicas, a ConfigMap or Secret holding more than 1 MiB, a token Secret naming
+/// no service account.
 pub fn causes(resource: &ResourceType, object: &Value) -> Vec<crate::status::Cause> {
     let mut causes = Vec::new();
+    let replicated =
+        (REPLICATED.iter()).any(|(group, kind)| resource.group == *group && resource.kind == *kind);
+    if let Some(replicas) = object
+        .pointer("/spec/replicas")
+        .and_then(Value::as_i64)
+        .filter(|r| replicated && *r < 0)
+    {
+        causes.push(crate::status::Cause {
+            kind: "FieldValueInvalid".into(),
+            message: format!("Invalid value: {replicas}: must be greater than or equal to 0"),
+            field: "spec.replicas".into(),
+        });
+    }
     if !resource.group.is_empty() || !matches!(resource.kind.as_str(), "ConfigMap" | "Secret") {
         return causes;
     }

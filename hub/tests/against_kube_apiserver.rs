@@ -156,6 +156,15 @@ fn steps() -> Vec<Step> {
             "spec": {"ports": [{"port": 80}]}}),
         ),
         step(
+            "deployment with negative replicas",
+            "POST",
+            "/apis/apps/v1/namespaces/diff/deployments",
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "negative"},
+                "spec": {"replicas": -5, "selector": {"matchLabels": {"app": "n"}},
+                    "template": {"metadata": {"labels": {"app": "n"}},
+                        "spec": {"containers": [{"name": "n", "image": "nginx:1.27"}]}}}}),
+        ),
+        step(
             "secret whose data is not base64",
             "POST",
             &format!("{NS}/secrets"),

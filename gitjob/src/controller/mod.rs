@@ -102,6 +102,17 @@ pub struct Gitjob {
     bundle_writer: Mutex<Option<reflector::store::Writer<Bundle>>>,
 }
 
+/// Makes `dir` (mirrors of private repositories, their checkouts, charts) readable by this
+/// user alone; what is made inside is then out of other users' reach, whatever its mode.
+fn keep_private(dir: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let private = std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)));
+    if let Err(error) = private {
+        tracing::warn!(dir = %dir.display(), %error, "could not make gitjob's data directory private");
+    }
+}
+
 impl Gitjob {
     /// The controller's state for `client`.
     pub fn new(client: kube::Client, settings: Settings, metrics: Arc<Metrics>) -> Arc<Self> {
@@ -129,6 +140,7 @@ impl Gitjob {
         self: Arc<Self>,
         shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
     ) {
+        keep_private(&self.settings.data_dir);
         let gitrepos: Api<GitRepo> = Api::all(self.client.clone());
         let bundles: Api<Bundle> = Api::all(self.client.clone());
         // Bundle status changes come in bursts as agents report: one reconcile takes them

@@ -202,7 +202,9 @@ async fn handle(
     if marked.is_empty() && refused > 0 {
         return Ok(unauthorized(provider));
     }
-    if marked.is_empty() && unsigned > 0 {
+    // Without a global secret, a push nothing verified gets one answer whether or not a
+    // GitRepo follows its repository: anyone may post, and must not learn which are.
+    if marked.is_empty() && (unsigned > 0 || global.is_none()) {
         let message = format!(
             "no webhook secret is configured for {provider:?}: set key `{}` in Secret {}/{SECRET_NAME} or in the Secret a GitRepo names in webhookSecret; unsigned pushes are refused",
             provider.secret_keys().first().copied().unwrap_or_default(),
