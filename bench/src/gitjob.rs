@@ -225,6 +225,7 @@ async fn many_gitrepos(
         .arg(&kubeconfig)
         .arg("--data")
         .arg(scratch.join("gitjob"))
+        .arg("--allow-local-sources")
         .arg("--metrics-listen")
         .arg(format!("127.0.0.1:{metrics_port}"))
         .stdout(Stdio::null())

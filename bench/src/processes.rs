@@ -151,6 +151,7 @@ impl ControlPlane {
             kubeconfig.as_os_str(),
             "--data".as_ref(),
             gitjob_data.as_os_str(),
+            "--allow-local-sources".as_ref(),
             "--webhook-listen".as_ref(),
             webhook_arg.as_ref(),
         ];

@@ -4,12 +4,14 @@
 //! with a digest is downloaded once.
 
 mod auth;
+mod egress;
 
 use std::path::PathBuf;
 
 #[cfg(feature = "client")]
 pub use auth::ReadAuthError;
 pub use auth::{AuthError, Basic, HelmAuth, RepoHelmAuth};
+pub use egress::Egress;
 
 use fleet_helm::semver::{self, Version};
 use serde_json::Value;
@@ -43,6 +45,9 @@ pub enum ChartError {
     /// Nothing matched the name or version.
     #[error("{0}")]
     NotFound(String),
+    /// The target is somewhere the cache's egress rule does not go.
+    #[error("{0}")]
+    Refused(String),
     /// The archive's digest is not the one announced.
     #[error("{url}: digest {actual} does not match the announced {expected}")]
     Digest {
@@ -68,13 +73,29 @@ pub enum ChartError {
 pub struct ChartCache {
     dir: PathBuf,
     agent: ureq::Agent,
+    egress: Egress,
 }
+
+/// The most redirects followed for one request.
+const MAX_REDIRECTS: usize = 10;
 
 fn http(url: &str, error: impl std::fmt::Display) -> ChartError {
     ChartError::Http {
         url: url.to_string(),
         message: error.to_string(),
     }
+}
+
+/// Where a redirect from `from` to `location` (absolute, or absolute-path) leads.
+fn redirected(from: &str, location: &str) -> Option<String> {
+    if location.contains("://") {
+        return Some(location.to_string());
+    }
+    let (scheme, rest) = from.split_once("://")?;
+    let authority = rest.split('/').next()?;
+    location
+        .starts_with('/')
+        .then(|| format!("{scheme}://{authority}{location}"))
 }
 
 fn hex_digest(bytes: &[u8]) -> String {
@@ -84,14 +105,25 @@ fn hex_digest(bytes: &[u8]) -> String {
 impl ChartCache {
     /// A cache in `dir`, created when first written.
     pub fn new(dir: impl Into<PathBuf>) -> Self {
+        // Redirects are followed here, each target checked against the egress rule.
         let config = ureq::Agent::config_builder()
             .http_status_as_error(false)
+            .max_redirects(0)
+            .max_redirects_will_error(false)
             .timeout_global(Some(std::time::Duration::from_secs(60)))
             .build();
         Self {
             dir: dir.into(),
             agent: config.into(),
+            egress: Egress::default(),
         }
+    }
+
+    /// The same cache, fetching only from where `egress` allows (every request and each
+    /// redirect it answers with).
+    pub fn with_egress(mut self, egress: Egress) -> Self {
+        self.egress = egress;
+        self
     }
 
     /// The archive of a chart, from the cache or the network, with the credentials `auth`
@@ -140,11 +172,21 @@ impl ChartCache {
         url: &str,
         headers: &[(&str, String)],
     ) -> Result<(u16, String, Vec<u8>), ChartError> {
-        let mut request = self.agent.get(url);
-        for (name, value) in headers {
-            request = request.header(*name, value.as_str());
+        let mut target = url.to_string();
+        let mut response = self.get_one(&target, headers)?;
+        for _ in 0..MAX_REDIRECTS {
+            let location = response
+                .headers()
+                .get("location")
+                .and_then(|v| v.to_str().ok());
+            let Some(next) = location.filter(|_| response.status().is_redirection()) else {
+                break;
+            };
+            target = redirected(&target, next).ok_or_else(|| http(url, "bad redirect"))?;
+            // Credentials go to the host they were given for, not to where it sends us.
+            let same_host = host_of(&target) == host_of(url);
+            response = self.get_one(&target, if same_host { headers } else { &[] })?;
         }
-        let mut response = request.call().map_err(|e| http(url, e))?;
         let status = response.status().as_u16();
         let challenge = response
             .headers()
@@ -159,6 +201,20 @@ impl ChartCache {
             .read_to_vec()
             .map_err(|e| http(url, e))?;
         Ok((status, challenge, body))
+    }
+
+    /// One request to `url`, if the egress rule allows it.
+    fn get_one(
+        &self,
+        url: &str,
+        headers: &[(&str, String)],
+    ) -> Result<ureq::http::Response<ureq::Body>, ChartError> {
+        self.egress.check(url).map_err(ChartError::Refused)?;
+        let mut request = self.agent.get(url);
+        for (name, value) in headers {
+            request = request.header(*name, value.as_str());
+        }
+        request.call().map_err(|e| http(url, e))
     }
 
     /// A file over HTTP(S) (a remote Kustomize resource), not cached: the caller keeps it

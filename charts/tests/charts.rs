@@ -187,3 +187,25 @@ fn private_repositories_and_registries_take_the_gitrepo_credentials_and_no_other
     let unmatched = cache.fetch(&from_repo, &limited).expect_err("not matched");
     assert!(unmatched.to_string().contains("HTTP 401"), "{unmatched}");
 }
+
+/// A cache that fetches only from remote hosts refuses a repository on loopback before
+/// asking it: the server sees no request.
+#[test]
+fn a_public_only_cache_refuses_a_repository_on_this_machine() {
+    let server = ChartServer::start("metrics", "0.2.0", archive()).expect("server");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cache = ChartCache::new(dir.path()).with_egress(fleet_charts::Egress::Public);
+    let request = RemoteChart {
+        repo: Some(server.url.clone()),
+        chart: "metrics".into(),
+        version: None,
+    };
+    match cache.fetch(&request, &HelmAuth::none()) {
+        Err(ChartError::Refused(why)) => {
+            assert!(why.contains("an address of this machine"), "{why}")
+        }
+        other => panic!("refused, not {:?}", other.map(|b| b.len())),
+    }
+    let allowed = ChartCache::new(dir.path()).fetch(&request, &HelmAuth::none());
+    assert!(allowed.is_ok(), "the default cache fetches it");
+}

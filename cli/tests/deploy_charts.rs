@@ -183,6 +183,7 @@ fn the_charts_install_and_their_least_privileges_suffice() {
             &gitjob.display().to_string(),
             "--data",
             &dir.path().join("gitjob").display().to_string(),
+            "--allow-local-sources",
             "--leader-elect",
             "--leader-election-namespace",
             NAMESPACE,

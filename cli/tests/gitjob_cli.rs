@@ -45,6 +45,7 @@ fn gitjob_syncs_a_gitrepo_serves_metrics_and_stops_on_sigterm() {
         &kubeconfig.display().to_string(),
         "--data",
         &dir.path().join("gitjob").display().to_string(),
+        "--allow-local-sources",
         "--webhook-listen",
         &format!("127.0.0.1:{metrics_port}"),
     ]);

@@ -130,6 +130,8 @@ async fn the_charts_run_on_real_clusters_with_their_own_accounts_and_volumes() {
             format!("controller.metricsPort={}", free_port()),
             format!("gitjob.metricsPort={}", free_port()),
             format!("gitjob.webhook.port={}", free_port()),
+            // The Git server of this test is on loopback, as the pods' host.
+            "gitjob.allowLocalSources=true".into(),
         ],
         &[format!("apiServerCA={}", ca.display())],
     );

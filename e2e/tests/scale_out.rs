@@ -45,7 +45,7 @@ async fn synced(client: &kube::Client, name: &str) -> Option<String> {
 
 /// A gitjob for `shard` (none: the unsharded one), keeping its data under `data`.
 fn gitjob(client: &kube::Client, data: &std::path::Path, shard: Option<&str>) -> Arc<Gitjob> {
-    let mut settings = Settings::new(data);
+    let mut settings = Settings::on_this_machine(data);
     settings.shard = shard.map(String::from);
     Gitjob::new(client.clone(), settings, Arc::default())
 }

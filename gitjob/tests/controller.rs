@@ -41,7 +41,7 @@ impl Env {
         let client = hub.client.clone();
         let kubeconfig = hub.kubeconfig("local");
         let metrics = Arc::new(Metrics::default());
-        let mut settings = Settings::new(hub.dir().join("gitjob"));
+        let mut settings = Settings::on_this_machine(hub.dir().join("gitjob"));
         settings.poll_cache = Duration::from_millis(200);
         tune(&mut settings);
         let gitjob = Gitjob::new(client.clone(), settings, metrics.clone());
@@ -857,4 +857,44 @@ async fn gitjobs_data_is_readable_by_its_user_alone() {
         .permissions()
         .mode();
     assert_eq!(mode & 0o777, 0o700, "{}", data.display());
+}
+
+/// A production gitjob (`Egress::Public`, its default) fetches nothing from its own host: a
+/// GitRepo naming a path on its disk, or a repository on a loopback address, is refused
+/// with the reason in its status, and no Bundle appears.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gitrepo_cannot_make_gitjob_read_its_own_host() {
+    let env = Env::start_with(|settings| settings.egress = fleet_charts::Egress::Public).await;
+    let repo = env.repo("local");
+    repo.write("app/cm.yaml", &configmap("a", "1"));
+    repo.commit("first");
+    let on_disk = env.repos.join("local").display().to_string();
+    for (url, refusal) in [
+        (env.daemon.url("local"), "an address of this machine"),
+        (on_disk, "local paths are not fetched"),
+    ] {
+        let _ = env.gitrepos().delete("demo", &Default::default()).await;
+        eventually("the previous GitRepo is gone", WAIT, || async {
+            env.gitrepos()
+                .get_opt("demo")
+                .await
+                .expect("get")
+                .is_none()
+                .then_some(())
+        })
+        .await;
+        env.gitrepo(json!({"repo": url, "branch": "main", "paths": ["app"]}))
+            .await;
+        eventually(&format!("{url} refused"), WAIT, || async {
+            let status = env.status().await;
+            let accepted = status.conditions.iter().find(|c| c.type_ == "Accepted")?;
+            let message = accepted.message.clone()?;
+            (accepted.status == "False" && message.contains(refusal)).then_some(())
+        })
+        .await;
+        assert!(
+            env.bundle_commits().await.is_empty(),
+            "{url}: nothing deployed"
+        );
+    }
 }

@@ -106,7 +106,7 @@ impl Fleet {
         self.run_pusher(hub, Duration::from_secs(1));
         self.run_gitjob(fleet_gitjob::controller::Gitjob::new(
             hub.clone(),
-            fleet_gitjob::controller::Settings::new(data.join("gitjob")),
+            fleet_gitjob::controller::Settings::on_this_machine(data.join("gitjob")),
             Arc::new(fleet_gitjob::metrics::Metrics::default()),
         ));
         let work = data.join("controller");

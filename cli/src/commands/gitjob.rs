@@ -48,6 +48,11 @@ pub(super) struct GitjobArgs {
     /// Accept any SSH host key when a Secret has no known_hosts (unsafe).
     #[arg(long)]
     insecure_skip_host_key_checks: bool,
+    /// Fetch repositories, remote resources and charts from this machine too: local paths,
+    /// loopback and link-local addresses (refused by default: a GitRepo's author could read
+    /// through gitjob what only this host may).
+    #[arg(long)]
+    allow_local_sources: bool,
     /// Leader election and sharding.
     #[command(flatten)]
     scale_out: super::scale_out::ScaleOutArgs,
@@ -68,6 +73,7 @@ pub(super) fn run(args: GitjobArgs) -> Result<()> {
         };
         settings.skip_host_key_check = args.insecure_skip_host_key_checks;
         settings.shard = args.scale_out.shard_id.clone();
+        settings.egress = fleet_charts::Egress::allowing_local(args.allow_local_sources);
         if let Some(addr) = args.webhook_listen {
             let receiver = webhook::Receiver::new(
                 client.clone(),

@@ -79,7 +79,7 @@ impl RealFleet {
         running.run_pusher(&client, Duration::from_secs(1));
         running.run_gitjob(fleet_gitjob::controller::Gitjob::new(
             client.clone(),
-            fleet_gitjob::controller::Settings::new(dir.path().join("gitjob")),
+            fleet_gitjob::controller::Settings::on_this_machine(dir.path().join("gitjob")),
             Default::default(),
         ));
         running.run_controller(
@@ -162,7 +162,7 @@ impl RealFleet {
 
     /// Runs gitjob and the controller of shard `shard` too, as `--shard-id` runs them.
     pub(crate) fn run_shard(&mut self, shard: &str) {
-        let mut settings = fleet_gitjob::controller::Settings::new(
+        let mut settings = fleet_gitjob::controller::Settings::on_this_machine(
             self.dir.path().join(format!("gitjob-{shard}")),
         );
         settings.shard = Some(shard.to_string());

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use fleet_api::labels::{COMMIT_LABEL, REPO_NAME_LABEL};
 use fleet_api::{Bundle, GitRepo, GitRepoStatus};
+use fleet_charts::Egress;
 use fleet_objects::client::patch_params;
 use futures::StreamExt;
 use kube::api::Patch;
@@ -49,6 +50,10 @@ pub struct Settings {
     /// The shard handled: GitRepos labelled `fleet.cattle.io/shard-ref` with it, or, when
     /// none, GitRepos without that label.
     pub shard: Option<String>,
+    /// Where repositories, remote resources and charts may be fetched from: by default not
+    /// from this machine (its paths, loopback or link-local addresses), which a GitRepo's
+    /// author could otherwise read through gitjob.
+    pub egress: Egress,
 }
 
 impl Settings {
@@ -63,6 +68,16 @@ impl Settings {
             limits: Limits::default(),
             skip_host_key_check: false,
             shard: None,
+            egress: Egress::Public,
+        }
+    }
+
+    /// Defaults for a fleet on one machine with its repositories (`fleet up`, `fleet
+    /// local`, tests): local paths and loopback addresses are fetched too.
+    pub fn on_this_machine(data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            egress: Egress::Anywhere,
+            ..Self::new(data_dir)
         }
     }
 }
@@ -121,8 +136,10 @@ impl Gitjob {
         Arc::new(Self {
             bundles,
             bundle_writer: Mutex::new(Some(bundle_writer)),
-            mirrors: Arc::new(MirrorCache::new(settings.data_dir.join("mirrors"))),
-            charts: ChartCache::new(settings.data_dir.join("charts")),
+            mirrors: Arc::new(
+                MirrorCache::new(settings.data_dir.join("mirrors")).with_egress(settings.egress),
+            ),
+            charts: ChartCache::new(settings.data_dir.join("charts")).with_egress(settings.egress),
             polls: poll::PollCache::new(settings.poll_cache, git_slots.clone()),
             git_slots,
             // Nothing here reads managedFields.

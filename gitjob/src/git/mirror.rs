@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use fleet_charts::Egress;
 use gix::remote::fetch::Shallow;
 use gix::remote::Direction;
 use sha2::{Digest, Sha256};
@@ -58,6 +59,7 @@ impl Wanted {
 pub struct MirrorCache {
     dir: PathBuf,
     mirrors: Mutex<HashMap<String, Arc<Mirror>>>,
+    egress: Egress,
 }
 
 impl MirrorCache {
@@ -66,11 +68,21 @@ impl MirrorCache {
         Self {
             dir: dir.into(),
             mirrors: Mutex::default(),
+            egress: Egress::default(),
         }
+    }
+
+    /// The same cache, mirroring only repositories `egress` allows.
+    pub fn with_egress(mut self, egress: Egress) -> Self {
+        self.egress = egress;
+        self
     }
 
     /// The mirror of `url`, made on first use.
     pub fn mirror(&self, url: &str) -> Result<Arc<Mirror>, GitError> {
+        self.egress
+            .check(url)
+            .map_err(|why| GitError::remote(url, why))?;
         let mut mirrors = self
             .mirrors
             .lock()

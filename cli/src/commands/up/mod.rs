@@ -164,7 +164,7 @@ async fn start(args: &UpArgs, data: &Path, progress: &Progress) -> Result<Fleet>
     let mut running = fleet_local::Fleet::new();
     running.run_gitjob(Gitjob::new(
         client.clone(),
-        Settings::new(data.join("gitjob")),
+        Settings::on_this_machine(data.join("gitjob")),
         metrics,
     ));
     let address = hub.address()?;
