@@ -86,6 +86,7 @@ fn render_files(
     let sources = Sources {
         fetched: Some(&fetched),
         member: Some(member),
+        preprocess: true,
         ..Default::default()
     };
     let variant = bundle::render_with(&root, &dir, &render.bundle_name, &fleet, &cluster, &sources)

@@ -276,9 +276,18 @@ pub struct HelmOptions {
     /// Roll back on failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub atomic: Option<bool>,
-    /// Do not template `helm.values` with cluster data.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Do not template `helm.values` with cluster data (Fleet's own tests spell it
+    /// `disablePreprocess` too: Go reads field names without regard to case).
+    #[serde(
+        default,
+        alias = "disablePreprocess",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub disable_pre_process: Option<bool>,
+    /// Values templated per cluster, each its own `${ }` template whose output is read as
+    /// YAML; each replaces the top-level value of its name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub template_values: Option<std::collections::BTreeMap<String, String>>,
     /// Disable DNS lookups in templates (Fleet spells it `disableDNS`).
     #[serde(
         rename = "disableDNS",

@@ -33,6 +33,8 @@ pub fn cluster_info<G: Borrow<ClusterGroup>>(cluster: &Cluster, groups: &[G]) ->
         namespace,
         labels,
         groups: member_of,
+        annotations: cluster.annotations().clone(),
+        template_values: cluster.spec.template_values.clone().unwrap_or_default(),
     }
 }
 

@@ -86,7 +86,7 @@ impl BundleFiles {
 
     /// The variant for `cluster`. Renders of raw YAML and Kustomize bundles depend only on
     /// the customization chosen, so they are made once per customization; Helm values may
-    /// read the cluster's name and labels, so Helm bundles render per cluster.
+    /// read what the cluster is, so Helm bundles render per cluster.
     pub fn variant(
         &mut self,
         cluster: &ClusterInfo,
@@ -104,8 +104,13 @@ impl BundleFiles {
                 fleet_api::TargetCustomizationMode::AllMatches => usize::MAX,
             })
             .collect();
+        // Helm values are templated with the cluster's name, namespace, labels, annotations
+        // and template values: all of it keys the render.
         let key = if self.uses_helm {
-            format!("{customization:?}/{}/{:?}", cluster.name, cluster.labels)
+            format!(
+                "{customization:?}/{}",
+                serde_json::to_string(cluster).unwrap_or_default()
+            )
         } else {
             format!("{customization:?}")
         };
@@ -130,6 +135,7 @@ impl BundleFiles {
             &bundle::Sources {
                 fetched: Some(&fetched),
                 member: None,
+                preprocess: true,
                 ..Default::default()
             },
         )?;

@@ -206,6 +206,8 @@ fn check_renders(
                 fetched: Some(&fetched),
                 member: None,
                 cancel: Some(source.cancel.clone()),
+                // As Fleet's CLI: values are templated for real clusters, not made-up ones.
+                preprocess: false,
             },
         )
         .map_err(|e| e.to_string())?;

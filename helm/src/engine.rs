@@ -122,6 +122,42 @@ impl Rendered {
 /// The name `tpl` gives the text it executes, as Helm's root template is named.
 const TPL_TEMPLATE: &str = "gotpl";
 
+/// What Helm adds to sprig and Go's builtins, left out of [`sprig_functions`].
+const HELM_ADDITIONS: [&str; 13] = [
+    "toYaml",
+    "mustToYaml",
+    "toYamlPretty",
+    "fromYaml",
+    "fromYamlArray",
+    "toToml",
+    "mustToToml",
+    "fromToml",
+    "fromJsonArray",
+    "required",
+    "include",
+    "tpl",
+    "lookup",
+];
+
+/// The functions of a template that is not a chart's, as Fleet templates Helm values
+/// (`${ }`): Go's builtins and sprig's, without what Helm adds (`toYaml`, `include`,
+/// `lookup`, `required`…) or `getHostByName`, and with sprig's own `fromJson` (any JSON
+/// value; nothing for text that is not JSON).
+pub fn sprig_functions() -> HashMap<&'static str, Func> {
+    let mut funcs = template::builtins::functions();
+    funcs.extend(sprig::functions());
+    for name in HELM_ADDITIONS.iter().chain(&["getHostByName"]) {
+        funcs.remove(name);
+    }
+    funcs.insert("fromJson", |exec, args| {
+        let parse = exec.functions().get("mustFromJson").copied();
+        Ok(parse
+            .and_then(|parse| parse(exec, args).ok())
+            .unwrap_or(Value::Nil))
+    });
+    funcs
+}
+
 /// Every function a chart template can call.
 pub fn functions() -> HashMap<&'static str, Func> {
     let mut funcs = template::builtins::functions();

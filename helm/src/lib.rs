@@ -58,7 +58,10 @@ mod value_options;
 mod values;
 
 pub use chart::{Chart, Dependency, MAX_CHART_BYTES};
-pub use engine::{functions, prepare, render, ClusterLookup, CrdFile, Options, Prepared, Rendered};
+pub use engine::{
+    functions, prepare, render, sprig_functions, ClusterLookup, CrdFile, Options, Prepared,
+    Rendered,
+};
 pub use error::{Error, ErrorKind, Result};
 pub use fetched::{FetchedCharts, RemoteChartRef};
 pub use manifests::{install_rank, split as split_manifests, Hook, Manifest};

@@ -21,7 +21,12 @@ fn rendered_values(root: &Path, cluster: &ClusterInfo) -> Value {
     let fleet = bundle::load_fleet_yaml(&root, &path, true)
         .expect("fleet.yaml")
         .spec;
-    let variant = bundle::render(&root, found, "values", &fleet, cluster).expect("renders");
+    let sources = bundle::Sources {
+        preprocess: true,
+        ..Default::default()
+    };
+    let variant =
+        bundle::render_with(&root, found, "values", &fleet, cluster, &sources).expect("renders");
     let config = variant
         .resources
         .iter()
@@ -60,7 +65,7 @@ fn values_files_win_over_inline_values_and_a_customization_over_the_bundle() {
         name: "dev-1".into(),
         namespace: "fleet-default".into(),
         labels: BTreeMap::from([("env".to_string(), "dev".to_string())]),
-        groups: Vec::new(),
+        ..ClusterInfo::default()
     };
     let values = rendered_values(root, &dev);
     assert_eq!(values["inline"], "bundle");

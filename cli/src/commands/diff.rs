@@ -106,7 +106,7 @@ fn diff(args: &DiffArgs) -> Result<i32> {
             name: args.cluster_name.clone(),
             namespace: args.namespace.clone(),
             labels: args.labels.iter().cloned().collect(),
-            groups: Vec::new(),
+            ..ClusterInfo::default()
         }],
     };
     let short: String = commit.chars().take(7).collect();

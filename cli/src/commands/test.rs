@@ -62,6 +62,7 @@ pub(super) fn run(args: TestArgs) -> Result<()> {
             .into_iter()
             .map(|g| (g, BTreeMap::new()))
             .collect(),
+        ..ClusterInfo::default()
     };
     let variant = render_for(&root, &bundle, &args.name, &cluster)?;
     if !variant.deploy {
@@ -112,6 +113,7 @@ pub(super) fn render_for(
         &bundle::Sources {
             fetched: Some(&fetched),
             member: None,
+            preprocess: true,
             ..Default::default()
         },
     )?)

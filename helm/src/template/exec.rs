@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::ast::{Arg, Branch, Command, Node, Operand, Pipeline, Pos};
+use super::lex::Delims;
 use super::parse::{self, ParseError};
 use super::value::Value;
 use super::world::World;
@@ -32,6 +33,8 @@ const CONTROL_FUNCTIONS: [&str; 3] = ["and", "or", "call"];
 #[derive(Debug, Clone, Default)]
 pub struct Templates {
     defs: HashMap<String, Defined>,
+    delims: Delims,
+    missing_key_error: bool,
 }
 
 /// A named template and the file it was defined in.
@@ -42,6 +45,17 @@ struct Defined {
 }
 
 impl Templates {
+    /// An empty set whose templates mark actions with `delims` (Go's `Delims`) and, when
+    /// `missing_key_error`, fail on a map key that is not there (`missingkey=error`), as
+    /// Fleet templates Helm values.
+    pub fn with_options(delims: Delims, missing_key_error: bool) -> Self {
+        Self {
+            delims,
+            missing_key_error,
+            ..Self::default()
+        }
+    }
+
     /// Parses `source` as the template `name`, adding the templates it defines. A later
     /// definition of a name replaces an earlier one. Calls of functions `funcs` does not
     /// hold are syntax errors, as in Go.
@@ -52,7 +66,7 @@ impl Templates {
         funcs: &HashMap<&'static str, Func>,
     ) -> Result<(), ParseError> {
         let known = |f: &str| funcs.contains_key(f) || CONTROL_FUNCTIONS.contains(&f);
-        let parsed = parse::parse(name, source, &known)?;
+        let parsed = parse::parse_with(name, source, &known, self.delims)?;
         let file: Rc<str> = Rc::from(name);
         for (defined, body) in parsed.defines {
             let body = Rc::new(body);
@@ -678,7 +692,17 @@ impl<'a> Exec<'a> {
                         ));
                     }
                     let found = map.borrow().get(name).cloned();
-                    found.unwrap_or_default()
+                    match found {
+                        Some(value) => value,
+                        None if self.templates.missing_key_error => {
+                            return Err(self.engine_error(
+                                at.pos,
+                                &at.text,
+                                format!("map has no entry for key {name:?}"),
+                            ))
+                        }
+                        None => Value::Nil,
+                    }
                 }
                 Value::Object(object) => object.call(name, call_args).map_err(|m| {
                     self.error(

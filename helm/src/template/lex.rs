@@ -90,19 +90,48 @@ fn is_space(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\r' | '\n')
 }
 
+/// The marks around actions: Go's `{{` and `}}` unless a template set says otherwise
+/// (Fleet templates Helm values between `${` and `}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Delims {
+    /// What opens an action.
+    pub left: &'static str,
+    /// What closes one.
+    pub right: &'static str,
+}
+
+impl Delims {
+    /// Go's own.
+    pub const GO: Delims = Delims {
+        left: "{{",
+        right: "}}",
+    };
+}
+
+impl Default for Delims {
+    fn default() -> Self {
+        Delims::GO
+    }
+}
+
 /// Splits a template into items.
 pub fn items(source: &str) -> Result<Vec<Item>, LexError> {
+    items_with(source, Delims::GO)
+}
+
+/// Splits a template whose actions are marked by `delims` into items.
+pub fn items_with(source: &str, delims: Delims) -> Result<Vec<Item>, LexError> {
     let lines = Lines::new(source);
     let mut items = Vec::new();
     let mut rest_start = 0;
     let mut trim_next = false;
-    while let Some(found) = source[rest_start..].find("{{") {
+    while let Some(found) = source[rest_start..].find(delims.left) {
         let open = rest_start + found;
         let mut text = &source[rest_start..open];
         if trim_next {
             text = text.trim_start_matches(is_space);
         }
-        let mut inner_start = open + 2;
+        let mut inner_start = open + delims.left.len();
         let after = &source[inner_start..];
         let trim_left = after.starts_with('-') && after[1..].starts_with(is_space);
         if trim_left {
@@ -113,7 +142,7 @@ pub fn items(source: &str) -> Result<Vec<Item>, LexError> {
             items.push(Item::Text(text.to_string()));
         }
         let pos = lines.pos(open);
-        let Some((close, trim_right)) = find_close(source, inner_start) else {
+        let Some((close, trim_right)) = find_close(source, inner_start, delims.right) else {
             // Report a bad token on the action's line first, as Go's lexer does.
             let line_end = source[inner_start..]
                 .find('\n')
@@ -139,7 +168,7 @@ pub fn items(source: &str) -> Result<Vec<Item>, LexError> {
             items.push(Item::Action(tokens, pos));
         }
         trim_next = trim_right;
-        rest_start = close + 2;
+        rest_start = close + delims.right.len();
     }
     let mut tail = &source[rest_start..];
     if trim_next {
@@ -151,14 +180,14 @@ pub fn items(source: &str) -> Result<Vec<Item>, LexError> {
     Ok(items)
 }
 
-/// The offset of the `}}` closing an action that starts at `from`, and whether it is
-/// preceded by a ` -` trim marker. Quotes are skipped; a comment may hold anything.
-fn find_close(source: &str, from: usize) -> Option<(usize, bool)> {
+/// The offset of the `right` delimiter closing an action that starts at `from`, and whether
+/// it is preceded by a ` -` trim marker. Quotes are skipped; a comment may hold anything.
+fn find_close(source: &str, from: usize, right: &str) -> Option<(usize, bool)> {
     let bytes = source.as_bytes();
     let start = from + source[from..].len() - source[from..].trim_start_matches(is_space).len();
     if source[start..].starts_with("/*") {
         let end = start + source[start..].find("*/")? + 2;
-        let close = end + source[end..].find("}}")?;
+        let close = end + source[end..].find(right)?;
         let trim = source[end..close].trim_matches(is_space) == "-";
         return Some((close, trim));
     }
@@ -181,7 +210,7 @@ fn find_close(source: &str, from: usize) -> Option<(usize, bool)> {
                     i += 1;
                 }
             }
-            b'}' if bytes.get(i + 1) == Some(&b'}') => {
+            _ if source.as_bytes()[i..].starts_with(right.as_bytes()) => {
                 let trim = i >= 2 && bytes[i - 1] == b'-' && is_space(char::from(bytes[i - 2]));
                 return Some((i, trim));
             }

@@ -33,7 +33,17 @@ pub fn parse(
     source: &str,
     is_function: &dyn Fn(&str) -> bool,
 ) -> Result<Parsed, ParseError> {
-    let items = lex::items(source).map_err(|e| ParseError {
+    parse_with(name, source, is_function, lex::Delims::GO)
+}
+
+/// [`parse`], for a template whose actions `delims` mark.
+pub fn parse_with(
+    name: &str,
+    source: &str,
+    is_function: &dyn Fn(&str) -> bool,
+    delims: lex::Delims,
+) -> Result<Parsed, ParseError> {
+    let items = lex::items_with(source, delims).map_err(|e| ParseError {
         name: name.to_string(),
         line: e.line,
         message: e.message,

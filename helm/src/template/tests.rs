@@ -228,3 +228,35 @@ fn infinite_recursion_is_an_error_not_a_crash() {
         "{error}"
     );
 }
+
+#[test]
+fn other_delimiters_and_missing_keys_as_errors() {
+    let funcs = builtins::functions();
+    let delims = super::lex::Delims {
+        left: "${",
+        right: "}",
+    };
+    let run = |source: &str, missing_key_error: bool| {
+        let mut set = Templates::with_options(delims, missing_key_error);
+        set.add("values", source, &funcs)
+            .map_err(|e| e.to_string())?;
+        Exec::new(&set, &funcs)
+            .execute("values", &Value::from_json(&json!({"a": {"b": "x"}})))
+            .map_err(|e| e.to_string())
+    };
+    assert_eq!(
+        run("{{ .a }} ${ .a.b } ${- \" }\" -} !", false).as_deref(),
+        Ok("{{ .a }} x }!"),
+        "Go's marks are text; a closing brace in a string does not close"
+    );
+    assert_eq!(run("${ .a.nope }", false).as_deref(), Ok("<no value>"));
+    assert_eq!(
+        run("${ .a.nope }", true),
+        Err("template: values:1:5: executing \"values\" at <.a.nope>: map has no entry for key \"nope\"".into())
+    );
+    assert_eq!(
+        run("${ index .a \"nope\" }", true).as_deref(),
+        Ok("<no value>")
+    );
+    assert!(run("${ .a ", false).is_err_and(|e| e.contains("unclosed action")));
+}

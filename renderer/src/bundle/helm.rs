@@ -3,16 +3,12 @@
 //! cluster templating, rendered by the Helm engine. Remote charts (`helm.repo`, URLs, OCI)
 //! are fetched before rendering, outside this pure crate; here they are an error.
 
-use std::collections::{BTreeMap, HashMap};
-
 use fleet_api::{BundleDeploymentOptions, HelmHook, HelmRelease};
 use serde_json::Value;
 
 use super::discovery::BundleDir;
-use super::target::ClusterInfo;
 use crate::RepoRoot;
 use crate::{RenderError, Result};
-use fleet_helm::template::{Exec, Func, Templates, Value as TemplateValue};
 use fleet_helm::{Chart, FetchedCharts, RemoteChartRef};
 
 fn is_remote(chart: &str) -> bool {
@@ -54,90 +50,6 @@ pub struct MemberData {
     pub lookup: Option<fleet_helm::ClusterLookup>,
 }
 
-/// The data Fleet's `${ }` templates of `helm.values` see.
-fn cluster_data(cluster: &ClusterInfo) -> TemplateValue {
-    let labels: BTreeMap<String, TemplateValue> = cluster
-        .labels
-        .iter()
-        .map(|(k, v)| (k.clone(), TemplateValue::from(v.as_str())))
-        .collect();
-    TemplateValue::from(BTreeMap::from([
-        (
-            "ClusterName".to_string(),
-            TemplateValue::from(cluster.name.as_str()),
-        ),
-        (
-            "ClusterNamespace".to_string(),
-            TemplateValue::from(cluster.namespace.as_str()),
-        ),
-        ("ClusterLabels".to_string(), TemplateValue::from(labels)),
-        ("ClusterValues".to_string(), TemplateValue::empty_map()),
-        ("ClusterAnnotations".to_string(), TemplateValue::empty_map()),
-    ]))
-}
-
-/// Rewrites `${ expr }` into `{{ expr }}`, leaving other text alone.
-fn to_go_delimiters(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("${") {
-        let Some(end) = rest[start..].find('}') else {
-            break;
-        };
-        out.push_str(&rest[..start]);
-        out.push_str("{{");
-        out.push_str(&rest[start + 2..start + end]);
-        out.push_str("}}");
-        rest = &rest[start + end + 1..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Fleet's `${ }` templating of `helm.values` for one cluster: the cluster's data and the
-/// template functions, made once for every string.
-struct ClusterTemplating {
-    data: TemplateValue,
-    funcs: HashMap<&'static str, Func>,
-}
-
-impl ClusterTemplating {
-    fn new(cluster: &ClusterInfo) -> Self {
-        Self {
-            data: cluster_data(cluster),
-            funcs: fleet_helm::functions(),
-        }
-    }
-
-    /// Templates every string of `value` that holds `${`.
-    fn apply(&self, value: &mut Value, fleet_file: &str) -> Result<()> {
-        match value {
-            Value::String(text) if text.contains("${") => {
-                let mut set = Templates::default();
-                let source = to_go_delimiters(text);
-                set.add("values", &source, &self.funcs)
-                    .map_err(|e| RenderError::in_field(fleet_file, "helm.values", e.to_string()))?;
-                let rendered = Exec::new(&set, &self.funcs)
-                    .execute("values", &self.data)
-                    .map_err(|e| RenderError::in_field(fleet_file, "helm.values", e.to_string()))?;
-                *text = rendered.replace("<no value>", "");
-            }
-            Value::Array(items) => {
-                for item in items {
-                    self.apply(item, fleet_file)?;
-                }
-            }
-            Value::Object(map) => {
-                for item in map.values_mut() {
-                    self.apply(item, fleet_file)?;
-                }
-            }
-            _ => {}
-        }
-        Ok(())
-    }
-}
-
 /// A Helm bundle rendered for one cluster: the release's resources (CRDs first) and the
 /// release itself, hooks included.
 pub(super) struct HelmOutput {
@@ -154,8 +66,6 @@ pub(super) struct HelmOutput {
 pub(super) struct HelmInput<'a> {
     /// The bundle's options for this cluster.
     pub options: &'a BundleDeploymentOptions,
-    /// The cluster.
-    pub cluster: &'a ClusterInfo,
     /// `helm.chart`, or `Chart.yaml` for a chart at the bundle's root.
     pub chart_ref: &'a str,
     /// The bundle's name, which names the release unless `helm.releaseName` does.
@@ -266,7 +176,6 @@ pub(super) fn render(
 ) -> Result<HelmOutput> {
     let HelmInput {
         options,
-        cluster,
         chart_ref,
         bundle_name,
         fleet_file,
@@ -296,12 +205,8 @@ pub(super) fn render(
     // `helm.valuesFiles` were merged into `helm.values` when fleet.yaml was read.
     let mut user = serde_json::json!({});
     if let Some(inline) = &helm.values {
-        let mut inline = serde_json::to_value(inline)
-            .map_err(|e| RenderError::in_field(fleet_file, "helm.values", e.to_string()))?;
-        if !helm.disable_pre_process.unwrap_or(false) {
-            ClusterTemplating::new(cluster).apply(&mut inline, fleet_file)?;
-        }
-        fleet_helm::merge_values(&mut user, &inline);
+        // Already preprocessed for the cluster (`${ }`), when it is a cluster's render.
+        fleet_helm::merge_values(&mut user, &Value::Object(inline.clone()));
     }
     for from_member in &member.values_from {
         fleet_helm::merge_values(&mut user, from_member);
@@ -368,29 +273,4 @@ pub(super) fn render(
         release,
         reads_member,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fleet_delimiters_become_go_ones() {
-        assert_eq!(
-            to_go_delimiters("${ .ClusterName }-x"),
-            "{{ .ClusterName }}-x"
-        );
-        assert_eq!(to_go_delimiters("plain {no}"), "plain {no}");
-        let cluster = ClusterInfo {
-            name: "east".into(),
-            namespace: "fleet-default".into(),
-            labels: BTreeMap::from([("env".to_string(), "prod".to_string())]),
-            groups: Vec::new(),
-        };
-        let mut values = serde_json::json!({"host": "${ .ClusterName }.${ .ClusterLabels.env }.example.com", "n": 1});
-        ClusterTemplating::new(&cluster)
-            .apply(&mut values, "fleet.yaml")
-            .expect("templated");
-        assert_eq!(values["host"], "east.prod.example.com");
-    }
 }

@@ -10,6 +10,7 @@ mod manifests;
 pub mod names;
 mod object;
 mod options;
+mod preprocess;
 mod render;
 mod target;
 

@@ -66,9 +66,19 @@ fn merge_helm(base: Option<&HelmOptions>, custom: Option<&HelmOptions>) -> Optio
     let custom_json = serde_json::to_value(custom).unwrap_or(Value::Null);
     let mut merged = base_json;
     deep_merge(&mut merged, &custom_json);
-    serde_json::from_value(merged)
-        .ok()
-        .or_else(|| Some(custom.clone()))
+    let mut merged: HelmOptions = serde_json::from_value(merged).unwrap_or_else(|_| custom.clone());
+    // As Fleet merges them: a switch either side turns on stays on.
+    let either = |b: Option<bool>, c: Option<bool>| match (b, c) {
+        (Some(true), _) | (_, Some(true)) => Some(true),
+        (b, c) => c.or(b),
+    };
+    merged.disable_pre_process = either(base.disable_pre_process, custom.disable_pre_process);
+    merged.force = either(base.force, custom.force);
+    merged.atomic = either(base.atomic, custom.atomic);
+    merged.take_ownership = either(base.take_ownership, custom.take_ownership);
+    merged.wait_for_jobs = either(base.wait_for_jobs, custom.wait_for_jobs);
+    merged.disable_dns = either(base.disable_dns, custom.disable_dns);
+    Some(merged)
 }
 
 /// Merges `over` into `into`: maps key by key, everything else replaced.
@@ -85,5 +95,30 @@ pub(super) fn deep_merge(into: &mut Value, over: &Value) {
             }
         }
         (slot, value) => *slot = value.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_customization_cannot_turn_off_a_switch_the_bundle_turned_on() {
+        let base = HelmOptions {
+            disable_pre_process: Some(true),
+            force: Some(false),
+            ..Default::default()
+        };
+        let custom = HelmOptions {
+            disable_pre_process: Some(false),
+            force: Some(true),
+            atomic: Some(false),
+            ..Default::default()
+        };
+        let merged = merge_helm(Some(&base), Some(&custom)).expect("merged");
+        assert_eq!(merged.disable_pre_process, Some(true));
+        assert_eq!(merged.force, Some(true));
+        assert_eq!(merged.atomic, Some(false));
+        assert_eq!(merged.wait_for_jobs, None);
     }
 }

@@ -87,6 +87,10 @@ pub struct Sources<'a> {
     pub member: Option<&'a MemberData>,
     /// Stops a chart's render with an error once set: what it renders for is gone.
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Template the Helm values for the cluster (`${ }`), as Fleet's controller does for
+    /// each cluster it deploys to; checks of a bundle before it ships leave them as written,
+    /// as Fleet's CLI does.
+    pub preprocess: bool,
 }
 
 /// The options in force for `cluster`: the bundle's, merged with those of the
@@ -135,7 +139,11 @@ pub fn render_with(
     let fetched = sources.fetched.unwrap_or(&no_charts);
     let no_member = MemberData::default();
     let fleet_file = root.display(&bundle.dir.join("fleet.yaml"));
-    let (target, options) = options_for(fleet, cluster);
+    let (target, mut options) = options_for(fleet, cluster);
+    if sources.preprocess {
+        super::preprocess::preprocess_helm_values(&mut options, cluster)
+            .map_err(|why| RenderError::in_field(&fleet_file, "helm.values", why))?;
+    }
     if not_deployed(fleet, cluster) {
         return Ok(Variant {
             target,
@@ -152,7 +160,6 @@ pub fn render_with(
         Some(chart) => {
             let input = super::helm::HelmInput {
                 options: &options,
-                cluster,
                 chart_ref: &chart,
                 bundle_name,
                 fleet_file: &fleet_file,

@@ -17,6 +17,12 @@ pub struct ClusterInfo {
     pub labels: BTreeMap<String, String>,
     /// Groups the cluster belongs to, with the groups' labels.
     pub groups: Vec<(String, BTreeMap<String, String>)>,
+    /// Cluster annotations (`.ClusterAnnotations` in `${ }` templates).
+    #[serde(default)]
+    pub annotations: BTreeMap<String, String>,
+    /// `spec.templateValues` (`.ClusterValues`).
+    #[serde(default)]
+    pub template_values: serde_json::Map<String, serde_json::Value>,
 }
 
 impl ClusterInfo {
@@ -47,6 +53,7 @@ impl ClusterInfo {
                 .iter()
                 .map(|g| (g.clone(), BTreeMap::new()))
                 .collect(),
+            ..Self::default()
         }
     }
 
