@@ -51,15 +51,26 @@ impl HelmAuth {
     }
 
     /// The credentials for a chart from `repository` (`helm.repo`, or the chart's own
-    /// `oci://` or `https://` URL), if they may go there.
+    /// `oci://` or `https://` URL), if they may go there: only where `helmRepoURLRegex`
+    /// matches from the URL's start, and nowhere when it is empty (as Fleet 0.16).
     pub fn for_repository(&self, repository: &str) -> Option<&Basic> {
         let basic = self.basic.as_ref()?;
-        match &self.only {
-            Some(only) if !only.is_match(repository) => None,
-            _ => Some(basic),
-        }
+        self.only
+            .as_ref()
+            .is_some_and(|only| only.is_match(repository))
+            .then_some(basic)
+    }
+
+    /// Whether credentials were held back only because `helmRepoURLRegex` is empty: then a
+    /// failed fetch says so.
+    pub fn held_back_for_empty_regex(&self) -> bool {
+        self.basic.is_some() && self.only.is_none()
     }
 }
+
+/// What a fetch that failed without the credentials an empty regex held back adds to its
+/// error (Fleet's hint).
+pub const EMPTY_REGEX_HINT: &str = "helmRepoURLRegex is empty, so Helm credentials were not forwarded; set spec.helmRepoURLRegex to allow credential forwarding";
 
 /// Why a GitRepo's Helm credentials cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -97,13 +108,17 @@ impl RepoHelmAuth {
         for_paths: Option<(&str, &BTreeMap<String, Vec<u8>>)>,
         url_regex: Option<&str>,
     ) -> Result<Self, AuthError> {
+        // Anchored at the start, as Fleet anchors it: a trusted host named in a query
+        // parameter of another URL does not match.
         let only = url_regex
             .filter(|p| !p.is_empty())
             .map(|pattern| {
-                Regex::new(pattern).map_err(|source| AuthError::Pattern {
-                    pattern: pattern.to_string(),
-                    source,
-                })
+                Regex::new(pattern)
+                    .and_then(|_| Regex::new(&format!("^(?:{pattern})")))
+                    .map_err(|source| AuthError::Pattern {
+                        pattern: pattern.to_string(),
+                        source,
+                    })
             })
             .transpose()?;
         let basic = secret
@@ -132,7 +147,10 @@ impl RepoHelmAuth {
                 key == wanted || fleet_renderer::bundle::label_value(key) == wanted
             })
             .map(|(_, basic)| basic.clone());
-        HelmAuth { basic, only: None }
+        HelmAuth {
+            basic,
+            only: self.default.only.clone(),
+        }
     }
 }
 
@@ -215,13 +233,31 @@ mod tests {
         assert!(for_bundle
             .for_repository("https://elsewhere.example.org/charts.example.com/")
             .is_none());
-        let open = RepoHelmAuth::new(Some(("helm", &secret)), None, None).expect("valid");
+        let unanchored = RepoHelmAuth::new(
+            Some(("helm", &secret)),
+            None,
+            Some("charts\\.example\\.com|oci://r"),
+        )
+        .expect("valid");
+        for elsewhere in [
+            "https://evil.example.org/?u=charts.example.com",
+            "https://evil.example.org/oci://r",
+        ] {
+            assert!(
+                unanchored.for_path("x").for_repository(elsewhere).is_none(),
+                "{elsewhere}"
+            );
+        }
         assert_eq!(
-            open.for_path("x")
+            unanchored
+                .for_path("x")
                 .for_repository("oci://r/x")
                 .map(Basic::header),
             Some("Basic dTpw".to_string())
         );
+        let empty = RepoHelmAuth::new(Some(("helm", &secret)), None, None).expect("valid");
+        assert!(empty.for_path("x").for_repository("oci://r/x").is_none());
+        assert!(empty.for_path("x").held_back_for_empty_regex());
         assert!(RepoHelmAuth::new(None, None, Some("(")).is_err());
     }
 
@@ -233,8 +269,12 @@ mod tests {
             "apps/web:\n  username: web\n  password: w\nother:\n  username: o\n  password: o\n\
              ./tools_:\n  username: t\n  password: t\n",
         )]);
-        let auth = RepoHelmAuth::new(Some(("helm", &secret)), Some(("paths", &paths)), None)
-            .expect("valid");
+        let auth = RepoHelmAuth::new(
+            Some(("helm", &secret)),
+            Some(("paths", &paths)),
+            Some("https://r"),
+        )
+        .expect("valid");
         let web = auth.for_path("apps/web");
         assert_eq!(
             web.for_repository("https://r").map(|b| b.username.as_str()),

@@ -127,8 +127,21 @@ impl ChartCache {
     }
 
     /// The archive of a chart, from the cache or the network, with the credentials `auth`
-    /// gives for its repository.
+    /// gives for its repository. A failure without credentials that an empty
+    /// `helmRepoURLRegex` held back says so.
     pub fn fetch(&self, chart: &RemoteChart, auth: &HelmAuth) -> Result<Vec<u8>, ChartError> {
+        self.fetch_with(chart, auth).map_err(|error| match error {
+            ChartError::Http { url, message } if auth.held_back_for_empty_regex() => {
+                ChartError::Http {
+                    url,
+                    message: format!("{message}: {}", auth::EMPTY_REGEX_HINT),
+                }
+            }
+            other => other,
+        })
+    }
+
+    fn fetch_with(&self, chart: &RemoteChart, auth: &HelmAuth) -> Result<Vec<u8>, ChartError> {
         let version = chart.version.clone().unwrap_or_default();
         let repo = chart.repo.as_deref().filter(|r| !r.is_empty());
         let credentials: Vec<(&str, String)> = auth

@@ -154,12 +154,23 @@ fn private_repositories_and_registries_take_the_gitrepo_credentials_and_no_other
             .fetch(request, &HelmAuth::none())
             .expect_err("credentials are needed");
         assert!(refused.to_string().contains("HTTP 401"), "{refused}");
+        let trusted = Some("http://127\\.0\\.0\\.1:|oci://127\\.0\\.0\\.1:");
         let wrong = cache
-            .fetch(request, &gitrepo_auth("ci", "wrong", None))
+            .fetch(request, &gitrepo_auth("ci", "wrong", trusted))
             .expect_err("wrong password");
         assert!(wrong.to_string().contains("HTTP 401"), "{wrong}");
-        let fetched = cache
+        // Without helmRepoURLRegex the credentials go nowhere, and the failure says why.
+        let held_back = cache
             .fetch(request, &gitrepo_auth("ci", "s3cret", None))
+            .expect_err("credentials held back");
+        assert!(
+            held_back
+                .to_string()
+                .ends_with("set spec.helmRepoURLRegex to allow credential forwarding"),
+            "{held_back}"
+        );
+        let fetched = cache
+            .fetch(request, &gitrepo_auth("ci", "s3cret", trusted))
             .expect("fetched with the credentials");
         assert_eq!(loaded_name(&fetched), "metrics");
     }

@@ -714,6 +714,7 @@ stringData:
     fleet
         .gitrepo(
             json!({"paths": ["good", "bad"], "helmSecretNameForPaths": "helm-paths",
+                        "helmRepoURLRegex": format!("^{}", server.url.replace('.', "\\.")),
                         "targets": [{"clusterSelector": {}}]}),
         )
         .await;
