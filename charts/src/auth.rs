@@ -70,7 +70,7 @@ impl HelmAuth {
 
 /// What a fetch that failed without the credentials an empty regex held back adds to its
 /// error (Fleet's hint).
-pub const EMPTY_REGEX_HINT: &str = "helmRepoURLRegex is empty, so Helm credentials were not forwarded; set spec.helmRepoURLRegex to allow credential forwarding";
+pub(crate) const EMPTY_REGEX_HINT: &str = "helmRepoURLRegex is empty, so Helm credentials were not forwarded; set spec.helmRepoURLRegex to allow credential forwarding";
 
 /// Why a GitRepo's Helm credentials cannot be used.
 #[derive(Debug, thiserror::Error)]
