@@ -86,7 +86,8 @@ fn render_files(
     let sources = Sources {
         fetched: Some(&fetched),
         member: Some(member),
-        preprocess: true,
+        // The controller templated the values already, as Fleet's controller does.
+        preprocess: false,
         ..Default::default()
     };
     let variant = bundle::render_with(&root, &dir, &render.bundle_name, &fleet, &cluster, &sources)

@@ -107,3 +107,34 @@ fn links_inside_the_bundle_are_followed_and_links_out_of_it_refused() {
         std::fs::remove_file(&path).expect("unlinked");
     }
 }
+
+/// Restated from Rancher Fleet v0.16 `internal/bundlereader/resources.go`
+/// (`ignoreApplyConfigs`): fleet.yaml and the values files it and its customizations name
+/// only configure the bundle, and are not among its resources; other files are.
+#[test]
+fn fleet_yaml_and_the_values_files_it_names_are_not_resources() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    write_file(
+        &dir.path().join("app/fleet.yaml"),
+        "helm:\n  valuesFiles: [values/base.yaml]\ntargetCustomizations:\n- name: prod\n  clusterSelector: {matchLabels: {env: prod}}\n  helm:\n    valuesFiles: [prod.yaml]\n",
+    );
+    write_file(&dir.path().join("app/values/base.yaml"), "a: 1\n");
+    write_file(&dir.path().join("app/prod.yaml"), "a: 2\n");
+    write_file(&dir.path().join("app/values/other.yaml"), "b: 1\n");
+    write_file(
+        &dir.path().join("app/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+    );
+    let root = dir.path().to_string_lossy().into_owned();
+    let bundles = documents(&fleet_ok(&[
+        "apply", "--root", &root, "-o", "-", "repo", "app",
+    ]));
+    let mut names: Vec<&str> = bundles[0]["spec"]["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["cm.yaml", "values/other.yaml"]);
+}

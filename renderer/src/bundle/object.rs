@@ -22,6 +22,29 @@ pub fn name_for(fleet: &FleetYaml, repo_name: &str, dir: &BundleDir) -> String {
         .unwrap_or_else(|| bundle_name(repo_name, &dir.name_path()))
 }
 
+/// The files of a bundle that only say how to build it, never resources, as Fleet leaves
+/// them out: `fleet.yaml`, the options file a driven scan names, and the values files the
+/// bundle and its customizations name (as written, and by their base name).
+fn apply_configs(dir: &BundleDir, fleet: &FleetYaml) -> Vec<String> {
+    let mut configs = vec!["fleet.yaml".to_string()];
+    if let Some(file) = dir.fleet_yaml.as_deref() {
+        if let Ok(relative) = file.strip_prefix(&dir.dir) {
+            configs.push(relative.to_string_lossy().into_owned());
+        }
+    }
+    let helms = std::iter::once(&fleet.options)
+        .chain(fleet.target_customizations.iter().map(|t| &t.options))
+        .filter_map(|options| options.helm.as_deref());
+    for file in helms.flat_map(|helm| &helm.values_files) {
+        let written = file.trim_start_matches("./");
+        configs.push(written.to_string());
+        if let Some(base) = std::path::Path::new(written).file_name() {
+            configs.push(base.to_string_lossy().into_owned());
+        }
+    }
+    configs
+}
+
 /// The Bundle for `dir`, described by `fleet`, named after `repo_name` and placed in
 /// `namespace`. Label values that Kubernetes would refuse (paths with `/`) are made safe.
 pub fn bundle_object(
@@ -32,7 +55,9 @@ pub fn bundle_object(
     namespace: &str,
 ) -> Result<Bundle> {
     let name = name_for(fleet, repo_name, dir);
-    let files = bundle_files(root, dir)?;
+    let configs = apply_configs(dir, fleet);
+    let mut files = bundle_files(root, dir)?;
+    files.retain(|(path, _)| !configs.contains(path));
     let mut resources: Vec<BundleResource> = files.iter().map(plain_resource).collect();
     // Fleet's `fleet apply` compresses every resource of a Bundle this large.
     if serialized_size(&resources) >= COMPRESS_FROM {
