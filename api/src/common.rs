@@ -17,6 +17,21 @@ pub fn preserve_unknown_fields(_: &mut schemars::SchemaGenerator) -> schemars::S
     })
 }
 
+/// The rule Fleet's CRDs put on a Go duration (`15s`, `1h30m`, `0`; no days or weeks, at
+/// most what Go's duration holds), in the Common Expression Language kube-apiserver runs.
+pub const GO_DURATION_RULE: &str = "self == '0' || (self.matches('^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$') && duration(self) <= duration('2562047h'))";
+
+/// What an object breaking [`GO_DURATION_RULE`] is told, in Fleet's words.
+pub const GO_DURATION_MESSAGE: &str = "must be a valid Go duration using units ns, us, µs, ms, s, m, h (e.g. 15s, 5m, 2h, 1h30m); units like d (days) or w (weeks) are not supported";
+
+/// Schema for a Go duration held as a string, checked by [`GO_DURATION_RULE`].
+pub fn go_duration(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "x-kubernetes-validations": [{"rule": GO_DURATION_RULE, "message": GO_DURATION_MESSAGE}]
+    })
+}
+
 /// Schema for a field that holds any JSON value (scalar, list or object).
 pub fn any_value(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({ "x-kubernetes-preserve-unknown-fields": true })

@@ -85,12 +85,14 @@ pub struct GitRepoSpec {
     pub targets: Vec<GitTarget>,
     /// Poll period (a Go duration such as `15s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::go_duration")]
     pub polling_interval: Option<String>,
     /// Bump to force a redeploy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub force_sync_generation: Option<i64>,
     /// Image scan period.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::go_duration")]
     pub image_scan_interval: Option<String>,
     /// Commit settings for image scans.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 pub struct ClusterRegistrationTokenSpec {
     /// How long the token is valid (a Go duration such as `1h`); forever when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::go_duration")]
     pub ttl: Option<String>,
 }
 

@@ -368,6 +368,12 @@ fn finish(call: &Call, before: Before<'_>, mut object: Value, applied: bool) -> 
             )));
         }
         causes.extend(checked.causes);
+        // Validation rules run only on an object valid otherwise; kube-apiserver says so.
+        if causes.is_empty() {
+            causes.extend(checked.rule_causes);
+        } else if schema.has_rules() {
+            causes.push(fleet_objects::schema::rules_not_checked());
+        }
     }
     drop_empty_metadata(&mut object);
     let refuse = |causes| ApiError::invalid(&resource.kind, &resource.group, &name, causes);

@@ -99,7 +99,9 @@ fn steps() -> Vec<Step> {
             "names": {"kind": "Widget", "plural": "widgets", "singular": "widget", "listKind": "WidgetList"},
             "versions": [{"name": "v1", "served": true, "storage": true,
                 "schema": {"openAPIV3Schema": {"type": "object", "properties": {
-                    "spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}}}]}});
+                    "spec": {"type": "object", "properties": {"size": {"type": "integer"},
+                        "interval": {"type": "string", "x-kubernetes-validations": [
+                            {"rule": fleet_api::GO_DURATION_RULE, "message": fleet_api::GO_DURATION_MESSAGE}]}}}}}}}]}});
     let widget = |name: &str| {
         json!({"apiVersion": "example.com/v1", "kind": "Widget",
                "metadata": {"name": name, "namespace": "diff"}, "spec": {"size": 3}})
@@ -247,6 +249,27 @@ fn steps() -> Vec<Step> {
             "POST",
             "/apis/example.com/v1/namespaces/diff/widgets",
             widget("small"),
+        ),
+        step(
+            "widget with a duration in days",
+            "POST",
+            "/apis/example.com/v1/namespaces/diff/widgets",
+            json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                   "metadata": {"name": "days", "namespace": "diff"}, "spec": {"interval": "1d"}}),
+        ),
+        step(
+            "widget with a duration past Go's",
+            "POST",
+            "/apis/example.com/v1/namespaces/diff/widgets",
+            json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                   "metadata": {"name": "long", "namespace": "diff"}, "spec": {"interval": "5000000h"}}),
+        ),
+        step(
+            "widget with a Go duration",
+            "POST",
+            "/apis/example.com/v1/namespaces/diff/widgets",
+            json!({"apiVersion": "example.com/v1", "kind": "Widget",
+                   "metadata": {"name": "hours", "namespace": "diff"}, "spec": {"interval": "1h30m"}}),
         ),
         step(
             "widget without kind",

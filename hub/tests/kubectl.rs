@@ -781,3 +781,47 @@ fn sample(text: &str, series: &str) -> Option<u64> {
     text.lines()
         .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
 }
+
+/// Restated from Rancher Fleet v0.16
+/// `integrationtests/controller/durationvalidation/duration_validation_test.go`: the CRDs
+/// refuse durations Go cannot read (days, weeks, no unit, negative, beyond what a Go
+/// duration holds) with Fleet's message, and accept Go's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fleet_durations_are_checked_as_fleets_crds_check_them() {
+    let hub = TestHub::start(&["local"]).await;
+    let kubectl = install_crds(&hub).await;
+    let object = |kind: &str, field: &str, value: &str| {
+        let spec = match kind {
+            "GitRepo" => format!("  repo: https://example.com/r\n  {field}: \"{value}\"\n"),
+            _ => format!("  {field}: \"{value}\"\n"),
+        };
+        format!(
+            "apiVersion: fleet.cattle.io/v1alpha1\nkind: {kind}\nmetadata:\n  generateName: dv-\n  namespace: fleet-local\nspec:\n{spec}"
+        )
+    };
+    let cases = [
+        ("GitRepo", "pollingInterval"),
+        ("GitRepo", "imageScanInterval"),
+        ("ClusterRegistrationToken", "ttl"),
+    ];
+    for (kind, field) in cases {
+        for invalid in ["1d", "1w", "1y", "7d12h", "abc", "5x", "-1h", "5000000h"] {
+            let refused = kubectl
+                .run_with(&["create", "-f", "-"], &object(kind, field, invalid))
+                .await
+                .failure();
+            assert!(
+                refused.contains("must be a valid Go duration"),
+                "{kind}.{field} {invalid}: {refused}"
+            );
+        }
+        for valid in [
+            "15s", "5m", "2h", "1h30m", "300ms", "1.5h", "100µs", "0", "0s",
+        ] {
+            kubectl
+                .run_with(&["create", "-f", "-"], &object(kind, field, valid))
+                .await
+                .success();
+        }
+    }
+}

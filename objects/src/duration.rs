@@ -34,7 +34,8 @@ pub fn parse_go_duration(text: &str) -> Option<Duration> {
         total += number * seconds;
         rest = &rest[unit_end..];
     }
-    Some(Duration::from_secs_f64(total))
+    // Beyond what a Duration holds (`99999999999999999999h`) is no duration.
+    Duration::try_from_secs_f64(total).ok()
 }
 
 #[cfg(test)]
@@ -48,6 +49,7 @@ mod tests {
         assert_eq!(parse_go_duration("1h"), Some(Duration::from_secs(3600)));
         assert_eq!(parse_go_duration("500ms"), Some(Duration::from_millis(500)));
         assert_eq!(parse_go_duration("1.5h"), Some(Duration::from_secs(5400)));
+        assert_eq!(parse_go_duration("99999999999999999999h"), None);
         assert_eq!(parse_go_duration("15"), None);
         assert_eq!(parse_go_duration("soon"), None);
     }

@@ -31,6 +31,9 @@ pub struct Checked {
     /// (`illegal base64 data at input byte 4`): kube-apiserver refuses a built-in kind's as
     /// undecodable (400), where a custom resource's validation finds them (422).
     pub malformed_bytes: Vec<(String, String)>,
+    /// Failures of validation rules (`x-kubernetes-validations`), which kube-apiserver
+    /// checks only once everything else holds.
+    pub rule_causes: Vec<Cause>,
     /// Values of the wrong JSON type, as `(path, found, wanted)`: a built-in kind's
     /// decoding refuses them (400) where a custom resource's validation finds them (422).
     pub mistyped: Vec<(String, String, String)>,
@@ -81,6 +84,20 @@ impl Schema {
         pruned
     }
 
+    /// Whether the schema holds validation rules (`x-kubernetes-validations`) anywhere.
+    pub fn has_rules(&self) -> bool {
+        fn any_rules(value: &Value) -> bool {
+            match value {
+                Value::Object(map) => {
+                    map.contains_key("x-kubernetes-validations") || map.values().any(any_rules)
+                }
+                Value::Array(items) => items.iter().any(any_rules),
+                _ => false,
+            }
+        }
+        any_rules(&self.source)
+    }
+
     /// Prunes, defaults and validates `object` (a custom resource, or a built-in kind) in
     /// place. `apiVersion`, `kind` and `metadata` are never pruned.
     pub fn prepare(&self, object: &mut Value) -> Checked {
@@ -100,6 +117,9 @@ struct Node {
     quantity: bool,
     /// A byte string (`format: byte`): base64, kept in its canonical form.
     bytes: bool,
+    /// A Go duration, as Fleet's CRDs check one ([`fleet_api::GO_DURATION_RULE`]): the
+    /// message of the rule. The one rule in the Common Expression Language understood here.
+    go_duration: Option<String>,
     /// Optional empty lists and maps below are dropped (a built-in kind).
     omit_empty: bool,
     nullable: bool,
@@ -146,6 +166,13 @@ impl Node {
             int_or_string: flag("x-kubernetes-int-or-string"),
             quantity: flag(QUANTITY_EXTENSION),
             bytes: schema.get("format").and_then(Value::as_str) == Some("byte"),
+            go_duration: (schema
+                .get("x-kubernetes-validations")
+                .and_then(Value::as_array))
+            .into_iter()
+            .flatten()
+            .find(|v| v["rule"] == fleet_api::GO_DURATION_RULE)
+            .map(|v| v["message"].as_str().unwrap_or_default().to_string()),
             omit_empty,
             nullable: flag("nullable"),
             allowed: schema.get("enum").and_then(Value::as_array).cloned(),
@@ -224,7 +251,7 @@ impl Node {
             }
             return;
         }
-        self.scalar_rules(value, path, &mut checked.causes);
+        self.scalar_rules(value, path, &mut checked.causes, &mut checked.rule_causes);
         match value {
             Value::Object(map) => {
                 self.retain_known(map, path, &mut checked.pruned);
@@ -328,7 +355,13 @@ impl Node {
         }
     }
 
-    fn scalar_rules(&self, value: &Value, path: &Path, causes: &mut Vec<Cause>) {
+    fn scalar_rules(
+        &self,
+        value: &Value,
+        path: &Path,
+        causes: &mut Vec<Cause>,
+        rule_causes: &mut Vec<Cause>,
+    ) {
         if let Some(allowed) = &self.allowed {
             if !allowed.contains(value) {
                 let listing: Vec<String> = allowed.iter().map(Value::to_string).collect();
@@ -367,6 +400,18 @@ impl Node {
                     field: path.to_string(),
                 });
             }
+            if let Some(message) = &self.go_duration {
+                match go_duration(text) {
+                    GoDuration::Valid => {}
+                    GoDuration::Invalid => rule_causes.push(invalid(path, value, message.clone())),
+                    // The expression itself failed: kube-apiserver shows the value's type.
+                    GoDuration::Overflows => rule_causes.push(invalid(
+                        path,
+                        &Value::String("string".into()),
+                        format!("type conversion error from 'string' to 'google.protobuf.Duration' evaluating rule: {message}"),
+                    )),
+                }
+            }
             if let Some((pattern, Some(expression))) = &self.pattern {
                 if !expression.is_match(text) {
                     causes.push(invalid(
@@ -386,6 +431,45 @@ impl Node {
                 });
             }
         }
+    }
+}
+
+/// What [`fleet_api::GO_DURATION_RULE`] makes of a text.
+enum GoDuration {
+    /// `0`, or numbers each with one of Go's units (`1h30m`, `1.5s`, `300ms`), within what
+    /// a Go duration holds.
+    Valid,
+    /// Not written as one (`1d`, `abc`, `-1h`).
+    Invalid,
+    /// Written as one, but longer than a Go duration holds (`5000000h`): the rule's
+    /// conversion fails.
+    Overflows,
+}
+
+fn go_duration(text: &str) -> GoDuration {
+    const MAX: std::time::Duration = std::time::Duration::from_secs(2_562_047 * 3600);
+    static UNITS: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let units =
+        UNITS.get_or_init(|| regex::Regex::new(r"^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$").ok());
+    if text == "0" {
+        return GoDuration::Valid;
+    }
+    if !units.as_ref().is_some_and(|u| u.is_match(text)) {
+        return GoDuration::Invalid;
+    }
+    match crate::duration::parse_go_duration(text) {
+        Some(duration) if duration <= MAX => GoDuration::Valid,
+        _ => GoDuration::Overflows,
+    }
+}
+
+/// The cause kube-apiserver adds when an object's validation rules were not run because
+/// the object failed other checks.
+pub fn rules_not_checked() -> Cause {
+    Cause {
+        kind: "FieldValueInvalid".into(),
+        message: "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation".into(),
+        field: "<nil>".into(),
     }
 }
 
