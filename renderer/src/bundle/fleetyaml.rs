@@ -73,8 +73,9 @@ const BUNDLE_STATES: [&str; 7] = [
 ];
 
 /// The checks Fleet's bundle reader makes of a fleet.yaml before it builds the Bundle
-/// (`internal/bundlereader/validate_fleetyaml.go`): each `dependsOn` entry names a bundle
-/// or selects some, and accepts only states bundles have.
+/// (`internal/bundlereader/validate_fleetyaml.go`, `read.go`): each `dependsOn` entry names
+/// a bundle or selects some, and accepts only states bundles have; `imageScans` are refused
+/// as Fleet refuses them with image scanning disabled.
 fn validate(spec: &FleetYaml, text: &str, shown: &str) -> Result<()> {
     for (index, dependency) in spec.depends_on.iter().enumerate() {
         let field = format!("dependsOn[{index}]");
@@ -101,6 +102,15 @@ fn validate(spec: &FleetYaml, text: &str, shown: &str) -> Result<()> {
                 .with_line(line_of(text, &field)));
             }
         }
+    }
+    // fleet-rs has no image scanning yet: Fleet with it disabled refuses the field so.
+    if !spec.image_scans.is_empty() {
+        return Err(RenderError::in_field(
+            shown,
+            "imageScans",
+            "imagescan is disabled; remove imagescans from your config files, or enable imagescan",
+        )
+        .with_line(line_of(text, "imageScans")));
     }
     Ok(())
 }
@@ -205,6 +215,11 @@ mod tests {
         (
             "dependsOn:\n- acceptedStates: [Ready]\n",
             Some("must specify either 'name' or 'selector'"),
+        ),
+        // `internal/bundlereader/read.go`: image scans with the feature disabled.
+        (
+            "imageScans:\n- image: nginx\n  tagName: t\n",
+            Some("fleet.yaml:1: field `imageScans`: imagescan is disabled; remove imagescans from your config files, or enable imagescan"),
         ),
     ];
 
