@@ -107,6 +107,9 @@ pub struct BuildOptions<'a> {
     /// Documents standing as a file of the top kustomization's directory and the first
     /// entry of its `resources`, as Rancher Fleet hands Helm's output to a kustomization.
     pub prepended: Option<&'a Prepended>,
+    /// Told each warning as kustomize gives it (a deprecated field, as each kustomization
+    /// is read), in kubectl's words; kubectl prints them on its standard error.
+    pub on_warning: Option<fn(&str)>,
 }
 
 /// Documents a build reads as if they were a file in the top kustomization's directory,
@@ -138,6 +141,7 @@ pub fn build_with(root: &RepoRoot, dir: &Path, options: BuildOptions<'_>) -> Res
     if let Some(prepended) = options.prepended {
         builder.prepend(&dir, prepended.clone());
     }
+    builder.on_warning = options.on_warning;
     let (kustomization, file, mut accumulator) = builder.build_dir(&dir)?;
     let shown = root.display(&file);
     finish(&mut accumulator, &shown)?;

@@ -68,7 +68,20 @@ pub(crate) struct Builder<'r> {
     remote_dir: Option<&'r Path>,
     /// Documents standing as a file of the top directory (see [`super::Prepended`]).
     prepended: Option<(PathBuf, super::Prepended)>,
+    /// Told each warning (see [`super::BuildOptions::on_warning`]).
+    pub(crate) on_warning: Option<fn(&str)>,
 }
+
+/// The fields kustomize 5 warns are deprecated, in the order it checks them, with what to
+/// use instead.
+const DEPRECATED: [(&str, &str); 6] = [
+    ("bases", "'resources' instead."),
+    ("commonLabels", "'labels' instead."),
+    ("imageTags", "'images' instead."),
+    ("patchesJson6902", "'patches' instead."),
+    ("patchesStrategicMerge", "'patches' instead."),
+    ("vars", "'replacements' instead. [EXPERIMENTAL]"),
+];
 
 impl<'r> Builder<'r> {
     /// A builder; `restrict` keeps plain files inside their kustomization's directory.
@@ -87,6 +100,25 @@ impl<'r> Builder<'r> {
             namespaces: Vec::new(),
             remote_dir,
             prepended: None,
+            on_warning: None,
+        }
+    }
+
+    /// Warns of each deprecated field `text` sets (to anything but null), as kustomize
+    /// warns when it reads a kustomization.
+    fn warn_of_deprecated_fields(&self, text: &str, shown: &str) {
+        let Some(warn) = self.on_warning else {
+            return;
+        };
+        let Ok(Value::Object(fields)) = yaml::parse_one::<Value>(text, shown) else {
+            return;
+        };
+        for (field, instead) in DEPRECATED {
+            if fields.get(field).is_some_and(|v| !v.is_null()) {
+                warn(&format!(
+                    "# Warning: '{field}' is deprecated. Please use {instead} Run 'kustomize edit fix' to update your Kustomization automatically."
+                ));
+            }
         }
     }
 
@@ -117,6 +149,7 @@ impl<'r> Builder<'r> {
         })?;
         let text = self.root.read_to_string(&file)?;
         let shown = self.root.display(&file);
+        self.warn_of_deprecated_fields(&text, &shown);
         let kustomization: Kustomization = serde_yaml_ng::from_str(&text).map_err(|e| {
             let unknown = unknown_field(&e.to_string());
             let error = yaml::yaml_error(&shown, e);
@@ -130,6 +163,9 @@ impl<'r> Builder<'r> {
                 None => error,
             }
         })?;
+        let mut kustomization = kustomization;
+        let tags = std::mem::take(&mut kustomization.image_tags);
+        kustomization.images.extend(tags);
         Ok((kustomization, file))
     }
 

@@ -30,13 +30,13 @@ pub(crate) struct Kustomization {
     #[serde(default)]
     pub metadata: Option<Value>,
     /// Files, directories and nested kustomizations.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub resources: Vec<String>,
     /// Deprecated synonym of resources.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub bases: Vec<String>,
     /// Components applied to this kustomization's resources.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub components: Vec<String>,
     /// Namespace for every namespaced resource.
     #[serde(default)]
@@ -51,65 +51,68 @@ pub(crate) struct Kustomization {
     #[serde(default, deserialize_with = "string_map")]
     pub common_labels: BTreeMap<String, String>,
     /// Labels with per-entry selector behaviour.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub labels: Vec<LabelEntry>,
     /// Annotations added to objects and templates.
     #[serde(default, deserialize_with = "string_map")]
     pub common_annotations: BTreeMap<String, String>,
     /// Image rewrites.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub images: Vec<ImageEntry>,
+    /// The deprecated spelling of `images`, appended to them as kustomize does.
+    #[serde(default, deserialize_with = "null_as_empty")]
+    pub image_tags: Vec<ImageEntry>,
     /// Replica counts.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub replicas: Vec<ReplicaEntry>,
     /// Patches (strategic merge or JSON 6902), optionally with a target selector.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub patches: Vec<PatchEntry>,
     /// Strategic merge patches: file paths or inline YAML.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub patches_strategic_merge: Vec<String>,
     /// JSON 6902 patches with their target.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub patches_json6902: Vec<PatchEntry>,
     /// ConfigMap generators.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub config_map_generator: Vec<GeneratorArgs>,
     /// Secret generators.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub secret_generator: Vec<GeneratorArgs>,
     /// Options for every generator here.
     #[serde(default)]
     pub generator_options: Option<GeneratorOptions>,
     /// Transformer plugin configurations (files, kustomization directories or inline
     /// YAML), run after the fields above.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub transformers: Vec<String>,
     /// Generator plugin configurations, run after the built-in generators.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub generators: Vec<String>,
     /// Validator plugin configurations, run last.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub validators: Vec<String>,
     /// Output order.
     #[serde(default)]
     pub sort_options: Option<SortOptions>,
     /// Variables (`$(NAME)` in the fields varReference lists).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub vars: Vec<Var>,
     /// Copies of one field's value into others.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub replacements: Vec<ReplacementEntry>,
     /// Files of transformer configuration (field specs, name references).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub configurations: Vec<String>,
     /// CustomResourceDefinition files whose schemas declare name references.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub crds: Vec<String>,
     /// A schema file for strategic merge patches of custom resources.
     #[serde(default)]
     pub openapi: Option<OpenApi>,
     /// Helm charts rendered into resources (kustomize's `--enable-helm`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub helm_charts: Vec<HelmChart>,
     /// Defaults for `helmCharts`.
     #[serde(default)]
@@ -119,7 +122,7 @@ pub(crate) struct Kustomization {
         dead_code,
         reason = "accepted as kustomize accepts it; nothing reads it"
     )]
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub build_metadata: Vec<String>,
 }
 
@@ -182,7 +185,7 @@ pub(crate) struct ReplacementEntry {
     #[serde(default)]
     pub source: Option<ReplacementSource>,
     /// Where it goes.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub targets: Vec<ReplacementTarget>,
 }
 
@@ -221,10 +224,10 @@ pub(crate) struct ReplacementTarget {
     #[serde(default)]
     pub select: Option<Selector>,
     /// Objects left alone.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub reject: Vec<Selector>,
     /// Dotted paths in them.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub field_paths: Vec<String>,
     /// Part of the field to replace, and creation.
     #[serde(default)]
@@ -287,7 +290,7 @@ pub(crate) struct HelmChart {
     #[serde(default)]
     pub values_file: Option<String>,
     /// More values files.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub additional_values_files: Vec<String>,
     /// How inline values combine with the file's: `override` (default), `replace` or `merge`.
     #[serde(default)]
@@ -296,7 +299,7 @@ pub(crate) struct HelmChart {
     #[serde(default, rename = "includeCRDs")]
     pub include_crds: bool,
     /// Extra API versions.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub api_versions: Vec<String>,
     /// The Kubernetes version the templates see.
     #[serde(default)]
@@ -312,7 +315,7 @@ pub(crate) struct HelmChart {
         dead_code,
         reason = "accepted as kustomize accepts it; nothing reads it"
     )]
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub extra_args: Vec<String>,
     /// Name template (unused: releaseName names the release).
     #[expect(
@@ -343,7 +346,7 @@ pub(crate) struct LabelEntry {
     #[serde(default, deserialize_with = "string_map")]
     pub pairs: BTreeMap<String, String>,
     /// More places to put them.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub fields: Vec<super::config::FieldSpec>,
     /// Also add to selectors (and templates).
     #[serde(default)]
@@ -450,13 +453,13 @@ pub(crate) struct GeneratorArgs {
     #[serde(default)]
     pub behavior: Option<String>,
     /// `key=path` or `path` entries.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub files: Vec<String>,
     /// `key=value` entries.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub literals: Vec<String>,
     /// Env files of `KEY=value` lines.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub envs: Vec<String>,
     /// Deprecated single env file.
     #[serde(default)]
@@ -504,10 +507,10 @@ pub(crate) struct SortOptions {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct LegacySortOptions {
     /// Kinds emitted first, in this order.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub order_first: Vec<String>,
     /// Kinds emitted last, in this order.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub order_last: Vec<String>,
 }
 
@@ -536,4 +539,14 @@ fn string_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Str
         Some(Value::String(s)) => Some(s),
         Some(other) => Some(other.to_string()),
     })
+}
+
+/// A list that may be written null (`vars: ~`), read as empty, as kustomize reads it.
+fn null_as_empty<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    use serde::Deserialize;
+    Ok(Option::<Vec<T>>::deserialize(deserializer)?.unwrap_or_default())
 }

@@ -60,6 +60,8 @@ pub(super) fn run(command: KustomizeCommand) -> Result<()> {
                     Restrictor::LoadRestrictionsRootOnly => kustomize::LoadRestrictor::RootOnly,
                     Restrictor::LoadRestrictionsNone => kustomize::LoadRestrictor::None,
                 },
+                // As kubectl: deprecation warnings on standard error, as each is read.
+                on_warning: Some(|warning| eprintln!("{warning}")),
                 ..kustomize::BuildOptions::default()
             };
             let resources = kustomize::build_with(&root, &dir, options)?;
