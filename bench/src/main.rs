@@ -2,6 +2,7 @@
 //! reference or the target they are judged against. Not tests, and not part of the `fleet`
 //! binary: its fixtures (Git repositories, `git daemon`) come from the test support crate.
 
+mod attack;
 mod fleet;
 mod gitjob;
 mod helm;
@@ -62,6 +63,10 @@ enum BenchCommand {
     /// A fleet in one process: N clusters with an agent each; commit to all Ready, CPU, memory.
     #[command(after_help = "Example:\n  fleet bench fleet --clusters 1000")]
     Fleet(fleet::FleetBench),
+    /// An attacker's probes against the hub, gitjob and the controller as production runs
+    /// them, each its own process: whether each held, peak memory and file descriptors.
+    #[command(after_help = "Example:\n  fleet bench attack")]
+    Attack(attack::AttackBench),
 }
 
 /// Runs a benchmark.
@@ -73,6 +78,7 @@ fn run(command: BenchCommand) -> Result<()> {
         BenchCommand::Soak(args) => soak::run(args),
         BenchCommand::Gitjob(args) => gitjob::run(args),
         BenchCommand::Fleet(args) => fleet::run(args),
+        BenchCommand::Attack(args) => attack::run(args),
     }
 }
 

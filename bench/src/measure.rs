@@ -14,6 +14,11 @@ pub(crate) fn peak_rss_kib(pid: &str) -> u64 {
     status_kib(pid, "VmHWM:")
 }
 
+/// How many file descriptors a process (`self` or a pid) holds, from /proc.
+pub(crate) fn open_fds(pid: &str) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, Iterator::count)
+}
+
 /// A KiB figure of /proc/PID/status.
 fn status_kib(pid: &str, field: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))

@@ -114,6 +114,8 @@ pub(crate) struct ControlPlane {
     pub admin: kube::Client,
     /// Where gitjob hears push webhooks.
     pub webhook: SocketAddr,
+    /// Where the hub listens (HTTPS).
+    pub hub: SocketAddr,
     /// The agents' connections, each opened at its first request.
     connections: Vec<Connection>,
 }
@@ -124,11 +126,22 @@ impl ControlPlane {
     /// against it. The controller serves registrations, handing agents the hub's address.
     /// `agents` agents will reach the hub (see [`ControlPlane::agent_client`]).
     pub(crate) async fn start(scratch: &Path, agents: usize) -> Result<Self> {
+        Self::start_with(scratch, agents, true).await
+    }
+
+    /// [`ControlPlane::start`], gitjob fetching from this machine only when
+    /// `allow_local_sources` (as `fleet gitjob --allow-local-sources`).
+    pub(crate) async fn start_with(
+        scratch: &Path,
+        agents: usize,
+        allow_local_sources: bool,
+    ) -> Result<Self> {
         let fleet = fleet_binary()?;
         let data = scratch.join("control-plane");
         std::fs::create_dir_all(&data)?;
         let hub_data = data.join("hub");
-        let listen = free_address().context("finding a free port")?.to_string();
+        let hub = free_address().context("finding a free port")?;
+        let listen = hub.to_string();
         let hub_args = [
             "hub".as_ref(),
             "--data".as_ref(),
@@ -145,16 +158,18 @@ impl ControlPlane {
         let webhook = free_address().context("finding a free port")?;
         let webhook_arg = webhook.to_string();
         let gitjob_data = data.join("gitjob");
-        let gitjob_args = [
+        let mut gitjob_args: Vec<&OsStr> = vec![
             "gitjob".as_ref(),
             "--kubeconfig".as_ref(),
             kubeconfig.as_os_str(),
             "--data".as_ref(),
             gitjob_data.as_os_str(),
-            "--allow-local-sources".as_ref(),
             "--webhook-listen".as_ref(),
             webhook_arg.as_ref(),
         ];
+        if allow_local_sources {
+            gitjob_args.push("--allow-local-sources".as_ref());
+        }
         processes.push(Process::spawn(&fleet, &data, "gitjob", &gitjob_args)?);
         let controller_data = data.join("controller");
         let controller_args = [
@@ -179,6 +194,7 @@ impl ControlPlane {
             config,
             admin,
             webhook,
+            hub,
             connections,
         })
     }
@@ -216,6 +232,23 @@ impl ControlPlane {
     /// The peak resident memory of each process so far, in KiB, by name.
     pub(crate) fn peak_rss_kib(&self) -> Vec<(&'static str, u64)> {
         self.each(crate::measure::peak_rss_kib)
+    }
+
+    /// The file descriptors each process holds now, by name.
+    pub(crate) fn open_fds(&self) -> Vec<(&'static str, usize)> {
+        self.each(crate::measure::open_fds)
+    }
+
+    /// What each process has logged so far, by name.
+    pub(crate) fn logs(&self) -> Vec<(&'static str, String)> {
+        (self.processes().iter())
+            .map(|p| (p.name, std::fs::read_to_string(&p.log).unwrap_or_default()))
+            .collect()
+    }
+
+    /// The hub's admin token (a secret no process may log).
+    pub(crate) fn admin_token(&self) -> &str {
+        &self.admin_token
     }
 
     fn each<T>(&self, measure: impl Fn(&str) -> T) -> Vec<(&'static str, T)> {

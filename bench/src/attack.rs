@@ -1,0 +1,524 @@
+//! `fleet bench attack`: an attacker's and an unlucky operator's probes against the
+//! control plane as production runs it (`fleet hub`, `fleet gitjob`, `fleet controller`,
+//! each its own process, gitjob fetching nothing from its own host), on loopback, bounded
+//! in count and time (under a minute). Each probe prints whether the system held; the
+//! last line says how many did, with each process's peak memory and file descriptors.
+
+use std::future::Future;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::pin::Pin;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use clap::Args;
+use fleet_api::{Cluster, ClusterRegistration, GitRepo};
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, PostParams};
+use serde_json::json;
+
+use crate::processes::ControlPlane;
+
+/// Arguments of `fleet bench attack`.
+#[derive(Args, Debug)]
+pub(crate) struct AttackBench {
+    /// Keep the control plane's data and logs here (default: a temporary directory).
+    #[arg(long)]
+    keep: Option<std::path::PathBuf>,
+}
+
+/// What a probe found: whether the system held, and what was seen.
+type Verdict = Result<String, String>;
+
+/// A probe: its name and the attack.
+type Probe<'a> = (&'static str, Pin<Box<dyn Future<Output = Verdict> + 'a>>);
+
+/// The namespace the probes work in.
+const NS: &str = "fleet-default";
+
+/// Runs the suite.
+pub(crate) fn run(args: AttackBench) -> Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let scratch = tempfile::tempdir()?;
+        let dir = args.keep.clone().unwrap_or_else(|| scratch.path().to_path_buf());
+        let plane = ControlPlane::start_with(&dir, 0, false).await?;
+        let namespaces: Api<Namespace> = Api::all(plane.admin.clone());
+        let namespace = serde_json::from_value(json!({"metadata": {"name": NS}}))?;
+        let _ = namespaces.create(&PostParams::default(), &namespace).await;
+        let probes = probes(&plane);
+        let count = probes.len();
+        let started = Instant::now();
+        let verdicts = futures::future::join_all(
+            probes.into_iter().map(|(name, probe)| async move { (name, probe.await) }),
+        )
+        .await;
+        let mut held = 0;
+        for (name, verdict) in &verdicts {
+            match verdict {
+                Ok(seen) => {
+                    held += 1;
+                    println!("held    {name}: {seen}");
+                }
+                Err(seen) => println!("FAILED  {name}: {seen}"),
+            }
+        }
+        let secret = plane.admin_token().to_string();
+        let leaked: Vec<&str> = (plane.logs().iter())
+            .filter(|(_, log)| log.contains(&secret))
+            .map(|(name, _)| *name)
+            .collect();
+        let count = count + 1;
+        if leaked.is_empty() {
+            held += 1;
+            println!("held    no process logged a token: the hub's, gitjob's and the controller's logs checked");
+        } else {
+            println!("FAILED  no process logged a token: {leaked:?} logged the admin token");
+        }
+        let memory: Vec<String> = (plane.peak_rss_kib().iter())
+            .map(|(name, kib)| format!("{name} {} MiB", kib / 1024))
+            .collect();
+        let fds: Vec<String> = (plane.open_fds().iter())
+            .map(|(name, n)| format!("{name} {n}"))
+            .collect();
+        plane.stop().await;
+        println!(
+            "fleet bench attack: {held} of {count} probes held in {:.0} s; peak memory {}; file descriptors at the end {}",
+            started.elapsed().as_secs_f64(),
+            memory.join(", "),
+            fds.join(", ")
+        );
+        if held < count {
+            anyhow::bail!("{} probes failed", count - held);
+        }
+        Ok(())
+    })
+}
+
+/// Every probe, to run at once.
+fn probes(plane: &ControlPlane) -> Vec<Probe<'_>> {
+    let hub = plane.hub;
+    let webhook = plane.webhook;
+    let admin = plane.admin.clone();
+    vec![
+        (
+            "YAML aliases expanding to 128 MiB",
+            Box::pin(alias_bomb(admin.clone())),
+        ),
+        (
+            "YAML nested 60,000 levels",
+            Box::pin(deep_nesting(admin.clone())),
+        ),
+        ("a 4 MiB body", Box::pin(huge_body(admin.clone()))),
+        (
+            "a Secret whose data is not base64",
+            Box::pin(bad_secret(admin.clone())),
+        ),
+        (
+            "a Deployment with -5 replicas",
+            Box::pin(negative_replicas(admin.clone())),
+        ),
+        (
+            "100 idle connections to the hub",
+            Box::pin(idle(hub, 100, Duration::from_secs(10))),
+        ),
+        (
+            "an idle connection to the webhook port",
+            Box::pin(idle(webhook, 1, Duration::from_secs(10))),
+        ),
+        (
+            "a webhook payload that never ends",
+            Box::pin(endless_payload(webhook)),
+        ),
+        (
+            "unsigned pushes tell nothing of followed repositories",
+            Box::pin(push_oracle(admin.clone(), webhook)),
+        ),
+        (
+            "a GitRepo reading gitjob's own host",
+            Box::pin(own_host(admin.clone())),
+        ),
+        (
+            "a registration naming another client's cluster",
+            Box::pin(hijack(admin.clone())),
+        ),
+        (
+            "a registration setting Fleet's reserved labels",
+            Box::pin(reserved_labels(admin)),
+        ),
+    ]
+}
+
+/// Sends `body` as `content_type` with `method` to `path`; the status code.
+async fn send(
+    client: &kube::Client,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: Vec<u8>,
+) -> Result<u16, String> {
+    let request = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .header("content-type", content_type)
+        .body(body)
+        .map_err(|e| e.to_string())?;
+    let response = client
+        .send(request.map(kube::client::Body::from))
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(response.status().as_u16())
+}
+
+/// Held when `got` is `wanted` within `limit`.
+fn expect(
+    what: &str,
+    got: Result<u16, String>,
+    wanted: u16,
+    took: Duration,
+    limit: Duration,
+) -> Verdict {
+    match got {
+        Ok(code) if code == wanted && took <= limit => Ok(format!("{what}: {code} in {took:.1?}")),
+        Ok(code) => Err(format!(
+            "{what}: {code} in {took:.1?}, wanted {wanted} within {limit:?}"
+        )),
+        Err(error) => Err(format!("{what}: {error}")),
+    }
+}
+
+async fn alias_bomb(admin: kube::Client) -> Verdict {
+    let body = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: bomb}}\ndata: {{a: &a {}}}\nb: [{}]\n",
+        "x".repeat(64 * 1024),
+        "*a, ".repeat(2000)
+    );
+    let path = format!("/api/v1/namespaces/{NS}/configmaps/bomb?fieldManager=probe");
+    let started = Instant::now();
+    let got = send(
+        &admin,
+        "PATCH",
+        &path,
+        "application/apply-patch+yaml",
+        body.into_bytes(),
+    )
+    .await;
+    expect(
+        "refused",
+        got,
+        400,
+        started.elapsed(),
+        Duration::from_secs(2),
+    )
+}
+
+async fn deep_nesting(admin: kube::Client) -> Verdict {
+    let body = format!(
+        "kind: ConfigMap\nextra: {}{}\n",
+        "[".repeat(60_000),
+        "]".repeat(60_000)
+    );
+    let path = format!("/api/v1/namespaces/{NS}/configmaps/deep?fieldManager=probe");
+    let started = Instant::now();
+    let got = send(
+        &admin,
+        "PATCH",
+        &path,
+        "application/apply-patch+yaml",
+        body.into_bytes(),
+    )
+    .await;
+    expect(
+        "refused",
+        got,
+        400,
+        started.elapsed(),
+        Duration::from_secs(2),
+    )
+}
+
+async fn huge_body(admin: kube::Client) -> Verdict {
+    let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "huge"},
+                      "data": {"blob": "x".repeat(4 * 1024 * 1024)}});
+    let path = format!("/api/v1/namespaces/{NS}/configmaps");
+    let started = Instant::now();
+    let got = send(
+        &admin,
+        "POST",
+        &path,
+        "application/json",
+        body.to_string().into_bytes(),
+    )
+    .await;
+    expect(
+        "refused",
+        got,
+        413,
+        started.elapsed(),
+        Duration::from_secs(5),
+    )
+}
+
+async fn bad_secret(admin: kube::Client) -> Verdict {
+    let body = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "bad"},
+                      "data": {"token": "not base64!"}});
+    let path = format!("/api/v1/namespaces/{NS}/secrets");
+    let started = Instant::now();
+    let got = send(
+        &admin,
+        "POST",
+        &path,
+        "application/json",
+        body.to_string().into_bytes(),
+    )
+    .await;
+    expect(
+        "refused",
+        got,
+        400,
+        started.elapsed(),
+        Duration::from_secs(2),
+    )
+}
+
+async fn negative_replicas(admin: kube::Client) -> Verdict {
+    let body = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "neg"},
+        "spec": {"replicas": -5, "selector": {"matchLabels": {"a": "b"}},
+            "template": {"metadata": {"labels": {"a": "b"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}});
+    let path = format!("/apis/apps/v1/namespaces/{NS}/deployments");
+    let started = Instant::now();
+    let got = send(
+        &admin,
+        "POST",
+        &path,
+        "application/json",
+        body.to_string().into_bytes(),
+    )
+    .await;
+    expect(
+        "refused",
+        got,
+        422,
+        started.elapsed(),
+        Duration::from_secs(2),
+    )
+}
+
+/// Opens `count` connections to `addr` that send nothing; held when every one is closed
+/// by the server within `patience` (plus a margin).
+async fn idle(addr: SocketAddr, count: usize, patience: Duration) -> Verdict {
+    let waited = tokio::task::spawn_blocking(move || {
+        let connections: Vec<TcpStream> = (0..count)
+            .filter_map(|_| TcpStream::connect(addr).ok())
+            .collect();
+        let started = Instant::now();
+        let mut closed = 0;
+        for mut connection in connections {
+            let left = (patience + Duration::from_secs(5)).saturating_sub(started.elapsed());
+            let _ = connection.set_read_timeout(Some(left.max(Duration::from_millis(1))));
+            let mut buffer = [0u8; 64];
+            if matches!(connection.read(&mut buffer), Ok(0)) {
+                closed += 1;
+            }
+        }
+        (closed, started.elapsed())
+    })
+    .await
+    .map_err(|e| e.to_string())?;
+    if waited.0 == count {
+        Ok(format!(
+            "all {count} closed by the server after {:.1?}",
+            waited.1
+        ))
+    } else {
+        Err(format!(
+            "{} of {count} closed within {:?}",
+            waited.0,
+            patience + Duration::from_secs(5)
+        ))
+    }
+}
+
+async fn endless_payload(webhook: SocketAddr) -> Verdict {
+    tokio::task::spawn_blocking(move || {
+        let mut connection = TcpStream::connect(webhook).map_err(|e| e.to_string())?;
+        connection
+            .write_all(b"POST /generic HTTP/1.1\r\nHost: gitjob\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{\"repository\":")
+            .map_err(|e| e.to_string())?;
+        let _ = connection.set_read_timeout(Some(Duration::from_secs(45)));
+        let started = Instant::now();
+        let mut answer = Vec::new();
+        let _ = connection.read_to_end(&mut answer);
+        let answer = String::from_utf8_lossy(&answer);
+        let took = started.elapsed();
+        if answer.starts_with("HTTP/1.1 408") && took < Duration::from_secs(40) {
+            Ok(format!("answered 408 and closed after {took:.1?}"))
+        } else {
+            Err(format!("after {took:.1?}: {:?}", answer.lines().next()))
+        }
+    })
+    .await
+    .map_err(|e| e.to_string())?
+}
+
+/// Posts an unsigned GitHub push for `repository`; the status and body.
+fn unsigned_push(
+    webhook: SocketAddr,
+    repository: &str,
+    delivery: &str,
+) -> Result<(u16, String), String> {
+    let body =
+        json!({"ref": "refs/heads/main", "after": "0123456789abcdef0123456789abcdef01234567",
+                      "repository": {"clone_url": repository}})
+        .to_string();
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let mut response = agent
+        .post(format!("http://{webhook}/"))
+        .header("X-GitHub-Event", "push")
+        .header("X-GitHub-Delivery", delivery)
+        .send(body.as_bytes())
+        .map_err(|e| e.to_string())?;
+    let status = response.status().as_u16();
+    Ok((
+        status,
+        response.body_mut().read_to_string().unwrap_or_default(),
+    ))
+}
+
+async fn push_oracle(admin: kube::Client, webhook: SocketAddr) -> Verdict {
+    let followed = "https://git.example.com/followed";
+    let gitrepo: GitRepo = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
+        "metadata": {"name": "followed", "namespace": NS},
+        "spec": {"repo": followed, "branch": "main", "pollingInterval": "1h"}}))
+    .map_err(|e| e.to_string())?;
+    Api::<GitRepo>::namespaced(admin, NS)
+        .create(&PostParams::default(), &gitrepo)
+        .await
+        .map_err(|e| e.to_string())?;
+    tokio::task::spawn_blocking(move || {
+        let one = unsigned_push(webhook, followed, "probe-1")?;
+        let other = unsigned_push(webhook, "https://git.example.com/unknown", "probe-2")?;
+        if one == other && one.0 == 401 {
+            Ok("the same 401 for a followed and an unknown repository".to_string())
+        } else {
+            Err(format!("followed: {one:?}; unknown: {other:?}"))
+        }
+    })
+    .await
+    .map_err(|e| e.to_string())?
+}
+
+async fn own_host(admin: kube::Client) -> Verdict {
+    let gitrepos: Api<GitRepo> = Api::namespaced(admin, NS);
+    let gitrepo: GitRepo = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
+        "metadata": {"name": "own-host", "namespace": NS},
+        "spec": {"repo": "/etc", "branch": "main"}}))
+    .map_err(|e| e.to_string())?;
+    gitrepos
+        .create(&PostParams::default(), &gitrepo)
+        .await
+        .map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(20) {
+        let status = gitrepos.get("own-host").await.ok().and_then(|g| g.status);
+        let refused = (status.iter().flat_map(|s| &s.conditions))
+            .find(|c| c.type_ == "Accepted" && c.status == "False")
+            .and_then(|c| c.message.clone())
+            .filter(|m| m.contains("local paths are not fetched"));
+        if let Some(message) = refused {
+            return Ok(format!(
+                "refused after {:.1?}: {message}",
+                started.elapsed()
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    Err("no refusal in the GitRepo's status within 20 s".into())
+}
+
+/// Creates a ClusterRegistration; waits up to `patience` for it to be granted.
+async fn register(
+    admin: &kube::Client,
+    body: serde_json::Value,
+    patience: Duration,
+) -> Result<bool, String> {
+    let registrations: Api<ClusterRegistration> = Api::namespaced(admin.clone(), NS);
+    let registration: ClusterRegistration =
+        serde_json::from_value(body).map_err(|e| e.to_string())?;
+    let name = registration.metadata.name.clone().unwrap_or_default();
+    registrations
+        .create(&PostParams::default(), &registration)
+        .await
+        .map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    while started.elapsed() < patience {
+        let granted = registrations
+            .get(&name)
+            .await
+            .ok()
+            .and_then(|r| r.status)
+            .is_some_and(|s| s.granted);
+        if granted {
+            return Ok(true);
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    Ok(false)
+}
+
+fn registration(
+    name: &str,
+    cluster: &str,
+    client: &str,
+    labels: serde_json::Value,
+) -> serde_json::Value {
+    json!({"apiVersion": "fleet.cattle.io/v1alpha1", "kind": "ClusterRegistration",
+           "metadata": {"name": name, "namespace": NS},
+           "spec": {"clientID": client, "clientRandom": format!("{:064x}", name.len() as u64 * 7919),
+                    "clusterName": cluster, "clusterLabels": labels}})
+}
+
+async fn hijack(admin: kube::Client) -> Verdict {
+    let clusters: Api<Cluster> = Api::namespaced(admin.clone(), NS);
+    let prod: Cluster = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
+        "metadata": {"name": "prod", "namespace": NS}, "spec": {"clientID": "the-real-prod"}}))
+    .map_err(|e| e.to_string())?;
+    clusters
+        .create(&PostParams::default(), &prod)
+        .await
+        .map_err(|e| e.to_string())?;
+    let thief = registration("thief", "prod", "guessed", json!({}));
+    match register(&admin, thief, Duration::from_secs(8)).await? {
+        false => Ok("not granted within 8 s".into()),
+        true => Err("granted: the registrant holds prod's credential".into()),
+    }
+}
+
+async fn reserved_labels(admin: kube::Client) -> Verdict {
+    let labels = json!({"env": "dev", "fleet.cattle.io/cluster-group": "prod"});
+    let asked = registration("labelled", "labelled", "client-labelled", labels);
+    if !register(&admin, asked, Duration::from_secs(20)).await? {
+        return Err("the registration was not granted within 20 s".into());
+    }
+    let cluster = Api::<Cluster>::namespaced(admin, NS)
+        .get("labelled")
+        .await
+        .map_err(|e| e.to_string())?;
+    let labels = cluster.metadata.labels.unwrap_or_default();
+    match (
+        labels.get("env"),
+        labels.get("fleet.cattle.io/cluster-group"),
+    ) {
+        (Some(_), None) => Ok("the Cluster has env, not fleet.cattle.io/cluster-group".into()),
+        _ => Err(format!("the Cluster's labels: {labels:?}")),
+    }
+}
