@@ -20,7 +20,7 @@
 //! last changes may then be given again).
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard};
 
@@ -241,6 +241,15 @@ struct Shared {
 pub struct Store {
     queue: Mutex<mpsc::Sender<Pending>>,
     shared: Arc<Shared>,
+    /// The database file and its identity (device, inode) when opened: deleted or
+    /// replaced under a running hub, what the hub writes would be lost at its restart.
+    file: (PathBuf, Option<(u64, u64)>),
+}
+
+/// The device and inode of `path`, if it exists.
+fn file_identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// The objects of a resource at one resourceVersion, and every change after it.
@@ -306,6 +315,7 @@ impl Store {
         Ok(Self {
             queue: Mutex::new(queue),
             shared,
+            file: (path.to_path_buf(), file_identity(path)),
         })
     }
 
@@ -321,6 +331,13 @@ impl Store {
                 "the hub's storage failed a commit; requests are refused until it takes writes again"
                     .into(),
             );
+        }
+        let (path, opened) = &self.file;
+        if opened.is_some() && file_identity(path) != *opened {
+            return Err(format!(
+                "the hub's database {} was removed or replaced while the hub runs: what it writes now would be lost when it restarts; restore the file or restart the hub",
+                path.display()
+            ));
         }
         Ok(())
     }

@@ -84,3 +84,36 @@ async fn a_failed_commit_is_reported_and_recovered_from() {
     create(&client, "after").await.expect("writes work again");
     assert_eq!(exists(&client, "after").await, Ok(true));
 }
+
+/// The database deleted under a running hub (an operator cleaning up, a volume unmounted):
+/// everything written from then on would be lost at the next start, so the hub says so in
+/// its health checks and refuses requests, instead of answering as if all were well.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_database_fails_the_health_checks() {
+    let hub = TestHub::start(&["local"]).await;
+    let kubeconfig =
+        kube::config::Kubeconfig::read_from(hub.kubeconfig("local")).expect("kubeconfig");
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .expect("config");
+    config.default_retry = false;
+    let client = kube::Client::try_from(config).expect("client");
+    create(&client, "before").await.expect("a write");
+    assert!(healthy(&client).await);
+    for file in ["hub.db", "hub.db-wal", "hub.db-shm"] {
+        let _ = std::fs::remove_file(hub.data().join(file));
+    }
+    let request = http::Request::get("/readyz")
+        .body(Vec::new())
+        .expect("request");
+    let refused = client
+        .request_text(request)
+        .await
+        .expect_err("unhealthy")
+        .to_string();
+    assert!(refused.contains("was removed or replaced"), "{refused}");
+    assert!(
+        create(&client, "lost").await.is_err(),
+        "writes that would be lost are refused"
+    );
+}
