@@ -226,6 +226,20 @@ fn the_readme_demo_deploys_each_variant_survives_a_restart_and_stops_on_ctrl_c()
             "cluster.fleet.cattle.io/prod"
         ]
     );
+    // The statuses the controller was pacing were written before it stopped.
+    for cluster in ["dev", "edge", "prod"] {
+        assert_eq!(
+            get(
+                &local,
+                "cluster",
+                cluster,
+                "fleet-default",
+                ".status.display.readyBundles"
+            ),
+            "3/3",
+            "{cluster}"
+        );
+    }
     assert!(served.stop_with("TERM", Duration::from_secs(10)).success());
 
     // 3. Run again on the same data; a commit rolls out; Ctrl-C stops it cleanly.

@@ -326,6 +326,7 @@ pub async fn run(
     if sharded {
         bundle_loop.await;
     } else {
+        let flushing = running.clone();
         let cluster_loop = reconciles(
             clusters.store(),
             cluster_requests,
@@ -361,9 +362,35 @@ pub async fn run(
             run_registration(ctx, shutdown),
             purging
         );
+        flush_cluster_statuses(&flushing, clusters.store().state()).await;
     }
     for task in watch_tasks {
         task.abort();
+    }
+}
+
+/// How long stopping may spend writing the statuses still waiting for their pace.
+const FLUSH_PATIENCE: Duration = Duration::from_secs(10);
+
+/// Writes each Cluster's (and its groups') status at once, unpaced: the writes waiting for
+/// their turn would be lost with the process (`fleet up --exit-when-ready` left clusters
+/// saying 0/0 bundles ready).
+async fn flush_cluster_statuses(running: &Running, clusters: Vec<Arc<Cluster>>) {
+    let unpaced = pacing::Pacer::new(Duration::ZERO);
+    let flush = async {
+        for cluster in clusters {
+            if cluster.metadata.deletion_timestamp.is_none() {
+                let name = cluster.name_any();
+                if let Err(error) =
+                    clusters::cluster(cluster, &running.ctx, &running.caches, &unpaced).await
+                {
+                    tracing::warn!(cluster = %name, %error, "writing its status on the way out");
+                }
+            }
+        }
+    };
+    if tokio::time::timeout(FLUSH_PATIENCE, flush).await.is_err() {
+        tracing::warn!("stopped before every cluster's status was written");
     }
 }
 
