@@ -234,6 +234,7 @@ impl Hub {
             name,
             uid: account.uid().unwrap_or_default(),
             expires: jiff::Timestamp::now().as_second() + lifetime,
+            issued: jiff::Timestamp::now().as_second(),
         };
         let key = self
             .admin_token(&call.cluster)

@@ -41,7 +41,13 @@ pub(crate) struct Claims {
     /// Expiry, in seconds since the epoch.
     #[serde(rename = "e")]
     pub expires: i64,
+    /// When it was made, in seconds since the epoch (0 in tokens made before it was kept).
+    #[serde(rename = "i", default)]
+    pub issued: i64,
 }
+
+/// How far in the future a token may say it was made (clocks of one host drift little).
+const ISSUED_LEEWAY: i64 = 60;
 
 fn signature(key: &str, payload: &str) -> Option<Hmac<Sha256>> {
     let mut mac = Hmac::<Sha256>::new_from_slice(key.as_bytes()).ok()?;
@@ -79,11 +85,16 @@ pub(crate) fn presented(token: &str) -> Option<Presented<'_>> {
 }
 
 impl Presented<'_> {
-    /// The claims, if `key` signed them and they have not expired at `now`.
+    /// The claims, if `key` signed them and they have not expired at `now`. A token
+    /// made later than now, or expiring further off than any made now could (more than the
+    /// longest lifetime), was made while the clock was ahead: it is refused, not honoured
+    /// for as long again.
     pub(crate) fn verify(self, key: &str, now: i64) -> Option<Claims> {
         let tag = URL_SAFE_NO_PAD.decode(self.tag).ok()?;
         signature(key, self.payload)?.verify_slice(&tag).ok()?;
-        (self.claims.expires > now).then_some(self.claims)
+        let left = self.claims.expires.saturating_sub(now);
+        let made_in_the_future = self.claims.issued > now.saturating_add(ISSUED_LEEWAY);
+        (left > 0 && left <= MAX_SECONDS && !made_in_the_future).then_some(self.claims)
     }
 }
 
@@ -131,6 +142,7 @@ mod tests {
             name: "bot".into(),
             uid: "u-1".into(),
             expires,
+            issued: expires - 600,
         }
     }
 
@@ -144,6 +156,23 @@ mod tests {
         );
         assert_eq!(verify(&token, "key", 999), Some(claims(1_000)));
         assert_eq!(verify(&token, "key", 1_000), None, "expired");
+        let from_the_future =
+            sign(&claims(1_000 + MAX_SECONDS + 400 * 86_400), "key").expect("signed");
+        assert_eq!(
+            verify(&from_the_future, "key", 1_000),
+            None,
+            "made with the clock 400 days ahead"
+        );
+        let made_later = Claims {
+            issued: 5_000,
+            ..claims(5_600)
+        };
+        let made_later = sign(&made_later, "key").expect("signed");
+        assert_eq!(
+            verify(&made_later, "key", 1_000),
+            None,
+            "made 4,000 s from now"
+        );
         assert_eq!(verify(&token, "other", 999), None, "wrong key");
         let forged = sign(&claims(9_999), "guess").expect("signed");
         let (_, forged_payload) = forged.split_at(PREFIX.len());
