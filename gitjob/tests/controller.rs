@@ -49,8 +49,12 @@ impl Env {
         tokio::spawn(gitjob.run(async move {
             let _ = stopped.await;
         }));
-        let receiver =
-            webhook::Receiver::new(client.clone(), "cattle-fleet-system", metrics.clone());
+        let receiver = webhook::Receiver::new(
+            client.clone(),
+            "cattle-fleet-system",
+            metrics.clone(),
+            Some(&hub.dir().join("webhook-deliveries")),
+        );
         let (bound, _) = fleet_objects::service::serve_http(
             ([127, 0, 0, 1], 0).into(),
             webhook::router(receiver),

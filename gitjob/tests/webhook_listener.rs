@@ -17,8 +17,12 @@ use fleet_objects::service::{serve_http, REQUEST_TIMEOUT};
 async fn webhook_port() -> SocketAddr {
     let config = kube::Config::new("http://127.0.0.1:9".parse().expect("a URL"));
     let client = kube::Client::try_from(config).expect("a client");
-    let receiver =
-        webhook::Receiver::new(client, "cattle-fleet-system", Arc::new(Metrics::default()));
+    let receiver = webhook::Receiver::new(
+        client,
+        "cattle-fleet-system",
+        Arc::new(Metrics::default()),
+        None,
+    );
     let (bound, _) = serve_http(
         ([127, 0, 0, 1], 0).into(),
         webhook::router(receiver),

@@ -51,7 +51,7 @@ impl Hook {
     /// receiver on a free local port.
     pub async fn start(client: &kube::Client, metrics: Arc<Metrics>) -> Result<Self, HookError> {
         let secret = store_secret(client).await?;
-        let receiver = webhook::Receiver::new(client.clone(), SECRET_NAMESPACE, metrics);
+        let receiver = webhook::Receiver::new(client.clone(), SECRET_NAMESPACE, metrics, None);
         let any_port = SocketAddr::from(([127, 0, 0, 1], 0));
         let (addr, server) =
             fleet_objects::service::serve_http(any_port, webhook::router(receiver), "webhooks")

@@ -75,10 +75,12 @@ pub(super) fn run(args: GitjobArgs) -> Result<()> {
         settings.shard = args.scale_out.shard_id.clone();
         settings.egress = fleet_charts::Egress::allowing_local(args.allow_local_sources);
         if let Some(addr) = args.webhook_listen {
+            std::fs::create_dir_all(&args.data)?;
             let receiver = webhook::Receiver::new(
                 client.clone(),
                 &args.webhook_secret_namespace,
                 metrics.clone(),
+                Some(&args.data.join("webhook-deliveries")),
             );
             super::serve_http(addr, webhook::router(receiver), "webhooks").await?;
         }

@@ -46,13 +46,19 @@ pub struct Receiver {
 
 impl Receiver {
     /// A receiver reading GitRepos through `client` and the global webhook Secret from
-    /// `secret_namespace` (Fleet's `cattle-fleet-system`).
-    pub fn new(client: kube::Client, secret_namespace: &str, metrics: Arc<Metrics>) -> Arc<Self> {
+    /// `secret_namespace` (Fleet's `cattle-fleet-system`). Deliveries are remembered for a
+    /// day to refuse replays; with `deliveries`, in that file too, across restarts.
+    pub fn new(
+        client: kube::Client,
+        secret_namespace: &str,
+        metrics: Arc<Metrics>,
+        deliveries: Option<&std::path::Path>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             client,
             secret_namespace: secret_namespace.to_string(),
             metrics,
-            seen: Mutex::new(replay::Seen::new(10_000)),
+            seen: Mutex::new(replay::Seen::new(deliveries)),
             payloads: Arc::new(tokio::sync::Semaphore::new(PAYLOADS_AT_ONCE)),
         })
     }
