@@ -602,7 +602,8 @@ impl<'r> Builder<'r> {
         location: &Location<'_>,
         field: &str,
     ) -> Result<Vec<(Value, String)>> {
-        let mut out = Vec::new();
+        // As kustomize: every inline configuration first, then those in files.
+        let (mut out, mut from_files) = (Vec::new(), Vec::new());
         for (index, entry) in entries.iter().enumerate() {
             let inline_origin = format!("{} ({field}[{index}])", location.shown());
             if let Ok(documents) = yaml::parse_documents(entry, &inline_origin) {
@@ -619,7 +620,7 @@ impl<'r> Builder<'r> {
                 refuse_absolute_root(location, field, entry)?;
                 let (_, _, built) = self.build_dir(&path)?;
                 let shown = self.root.display(&path);
-                out.extend(
+                from_files.extend(
                     built
                         .resources
                         .items
@@ -629,12 +630,13 @@ impl<'r> Builder<'r> {
                 continue;
             }
             let (text, shown) = location.read(entry)?;
-            out.extend(
+            from_files.extend(
                 yaml::parse_documents(&text, &shown)?
                     .into_iter()
                     .map(|d| (d, shown.clone())),
             );
         }
+        out.extend(from_files);
         Ok(out)
     }
 }
