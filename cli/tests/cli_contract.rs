@@ -159,11 +159,11 @@ fn kustomize_build_matches_kubectl_on_a_fixture() {
         "--root",
         &root.to_string_lossy(),
     ]);
-    let kubectl = std::process::Command::new("kubectl")
+    let kubectl = std::process::Command::new(fleet_testkit::real_tool("kubectl137"))
         .arg("kustomize")
         .arg(&dir)
         .output()
-        .expect("kubectl");
+        .expect("kubectl 1.37");
     assert_eq!(ours, String::from_utf8_lossy(&kubectl.stdout));
 }
 

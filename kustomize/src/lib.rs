@@ -161,11 +161,36 @@ pub fn build_with(root: &RepoRoot, dir: &Path, options: BuildOptions<'_>) -> Res
             ))
         }
     }
+    let managed = (kustomization.build_metadata.iter()).any(|b| b == "managedByLabel");
     Ok(resources
         .items
         .into_iter()
         .map(|r| without_empty_annotations(r.value))
+        .map(|r| if managed { managed_by_kustomize(r) } else { r })
         .collect())
+}
+
+/// The version kustomize's `managedByLabel` names: the kustomize inside kubectl 1.37.
+const KUSTOMIZE_VERSION: &str = "kustomize-v5.8.1";
+
+/// `buildMetadata: [managedByLabel]`: `app.kubernetes.io/managed-by` in the object's own
+/// labels (not its selectors or templates).
+fn managed_by_kustomize(mut object: Value) -> Value {
+    if let Some(Value::Object(metadata)) = object.get_mut("metadata") {
+        let labels = metadata
+            .entry("labels")
+            .or_insert_with(|| Value::Object(Default::default()));
+        if !labels.is_object() {
+            *labels = Value::Object(Default::default());
+        }
+        if let Value::Object(labels) = labels {
+            labels.insert(
+                "app.kubernetes.io/managed-by".into(),
+                Value::String(KUSTOMIZE_VERSION.into()),
+            );
+        }
+    }
+    object
 }
 
 /// kustomize's reader annotates every object and strips those annotations before it

@@ -117,11 +117,9 @@ pub(crate) struct Kustomization {
     /// Defaults for `helmCharts`.
     #[serde(default)]
     pub helm_globals: Option<HelmGlobals>,
-    /// Annotations and labels kustomize may add about the build.
-    #[expect(
-        dead_code,
-        reason = "accepted as kustomize accepts it; nothing reads it"
-    )]
+    /// Annotations and labels kustomize may add about the build (the top kustomization's
+    /// count): `managedByLabel` is honoured; origin and transformer annotations are not
+    /// written yet.
     #[serde(default, deserialize_with = "null_as_empty")]
     pub build_metadata: Vec<String>,
 }

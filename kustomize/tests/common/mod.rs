@@ -17,11 +17,13 @@ pub(crate) fn kustomize_build(dir: &Path) -> Result<String, fleet_kustomize::Err
     Ok(fleet_helm::yaml::to_kubectl_stream(&resources))
 }
 
-/// What `kubectl kustomize DIR` answers: the judge of every build.
+/// What `kubectl kustomize DIR` answers: the judge of every build (kubectl 1.37, with
+/// kustomize 5.8.1 inside, as `.ci/real-tools.sh` installs it; not whatever `kubectl` the
+/// machine has).
 pub(crate) fn kubectl_kustomize(dir: &Path) -> std::process::Output {
-    std::process::Command::new("kubectl")
+    std::process::Command::new(fleet_testkit::real_tool("kubectl137"))
         .arg("kustomize")
         .arg(dir)
         .output()
-        .expect("kubectl must be installed: it is the judge of Kustomize output")
+        .expect("kubectl 1.37 runs: it is the judge of Kustomize output")
 }
