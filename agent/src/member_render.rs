@@ -74,6 +74,7 @@ fn render_files(
         rel: ".".into(),
         fleet_yaml: None,
         left_out: Vec::new(),
+        options: None,
     };
     let cluster: ClusterInfo =
         serde_json::from_value(render.cluster.clone()).map_err(|e| failed(&e))?;

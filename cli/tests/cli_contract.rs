@@ -333,7 +333,7 @@ fn resource_names(bundle: &serde_json::Value) -> Vec<&str> {
 }
 
 #[test]
-fn apply_driven_scan_names_bundles_as_fleet_and_leaves_options_files_out() {
+fn apply_driven_scan_names_bundles_as_fleet_and_leaves_its_options_file_out() {
     let repo = driven_repo();
     let root = repo.path().to_string_lossy().to_string();
     let out = fleet_ok(&[
@@ -356,9 +356,11 @@ fn apply_driven_scan_names_bundles_as_fleet_and_leaves_options_files_out() {
     );
     assert_eq!(bundles[0]["spec"]["defaultNamespace"], "dev-ns");
     assert_eq!(bundles[1]["spec"]["defaultNamespace"], "prod-ns");
-    for bundle in &bundles[..2] {
-        assert_eq!(resource_names(bundle), vec!["cm.yaml"], "{bundle}");
-    }
+    // Each leaves its own options file out and keeps the other's, as Fleet does
+    // (integrationtests/cli/apply/apply_test.go, "multiple_paths"); the agent deploys
+    // nothing from it, as it has no kind.
+    assert_eq!(resource_names(&bundles[0]), vec!["cm.yaml", "prod.yaml"]);
+    assert_eq!(resource_names(&bundles[1]), vec!["cm.yaml", "dev.yaml"]);
     // -b: another options file for a scanned directory, left out of the bundle too.
     let out = fleet_ok(&[
         "apply", "-o", "-", "--root", &root, "-b", "dev.yaml", "repo", "other",
@@ -366,6 +368,56 @@ fn apply_driven_scan_names_bundles_as_fleet_and_leaves_options_files_out() {
     let bundles = documents(&out);
     assert_eq!(names(&bundles), vec!["repo-other"]);
     assert_eq!(bundles[0]["spec"]["defaultNamespace"], "other");
+}
+
+/// Fleet's names for driven bundles (integrationtests/cli/apply/apply_test.go, driven
+/// scans on its `assets` tree), restated: the options path without its extension is part
+/// of the name whatever the file is called, and names past 53 characters are cut with a
+/// hash as Helm release names are.
+#[test]
+fn driven_bundles_are_named_as_fleets_tests_name_them() {
+    let repo = tempfile::tempdir().expect("tempdir");
+    let write = |path: &str, text: &str| {
+        let path = repo.path().join(path);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    };
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n";
+    write("driven_fleet_yaml_subfolder/helm/cm.yaml", cm);
+    write(
+        "driven_fleet_yaml_subfolder/helm/test/fleet.yaml",
+        "defaultNamespace: t\n",
+    );
+    write("driven2/kustomize/cm.yaml", cm);
+    write("driven2/kustomize/fleetDev.yaml", "defaultNamespace: d\n");
+    let root = repo.path().to_string_lossy().to_string();
+    let cases = [
+        (
+            "driven_fleet_yaml_subfolder/helm",
+            "assets-driven-fleet-yaml-subfolder-helm-f49dc35c",
+        ),
+        (
+            "driven_fleet_yaml_subfolder/helm:test/fleet.yaml",
+            "assets-driven-fleet-yaml-subfolder-helm-test-fl-b676f",
+        ),
+        (
+            "driven2/kustomize:fleetDev.yaml",
+            "assets-driven2-kustomize-fleetdev-2946f474",
+        ),
+    ];
+    for (declared, expected) in cases {
+        let out = fleet_ok(&[
+            "apply",
+            "--driven-scan",
+            "-o",
+            "-",
+            "--root",
+            &root,
+            "assets",
+            declared,
+        ]);
+        assert_eq!(names(&documents(&out)), vec![expected], "{declared}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -63,6 +63,7 @@ impl BundleFiles {
             rel: ".".into(),
             fleet_yaml: None,
             left_out: Vec::new(),
+            options: None,
         };
         let fleet = crate::placement::as_fleet_yaml(bundle);
         let uses_helm = fleet.options.helm.is_some()

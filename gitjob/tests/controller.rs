@@ -271,7 +271,7 @@ async fn commits_become_bundles_and_force_pushes_and_removals_follow() {
         .iter()
         .filter_map(|r| r.name.clone())
         .collect();
-    assert_eq!(files, vec!["cm.yaml", "fleet.yaml"]);
+    assert_eq!(files, vec!["cm.yaml"], "fleet.yaml configures, as in Fleet");
     assert_eq!(
         two.owner_references().first().map(|o| o.kind.as_str()),
         Some("GitRepo")

@@ -377,10 +377,14 @@ async fn custom_resources_are_validated_and_the_status_is_separate() {
         .run_with(&["apply", "-f", "-"], &bad)
         .await
         .failure();
+    // GitRepo's schema holds validation rules (its durations'), which kube-apiserver
+    // says it left unchecked on an object invalid otherwise.
     assert_eq!(
         error,
-        "The GitRepo \"demo\" is invalid: spec.paths: Invalid value: \"string\": \
-         spec.paths in body must be of type array: \"string\"\n"
+        "The GitRepo \"demo\" is invalid: \n* spec.paths: Invalid value: \"string\": \
+         spec.paths in body must be of type array: \"string\"\n* <nil>: Invalid value: null: \
+         some validation rules were not checked because the object was invalid; correct the \
+         existing errors to complete validation\n"
     );
 
     kubectl

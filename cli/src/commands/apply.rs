@@ -62,6 +62,7 @@ fn bundle_dirs(root: &RepoRoot, args: &ApplyArgs) -> Result<Vec<bundle::BundleDi
                 if options.is_file() {
                     dir.left_out = vec![options.clone()];
                     dir.fleet_yaml = Some(options);
+                    dir.options = Some(file.clone());
                 }
             }
         }
@@ -71,7 +72,8 @@ fn bundle_dirs(root: &RepoRoot, args: &ApplyArgs) -> Result<Vec<bundle::BundleDi
     for arg in &args.dirs {
         let parts: Vec<&str> = arg.split(args.driven_scan_separator.as_str()).collect();
         let (base, options) = match parts.as_slice() {
-            [base] => (*base, args.bundle_file.clone()),
+            // Fleet's driven scan reads a bare base's own fleet.yaml, whatever `-b` says.
+            [base] => (*base, None),
             [base, options] => (*base, Some(options.to_string())),
             _ => anyhow::bail!("invalid bundle path: {arg:?}"),
         };

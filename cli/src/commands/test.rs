@@ -52,6 +52,7 @@ pub(super) fn run(args: TestArgs) -> Result<()> {
         fleet_yaml: bundle::fleet_yaml_in(&dir),
         dir,
         left_out: Vec::new(),
+        options: None,
     };
     let cluster = ClusterInfo {
         name: args.cluster_name,

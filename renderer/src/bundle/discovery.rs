@@ -14,25 +14,22 @@ pub struct BundleDir {
     pub rel: String,
     /// The bundle's options file: its fleet.yaml, or the one a driven scan names.
     pub fleet_yaml: Option<PathBuf>,
-    /// Files of the directory that are not part of the bundle: the options files a driven
+    /// Files of the directory that are not part of the bundle: the options file a driven
     /// scan names for it.
     pub left_out: Vec<PathBuf>,
+    /// The options file as a driven scan names it (`dev.yaml`, `test/fleet.yaml`): part of
+    /// the bundle's name, as in Fleet.
+    pub options: Option<String>,
 }
 
 impl BundleDir {
-    /// The path the bundle is named after: its directory, and for an options file other
-    /// than fleet.yaml also that file's name without its extension, as Fleet names the
-    /// bundles of a driven scan.
+    /// The path the bundle is named after: its directory, and, when a driven scan names
+    /// its options file, that file's path without its extension (`app/test/fleet`), as
+    /// Fleet names them.
     pub fn name_path(&self) -> String {
-        let options = self.fleet_yaml.as_deref().filter(|f| {
-            !matches!(
-                f.file_name().and_then(|n| n.to_str()),
-                Some("fleet.yaml" | "fleet.yml")
-            )
-        });
-        match options.and_then(|f| f.strip_prefix(&self.dir).ok()) {
-            Some(file) => {
-                let stem = file.with_extension("");
+        match &self.options {
+            Some(options) => {
+                let stem = Path::new(options).with_extension("");
                 format!(
                     "{}/{}",
                     self.rel.trim_end_matches('/'),
@@ -78,20 +75,15 @@ pub fn discover_driven(
             }
             None => fleet_yaml_in(&base),
         };
+        // Only the bundle's own options file is left out: another bundle's of the same
+        // directory is one of its files, as in Fleet.
         found.push(BundleDir {
             rel: root.display(&base),
             dir: base,
+            left_out: fleet_yaml.iter().cloned().collect(),
             fleet_yaml,
-            left_out: Vec::new(),
+            options: declaration.options.clone().filter(|o| !o.is_empty()),
         });
-    }
-    let options: Vec<PathBuf> = found.iter().filter_map(|b| b.fleet_yaml.clone()).collect();
-    for bundle in &mut found {
-        bundle.left_out = options
-            .iter()
-            .filter(|file| file.parent() == Some(bundle.dir.as_path()))
-            .cloned()
-            .collect();
     }
     Ok(found)
 }
@@ -145,6 +137,7 @@ pub fn discover(root: &RepoRoot, paths: &[String]) -> Result<Vec<BundleDir>> {
                 dir,
                 fleet_yaml,
                 left_out: Vec::new(),
+                options: None,
             });
         }
     }

@@ -76,11 +76,23 @@ pub fn release_name(input: &str) -> String {
 /// The Bundle name Fleet gives the directory `rel` of the GitRepo (or name prefix)
 /// `prefix`.
 pub fn bundle_name(prefix: &str, rel: &str) -> String {
-    let rel = rel.trim_matches('/');
-    if rel == "." || rel.is_empty() {
-        return release_name(prefix);
+    release_name(&go_join(prefix, rel))
+}
+
+/// `prefix` and `rel` joined as Go's `filepath.Join` joins them: `.` segments and empty
+/// ones dropped, `..` taking the segment before it away.
+fn go_join(prefix: &str, rel: &str) -> String {
+    let mut kept: Vec<&str> = Vec::new();
+    for segment in prefix.split('/').chain(rel.split('/')) {
+        match segment {
+            "" | "." => {}
+            ".." if kept.last().is_some_and(|last| *last != "..") => {
+                kept.pop();
+            }
+            other => kept.push(other),
+        }
     }
-    release_name(&format!("{prefix}/{rel}"))
+    kept.join("/")
 }
 
 #[cfg(test)]

@@ -373,7 +373,12 @@ fn raw_manifests(
     if let Some(yaml) = &options.yaml {
         manifests::apply_overlays(root, &bundle.dir, &yaml.overlays, &mut files, fleet_file)?;
     }
-    Ok(files.into_values().flatten().collect())
+    // What names no apiVersion and kind is no object (another bundle's options file kept
+    // among this one's files, as Fleet keeps it): Fleet's agent leaves it out, and so here.
+    let is_object = |document: &Value| {
+        !str_at(document, &["apiVersion"]).is_empty() && !str_at(document, &["kind"]).is_empty()
+    };
+    Ok(files.into_values().flatten().filter(is_object).collect())
 }
 
 /// `namespace:` forces a namespace on every object; cluster-scoped objects are an error.
