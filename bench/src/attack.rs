@@ -102,24 +102,10 @@ fn probes(plane: &ControlPlane) -> Vec<Probe<'_>> {
     let hub = plane.hub;
     let webhook = plane.webhook;
     let admin = plane.admin.clone();
-    vec![
-        (
-            "YAML aliases expanding to 128 MiB",
-            Box::pin(alias_bomb(admin.clone())),
-        ),
-        (
-            "YAML nested 60,000 levels",
-            Box::pin(deep_nesting(admin.clone())),
-        ),
-        ("a 4 MiB body", Box::pin(huge_body(admin.clone()))),
-        (
-            "a Secret whose data is not base64",
-            Box::pin(bad_secret(admin.clone())),
-        ),
-        (
-            "a Deployment with -5 replicas",
-            Box::pin(negative_replicas(admin.clone())),
-        ),
+    let mut probes: Vec<Probe<'_>> = (refusals().into_iter())
+        .map(|(name, refusal)| -> Probe<'_> { (name, Box::pin(refused(admin.clone(), refusal))) })
+        .collect();
+    probes.extend::<Vec<Probe<'_>>>(vec![
         (
             "100 idle connections to the hub",
             Box::pin(idle(hub, 100, Duration::from_secs(10))),
@@ -146,9 +132,10 @@ fn probes(plane: &ControlPlane) -> Vec<Probe<'_>> {
         ),
         (
             "a registration setting Fleet's reserved labels",
-            Box::pin(reserved_labels(admin)),
+            Box::pin(reserved_labels(admin.clone())),
         ),
-    ]
+    ]);
+    probes
 }
 
 /// Sends `body` as `content_type` with `method` to `path`; the status code.
@@ -189,122 +176,103 @@ fn expect(
     }
 }
 
-async fn alias_bomb(admin: kube::Client) -> Verdict {
-    let body = format!(
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: bomb}}\ndata: {{a: &a {}}}\nb: [{}]\n",
-        "x".repeat(64 * 1024),
-        "*a, ".repeat(2000)
-    );
-    let path = format!("/api/v1/namespaces/{NS}/configmaps/bomb?fieldManager=probe");
+/// A request the hub must refuse: how it is sent, and the status wanted within a time.
+struct Refusal {
+    method: &'static str,
+    path: String,
+    content_type: &'static str,
+    body: Vec<u8>,
+    wanted: u16,
+    within: Duration,
+}
+
+/// Sends `refusal` as the admin; held when the hub answers as wanted, in time.
+async fn refused(admin: kube::Client, refusal: Refusal) -> Verdict {
     let started = Instant::now();
     let got = send(
         &admin,
-        "PATCH",
-        &path,
-        "application/apply-patch+yaml",
-        body.into_bytes(),
+        refusal.method,
+        &refusal.path,
+        refusal.content_type,
+        refusal.body,
     )
     .await;
     expect(
         "refused",
         got,
-        400,
+        refusal.wanted,
         started.elapsed(),
-        Duration::from_secs(2),
+        refusal.within,
     )
 }
 
-async fn deep_nesting(admin: kube::Client) -> Verdict {
-    let body = format!(
-        "kind: ConfigMap\nextra: {}{}\n",
-        "[".repeat(60_000),
-        "]".repeat(60_000)
-    );
-    let path = format!("/api/v1/namespaces/{NS}/configmaps/deep?fieldManager=probe");
-    let started = Instant::now();
-    let got = send(
-        &admin,
-        "PATCH",
-        &path,
-        "application/apply-patch+yaml",
-        body.into_bytes(),
-    )
-    .await;
-    expect(
-        "refused",
-        got,
-        400,
-        started.elapsed(),
-        Duration::from_secs(2),
-    )
-}
-
-async fn huge_body(admin: kube::Client) -> Verdict {
-    let body = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "huge"},
-                      "data": {"blob": "x".repeat(4 * 1024 * 1024)}});
-    let path = format!("/api/v1/namespaces/{NS}/configmaps");
-    let started = Instant::now();
-    let got = send(
-        &admin,
-        "POST",
-        &path,
-        "application/json",
-        body.to_string().into_bytes(),
-    )
-    .await;
-    expect(
-        "refused",
-        got,
-        413,
-        started.elapsed(),
-        Duration::from_secs(5),
-    )
-}
-
-async fn bad_secret(admin: kube::Client) -> Verdict {
-    let body = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "bad"},
-                      "data": {"token": "not base64!"}});
-    let path = format!("/api/v1/namespaces/{NS}/secrets");
-    let started = Instant::now();
-    let got = send(
-        &admin,
-        "POST",
-        &path,
-        "application/json",
-        body.to_string().into_bytes(),
-    )
-    .await;
-    expect(
-        "refused",
-        got,
-        400,
-        started.elapsed(),
-        Duration::from_secs(2),
-    )
-}
-
-async fn negative_replicas(admin: kube::Client) -> Verdict {
-    let body = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "neg"},
-        "spec": {"replicas": -5, "selector": {"matchLabels": {"a": "b"}},
-            "template": {"metadata": {"labels": {"a": "b"}},
-                "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}});
-    let path = format!("/apis/apps/v1/namespaces/{NS}/deployments");
-    let started = Instant::now();
-    let got = send(
-        &admin,
-        "POST",
-        &path,
-        "application/json",
-        body.to_string().into_bytes(),
-    )
-    .await;
-    expect(
-        "refused",
-        got,
-        422,
-        started.elapsed(),
-        Duration::from_secs(2),
-    )
+/// The bodies the hub must refuse, by probe.
+fn refusals() -> Vec<(&'static str, Refusal)> {
+    let apply = |name: &str, body: String| Refusal {
+        method: "PATCH",
+        path: format!("/api/v1/namespaces/{NS}/configmaps/{name}?fieldManager=probe"),
+        content_type: "application/apply-patch+yaml",
+        body: body.into_bytes(),
+        wanted: 400,
+        within: Duration::from_secs(2),
+    };
+    let post = |path: String, body: serde_json::Value, wanted: u16| Refusal {
+        method: "POST",
+        path,
+        content_type: "application/json",
+        body: body.to_string().into_bytes(),
+        wanted,
+        within: Duration::from_secs(5),
+    };
+    vec![
+        (
+            "YAML aliases expanding to 128 MiB",
+            apply(
+                "bomb",
+                format!(
+                    "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: bomb}}\ndata: {{a: &a {}}}\nb: [{}]\n",
+                    "x".repeat(64 * 1024),
+                    "*a, ".repeat(2000)
+                ),
+            ),
+        ),
+        (
+            "YAML nested 60,000 levels",
+            apply(
+                "deep",
+                format!("kind: ConfigMap\nextra: {}{}\n", "[".repeat(60_000), "]".repeat(60_000)),
+            ),
+        ),
+        (
+            "a 4 MiB body",
+            post(
+                format!("/api/v1/namespaces/{NS}/configmaps"),
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "huge"},
+                       "data": {"blob": "x".repeat(4 * 1024 * 1024)}}),
+                413,
+            ),
+        ),
+        (
+            "a Secret whose data is not base64",
+            post(
+                format!("/api/v1/namespaces/{NS}/secrets"),
+                json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "bad"},
+                       "data": {"token": "not base64!"}}),
+                400,
+            ),
+        ),
+        (
+            "a Deployment with -5 replicas",
+            post(
+                format!("/apis/apps/v1/namespaces/{NS}/deployments"),
+                json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "neg"},
+                    "spec": {"replicas": -5, "selector": {"matchLabels": {"a": "b"}},
+                        "template": {"metadata": {"labels": {"a": "b"}},
+                            "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}),
+                422,
+            ),
+        ),
+    ]
 }
 
 /// Opens `count` connections to `addr` that send nothing; held when every one is closed

@@ -457,21 +457,21 @@ async fn unsigned_webhooks_are_refused_when_no_secret_is_configured() {
     let env = Env::start().await;
     env.synced_app("open", json!({"pollingInterval": "1h"}))
         .await;
-    let body = json!({
-        "ref": "refs/heads/main",
-        "after": "0123456789abcdef0123456789abcdef01234567",
-        "repository": {"clone_url": env.daemon.url("open")},
-    })
-    .to_string();
-    let answer = env
-        .post_webhook(
-            &[
-                ("X-GitHub-Event", "push".into()),
-                ("X-GitHub-Delivery", "d-unsigned".into()),
-            ],
-            &body,
-        )
-        .await;
+    let push = |repository: String, delivery: &'static str| {
+        let body = json!({
+            "ref": "refs/heads/main",
+            "after": "0123456789abcdef0123456789abcdef01234567",
+            "repository": {"clone_url": repository},
+        })
+        .to_string();
+        let headers = [
+            ("X-GitHub-Event", "push".to_string()),
+            ("X-GitHub-Delivery", delivery.to_string()),
+        ];
+        let env = &env;
+        async move { env.post_webhook(&headers, &body).await }
+    };
+    let answer = push(env.daemon.url("open"), "d-unsigned").await;
     assert_eq!(answer.0, 401, "{}", answer.1);
     assert!(
         answer.1.contains("no webhook secret is configured"),
@@ -482,16 +482,7 @@ async fn unsigned_webhooks_are_refused_when_no_secret_is_configured() {
 
     // A push for a repository nobody follows gets the very same answer: an unsigned
     // sender learns nothing of which repositories are followed.
-    let elsewhere = body.replace(&env.daemon.url("open"), "git://example.com/other");
-    let other = env
-        .post_webhook(
-            &[
-                ("X-GitHub-Event", "push".into()),
-                ("X-GitHub-Delivery", "d-unsigned-2".into()),
-            ],
-            &elsewhere,
-        )
-        .await;
+    let other = push("git://example.com/other".into(), "d-unsigned-2").await;
     assert_eq!(other, answer);
 }
 

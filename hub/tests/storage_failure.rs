@@ -32,6 +32,18 @@ async fn exists(client: &kube::Client, name: &str) -> Result<bool, String> {
     }
 }
 
+/// A client of the hub without kube's retries of 503, which would hide the answer for
+/// minutes.
+async fn client_without_retries(hub: &TestHub) -> kube::Client {
+    let kubeconfig =
+        kube::config::Kubeconfig::read_from(hub.kubeconfig("local")).expect("kubeconfig");
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .expect("config");
+    config.default_retry = false;
+    kube::Client::try_from(config).expect("client")
+}
+
 async fn healthy(client: &kube::Client) -> bool {
     let request = http::Request::get("/readyz")
         .body(Vec::new())
@@ -42,14 +54,7 @@ async fn healthy(client: &kube::Client) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_commit_is_reported_and_recovered_from() {
     let hub = TestHub::start(&["local"]).await;
-    // Without kube's retries of 503, which would hide the answer for minutes.
-    let kubeconfig =
-        kube::config::Kubeconfig::read_from(hub.kubeconfig("local")).expect("kubeconfig");
-    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
-        .await
-        .expect("config");
-    config.default_retry = false;
-    let client = kube::Client::try_from(config).expect("client");
+    let client = client_without_retries(&hub).await;
     create(&client, "before").await.expect("a write");
     assert!(healthy(&client).await);
 
@@ -91,13 +96,7 @@ async fn a_failed_commit_is_reported_and_recovered_from() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deleted_database_fails_the_health_checks() {
     let hub = TestHub::start(&["local"]).await;
-    let kubeconfig =
-        kube::config::Kubeconfig::read_from(hub.kubeconfig("local")).expect("kubeconfig");
-    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
-        .await
-        .expect("config");
-    config.default_retry = false;
-    let client = kube::Client::try_from(config).expect("client");
+    let client = client_without_retries(&hub).await;
     create(&client, "before").await.expect("a write");
     assert!(healthy(&client).await);
     for file in ["hub.db", "hub.db-wal", "hub.db-shm"] {
