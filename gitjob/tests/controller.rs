@@ -130,6 +130,18 @@ impl Env {
             .expect("secret");
     }
 
+    /// Deletes the GitRepo `demo`, if there is one, and waits until it is gone.
+    async fn delete_gitrepo(&self) {
+        let _ = self.gitrepos().delete("demo", &Default::default()).await;
+        eventually("the GitRepo is gone", WAIT, || async {
+            (self.gitrepos().get_opt("demo").await)
+                .expect("get")
+                .is_none()
+                .then_some(())
+        })
+        .await;
+    }
+
     fn gitrepos(&self) -> Api<GitRepo> {
         Api::namespaced(self.client.clone(), NS)
     }
@@ -812,19 +824,7 @@ async fn deleting_a_gitrepo_cancels_its_runaway_render() {
     env.gitrepo(json!({"repo": env.daemon.url("runaway"), "branch": "main", "paths": ["app"]}))
         .await;
     tokio::time::sleep(Duration::from_secs(3)).await;
-    env.gitrepos()
-        .delete("demo", &Default::default())
-        .await
-        .expect("delete the GitRepo");
-    eventually("the GitRepo is gone", WAIT, || async {
-        env.gitrepos()
-            .get_opt("demo")
-            .await
-            .expect("get")
-            .is_none()
-            .then_some(())
-    })
-    .await;
+    env.delete_gitrepo().await;
     let started = Instant::now();
     let repo = env.repo("good");
     repo.write("app/cm.yaml", &configmap("a", "1"));
@@ -868,16 +868,7 @@ async fn a_gitrepo_cannot_make_gitjob_read_its_own_host() {
         (env.daemon.url("local"), "an address of this machine"),
         (on_disk, "local paths are not fetched"),
     ] {
-        let _ = env.gitrepos().delete("demo", &Default::default()).await;
-        eventually("the previous GitRepo is gone", WAIT, || async {
-            env.gitrepos()
-                .get_opt("demo")
-                .await
-                .expect("get")
-                .is_none()
-                .then_some(())
-        })
-        .await;
+        env.delete_gitrepo().await;
         env.gitrepo(json!({"repo": url, "branch": "main", "paths": ["app"]}))
             .await;
         eventually(&format!("{url} refused"), WAIT, || async {
