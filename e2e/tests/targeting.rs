@@ -367,3 +367,77 @@ async fn status_writes_of_a_cluster_and_its_group_are_paced() {
     group_task.abort();
     fleet.stop().await;
 }
+
+/// Restated from Rancher Fleet's e2e `single-cluster/status_test.go` with its asset
+/// `status/chart-with-template-vars`: a Helm value templated from a label the cluster does
+/// not have fails the bundle's targeting (no deployment anywhere), saying so in Fleet's
+/// words on the Bundle; once the cluster has the label, the bundle deploys the value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_values_template_missing_its_label_fails_the_bundles_targeting() {
+    let hub = FleetHub::start(&[]).await;
+    let client = hub.client.clone();
+    let dir = hub.dir();
+    create_cluster(&client, NS, "local", json!({"env": "dev"}))
+        .await
+        .expect("cluster");
+    let repo = TestRepo::in_dir(&dir.join("repos"), "app");
+    repo.write(
+        "chart/Chart.yaml",
+        "apiVersion: v2\nname: chart-with-template-vars\nversion: 0.1.0\n",
+    )
+    .write(
+        "chart/templates/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: vars\ndata:\n  label: {{ .Values.templatedLabel | quote }}\n",
+    )
+    .write(
+        "chart/fleet.yaml",
+        "defaultNamespace: vars\nhelm:\n  values:\n    templatedLabel: \"${ .ClusterLabels.foo }-foo\"\n",
+    );
+    repo.commit("template vars");
+    let (_daemon, fleet) = deploy_app(&client, dir).await;
+
+    let bundles: Api<fleet_api::Bundle> = Api::namespaced(client.clone(), NS);
+    let message = eventually("the targeting error on the Bundle", WAIT, || async {
+        let bundle = bundles.get("demo-chart").await.ok()?;
+        let ready = (bundle.status?.conditions.into_iter()).find(|c| c.type_ == "Ready")?;
+        (ready.status == "False")
+            .then_some(ready.message?)
+            .filter(|m| m.contains("targeting error"))
+    })
+    .await;
+    assert!(
+        message.starts_with("targeting error: cluster local in namespace fleet-local: "),
+        "{message}"
+    );
+    assert!(
+        message.contains("<.ClusterLabels.foo>: map has no entry for key \"foo\""),
+        "{message}"
+    );
+    assert!(deployed(&client).await.is_empty(), "nothing deployed");
+
+    Api::<Cluster>::namespaced(client.clone(), NS)
+        .patch(
+            "local",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"labels": {"foo": "bar"}}})),
+        )
+        .await
+        .expect("label");
+    let value = eventually("the deployment with the label's value", WAIT, || async {
+        let deployments: Api<BundleDeployment> = Api::all(client.clone());
+        let deployment = deployments
+            .list(&ListParams::default())
+            .await
+            .ok()?
+            .items
+            .pop()?;
+        let helm = deployment.spec.options?.helm?;
+        helm.values?
+            .get("templatedLabel")?
+            .as_str()
+            .map(String::from)
+    })
+    .await;
+    assert_eq!(value, "bar-foo");
+    fleet.stop().await;
+}

@@ -23,7 +23,7 @@ pub use manifests::bundle_files;
 pub use names::bundle_name;
 pub use object::{add_targets, bundle_object, label_value, name_for, RepoTargets};
 pub use render::{
-    dependency_needs, kustomize_needs, not_deployed, options_for, render, render_with, Sources,
-    Variant,
+    dependency_needs, kustomize_needs, not_deployed, options_for, render, render_with,
+    templated_options, Sources, Variant,
 };
 pub use target::ClusterInfo;

@@ -126,6 +126,18 @@ pub fn not_deployed(fleet: &FleetYaml, cluster: &ClusterInfo) -> bool {
         .any(|c| c.do_not_deploy && cluster.matches(c))
 }
 
+/// The options in force for `cluster`, its Helm values templated for it (`${ }`), as
+/// Fleet's controller computes them while it targets: an error (a missing key, a template
+/// that does not parse) is a targeting error, in Fleet's words.
+pub fn templated_options(
+    fleet: &FleetYaml,
+    cluster: &ClusterInfo,
+) -> std::result::Result<BundleDeploymentOptions, String> {
+    let (_, mut options) = options_for(fleet, cluster);
+    super::preprocess::preprocess_helm_values(&mut options, cluster)?;
+    Ok(options)
+}
+
 /// Renders `bundle` for `cluster`, taking remote charts and member data from `sources`.
 pub fn render_with(
     root: &RepoRoot,
