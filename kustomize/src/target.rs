@@ -509,6 +509,16 @@ impl<'r> Builder<'r> {
         }
         for (index, entry) in k.patches_json6902.iter().enumerate() {
             let field = format!("patchesJson6902[{index}]");
+            // kustomize's PatchJson6902Transformer takes one named object, never a selection.
+            let named = (entry.target.as_ref())
+                .and_then(|t| t.name.as_deref())
+                .is_some_and(|n| !n.is_empty());
+            if !named {
+                return Err(location.error(
+                    format!("{field}.target.name"),
+                    "must specify the target name (patchesJson6902 patches one object)",
+                ));
+            }
             let patch_source = source(field.clone());
             let (text, origin) = patch_source.text(entry)?;
             let patch = patch_source.parse(&text, &origin)?;

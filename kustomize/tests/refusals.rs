@@ -86,3 +86,25 @@ fn a_base_or_component_named_by_an_absolute_path_is_refused() {
     .expect("builds");
     assert_eq!(built[0]["metadata"]["name"], "b");
 }
+
+#[test]
+fn a_json_6902_patch_without_a_target_name_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().canonicalize().expect("canonical");
+    write_file(
+        &root.join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  a: b\n",
+    );
+    write_file(
+        &root.join("kustomization.yaml"),
+        "resources: [cm.yaml]\npatchesJson6902:\n- target:\n    kind: ConfigMap\n  patch: |-\n    - op: add\n      path: /data/z\n      value: z\n",
+    );
+    let theirs = kubectl_refusal(&root);
+    assert!(theirs.contains("must specify the target name"), "{theirs}");
+    let ours = our_refusal(&root);
+    assert!(
+        ours.contains("patchesJson6902[0].target.name")
+            && ours.contains("must specify the target name"),
+        "{ours}"
+    );
+}
