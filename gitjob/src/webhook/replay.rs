@@ -1,24 +1,24 @@
 //! Deliveries already received, so that a captured, validly signed request sent again is
-//! refused: each is remembered for [`WINDOW`] (however many come meanwhile, up to
-//! [`CAPACITY`]) and, when a file is given, across restarts: a key is appended to it as it
+//! refused: each is remembered for [`WINDOW_SECONDS`] (however many come meanwhile, up
+//! to [`CAPACITY`]) and, when a file is given, across restarts: a key is appended to it as it
 //! is first seen, and the file is read back (and rewritten without what has aged out) when
 //! the receiver starts.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// How long a delivery is remembered.
-pub(super) const WINDOW_SECONDS: u64 = 24 * 3600;
+const WINDOW_SECONDS: u64 = 24 * 3600;
 
 /// The most deliveries remembered at once; beyond it the oldest are forgotten first.
-pub(super) const CAPACITY: usize = 200_000;
+const CAPACITY: usize = 200_000;
 
 /// The deliveries seen within the window, oldest first.
 pub(super) struct Seen {
     order: VecDeque<(u64, String)>,
-    keys: HashMap<String, u64>,
+    keys: HashSet<String>,
     file: Option<PathBuf>,
     /// Lines appended to the file since it was last written whole.
     appended: usize,
@@ -35,7 +35,7 @@ impl Seen {
     pub(super) fn new(file: Option<&Path>) -> Self {
         let mut seen = Self {
             order: VecDeque::new(),
-            keys: HashMap::new(),
+            keys: HashSet::new(),
             file: file.map(Path::to_path_buf),
             appended: 0,
         };
@@ -63,7 +63,7 @@ impl Seen {
 
     fn first_time_at(&mut self, key: &str, at: u64) -> bool {
         self.forget_before(at.saturating_sub(WINDOW_SECONDS));
-        if self.keys.contains_key(key) {
+        if self.keys.contains(key) {
             return false;
         }
         self.remember(at, key);
@@ -94,7 +94,7 @@ impl Seen {
             }
         }
         self.order.push_back((at, key.to_string()));
-        self.keys.insert(key.to_string(), at);
+        self.keys.insert(key.to_string());
     }
 
     fn forget_before(&mut self, oldest: u64) {
