@@ -241,9 +241,54 @@ struct Shared {
 pub struct Store {
     queue: Mutex<mpsc::Sender<Pending>>,
     shared: Arc<Shared>,
-    /// The database file and its identity (device, inode) when opened: deleted or
-    /// replaced under a running hub, what the hub writes would be lost at its restart.
-    file: (PathBuf, Option<(u64, u64)>),
+    file: DatabaseFile,
+}
+
+/// The database file as the hub opened it: deleted or replaced under a running hub, what
+/// the hub writes would be lost at its restart.
+struct DatabaseFile {
+    path: PathBuf,
+    /// Its device and inode when opened.
+    opened: Option<(u64, u64)>,
+    /// When requests last looked (they look at most once a [`DatabaseFile::LOOK_EVERY`]).
+    looked: Mutex<std::time::Instant>,
+    /// Seen gone or replaced: for good, as the file the hub holds open is no longer it.
+    gone: AtomicBool,
+}
+
+impl DatabaseFile {
+    /// How often requests look at the file: a look is a system call, and requests are many.
+    const LOOK_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+    fn new(path: &Path) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            opened: file_identity(path),
+            looked: Mutex::new(std::time::Instant::now()),
+            gone: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether the file was deleted or replaced; `now` looks at once, else a look is made
+    /// only when the last is older than [`DatabaseFile::LOOK_EVERY`].
+    fn gone(&self, now: bool) -> bool {
+        if self.gone.load(Ordering::Acquire) {
+            return true;
+        }
+        let due = {
+            let mut looked = lock(&self.looked);
+            let due = now || looked.elapsed() >= Self::LOOK_EVERY;
+            if due {
+                *looked = std::time::Instant::now();
+            }
+            due
+        };
+        let gone = due && self.opened.is_some() && file_identity(&self.path) != self.opened;
+        if gone {
+            self.gone.store(true, Ordering::Release);
+        }
+        gone
+    }
 }
 
 /// The device and inode of `path`, if it exists.
@@ -315,28 +360,33 @@ impl Store {
         Ok(Self {
             queue: Mutex::new(queue),
             shared,
-            file: (path.to_path_buf(), file_identity(path)),
+            file: DatabaseFile::new(path),
         })
     }
 
+    /// [`Store::health`] as each request checks it: the database file looked at no more
+    /// than once a second.
     fn check(&self) -> ApiResult<()> {
-        self.health().map_err(ApiError::internal)
+        self.state(false).map_err(ApiError::internal)
     }
 
     /// Whether the store takes requests: not after a failed commit, until the database
-    /// takes writes again and the state is reloaded from it.
+    /// takes writes again and the state is reloaded from it, nor once its file is gone.
     pub fn health(&self) -> Result<(), String> {
+        self.state(true)
+    }
+
+    fn state(&self, look_now: bool) -> Result<(), String> {
         if self.shared.poisoned.load(Ordering::Acquire) {
             return Err(
                 "the hub's storage failed a commit; requests are refused until it takes writes again"
                     .into(),
             );
         }
-        let (path, opened) = &self.file;
-        if opened.is_some() && file_identity(path) != *opened {
+        if self.file.gone(look_now) {
             return Err(format!(
-                "the hub's database {} was removed or replaced while the hub runs: what it writes now would be lost when it restarts; restore the file or restart the hub",
-                path.display()
+                "the hub's database {} was removed or replaced while the hub runs: what it writes now would be lost when it restarts; restart it (with the file put back, if it held what you need)",
+                self.file.path.display()
             ));
         }
         Ok(())
