@@ -27,9 +27,15 @@ pub fn parse_any_documents(text: &str, file: &str) -> Result<Vec<Value>> {
 /// Parses one YAML document into a typed value. The text is first read with a bound on
 /// what its aliases expand to, which typed reading does not have.
 pub fn parse_one<T: serde::de::DeserializeOwned>(text: &str, file: &str) -> Result<T> {
-    refuse_deep_nesting(text, file)?;
-    fleet_objects::yaml_value::read_document(text).map_err(|e| yaml_error(file, e))?;
+    parse_value(text, file)?;
     serde_yaml_ng::from_str(text).map_err(|e| yaml_error(file, e))
+}
+
+/// Parses one YAML document as it is (an empty one is null), read once, with the bounds
+/// [`parse_one`] has on nesting and on what aliases expand to.
+pub fn parse_value(text: &str, file: &str) -> Result<Value> {
+    refuse_deep_nesting(text, file)?;
+    fleet_objects::yaml_value::read_document(text).map_err(|e| yaml_error(file, e))
 }
 
 /// Refuses, in time linear in its length, a text nesting flow collections deeper than any

@@ -22,7 +22,7 @@ pub struct LoadedFleetYaml {
 pub fn load_fleet_yaml(root: &RepoRoot, path: &Path, strict_mode: bool) -> Result<LoadedFleetYaml> {
     let shown = root.display(path);
     let text = root.read_to_string(path)?;
-    let raw: Value = yaml::parse_one::<Option<Value>>(&text, &shown)?.unwrap_or(Value::Null);
+    let raw = yaml::parse_value(&text, &shown)?;
     if !(raw.is_object() || raw.is_null()) {
         return Err(RenderError::in_file(&shown, "fleet.yaml must be a mapping"));
     }
@@ -137,7 +137,7 @@ fn merge_values_files(
             .map_err(|e| RenderError::in_field(shown, format!("{field}.valuesFiles"), e.message))?;
         let file_shown = root.display(&path);
         let text = root.read_to_string(&path)?;
-        match yaml::parse_one::<Value>(&text, &file_shown)? {
+        match yaml::parse_value(&text, &file_shown)? {
             Value::Null => {}
             values @ Value::Object(_) => super::options::deep_merge(&mut merged, &values),
             _ => {

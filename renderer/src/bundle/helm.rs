@@ -237,7 +237,7 @@ pub(super) fn render(
         );
     }
     for manifest in &rendered.manifests {
-        let document: Value = fleet_files::yaml::parse_one(&manifest.content, &manifest.source)?;
+        let document = fleet_files::yaml::parse_value(&manifest.content, &manifest.source)?;
         if !document.is_null() {
             resources.push(document);
         }
@@ -248,7 +248,7 @@ pub(super) fn render(
             continue;
         }
         let object: Value =
-            fleet_files::yaml::parse_one(&hook.manifest.content, &hook.manifest.source)?;
+            fleet_files::yaml::parse_value(&hook.manifest.content, &hook.manifest.source)?;
         hooks.push(HelmHook {
             path: hook.manifest.source.clone(),
             events: hook.events.clone(),
