@@ -92,22 +92,6 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
     // The deployment id and options of each variant, shared by the clusters deploying it.
     let mut deployed: BTreeMap<String, Arc<Deployed>> = BTreeMap::new();
     let mut failures = Vec::new();
-    // As Fleet targets: a cluster whose Helm values cannot be templated for it fails the
-    // whole bundle's targeting, and no deployment changes anywhere.
-    let fleet = crate::placement::as_fleet_yaml(&bundle);
-    for cluster in clusters.iter().filter(|_| !deleting) {
-        let info = cluster_info(cluster, &groups);
-        if !is_targeted(&bundle, &info) || cluster.is_driven_twice() {
-            continue;
-        }
-        if let Err(why) = fleet_renderer::bundle::templated_options(&fleet, &info) {
-            let problem = format!(
-                "targeting error: cluster {} in namespace {namespace}: {why}",
-                cluster.name_any()
-            );
-            return write_status(ctx, &bundle, &deployments, Some(problem)).await;
-        }
-    }
     // The Contents this pass made sure of: one per distinct variant, not one per cluster.
     let mut stored = BTreeSet::new();
     // The variants whose Content cannot be stored, and why.
@@ -135,6 +119,16 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
         };
         let variant = match blocking(|| files.variant(&info, &ctx.charts)) {
             Ok(variant) => variant,
+            // As Fleet targets: a cluster whose Helm values cannot be templated for it fails
+            // the whole bundle's targeting, and no deployment changes anywhere (they are
+            // written only after every cluster is planned).
+            Err(VariantError::Targeting(why)) => {
+                let problem = format!(
+                    "targeting error: cluster {} in namespace {namespace}: {why}",
+                    cluster.name_any()
+                );
+                return write_status(ctx, &bundle, &deployments, Some(problem)).await;
+            }
             Err(error) => {
                 failures.push(format!("{}: {error}", cluster.name_any()));
                 continue;

@@ -25,6 +25,10 @@ pub enum VariantError {
     /// A remote chart could not be fetched.
     #[error(transparent)]
     Chart(#[from] fleet_charts::FetchForError),
+    /// The cluster's Helm values cannot be templated for it: Fleet fails the bundle's
+    /// whole targeting for that.
+    #[error("{0}")]
+    Targeting(String),
     /// The Content could not be packed.
     #[error(transparent)]
     Content(#[from] fleet_api::ContentError),
@@ -118,7 +122,10 @@ impl BundleFiles {
         if let Some(variant) = self.rendered.get(&key) {
             return Ok(variant.clone());
         }
-        let (_, options) = bundle::options_for(&self.fleet, cluster);
+        // Checked apart from the render so that the caller can tell a targeting error from
+        // a failing chart.
+        let options =
+            bundle::templated_options(&self.fleet, cluster).map_err(VariantError::Targeting)?;
         let fetched = fleet_charts::fetch_for_bundle(
             charts,
             &self.root,
