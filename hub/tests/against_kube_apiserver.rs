@@ -25,6 +25,9 @@ struct Step {
     body: String,
     /// Waits this long first (for something the server does in the background).
     after: Duration,
+    /// Waits first until kube-apiserver's object at this path has the field at this JSON
+    /// pointer (for what kube-controller-manager fills in, in its own time).
+    real_has: Option<(String, &'static str)>,
     /// Whether the bodies are compared, not only the status codes.
     bodies: bool,
 }
@@ -42,6 +45,7 @@ fn step(name: &'static str, method: &'static str, path: &str, body: Value) -> St
             body.to_string()
         },
         after: Duration::ZERO,
+        real_has: None,
         bodies: true,
     }
 }
@@ -77,6 +81,14 @@ fn apply(name: &'static str, path: &str, body: Value) -> Step {
 fn later(step: Step, wait: Duration) -> Step {
     Step {
         after: wait,
+        ..step
+    }
+}
+
+/// `step` sent once kube-apiserver's object at `path` has the field at `pointer`.
+fn once_real_has(step: Step, path: &str, pointer: &'static str) -> Step {
+    Step {
+        real_has: Some((path.to_string(), pointer)),
         ..step
     }
 }
@@ -324,11 +336,15 @@ fn steps() -> Vec<Step> {
             json!({"apiVersion": "v1", "kind": "ResourceQuota",
             "metadata": {"name": "q"}, "spec": {"hard": {"pods": "1000", "requests.memory": "1024Mi"}}}),
         ),
-        step(
-            "delete resource quota",
-            "DELETE",
+        once_real_has(
+            step(
+                "delete resource quota",
+                "DELETE",
+                &format!("{NS}/resourcequotas/q"),
+                Value::Null,
+            ),
             &format!("{NS}/resourcequotas/q"),
-            Value::Null,
+            "/status/hard",
         ),
         step(
             "delete configmap",
@@ -403,6 +419,9 @@ async fn the_hub_answers_as_kube_apiserver_does() {
     let mut differences = Vec::new();
     for step in steps() {
         tokio::time::sleep(step.after).await;
+        if let Some((path, pointer)) = &step.real_has {
+            until_real_has(&real, path, pointer).await;
+        }
         let (real_code, real_body) = send(&real, &step).await;
         let (our_code, our_body) = send(&ours, &step).await;
         let (real_body, our_body) = (normalised(real_body), normalised(our_body));
@@ -434,6 +453,22 @@ async fn the_hub_answers_as_kube_apiserver_does() {
         unexplained.len(),
         unexplained.join("\n")
     );
+}
+
+/// Waits (at most 30 s) until the object at `path` has the field at `pointer`.
+async fn until_real_has(client: &kube::Client, path: &str, pointer: &str) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let (_, body) = send(client, &get("poll", path)).await;
+        if body.pointer(pointer).is_some() {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{path} has no {pointer} after 30 s: {body}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// Sends `step`; returns the status code and the body (JSON when it is).
