@@ -54,6 +54,8 @@ pub const OMIT_EMPTY_EXTENSION: &str = "x-fleet-omit-empty";
 pub struct Schema {
     source: Value,
     root: Node,
+    /// Whether the schema holds validation rules (`x-kubernetes-validations`) anywhere.
+    has_rules: bool,
 }
 
 impl PartialEq for Schema {
@@ -65,9 +67,19 @@ impl PartialEq for Schema {
 impl Schema {
     /// Reads `schema` (an `openAPIV3Schema`).
     pub fn compile(schema: &Value) -> Self {
+        fn any_rules(value: &Value) -> bool {
+            match value {
+                Value::Object(map) => {
+                    map.contains_key("x-kubernetes-validations") || map.values().any(any_rules)
+                }
+                Value::Array(items) => items.iter().any(any_rules),
+                _ => false,
+            }
+        }
         Self {
             source: schema.clone(),
             root: Node::compile(schema),
+            has_rules: any_rules(schema),
         }
     }
 
@@ -86,16 +98,7 @@ impl Schema {
 
     /// Whether the schema holds validation rules (`x-kubernetes-validations`) anywhere.
     pub fn has_rules(&self) -> bool {
-        fn any_rules(value: &Value) -> bool {
-            match value {
-                Value::Object(map) => {
-                    map.contains_key("x-kubernetes-validations") || map.values().any(any_rules)
-                }
-                Value::Array(items) => items.iter().any(any_rules),
-                _ => false,
-            }
-        }
-        any_rules(&self.source)
+        self.has_rules
     }
 
     /// Prunes, defaults and validates `object` (a custom resource, or a built-in kind) in
