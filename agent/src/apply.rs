@@ -48,7 +48,7 @@ pub(crate) const RELEASE_NAME_ANNOTATION: &str = "meta.helm.sh/release-name";
 pub(crate) const RELEASE_NAMESPACE_ANNOTATION: &str = "meta.helm.sh/release-namespace";
 pub(crate) const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
 /// Helm's annotation that keeps an object when its release no longer has it.
-const RESOURCE_POLICY_ANNOTATION: &str = "helm.sh/resource-policy";
+pub(crate) const RESOURCE_POLICY_ANNOTATION: &str = "helm.sh/resource-policy";
 
 impl Desired {
     /// `object`, of `api`, ready to apply.

@@ -15,7 +15,9 @@ use std::sync::Arc;
 use crate::apply::{
     apply_all, apply_one, forced, prune, qualified, server_side_apply, write_status, Desired,
     FIELD_MANAGER, MANAGED_BY_LABEL, RELEASE_NAMESPACE_ANNOTATION, RELEASE_NAME_ANNOTATION,
+    RESOURCE_POLICY_ANNOTATION,
 };
+use crate::objectset;
 use crate::own_writes::Copy;
 use crate::{status_budget, Agent, Error};
 use fleet_api::labels::{BUNDLE_NAME_LABEL, DEPLOYMENT_LABEL, DEPLOYMENT_NAMESPACE_LABEL};
@@ -322,10 +324,31 @@ async fn prepare(
     })
 }
 
-/// Labels `object` with the deployment that applies it, and gives it Helm's ownership
-/// marks of `release`.
+/// Labels `object` with the deployment that applies it, gives it the object-set marks
+/// Fleet's agent writes, and Helm's ownership marks of `release`; a CRD is kept when its
+/// release lets it go unless the bundle deletes CRDs, as Fleet marks it.
 fn mark(object: &mut DynamicObject, deployment: &BundleDeployment, release: Option<&HelmRelease>) {
+    let set_id = objectset::set_id(&deployment.name_any());
+    let keep_crd = object
+        .types
+        .as_ref()
+        .is_some_and(|t| t.kind == "CustomResourceDefinition")
+        && deployment
+            .spec
+            .options
+            .as_ref()
+            .and_then(|o| o.delete_crd_resources)
+            != Some(true);
+    let annotations = object
+        .metadata
+        .annotations
+        .get_or_insert_with(Default::default);
+    annotations.insert(objectset::ID_ANNOTATION.into(), set_id.clone());
+    if keep_crd {
+        annotations.insert(RESOURCE_POLICY_ANNOTATION.into(), "keep".into());
+    }
     let labels = object.metadata.labels.get_or_insert_with(Default::default);
+    labels.insert(objectset::HASH_LABEL.into(), objectset::set_hash(&set_id));
     labels.insert(DEPLOYMENT_LABEL.into(), deployment.name_any());
     labels.insert(
         DEPLOYMENT_NAMESPACE_LABEL.into(),

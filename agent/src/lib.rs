@@ -17,6 +17,7 @@ pub mod helm;
 pub mod hooks;
 pub mod impersonate;
 pub mod member_render;
+pub mod objectset;
 pub mod own_writes;
 pub mod push;
 pub mod readiness;

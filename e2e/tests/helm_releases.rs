@@ -225,6 +225,16 @@ async fn helm_reads_the_releases_the_agent_records_and_hooks_run_first() {
         config_map["metadata"]["labels"]["app.kubernetes.io/managed-by"],
         "Helm"
     );
+    // Fleet's object-set marks: the set id `default-<deployment>` and its SHA-1 (Python's
+    // `hashlib.sha1(b"default-demo-web").hexdigest()`).
+    assert_eq!(
+        config_map["metadata"]["annotations"]["objectset.rio.cattle.io/id"],
+        "default-demo-web"
+    );
+    assert_eq!(
+        config_map["metadata"]["labels"]["objectset.rio.cattle.io/hash"],
+        "5a0fcdd53a2fd73146a023ba07d97885bae82bf2"
+    );
 
     // The pre-install hook ran to completion before the Deployment was created, then was
     // deleted under `hook-succeeded`.
