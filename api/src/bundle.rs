@@ -48,11 +48,10 @@ pub struct BundleSpec {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<BundleTarget>,
     /// Whether the first matching target's customization applies, or all of them.
-    #[serde(
-        default,
-        skip_serializing_if = "crate::TargetCustomizationMode::is_first_match"
-    )]
-    pub target_customization_mode: crate::TargetCustomizationMode,
+    /// Kept as written (Fleet's Bundle carries an explicit `FirstMatch`); none is
+    /// `FirstMatch`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_customization_mode: Option<crate::TargetCustomizationMode>,
     /// Restrictions that every target must also satisfy.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub target_restrictions: Vec<BundleTargetRestriction>,

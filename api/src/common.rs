@@ -200,13 +200,13 @@ pub struct BundleDeploymentOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff: Option<DiffOptions>,
     /// Keep resources when the bundle is removed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "crate::unset_or_false")]
     pub keep_resources: Option<bool>,
     /// Delete CRD-created resources when the CRD is removed.
     #[serde(
         rename = "deleteCRDResources",
         default,
-        skip_serializing_if = "Option::is_none"
+        skip_serializing_if = "crate::unset_or_false"
     )]
     pub delete_crd_resources: Option<bool>,
     /// Conditions ignored when computing readiness.
@@ -222,7 +222,7 @@ pub struct BundleDeploymentOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace_annotations: Option<BTreeMap<String, String>>,
     /// Delete the namespace when the bundle is removed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "crate::unset_or_false")]
     pub delete_namespace: Option<bool>,
     /// Secrets and ConfigMaps copied to the downstream cluster.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -274,10 +274,10 @@ pub struct HelmOptions {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub values_from: Vec<ValuesFrom>,
     /// Replace resources that cannot be updated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "crate::unset_or_false")]
     pub force: Option<bool>,
     /// Adopt resources owned by another release.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "crate::unset_or_false")]
     pub take_ownership: Option<bool>,
     /// Number of release revisions kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -286,17 +286,17 @@ pub struct HelmOptions {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub values_files: Vec<String>,
     /// Wait for Jobs to complete.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "crate::unset_or_false")]
     pub wait_for_jobs: Option<bool>,
     /// Roll back on failure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "crate::unset_or_false")]
     pub atomic: Option<bool>,
     /// Do not template `helm.values` with cluster data (Fleet's own tests spell it
     /// `disablePreprocess` too: Go reads field names without regard to case).
     #[serde(
         default,
         alias = "disablePreprocess",
-        skip_serializing_if = "Option::is_none"
+        skip_serializing_if = "crate::unset_or_false"
     )]
     pub disable_pre_process: Option<bool>,
     /// Values templated per cluster, each its own `${ }` template whose output is read as
@@ -307,14 +307,14 @@ pub struct HelmOptions {
     #[serde(
         rename = "disableDNS",
         default,
-        skip_serializing_if = "Option::is_none"
+        skip_serializing_if = "crate::unset_or_false"
     )]
     pub disable_dns: Option<bool>,
     /// Skip values.schema.json validation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "crate::unset_or_false")]
     pub skip_schema_validation: Option<bool>,
     /// Do not update chart dependencies.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "crate::unset_or_false")]
     pub disable_dependency_update: Option<bool>,
 }
 

@@ -38,11 +38,10 @@ pub struct FleetYaml {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub target_customizations: Vec<BundleTarget>,
     /// Whether the first matching customization applies, or all of them.
-    #[serde(
-        default,
-        skip_serializing_if = "TargetCustomizationMode::is_first_match"
-    )]
-    pub target_customization_mode: TargetCustomizationMode,
+    /// Kept as written (Fleet's Bundle carries an explicit `FirstMatch`); none is
+    /// `FirstMatch`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_customization_mode: Option<TargetCustomizationMode>,
     /// Targets replacing the GitRepo's for this bundle.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub override_targets: Vec<GitTarget>,

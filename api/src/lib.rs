@@ -68,3 +68,9 @@ pub const GROUP: &str = "fleet.cattle.io";
 pub const VERSION: &str = "v1alpha1";
 /// `apiVersion` of every Fleet kind: [`GROUP`]/[`VERSION`].
 pub const API_VERSION: &str = "fleet.cattle.io/v1alpha1";
+
+/// Whether a flag Fleet keeps as a Go `bool` with `omitempty` is left out when written:
+/// unset or `false`, as Fleet writes neither.
+fn unset_or_false(flag: &Option<bool>) -> bool {
+    *flag != Some(true)
+}

@@ -54,7 +54,13 @@ fn lint_is_strict_and_test_only_warns() {
         ),
         "{stderr}"
     );
-    let output = fleet(&["test", &format!("{}/app", bad("bad-fleet-yaml"))]);
+    // Its only target is the customization (as in Fleet, no default target is added then).
+    let output = fleet(&[
+        "test",
+        &format!("{}/app", bad("bad-fleet-yaml")),
+        "-l",
+        "env=dev",
+    ]);
     assert!(output.status.success());
     assert!(String::from_utf8_lossy(&output.stderr).contains("unknown field"));
     let docs = documents(&String::from_utf8_lossy(&output.stdout));

@@ -84,7 +84,7 @@ pub fn as_fleet_yaml(bundle: &Bundle) -> FleetYaml {
         .iter()
         .enumerate()
         .partition(|(index, target)| is_customization(target, *index, targets.len(), restrictions));
-    let mut mode = bundle.spec.target_customization_mode;
+    let mut mode = bundle.spec.target_customization_mode.unwrap_or_default();
     if customizing.is_empty() {
         mode = TargetCustomizationMode::FirstMatch;
     }
@@ -96,7 +96,7 @@ pub fn as_fleet_yaml(bundle: &Bundle) -> FleetYaml {
     FleetYaml {
         options: bundle.spec.options.clone(),
         target_customizations,
-        target_customization_mode: mode,
+        target_customization_mode: Some(mode),
         ..FleetYaml::default()
     }
 }
@@ -211,11 +211,11 @@ mod fleet_cases {
             BundleSpec {
                 targets,
                 target_restrictions: vec![restriction],
-                target_customization_mode: if all {
+                target_customization_mode: Some(if all {
                     TargetCustomizationMode::AllMatches
                 } else {
                     TargetCustomizationMode::FirstMatch
-                },
+                }),
                 ..BundleSpec::default()
             },
         )

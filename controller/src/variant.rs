@@ -104,10 +104,12 @@ impl BundleFiles {
             .enumerate()
             .filter(|(_, t)| cluster.matches(t))
             .map(|(i, _)| i)
-            .take(match self.fleet.target_customization_mode {
-                fleet_api::TargetCustomizationMode::FirstMatch => 1,
-                fleet_api::TargetCustomizationMode::AllMatches => usize::MAX,
-            })
+            .take(
+                match self.fleet.target_customization_mode.unwrap_or_default() {
+                    fleet_api::TargetCustomizationMode::FirstMatch => 1,
+                    fleet_api::TargetCustomizationMode::AllMatches => usize::MAX,
+                },
+            )
             .collect();
         // Helm values are templated with the cluster's name, namespace, labels, annotations
         // and template values: all of it keys the render.

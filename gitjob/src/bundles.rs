@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use fleet_api::labels::{COMMIT_LABEL, SHARD_LABEL};
+use fleet_api::labels::{BUNDLE_PATH_LABEL, COMMIT_LABEL, REPO_NAME_LABEL, SHARD_LABEL};
 use fleet_api::{Bundle, FleetYaml, GitRepo};
 use fleet_renderer::bundle::{self, BundleDir, ClusterInfo};
 use fleet_renderer::{RenderError, RepoRoot};
@@ -144,31 +144,23 @@ fn one_bundle(
     };
     let name = bundle::name_for(&fleet, repo_name, dir);
     check_renders(source, dir, &name, &fleet)?;
-    let mut object = bundle::bundle_object(root, dir, &fleet, repo_name, namespace)
-        .map_err(|e| e.to_string())?;
     let spec = &gitrepo.spec;
-    let repo = bundle::RepoTargets::of_gitrepo(&spec.targets);
-    bundle::add_targets(&mut object, &fleet, Some(repo));
-    let options = &mut object.spec.options;
-    if let Some(namespace) = spec.target_namespace.clone().filter(|n| !n.is_empty()) {
-        options.target_namespace = Some(namespace);
-    }
-    if options.service_account.is_none() {
-        options.service_account = spec.service_account.clone();
-    }
-    if spec.keep_resources {
-        options.keep_resources = Some(true);
-    }
-    if spec.delete_namespace {
-        options.delete_namespace = Some(true);
-    }
-    if options.correct_drift.is_none() {
-        options.correct_drift = spec.correct_drift.clone();
-    }
-    if spec.force_sync_generation.is_some() {
-        options.force_sync_generation = spec.force_sync_generation;
-    }
+    // What Fleet's gitjob passes to `fleet apply` as flags.
+    let settings = bundle::ApplySettings {
+        targets: Some(bundle::RepoTargets::of_gitrepo(&spec.targets)),
+        service_account: spec.service_account.clone(),
+        sync_generation: spec.force_sync_generation.unwrap_or_default(),
+        target_namespace: spec.target_namespace.clone(),
+        keep_resources: spec.keep_resources,
+        delete_namespace: spec.delete_namespace,
+        correct_drift: spec.correct_drift.clone(),
+        ..bundle::ApplySettings::default()
+    };
+    let mut object = bundle::bundle_object(root, dir, &fleet, repo_name, namespace, &settings)
+        .map_err(|e| e.to_string())?;
     let labels = object.metadata.labels.get_or_insert_with(Default::default);
+    labels.insert(REPO_NAME_LABEL.into(), repo_name.to_string());
+    labels.insert(BUNDLE_PATH_LABEL.into(), bundle::label_value(&dir.rel));
     labels.insert(COMMIT_LABEL.into(), commit.to_string());
     // A sharded GitRepo's Bundles belong to the same shard.
     if let Some(shard) = gitrepo

@@ -17,7 +17,7 @@ use fleet_renderer::RepoRoot;
 )]
 pub(super) struct ApplyArgs {
     /// Namespace of the Bundle objects.
-    #[arg(short, long, default_value = "fleet-local")]
+    #[arg(short, long, env = "NAMESPACE", default_value = "fleet-local")]
     pub namespace: String,
     /// File to write the Bundles to (`-` for stdout); without it, they are applied to the
     /// cluster of `--kubeconfig`.
@@ -27,14 +27,17 @@ pub(super) struct ApplyArgs {
     #[arg(long, env = "KUBECONFIG")]
     pub kubeconfig: Option<PathBuf>,
     /// Name prefix of the bundles (the GitRepo name).
-    pub name: String,
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
     /// Directories scanned for bundles (default: the current directory); with
     /// `--driven-scan`, bundle directories, each optionally followed by the separator and
     /// its options file (`base:options.yaml`).
     pub dirs: Vec<String>,
-    /// Repository root the directories are relative to.
-    #[arg(long, default_value = ".")]
-    pub root: PathBuf,
+    /// Repository root the directories are relative to, which no path may leave (default:
+    /// the working directory, widened to hold every directory named, as Fleet reads
+    /// `../path` too).
+    #[arg(long)]
+    pub root: Option<PathBuf>,
     /// Each argument is one bundle, not a directory to scan (Fleet's driven scan).
     #[arg(long)]
     pub driven_scan: bool,
@@ -50,12 +53,145 @@ pub(super) struct ApplyArgs {
     /// whose fleet.yaml has no `overrideTargets`.
     #[arg(long)]
     pub targets_file: Option<PathBuf>,
+    /// Bundle labels, `key=value` (several separated by commas; repeatable); fleet.yaml's
+    /// labels win over them.
+    #[arg(short, long = "label", value_name = "KEY=VALUE")]
+    pub labels: Vec<String>,
+    /// The commit the bundles come from, as the `fleet.cattle.io/commit` label (default:
+    /// the working directory's Git HEAD, if it is in a repository).
+    #[arg(long, env = "COMMIT")]
+    pub commit: Option<String>,
+    /// Gzip and base64-encode every resource.
+    #[arg(short, long)]
+    pub compress: bool,
+    /// The service account the bundles are deployed with.
+    #[arg(short = 'a', long)]
+    pub service_account: Option<String>,
+    /// Force a redeploy of the bundles when it changes (`spec.forceSyncGeneration`).
+    #[arg(long, default_value_t = 0)]
+    pub sync_generation: i64,
+    /// The namespace every object of the bundles is deployed into.
+    #[arg(long)]
+    pub target_namespace: Option<String>,
+    /// Write the bundles paused.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    pub paused: bool,
+    /// Keep the bundles' objects when a bundle is deleted.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    pub keep_resources: bool,
+    /// Delete the bundles' namespace when a bundle is deleted.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    pub delete_namespace: bool,
+    /// Correct drift of the bundles' objects.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    pub correct_drift: bool,
+    /// Correct drift by deleting and recreating objects (with `--correct-drift`).
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    pub correct_drift_force: bool,
+    /// Keep failed Helm releases' history when correcting drift (with `--correct-drift`).
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    pub correct_drift_keep_fail_history: bool,
+    /// Read one Bundle from this file (`-` for standard input) instead of directories;
+    /// NAME is then the only argument.
+    #[arg(short = 'f', long)]
+    pub file: Option<String>,
+    #[command(flatten)]
+    pub downloads: ChartDownloads,
+    #[command(flatten)]
+    pub accepted: AcceptedFlags,
+}
+
+/// How charts named by the bundles are downloaded, as Fleet's flags give it; fleet-rs's
+/// `apply` fetches no chart (they are fetched when rendered), so these are checked and
+/// otherwise unused, and never written into a Bundle.
+#[derive(Args, Debug)]
+pub(super) struct ChartDownloads {
+    /// User name for Helm repositories.
+    #[arg(long, env = "HELM_USERNAME")]
+    pub username: Option<String>,
+    /// File holding the password for Helm repositories.
+    #[arg(long)]
+    pub password_file: Option<PathBuf>,
+    /// File of CA certificates for Helm repositories.
+    #[arg(long)]
+    pub cacerts_file: Option<PathBuf>,
+    /// File holding an SSH private key for Git-hosted charts.
+    #[arg(long)]
+    pub ssh_privatekey_file: Option<PathBuf>,
+    /// YAML file of credentials by bundle path (glob), over `--username`.
+    #[arg(long)]
+    pub helm_credentials_by_path_file: Option<PathBuf>,
+    /// Only repositories whose URL matches this regular expression get the credentials.
+    #[arg(long)]
+    pub helm_repo_url_regex: Option<String>,
+    /// Use plain HTTP for Helm repositories.
+    #[arg(long)]
+    pub helm_basic_http: bool,
+    /// Skip TLS verification of Helm repositories.
+    #[arg(long)]
+    pub helm_insecure_skip_tls: bool,
+}
+
+impl ChartDownloads {
+    /// Fleet's checks of these flags: the files they name must be readable, the
+    /// credentials file YAML, and the regular expression valid.
+    fn check(&self) -> Result<()> {
+        let files = [
+            &self.password_file,
+            &self.cacerts_file,
+            &self.ssh_privatekey_file,
+            &self.helm_credentials_by_path_file,
+        ];
+        for file in files.into_iter().flatten() {
+            let text = std::fs::read(file)
+                .with_context(|| format!("adding auth to opts: reading {}", file.display()))?;
+            if Some(file) == self.helm_credentials_by_path_file.as_ref() {
+                let text = String::from_utf8_lossy(&text);
+                fleet_files::yaml::parse_value(&text, &file.display().to_string())
+                    .context("adding auth to opts")?;
+            }
+        }
+        if let Some(pattern) = &self.helm_repo_url_regex {
+            regex::Regex::new(pattern)
+                .with_context(|| format!("error parsing regexp: {pattern:?}"))?;
+        }
+        Ok(())
+    }
+}
+
+/// Flags of Fleet's `fleet apply` that change nothing here, accepted so its command lines
+/// run unchanged.
+#[derive(Args, Debug)]
+pub(super) struct AcceptedFlags {
+    /// Enable debug logging (use `FLEET_LOG` for fleet-rs's logs).
+    #[arg(long)]
+    pub debug: bool,
+    /// Debug log level.
+    #[arg(long, default_value_t = 0)]
+    pub debug_level: i64,
+    /// Bundles written at once.
+    #[arg(
+        long,
+        env = "FLEET_BUNDLE_CREATION_MAX_CONCURRENCY",
+        default_value_t = 4
+    )]
+    pub bundle_creation_max_concurrency: i64,
+    /// Accept `imageScans` (fleet-rs has no image scanning yet: they are still refused).
+    #[arg(long)]
+    pub imagescan_enabled: bool,
+    /// Secret of the OCI registry bundles are stored in (not supported yet).
+    #[arg(long)]
+    pub oci_registry_secret: Option<String>,
 }
 
 /// The bundle directories `args` name: scanned, or declared one by one.
-fn bundle_dirs(root: &RepoRoot, args: &ApplyArgs) -> Result<Vec<bundle::BundleDir>> {
-    if !args.driven_scan {
-        let mut dirs = bundle::discover(root, &args.dirs)?;
+fn bundle_dirs(
+    root: &RepoRoot,
+    args: &ApplyArgs,
+    paths: &[String],
+) -> Result<Vec<bundle::BundleDir>> {
+    if !args.driven_scan && args.file.is_none() {
+        let mut dirs = bundle::discover(root, paths)?;
         if let Some(file) = &args.bundle_file {
             for dir in &mut dirs {
                 let options = dir.dir.join(file);
@@ -69,8 +205,12 @@ fn bundle_dirs(root: &RepoRoot, args: &ApplyArgs) -> Result<Vec<bundle::BundleDi
         return Ok(dirs);
     }
     let mut declared = Vec::new();
-    for arg in &args.dirs {
-        let parts: Vec<&str> = arg.split(args.driven_scan_separator.as_str()).collect();
+    for arg in paths {
+        let separator = match args.file {
+            Some(_) => ":",
+            None => args.driven_scan_separator.as_str(),
+        };
+        let parts: Vec<&str> = arg.split(separator).collect();
         let (base, options) = match parts.as_slice() {
             // Fleet's driven scan reads a bare base's own fleet.yaml, whatever `-b` says.
             [base] => (*base, None),
@@ -91,9 +231,128 @@ fn bundle_dirs(root: &RepoRoot, args: &ApplyArgs) -> Result<Vec<bundle::BundleDi
     Ok(bundle::discover_driven(root, &declared, "fleet apply")?)
 }
 
+/// Where the directories are read: the root, the directories relative to it, and, when
+/// the root was widened past the working directory, the working directory's path in it
+/// (bundles are then named after their paths from the working directory, as in Fleet).
+struct Layout {
+    root: RepoRoot,
+    dirs: Vec<String>,
+    working: Option<PathBuf>,
+}
+
+/// The layout of `args`: with `--root`, its directories as given; without, as Fleet reads
+/// them: relative to the working directory (a leading `/` dropped), `../` allowed, and a
+/// directory that does not exist skipped with a warning.
+fn layout(args: &ApplyArgs) -> Result<Layout> {
+    if let Some(root) = &args.root {
+        return Ok(Layout {
+            root: RepoRoot::new(root)?,
+            dirs: args.dirs.clone(),
+            working: None,
+        });
+    }
+    let cwd = std::env::current_dir()?.canonicalize()?;
+    let mut dirs = Vec::new();
+    let mut top = cwd.clone();
+    for arg in &args.dirs {
+        let path = arg.trim_start_matches('/');
+        let path = if path.is_empty() { "." } else { path };
+        // A driven scan's argument may name its options file after the separator.
+        let base = match args.driven_scan {
+            true => path.split(args.driven_scan_separator.as_str()).next(),
+            false => Some(path),
+        };
+        let lexical = lexical_join(&cwd, base.unwrap_or(path));
+        if !path.contains(['*', '?', '[']) {
+            if !args.driven_scan && !lexical.is_dir() {
+                eprintln!("warning: {arg}: no such directory, skipped");
+                continue;
+            }
+            while !lexical.starts_with(&top) {
+                if !top.pop() {
+                    break;
+                }
+            }
+        }
+        dirs.push(path.to_string());
+    }
+    if top == cwd {
+        return Ok(Layout {
+            root: RepoRoot::new(&cwd)?,
+            dirs,
+            working: None,
+        });
+    }
+    let working = cwd.strip_prefix(&top).unwrap_or(&cwd).to_path_buf();
+    let dirs = dirs
+        .iter()
+        .map(|dir| working.join(dir).to_string_lossy().into_owned())
+        .collect();
+    Ok(Layout {
+        root: RepoRoot::new(&top)?,
+        dirs,
+        working: Some(working),
+    })
+}
+
+/// `path` joined to `base` without touching the file system, `..` taking a segment away.
+fn lexical_join(base: &std::path::Path, path: &str) -> PathBuf {
+    let mut out = base.to_path_buf();
+    for part in std::path::Path::new(path).components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::Normal(name) => out.push(name),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// `to` as a path from `from` (both relative to the same root): `../` for each of
+/// `from`'s segments that `to` does not share.
+fn path_from(from: &std::path::Path, to: &str) -> String {
+    let to = std::path::Path::new(to);
+    let mut up = from.to_path_buf();
+    let mut climbs = 0;
+    while !to.starts_with(&up) {
+        up.pop();
+        climbs += 1;
+    }
+    let rest = to.strip_prefix(&up).unwrap_or(to);
+    let mut parts = vec![".."; climbs];
+    let rest = rest.to_string_lossy();
+    if !rest.is_empty() {
+        parts.push(&rest);
+    }
+    if parts.is_empty() {
+        ".".to_string()
+    } else {
+        parts.join("/")
+    }
+}
+
 /// Runs `fleet apply`.
 pub(super) fn run(args: ApplyArgs) -> Result<()> {
-    let root = RepoRoot::new(&args.root)?;
+    let Layout {
+        root,
+        dirs,
+        working,
+    } = layout(&args)?;
+    let name = match (&args.name, &args.file) {
+        (None, _) => anyhow::bail!("at least one argument is required: BUNDLE_NAME"),
+        (Some(_), Some(_)) if !args.dirs.is_empty() => {
+            anyhow::bail!("the bundle name is required as the first argument")
+        }
+        (Some(_), Some(file)) if file == "-" => {
+            anyhow::bail!(
+                "-f -: reading a bundle from standard input is not supported; name a file"
+            )
+        }
+        (Some(name), _) => name.as_str(),
+    };
+    args.downloads.check()?;
     let repo_targets = match &args.targets_file {
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -105,19 +364,55 @@ pub(super) fn run(args: ApplyArgs) -> Result<()> {
         }
         None => None,
     };
+    let settings = bundle::ApplySettings {
+        labels: labels(&args)?,
+        compress: args.compress,
+        targets: repo_targets,
+        service_account: args.service_account.clone(),
+        sync_generation: args.sync_generation,
+        target_namespace: args.target_namespace.clone(),
+        paused: args.paused,
+        keep_resources: args.keep_resources,
+        delete_namespace: args.delete_namespace,
+        correct_drift: args.correct_drift.then_some(fleet_api::CorrectDrift {
+            enabled: true,
+            force: Some(args.correct_drift_force),
+            keep_fail_history: Some(args.correct_drift_keep_fail_history),
+        }),
+    };
     let mut bundles = Vec::new();
-    for dir in bundle_dirs(&root, &args)? {
+    let dirs = match &args.file {
+        Some(file) => vec![format!(".:{file}")],
+        None => dirs,
+    };
+    for mut dir in bundle_dirs(&root, &args, &dirs)? {
+        if let Some(working) = &working {
+            dir.rel = path_from(working, &dir.rel);
+        }
         let fleet = match &dir.fleet_yaml {
-            Some(path) => bundle::load_fleet_yaml(&root, path, false)?.spec,
+            Some(path) => {
+                let loaded = bundle::load_fleet_yaml(&root, path, false)?;
+                for warning in &loaded.warnings {
+                    eprintln!("warning: {warning}");
+                }
+                loaded.spec
+            }
             None => Default::default(),
         };
-        let mut object = bundle::bundle_object(&root, &dir, &fleet, &args.name, &args.namespace)?;
-        bundle::add_targets(&mut object, &fleet, repo_targets.clone());
+        let object = bundle::bundle_object(&root, &dir, &fleet, name, &args.namespace, &settings)?;
+        // As Fleet, a bundle with nothing to deploy is left out, with a word why.
+        if object.spec.resources.is_empty() && !names_a_chart(&fleet) {
+            eprintln!("warning: {}: no resources found to deploy", dir.rel);
+            continue;
+        }
         bundles.push(object);
     }
     let Some(output) = &args.output else {
-        return super::runtime()?.block_on(apply_live(&args, &bundles));
+        // As Fleet, what no longer exists is pruned even when nothing is left.
+        super::runtime()?.block_on(apply_live(&args, name, &mut bundles))?;
+        return found_some(&args, &bundles);
     };
+    found_some(&args, &bundles)?;
     let documents: Vec<serde_json::Value> = bundles
         .iter()
         .map(serde_json::to_value)
@@ -131,15 +426,68 @@ pub(super) fn run(args: ApplyArgs) -> Result<()> {
     Ok(())
 }
 
-/// Applies `bundles` (server-side, as `fleet-apply`) and deletes the Bundles of the same
-/// name prefix (label `fleet.cattle.io/repo-name`) that are no longer among them.
-async fn apply_live(args: &ApplyArgs, bundles: &[fleet_api::Bundle]) -> Result<()> {
+/// The labels of `-l` (each `key=value`, or `key` for an empty value; several separated by
+/// commas), and the commit label: `--commit`, else the working directory's Git HEAD.
+fn labels(args: &ApplyArgs) -> Result<std::collections::BTreeMap<String, String>> {
+    let mut labels = std::collections::BTreeMap::new();
+    for pair in args.labels.iter().flat_map(|l| l.split(',')) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        if key.is_empty() {
+            anyhow::bail!("label {pair:?}: the key is empty");
+        }
+        labels.insert(key.to_string(), value.to_string());
+    }
+    let commit = args
+        .commit
+        .clone()
+        .filter(|c| !c.is_empty())
+        .or_else(head_commit);
+    if let Some(commit) = commit {
+        labels.insert(fleet_api::labels::COMMIT_LABEL.to_string(), commit);
+    }
+    Ok(labels)
+}
+
+/// The commit HEAD names in the Git repository holding the working directory, if any.
+fn head_commit() -> Option<String> {
+    let repository = gix::discover(".").ok()?;
+    Some(repository.head_id().ok()?.to_string())
+}
+
+/// Fleet's error when no directory gave a bundle.
+fn found_some(args: &ApplyArgs, bundles: &[fleet_api::Bundle]) -> Result<()> {
+    if bundles.is_empty() {
+        anyhow::bail!(
+            "no resource found at the following paths to deploy: [{}]",
+            args.dirs.join(" ")
+        );
+    }
+    Ok(())
+}
+
+/// Whether a bundle's fleet.yaml names a chart fetched when it is rendered (its files
+/// are not in the Bundle then).
+fn names_a_chart(fleet: &fleet_api::FleetYaml) -> bool {
+    let helms = std::iter::once(&fleet.options)
+        .chain(fleet.target_customizations.iter().map(|t| &t.options))
+        .filter_map(|options| options.helm.as_deref());
+    helms
+        .into_iter()
+        .any(|helm| helm.chart.is_some() || helm.repo.is_some())
+}
+
+/// Applies `bundles` (server-side, as `fleet-apply`), each labelled with its name prefix
+/// `repo` (`fleet.cattle.io/repo-name`), and deletes the Bundles of that label no longer
+/// among them.
+async fn apply_live(args: &ApplyArgs, repo: &str, bundles: &mut [fleet_api::Bundle]) -> Result<()> {
     use kube::api::{DeleteParams, ListParams, Patch, PatchParams};
     let client = super::cluster_client(args.kubeconfig.as_deref()).await?;
     let api: kube::Api<fleet_api::Bundle> = kube::Api::namespaced(client, &args.namespace);
     let apply = PatchParams::apply("fleet-apply").force();
     let mut names = Vec::new();
-    for bundle in bundles {
+    for bundle in bundles.iter_mut() {
+        kube::ResourceExt::labels_mut(bundle)
+            .insert(fleet_api::labels::REPO_NAME_LABEL.into(), repo.to_string());
         let name = kube::ResourceExt::name_any(bundle);
         api.patch(&name, &apply, &Patch::Apply(bundle))
             .await
@@ -147,7 +495,7 @@ async fn apply_live(args: &ApplyArgs, bundles: &[fleet_api::Bundle]) -> Result<(
         println!("bundle {}/{name} applied", args.namespace);
         names.push(name);
     }
-    let selector = format!("{}={}", fleet_api::labels::REPO_NAME_LABEL, args.name);
+    let selector = format!("{}={repo}", fleet_api::labels::REPO_NAME_LABEL);
     for stale in api
         .list(&ListParams::default().labels(&selector))
         .await?

@@ -189,17 +189,25 @@ impl Tree {
         bundles
             .iter()
             .map(|dir| {
-                let rendered =
-                    super::test::render_for(repo, dir, super::test::NAME_PREFIX, cluster)
-                        .map(|variant| {
-                            let resources = if variant.deploy {
-                                variant.resources
-                            } else {
-                                Vec::new()
-                            };
-                            resources.into_iter().map(|r| (object_key(&r), r)).collect()
-                        })
-                        .map_err(|e| format!("{e:#}"));
+                let rendered = super::test::read_fleet_yaml(repo, dir)
+                    .and_then(|fleet| {
+                        super::test::render_for(
+                            repo,
+                            dir,
+                            &fleet,
+                            super::test::NAME_PREFIX,
+                            cluster,
+                        )
+                    })
+                    .map(|variant| {
+                        let resources = if variant.deploy {
+                            variant.resources
+                        } else {
+                            Vec::new()
+                        };
+                        resources.into_iter().map(|r| (object_key(&r), r)).collect()
+                    })
+                    .map_err(|e| format!("{e:#}"));
                 (dir.rel.clone(), rendered)
             })
             .collect()

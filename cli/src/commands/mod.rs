@@ -56,7 +56,7 @@ enum Command {
     /// Render a bundle for a cluster and print its resources, as Rancher Fleet's `fleet test`.
     Test(test::TestArgs),
     /// Write the Bundle objects for directories, as Rancher Fleet's `fleet apply -o`.
-    Apply(apply::ApplyArgs),
+    Apply(Box<apply::ApplyArgs>),
     /// Show what uncommitted changes would change on each cluster, object by object.
     Diff(diff::DiffArgs),
     /// Check every fleet.yaml under a directory strictly and render each customization.
@@ -118,7 +118,7 @@ pub(crate) fn run(cli: Cli) -> Result<()> {
         Command::Up(args) => up::run(args),
         Command::Kustomize(command) => kustomize::run(command),
         Command::Test(args) => test::run(args),
-        Command::Apply(args) => apply::run(args),
+        Command::Apply(args) => apply::run(*args),
         Command::Diff(args) => diff::run(args),
         Command::Lint(args) => lint::run(args),
         Command::Crds(args) => crds::run(args),

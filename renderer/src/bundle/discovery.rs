@@ -97,7 +97,8 @@ pub fn fleet_yaml_in(dir: &Path) -> Option<PathBuf> {
 }
 
 /// Every bundle under `paths` (the root when empty): each directory holding a fleet.yaml,
-/// and each path itself when it holds manifests but no fleet.yaml.
+/// and each path itself when, as Fleet decides, a YAML file lies in it or in a directory
+/// below it that no fleet.yaml makes a bundle of its own.
 pub fn discover(root: &RepoRoot, paths: &[String]) -> Result<Vec<BundleDir>> {
     let defaults = [".".to_string()];
     let paths = if paths.is_empty() {
@@ -126,7 +127,7 @@ pub fn discover(root: &RepoRoot, paths: &[String]) -> Result<Vec<BundleDir>> {
         for dir in walk_dirs(root, &base)? {
             let fleet_yaml = fleet_yaml_in(&dir);
             let is_base = dir == base;
-            if fleet_yaml.is_none() && !(is_base && has_manifests(&dir)) {
+            if fleet_yaml.is_none() && !(is_base && has_yaml_outside_bundles(&dir)) {
                 continue;
             }
             if found.iter().any(|b| b.dir == dir) {
@@ -193,25 +194,24 @@ fn walk_dirs(root: &RepoRoot, base: &Path) -> Result<Vec<PathBuf>> {
     Ok(super::fleetignore::walk(root, base, &|_| true)?.dirs)
 }
 
-/// Whether a path names a manifest file (`.yaml`, `.yml` or `.json`, not fleet.yaml).
-pub(super) fn is_manifest_name(path: &Path) -> bool {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy())
-        .unwrap_or_default();
-    let manifest = name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".json");
-    manifest && path.is_file() && name != "fleet.yaml" && name != "fleet.yml"
-}
-
-/// Whether a directory directly holds YAML or JSON files.
-fn has_manifests(dir: &Path) -> bool {
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(|e| e.ok())
-                .any(|e| is_manifest_name(&e.path()))
-        })
-        .unwrap_or(false)
+/// Whether a YAML file (`.yaml`, `.yml`) lies in `dir` or in a directory below it without
+/// a fleet.yaml, Fleet's test for a path's own bundle (JSON files do not count there).
+fn has_yaml_outside_bundles(dir: &Path) -> bool {
+    if fleet_yaml_in(dir).is_some() {
+        return false;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.filter_map(|e| e.ok()).any(|entry| {
+        let path = entry.path();
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            entry.file_name() != ".git" && has_yaml_outside_bundles(&path)
+        } else {
+            path.extension()
+                .is_some_and(|ext| ext == "yaml" || ext == "yml")
+        }
+    })
 }
 
 #[cfg(test)]
@@ -236,7 +236,8 @@ mod tests {
             .into_iter()
             .map(|b| b.rel)
             .collect();
-        assert_eq!(all, vec!["app", "app/sub"]);
+        // `plain/` holds YAML and no fleet.yaml: the root is a bundle too, as in Fleet.
+        assert_eq!(all, vec![".", "app", "app/sub"]);
         let plain: Vec<String> = discover(&root, &["plain".into()])
             .expect("discover")
             .into_iter()

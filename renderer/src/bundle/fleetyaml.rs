@@ -9,13 +9,14 @@ use crate::RepoRoot;
 use crate::{RenderError, Result};
 use fleet_files::yaml;
 
-/// A parsed fleet.yaml and the unknown fields found in it.
+/// A parsed fleet.yaml and what is worth a warning in it.
 #[derive(Debug, Clone, Default)]
 pub struct LoadedFleetYaml {
     /// The typed contents.
     pub spec: FleetYaml,
-    /// Unknown fields, as errors naming file, line and field (warnings unless strict).
-    pub unknown: Vec<RenderError>,
+    /// Unknown fields (errors when strict), and fields Fleet reads but ignores, each
+    /// naming file, line and field.
+    pub warnings: Vec<RenderError>,
 }
 
 /// Reads a fleet.yaml; with `strict`, an unknown field is an error.
@@ -32,8 +33,23 @@ pub fn load_fleet_yaml(root: &RepoRoot, path: &Path, strict_mode: bool) -> Resul
     };
     validate(&spec, &text, &shown)?;
     let dir = path.parent().unwrap_or(root.path());
+    let mut ignored = Vec::new();
     if let Some(helm) = spec.options.helm.as_mut() {
-        merge_values_files(root, dir, &shown, "helm", helm)?;
+        // Fleet reads the bundle's own values files only for a chart it names.
+        if names_a_chart(helm) {
+            merge_values_files(root, dir, &shown, "helm", helm)?;
+        } else if !helm.values_files.is_empty() {
+            ignored.push(
+                RenderError::in_field(
+                    &shown,
+                    "helm.valuesFiles",
+                    "not read: as in Fleet, a bundle's values files are read only when \
+                     helm.chart or helm.repo names its chart (write `chart: .` for the \
+                     chart in this directory)",
+                )
+                .with_line(line_of(&text, "helm.valuesFiles")),
+            );
+        }
     }
     for (index, target) in spec.target_customizations.iter_mut().enumerate() {
         if let Some(helm) = target.options.helm.as_mut() {
@@ -41,23 +57,41 @@ pub fn load_fleet_yaml(root: &RepoRoot, path: &Path, strict_mode: bool) -> Resul
             merge_values_files(root, dir, &shown, &field, helm)?;
         }
     }
-    let unknown: Vec<RenderError> = strict::unknown_fields::<FleetYaml>(&raw)
+    let unknown = strict::unknown_fields::<FleetYaml>(&raw)
         .into_iter()
         .map(|field| {
             let line = line_of(&text, &field);
             RenderError::in_field(&shown, &field, "unknown field").with_line(line)
-        })
-        .collect();
-    if strict_mode {
-        if let Some(first) = unknown.into_iter().next() {
-            return Err(first);
-        }
-        return Ok(LoadedFleetYaml {
-            spec,
-            unknown: Vec::new(),
         });
+    let mut warnings = Vec::new();
+    for problem in unknown {
+        if strict_mode {
+            return Err(problem);
+        }
+        warnings.push(problem);
     }
-    Ok(LoadedFleetYaml { spec, unknown })
+    warnings.extend(ignored);
+    Ok(LoadedFleetYaml { spec, warnings })
+}
+
+/// Helm's refusal of an OCI chart reference whose tag is not the `version` asked for
+/// (`oci://host/chart:1.2` with `version: 1.0`), checked before anything is fetched.
+fn oci_tag_mismatch(helm: &HelmOptions) -> Option<String> {
+    let version = helm.version.as_deref().filter(|v| !v.is_empty())?;
+    let reference = [&helm.repo, &helm.chart]
+        .into_iter()
+        .flatten()
+        .find_map(|r| r.strip_prefix("oci://"))?;
+    let last = reference.rsplit('/').next()?;
+    let tag = last.split_once(':')?.1;
+    (tag != version)
+        .then(|| format!("chart reference and version mismatch: {version} is not {tag}"))
+}
+
+/// Whether `helm` names the chart it deploys (`chart` or `repo`).
+fn names_a_chart(helm: &HelmOptions) -> bool {
+    let set = |field: &Option<String>| field.as_deref().is_some_and(|v| !v.is_empty());
+    set(&helm.chart) || set(&helm.repo)
 }
 
 /// A bundle's states, by Fleet's rank (`StateRank`): what `dependsOn.acceptedStates` may
@@ -101,6 +135,27 @@ fn validate(spec: &FleetYaml, text: &str, shown: &str) -> Result<()> {
                 )
                 .with_line(line_of(text, &field)));
             }
+        }
+    }
+    let helms = std::iter::once(("helm".to_string(), &spec.options))
+        .chain(
+            spec.target_customizations
+                .iter()
+                .enumerate()
+                .map(|(index, target)| {
+                    (
+                        format!("targetCustomizations[{index}].helm"),
+                        &target.options,
+                    )
+                }),
+        )
+        .filter_map(|(field, options)| options.helm.as_deref().map(|helm| (field, helm)));
+    for (field, helm) in helms {
+        if let Some(problem) = oci_tag_mismatch(helm) {
+            let field = format!("{field}.version");
+            return Err(
+                RenderError::in_field(shown, &field, problem).with_line(line_of(text, &field))
+            );
         }
     }
     // fleet-rs has no image scanning yet: Fleet with it disabled refuses the field so.

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::discovery::{is_manifest_name, BundleDir};
+use super::discovery::BundleDir;
 use crate::RepoRoot;
 use crate::{RenderError, Result};
 use fleet_files::yaml;
@@ -99,10 +99,11 @@ fn patched_file(rel: &str) -> Option<String> {
 }
 
 /// Every file of a bundle (any type), by path relative to it, as stored in a Bundle; its
-/// left-out files are not.
+/// left-out files are not. As in Fleet, the files of bundles nested below it are among
+/// them (their options files too); its manifests leave them out when it is rendered.
 pub fn bundle_files(root: &RepoRoot, bundle: &BundleDir) -> Result<Vec<(String, Vec<u8>)>> {
     let mut out = Vec::new();
-    for path in walk_files(root, &bundle.dir, &bundle.left_out, |_| true)? {
+    for path in walk_files(root, &bundle.dir, &bundle.left_out, Walk::Everything)? {
         out.push((relative(&bundle.dir, &path), root.read(&path)?));
     }
     Ok(out)
@@ -119,25 +120,53 @@ fn relative(base: &Path, path: &Path) -> String {
         .unwrap_or_else(|_| path.display().to_string())
 }
 
-/// Manifest files under `dir`, skipping `excluded` entries and nested bundles.
+/// Manifest files under `dir`, skipping `excluded` entries, nested bundles and charts.
 fn files_under(root: &RepoRoot, dir: &Path, excluded: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    walk_files(root, dir, excluded, is_manifest_name)
+    walk_files(root, dir, excluded, Walk::Manifests)
 }
 
-/// Files under `dir` that `keep` accepts, skipping `excluded` entries (directories or
-/// files), nested bundles, hidden and `.fleetignore`d entries. A symbolic link is a file
-/// of its own name with its target's contents when its target is a file inside `dir`, and
-/// an error otherwise, as in Fleet's bundle reader: a link may not read what lies outside
-/// the bundle.
+/// Whether a path names a manifest file (`.yaml`, `.yml` or `.json`, not fleet.yaml).
+fn is_manifest_name(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    let manifest = name.ends_with(".yaml") || name.ends_with(".yml") || name.ends_with(".json");
+    manifest && path.is_file() && name != "fleet.yaml" && name != "fleet.yml"
+}
+
+/// Which files a walk of a bundle keeps.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Walk {
+    /// Every file, nested bundles' included: what a Bundle stores.
+    Everything,
+    /// Manifests outside nested bundles and charts (a directory holding a fleet.yaml or a
+    /// Chart.yaml), as Fleet renders a raw YAML bundle.
+    Manifests,
+}
+
+/// Whether `dir` holds a bundle or a chart of its own, which a raw YAML bundle above it
+/// does not deploy.
+fn is_nested_bundle_or_chart(dir: &Path) -> bool {
+    super::discovery::fleet_yaml_in(dir).is_some() || dir.join("Chart.yaml").is_file()
+}
+
+/// Files under `dir` that `walk` keeps, skipping `excluded` entries (directories or
+/// files), hidden and `.fleetignore`d entries. A symbolic link is a file of its own name
+/// with its target's contents when its target is a file inside `dir`, and an error
+/// otherwise, as in Fleet's bundle reader: a link may not read what lies outside the
+/// bundle.
 fn walk_files(
     root: &RepoRoot,
     dir: &Path,
     excluded: &[PathBuf],
-    keep: fn(&Path) -> bool,
+    walk: Walk,
 ) -> Result<Vec<PathBuf>> {
     let enter = |path: &Path| {
-        !(excluded.iter().any(|s| s == path) || super::discovery::fleet_yaml_in(path).is_some())
+        !(excluded.iter().any(|s| s == path)
+            || (walk == Walk::Manifests && is_nested_bundle_or_chart(path)))
     };
+    let keep = |path: &Path| walk == Walk::Everything || is_manifest_name(path);
     let walked = super::fleetignore::walk(root, dir, &enter)?;
     let bundle = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     let mut files = Vec::new();

@@ -21,7 +21,7 @@ pub use fleetyaml::{load_fleet_yaml, LoadedFleetYaml};
 pub use helm::{release_of, remote_chart, MemberData};
 pub use manifests::bundle_files;
 pub use names::bundle_name;
-pub use object::{add_targets, bundle_object, label_value, name_for, RepoTargets};
+pub use object::{bundle_object, label_value, name_for, ApplySettings, RepoTargets};
 pub use render::{
     dependency_needs, kustomize_needs, not_deployed, options_for, render, render_with,
     templated_options, Sources, Variant,

@@ -2,9 +2,11 @@
 //! directory's files as resources, and the fleet.yaml's options, targets and labels.
 
 use base64::Engine;
-use fleet_api::labels::{BUNDLE_PATH_LABEL, REPO_NAME_LABEL};
+use std::collections::BTreeMap;
+
 use fleet_api::{
-    Bundle, BundleResource, BundleSpec, BundleTarget, BundleTargetRestriction, FleetYaml, GitTarget,
+    Bundle, BundleResource, BundleSpec, BundleTarget, BundleTargetRestriction, CorrectDrift,
+    FleetYaml, GitTarget,
 };
 
 use super::discovery::BundleDir;
@@ -45,14 +47,43 @@ fn apply_configs(dir: &BundleDir, fleet: &FleetYaml) -> Vec<String> {
     configs
 }
 
+/// What Fleet's `fleet apply` flags set on each Bundle it writes; a GitRepo's fields reach
+/// its bundles the same way (Fleet's gitjob passes them as those flags).
+#[derive(Debug, Clone, Default)]
+pub struct ApplySettings {
+    /// Labels (`-l`); fleet.yaml's own labels win over them.
+    pub labels: BTreeMap<String, String>,
+    /// Every resource gzipped and base64-encoded (`-c`), not only large Bundles'.
+    pub compress: bool,
+    /// Targets and restrictions appended unless fleet.yaml has `overrideTargets` (a
+    /// GitRepo's targets, `--targets-file`).
+    pub targets: Option<RepoTargets>,
+    /// `spec.serviceAccount` (`-a`), over fleet.yaml's.
+    pub service_account: Option<String>,
+    /// `spec.forceSyncGeneration` (`--sync-generation`); as in Fleet, it replaces
+    /// fleet.yaml's.
+    pub sync_generation: i64,
+    /// The namespace of the Bundle and of each of its targets (`--target-namespace`).
+    pub target_namespace: Option<String>,
+    /// The Bundle is paused (`--paused`).
+    pub paused: bool,
+    /// `spec.keepResources` (`--keep-resources`).
+    pub keep_resources: bool,
+    /// `spec.deleteNamespace` (`--delete-namespace`).
+    pub delete_namespace: bool,
+    /// `spec.correctDrift`, when enabled (`--correct-drift`), over fleet.yaml's.
+    pub correct_drift: Option<CorrectDrift>,
+}
+
 /// The Bundle for `dir`, described by `fleet`, named after `repo_name` and placed in
-/// `namespace`. Label values that Kubernetes would refuse (paths with `/`) are made safe.
+/// `namespace`, with what `settings` sets, as Fleet's bundle reader builds it.
 pub fn bundle_object(
     root: &RepoRoot,
     dir: &BundleDir,
     fleet: &FleetYaml,
     repo_name: &str,
     namespace: &str,
+    settings: &ApplySettings,
 ) -> Result<Bundle> {
     let name = name_for(fleet, repo_name, dir);
     let configs = apply_configs(dir, fleet);
@@ -60,7 +91,7 @@ pub fn bundle_object(
     files.retain(|(path, _)| !configs.contains(path));
     let mut resources: Vec<BundleResource> = files.iter().map(plain_resource).collect();
     // Fleet's `fleet apply` compresses every resource of a Bundle this large.
-    if serialized_size(&resources) >= COMPRESS_FROM {
+    if settings.compress || serialized_size(&resources) >= COMPRESS_FROM {
         resources = files.iter().map(compressed_resource).collect();
     }
     let size = serialized_size(&resources);
@@ -75,14 +106,13 @@ pub fn bundle_object(
             ),
         ));
     }
-    let mut labels = fleet.labels.clone();
-    labels.insert(REPO_NAME_LABEL.into(), repo_name.to_string());
-    labels.insert(BUNDLE_PATH_LABEL.into(), label_value(&dir.rel));
+    let mut labels = settings.labels.clone();
+    labels.extend(fleet.labels.clone());
     let mut bundle = Bundle::new(
         &name,
         BundleSpec {
             options: fleet.options.clone(),
-            paused: fleet.paused,
+            paused: fleet.paused || settings.paused,
             rollout_strategy: fleet.rollout_strategy.clone(),
             resources,
             targets: own_targets(fleet),
@@ -93,8 +123,36 @@ pub fn bundle_object(
         },
     );
     bundle.metadata.namespace = Some(namespace.to_string());
-    bundle.metadata.labels = Some(labels);
+    bundle.metadata.labels = Some(labels).filter(|l| !l.is_empty());
+    add_targets(&mut bundle, fleet, settings.targets.clone());
+    settings.set_options(&mut bundle);
     Ok(bundle)
+}
+
+impl ApplySettings {
+    /// Sets the options these settings name on `bundle`, after its targets.
+    fn set_options(&self, bundle: &mut Bundle) {
+        let spec = &mut bundle.spec;
+        if let Some(account) = self.service_account.clone().filter(|a| !a.is_empty()) {
+            spec.options.service_account = Some(account);
+        }
+        spec.options.force_sync_generation = Some(self.sync_generation).filter(|g| *g != 0);
+        if let Some(namespace) = self.target_namespace.clone().filter(|n| !n.is_empty()) {
+            for target in &mut spec.targets {
+                target.options.target_namespace = Some(namespace.clone());
+            }
+            spec.options.target_namespace = Some(namespace);
+        }
+        if self.keep_resources {
+            spec.options.keep_resources = Some(true);
+        }
+        if self.delete_namespace {
+            spec.options.delete_namespace = Some(true);
+        }
+        if let Some(drift) = self.correct_drift.clone().filter(|d| d.enabled) {
+            spec.options.correct_drift = Some(drift);
+        }
+    }
 }
 
 /// The targets a fleet.yaml gives its Bundle, as Fleet's bundle reader lists them: its
@@ -173,7 +231,7 @@ impl RepoTargets {
 /// `overrideTargets` when it has them, else the `repo` targets (a GitRepo's, or `fleet
 /// apply --targets-file`), each appended as a target and a restriction; a Bundle left
 /// without any target gets Fleet's default, the `default` cluster group.
-pub fn add_targets(bundle: &mut Bundle, fleet: &FleetYaml, repo: Option<RepoTargets>) {
+fn add_targets(bundle: &mut Bundle, fleet: &FleetYaml, repo: Option<RepoTargets>) {
     let added = if fleet.override_targets.is_empty() {
         repo.unwrap_or_default()
     } else {

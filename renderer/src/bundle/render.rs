@@ -102,7 +102,7 @@ pub fn options_for(
 ) -> (Option<String>, BundleDeploymentOptions) {
     let customizations = cluster.customizations(
         &fleet.target_customizations,
-        fleet.target_customization_mode,
+        fleet.target_customization_mode.unwrap_or_default(),
     );
     let names: Vec<&str> = customizations
         .iter()

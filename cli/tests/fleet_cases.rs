@@ -1,0 +1,293 @@
+//! Rancher Fleet's own tests, restated as data: each case in `fleet_cases/<topic>.yaml`
+//! cites the Fleet v0.16.1 file and line whose assertion it restates, gives the files of a
+//! repository, the `fleet` command to run on them, and what Fleet's test expects. The
+//! format is described in `fleet_cases/README.md`. The test prints how many cases of each
+//! topic pass and fails naming every case that does not.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use common::workspace;
+
+/// One restated case, as read from its topic file.
+struct Case {
+    name: String,
+    fleet: String,
+    document: Value,
+}
+
+/// What went wrong in one case, for the failure report.
+type Failure = String;
+
+#[test]
+fn fleet_s_own_cases_give_fleet_s_answers() {
+    let dir = workspace().join("cli/tests/fleet_cases");
+    let mut topics: Vec<_> = std::fs::read_dir(&dir)
+        .expect("fleet_cases directory")
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    topics.sort();
+    assert!(!topics.is_empty(), "no topic files in {}", dir.display());
+    let mut failures = Vec::new();
+    let mut counts = Vec::new();
+    let mut total = (0, 0);
+    for topic in &topics {
+        let name = topic
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let cases = read_cases(topic);
+        let mut passed = 0;
+        for case in &cases {
+            match run_case(&case.document) {
+                Ok(()) => passed += 1,
+                Err(why) => {
+                    failures.push(format!("== {name}: {} ({})\n{why}", case.name, case.fleet))
+                }
+            }
+        }
+        counts.push(format!("{name} {passed}/{}", cases.len()));
+        total = (total.0 + passed, total.1 + cases.len());
+    }
+    println!(
+        "restated Fleet cases: {}; all {}/{}",
+        counts.join(", "),
+        total.0,
+        total.1
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {} restated Fleet cases fail:\n{}",
+        failures.len(),
+        total.1,
+        failures.join("\n")
+    );
+}
+
+/// The cases of one topic file, each checked to cite its Fleet source.
+fn read_cases(path: &Path) -> Vec<Case> {
+    let text = std::fs::read_to_string(path).expect("topic file");
+    let file = path.display().to_string();
+    let mut names = std::collections::BTreeSet::new();
+    fleet_files::yaml::parse_documents(&text, &file)
+        .unwrap_or_else(|error| panic!("{error}"))
+        .into_iter()
+        .map(|document| {
+            let field = |key: &str| {
+                document[key]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("{file}: a case without `{key}`: {document}"))
+                    .to_string()
+            };
+            let (name, fleet) = (field("name"), field("fleet"));
+            assert!(
+                names.insert(name.clone()),
+                "{file}: two cases named {name:?}"
+            );
+            Case {
+                name,
+                fleet,
+                document,
+            }
+        })
+        .collect()
+}
+
+/// Writes the case's repository, runs its command and checks what it expects.
+fn run_case(case: &Value) -> Result<(), Failure> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    for (path, content) in entries(&case["files"]) {
+        let target = dir.path().join(path);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+        }
+        let text = content
+            .as_str()
+            .ok_or(format!("files.{path} is not text"))?;
+        std::fs::write(&target, text).map_err(|e| e.to_string())?;
+    }
+    for (path, target) in entries(&case["links"]) {
+        let link = dir.path().join(path);
+        if let Some(parent) = link.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+        }
+        let target = target.as_str().ok_or(format!("links.{path} is not text"))?;
+        std::os::unix::fs::symlink(target, &link).map_err(|e| e.to_string())?;
+    }
+    let args: Vec<String> = case["run"]
+        .as_array()
+        .ok_or("no `run` list")?
+        .iter()
+        .map(|arg| match arg {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        })
+        .collect();
+    let output = Command::new(env!("CARGO_BIN_EXE_fleet"))
+        .args(&args)
+        .current_dir(dir.path())
+        .output()
+        .map_err(|e| e.to_string())?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let expect = &case["expect"];
+    let context = || format!("fleet {}\nstderr: {}", args.join(" "), stderr.trim());
+    for wanted in expect["stderr"].as_array().into_iter().flatten() {
+        let wanted = wanted.as_str().unwrap_or_default();
+        if !stderr.contains(wanted) {
+            return Err(format!("stderr lacks {wanted:?}\n{}", context()));
+        }
+    }
+    if let Some(error) = expect["error"].as_str() {
+        if output.status.success() {
+            return Err(format!(
+                "succeeded, Fleet fails with {error:?}\n{}",
+                context()
+            ));
+        }
+        if !stderr.contains(error) {
+            return Err(format!("the error lacks {error:?}\n{}", context()));
+        }
+        return Ok(());
+    }
+    if !output.status.success() {
+        return Err(format!("failed, Fleet succeeds\n{}", context()));
+    }
+    let outputs = printed_objects(&stdout)
+        .map_err(|error| format!("output is no YAML of objects: {error}\n{}", context()))?;
+    check_bundles(expect, &outputs).map_err(|why| format!("{why}\n{}", context()))?;
+    check_objects(expect, &outputs).map_err(|why| format!("{why}\n{}", context()))
+}
+
+/// What `fleet` printed: a stream of objects (`apply -o -`), or one list of them (`test
+/// -o yaml`).
+fn printed_objects(stdout: &str) -> Result<Vec<Value>, fleet_files::Error> {
+    let mut objects = Vec::new();
+    for document in fleet_files::yaml::parse_any_documents(stdout, "stdout")? {
+        match document {
+            Value::Array(items) => objects.extend(items),
+            Value::Null => {}
+            object => objects.push(object),
+        }
+    }
+    Ok(objects)
+}
+
+/// The entries of a map in the case (none when it is absent).
+fn entries(value: &Value) -> Vec<(&String, &Value)> {
+    value
+        .as_object()
+        .map(|map| map.iter().collect())
+        .unwrap_or_default()
+}
+
+/// `bundles`, `resources` and `absent` against the Bundles printed.
+fn check_bundles(expect: &Value, outputs: &[Value]) -> Result<(), Failure> {
+    let by_name = |name: &str| {
+        outputs
+            .iter()
+            .find(|bundle| bundle["metadata"]["name"] == name)
+            .ok_or(format!(
+                "no bundle {name}; printed: {:?}",
+                common::names(outputs)
+            ))
+    };
+    if let Some(bundles) = expect["bundles"].as_object() {
+        let mut printed: Vec<&str> = common::names(outputs);
+        printed.sort_unstable();
+        let mut wanted: Vec<&str> = bundles.keys().map(String::as_str).collect();
+        wanted.sort_unstable();
+        if printed != wanted {
+            return Err(format!("bundles {printed:?}, Fleet's {wanted:?}"));
+        }
+        for (name, subset) in bundles {
+            contains(by_name(name)?, subset, "").map_err(|why| format!("bundle {name}: {why}"))?;
+        }
+    }
+    for (name, wanted) in entries(&expect["resources"]) {
+        let bundle = by_name(name)?;
+        let mut printed: Vec<&str> = bundle["spec"]["resources"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|resource| resource["name"].as_str())
+            .collect();
+        printed.sort_unstable();
+        let mut wanted: Vec<&str> = wanted
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        wanted.sort_unstable();
+        if printed != wanted {
+            return Err(format!(
+                "bundle {name}: resources {printed:?}, Fleet's {wanted:?}"
+            ));
+        }
+    }
+    for (name, pointers) in entries(&expect["absent"]) {
+        let bundle = by_name(name)?;
+        for pointer in pointers.as_array().into_iter().flatten() {
+            let pointer = pointer.as_str().unwrap_or_default();
+            if let Some(found) = bundle.pointer(pointer) {
+                return Err(format!(
+                    "bundle {name}: {pointer} is {found}, Fleet has none"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `objects` against the objects `fleet test` printed, in order.
+fn check_objects(expect: &Value, outputs: &[Value]) -> Result<(), Failure> {
+    let Some(wanted) = expect["objects"].as_array() else {
+        return Ok(());
+    };
+    let key = |object: &Value| {
+        format!(
+            "{}/{}",
+            object["kind"].as_str().unwrap_or_default(),
+            object["metadata"]["name"].as_str().unwrap_or_default()
+        )
+    };
+    let printed: Vec<String> = outputs.iter().map(key).collect();
+    let expected: Vec<String> = wanted.iter().map(key).collect();
+    if printed != expected {
+        return Err(format!("objects {printed:?}, Fleet's {expected:?}"));
+    }
+    for (object, subset) in outputs.iter().zip(wanted) {
+        contains(object, subset, "").map_err(|why| format!("{}: {why}", key(object)))?;
+    }
+    Ok(())
+}
+
+/// Whether `actual` holds `subset`: every key a map lists, lists element by element.
+fn contains(actual: &Value, subset: &Value, at: &str) -> Result<(), Failure> {
+    match (actual, subset) {
+        (Value::Object(actual), Value::Object(subset)) => {
+            for (key, wanted) in subset {
+                let here = format!("{at}/{key}");
+                match actual.get(key) {
+                    Some(found) => contains(found, wanted, &here)?,
+                    None if wanted.is_null() => {}
+                    None => return Err(format!("{here} missing, Fleet's {wanted}")),
+                }
+            }
+            Ok(())
+        }
+        (Value::Array(actual), Value::Array(subset)) if actual.len() == subset.len() => actual
+            .iter()
+            .zip(subset)
+            .enumerate()
+            .try_for_each(|(i, (found, wanted))| contains(found, wanted, &format!("{at}/{i}"))),
+        _ if actual == subset => Ok(()),
+        _ => Err(format!("{at} is {actual}, Fleet's {subset}")),
+    }
+}
