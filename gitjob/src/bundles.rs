@@ -148,7 +148,11 @@ fn one_bundle(
     // What Fleet's gitjob passes to `fleet apply` as flags.
     let settings = bundle::ApplySettings {
         targets: Some(bundle::RepoTargets::of_gitrepo(&spec.targets)),
-        service_account: spec.service_account.clone(),
+        // A bundle's own account stays, so that a Policy can judge (and refuse) it.
+        service_account: match fleet.options.service_account {
+            Some(_) => None,
+            None => spec.service_account.clone(),
+        },
         sync_generation: spec.force_sync_generation.unwrap_or_default(),
         target_namespace: spec.target_namespace.clone(),
         keep_resources: spec.keep_resources,
