@@ -17,7 +17,7 @@ use crate::apply::{
     FIELD_MANAGER, MANAGED_BY_LABEL, RELEASE_NAMESPACE_ANNOTATION, RELEASE_NAME_ANNOTATION,
     RESOURCE_POLICY_ANNOTATION,
 };
-use crate::objectset;
+use crate::objectset::{self, ObjectSet};
 use crate::own_writes::Copy;
 use crate::{status_budget, Agent, Error};
 use fleet_api::labels::{BUNDLE_NAME_LABEL, DEPLOYMENT_LABEL, DEPLOYMENT_NAMESPACE_LABEL};
@@ -278,12 +278,13 @@ async fn prepare(
     // Each namespace is made sure of once, the release's (where Helm keeps its records)
     // among them.
     let mut namespaces: BTreeSet<String> = helm.iter().map(|r| r.namespace.clone()).collect();
+    let set = ObjectSet::of(&deployment.name_any());
     for resource in resources.iter().cloned() {
         let resolved = match agent.resolve(&resource).await {
             // A kind the bundle's own CRDs define: they go in first (Helm installs a
             // chart's CRDs before anything else), then it is served.
             Err(Error::Invalid(_)) if !crds_applied && defines_crds(&resources) => {
-                apply_crds(agent, deployment, &resources, helm.as_ref()).await?;
+                apply_crds(agent, deployment, &set, &resources, helm.as_ref()).await?;
                 crds_applied = true;
                 agent.resolve(&resource).await
             }
@@ -313,7 +314,7 @@ async fn prepare(
         if let Some(namespace) = object.metadata.namespace.as_ref().filter(|_| namespaced) {
             namespaces.insert(namespace.clone());
         }
-        mark(&mut object, deployment, helm.as_ref());
+        mark(&mut object, &set, deployment, helm.as_ref());
         agent.triggers.watch_kind(&api);
         desired.push(Desired::new(api, object)?);
     }
@@ -324,11 +325,15 @@ async fn prepare(
     })
 }
 
-/// Labels `object` with the deployment that applies it, gives it the object-set marks
-/// Fleet's agent writes, and Helm's ownership marks of `release`; a CRD is kept when its
-/// release lets it go unless the bundle deletes CRDs, as Fleet marks it.
-fn mark(object: &mut DynamicObject, deployment: &BundleDeployment, release: Option<&HelmRelease>) {
-    let set_id = objectset::set_id(&deployment.name_any());
+/// Labels `object` with the deployment that applies it, gives it the marks of its object
+/// `set` as Fleet's agent writes them, and Helm's ownership marks of `release`; a CRD is
+/// kept when its release lets it go unless the bundle deletes CRDs, as Fleet marks it.
+fn mark(
+    object: &mut DynamicObject,
+    set: &ObjectSet,
+    deployment: &BundleDeployment,
+    release: Option<&HelmRelease>,
+) {
     let keep_crd = object
         .types
         .as_ref()
@@ -343,12 +348,12 @@ fn mark(object: &mut DynamicObject, deployment: &BundleDeployment, release: Opti
         .metadata
         .annotations
         .get_or_insert_with(Default::default);
-    annotations.insert(objectset::ID_ANNOTATION.into(), set_id.clone());
+    annotations.insert(objectset::ID_ANNOTATION.into(), set.id.clone());
     if keep_crd {
         annotations.insert(RESOURCE_POLICY_ANNOTATION.into(), "keep".into());
     }
     let labels = object.metadata.labels.get_or_insert_with(Default::default);
-    labels.insert(objectset::HASH_LABEL.into(), objectset::set_hash(&set_id));
+    labels.insert(objectset::HASH_LABEL.into(), set.hash.clone());
     labels.insert(DEPLOYMENT_LABEL.into(), deployment.name_any());
     labels.insert(
         DEPLOYMENT_NAMESPACE_LABEL.into(),
@@ -399,6 +404,7 @@ fn defines_crds(resources: &[Value]) -> bool {
 async fn apply_crds(
     agent: &Agent,
     deployment: &BundleDeployment,
+    set: &ObjectSet,
     resources: &[Value],
     release: Option<&HelmRelease>,
 ) -> Result<(), Error> {
@@ -406,7 +412,7 @@ async fn apply_crds(
         let (api, _) = agent.resolve(crd).await?;
         let mut object: DynamicObject =
             serde_json::from_value(crd.clone()).map_err(|e| Error::Invalid(e.to_string()))?;
-        mark(&mut object, deployment, release);
+        mark(&mut object, set, deployment, release);
         let name = object.name_any();
         apply_one(agent, &Desired::new(api, object)?, false).await?;
         // Its kind is served, and its objects taken, only once it is Established.

@@ -10,10 +10,27 @@ pub const HASH_LABEL: &str = "objectset.rio.cattle.io/hash";
 /// The annotation holding the object set's id.
 pub const ID_ANNOTATION: &str = "objectset.rio.cattle.io/id";
 
+/// A deployment's object set: its id and the id's hash, computed once for all its objects.
+pub struct ObjectSet {
+    /// The id (the `objectset.rio.cattle.io/id` annotation).
+    pub id: String,
+    /// Its SHA-1 (the `objectset.rio.cattle.io/hash` label).
+    pub hash: String,
+}
+
+impl ObjectSet {
+    /// The object set of the deployment named `deployment`.
+    pub fn of(deployment: &str) -> Self {
+        let id = set_id(deployment);
+        let hash = set_hash(&id);
+        Self { id, hash }
+    }
+}
+
 /// The object set id of a deployment named `deployment`, as Fleet's agent names it:
 /// `default-NAME` (the agent's own bundle, `fleet-agent`, is `fleet-agent-bootstrap`),
 /// kept under 64 characters as Fleet's `SafeConcatName` keeps it.
-pub fn set_id(deployment: &str) -> String {
+fn set_id(deployment: &str) -> String {
     if deployment == "fleet-agent" {
         return "fleet-agent-bootstrap".to_string();
     }
@@ -21,7 +38,7 @@ pub fn set_id(deployment: &str) -> String {
 }
 
 /// The value of the hash label for `set_id`.
-pub fn set_hash(set_id: &str) -> String {
+fn set_hash(set_id: &str) -> String {
     hex(&sha1::Sha1::digest(set_id.as_bytes()))
 }
 
