@@ -26,4 +26,4 @@ pub mod yaml;
 
 pub use error::{Error, Location, Result};
 pub use resource::{is_cluster_scoped, object_at, set_metadata, sorted_keys, str_at, ResId};
-pub use root::RepoRoot;
+pub use root::{lexical_join, RepoRoot};

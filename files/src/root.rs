@@ -99,8 +99,9 @@ impl RepoRoot {
     }
 }
 
-/// Joins and normalises `..` and `.` without touching the file system.
-fn lexical_join(base: &Path, reference: &Path) -> PathBuf {
+/// `reference` joined to `base`, `..` and `.` resolved without touching the file system
+/// (an absolute `reference` starts again from `/`).
+pub fn lexical_join(base: &Path, reference: &Path) -> PathBuf {
     let mut out = if reference.is_absolute() {
         PathBuf::from("/")
     } else {

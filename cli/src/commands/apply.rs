@@ -136,20 +136,22 @@ impl ChartDownloads {
     /// Fleet's checks of these flags: the files they name must be readable, the
     /// credentials file YAML, and the regular expression valid.
     fn check(&self) -> Result<()> {
-        let files = [
+        let unreadable =
+            |file: &PathBuf| format!("adding auth to opts: reading {}", file.display());
+        for file in [
             &self.password_file,
             &self.cacerts_file,
             &self.ssh_privatekey_file,
-            &self.helm_credentials_by_path_file,
-        ];
-        for file in files.into_iter().flatten() {
-            let text = std::fs::read(file)
-                .with_context(|| format!("adding auth to opts: reading {}", file.display()))?;
-            if Some(file) == self.helm_credentials_by_path_file.as_ref() {
-                let text = String::from_utf8_lossy(&text);
-                fleet_files::yaml::parse_value(&text, &file.display().to_string())
-                    .context("adding auth to opts")?;
-            }
+        ]
+        .into_iter()
+        .flatten()
+        {
+            std::fs::read(file).with_context(|| unreadable(file))?;
+        }
+        if let Some(file) = &self.helm_credentials_by_path_file {
+            let text = std::fs::read_to_string(file).with_context(|| unreadable(file))?;
+            fleet_files::yaml::parse_value(&text, &file.display().to_string())
+                .context("adding auth to opts")?;
         }
         if let Some(pattern) = &self.helm_repo_url_regex {
             regex::Regex::new(pattern)
@@ -190,7 +192,15 @@ fn bundle_dirs(
     args: &ApplyArgs,
     paths: &[String],
 ) -> Result<Vec<bundle::BundleDir>> {
-    if !args.driven_scan && args.file.is_none() {
+    // `-f`: the working directory is the one bundle, described by that file.
+    if let Some(file) = &args.file {
+        let declared = fleet_api::BundlePath {
+            base: ".".into(),
+            options: Some(file.clone()),
+        };
+        return Ok(bundle::discover_driven(root, &[declared], "fleet apply")?);
+    }
+    if !args.driven_scan {
         let mut dirs = bundle::discover(root, paths)?;
         if let Some(file) = &args.bundle_file {
             for dir in &mut dirs {
@@ -206,11 +216,7 @@ fn bundle_dirs(
     }
     let mut declared = Vec::new();
     for arg in paths {
-        let separator = match args.file {
-            Some(_) => ":",
-            None => args.driven_scan_separator.as_str(),
-        };
-        let parts: Vec<&str> = arg.split(separator).collect();
+        let parts: Vec<&str> = arg.split(args.driven_scan_separator.as_str()).collect();
         let (base, options) = match parts.as_slice() {
             // Fleet's driven scan reads a bare base's own fleet.yaml, whatever `-b` says.
             [base] => (*base, None),
@@ -259,10 +265,13 @@ fn layout(args: &ApplyArgs) -> Result<Layout> {
         let path = if path.is_empty() { "." } else { path };
         // A driven scan's argument may name its options file after the separator.
         let base = match args.driven_scan {
-            true => path.split(args.driven_scan_separator.as_str()).next(),
-            false => Some(path),
+            true => path
+                .split(args.driven_scan_separator.as_str())
+                .next()
+                .unwrap_or(path),
+            false => path,
         };
-        let lexical = lexical_join(&cwd, base.unwrap_or(path));
+        let lexical = fleet_files::lexical_join(&cwd, std::path::Path::new(base));
         if !path.contains(['*', '?', '[']) {
             if !args.driven_scan && !lexical.is_dir() {
                 eprintln!("warning: {arg}: no such directory, skipped");
@@ -293,21 +302,6 @@ fn layout(args: &ApplyArgs) -> Result<Layout> {
         dirs,
         working: Some(working),
     })
-}
-
-/// `path` joined to `base` without touching the file system, `..` taking a segment away.
-fn lexical_join(base: &std::path::Path, path: &str) -> PathBuf {
-    let mut out = base.to_path_buf();
-    for part in std::path::Path::new(path).components() {
-        match part {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::Normal(name) => out.push(name),
-            _ => {}
-        }
-    }
-    out
 }
 
 /// `to` as a path from `from` (both relative to the same root): `../` for each of
@@ -381,10 +375,6 @@ pub(super) fn run(args: ApplyArgs) -> Result<()> {
         }),
     };
     let mut bundles = Vec::new();
-    let dirs = match &args.file {
-        Some(file) => vec![format!(".:{file}")],
-        None => dirs,
-    };
     for mut dir in bundle_dirs(&root, &args, &dirs)? {
         if let Some(working) = &working {
             dir.rel = path_from(working, &dir.rel);
@@ -401,7 +391,7 @@ pub(super) fn run(args: ApplyArgs) -> Result<()> {
         };
         let object = bundle::bundle_object(&root, &dir, &fleet, name, &args.namespace, &settings)?;
         // As Fleet, a bundle with nothing to deploy is left out, with a word why.
-        if object.spec.resources.is_empty() && !names_a_chart(&fleet) {
+        if bundle::has_nothing_to_deploy(&object, &fleet) {
             eprintln!("warning: {}: no resources found to deploy", dir.rel);
             continue;
         }
@@ -463,17 +453,6 @@ fn found_some(args: &ApplyArgs, bundles: &[fleet_api::Bundle]) -> Result<()> {
         );
     }
     Ok(())
-}
-
-/// Whether a bundle's fleet.yaml names a chart fetched when it is rendered (its files
-/// are not in the Bundle then).
-fn names_a_chart(fleet: &fleet_api::FleetYaml) -> bool {
-    let helms = std::iter::once(&fleet.options)
-        .chain(fleet.target_customizations.iter().map(|t| &t.options))
-        .filter_map(|options| options.helm.as_deref());
-    helms
-        .into_iter()
-        .any(|helm| helm.chart.is_some() || helm.repo.is_some())
 }
 
 /// Applies `bundles` (server-side, as `fleet-apply`), each labelled with its name prefix

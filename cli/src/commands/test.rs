@@ -84,6 +84,7 @@ pub(super) fn run(args: TestArgs) -> Result<()> {
     if no_cluster_given {
         groups.push("default".into());
     }
+    // Fleet matches against one group whose name may be empty: its labels still count.
     if groups.is_empty() {
         groups.push(String::new());
     }
@@ -137,7 +138,8 @@ struct Source {
     root: RepoRoot,
     bundle: BundleDir,
     fleet: FleetYaml,
-    /// The Bundle's targets, as `fleet apply` writes them, which the cluster is matched to.
+    /// The Bundle's targets, as `fleet apply` writes them, which the cluster is matched to
+    /// (its files are not read for them).
     targets: Vec<fleet_api::BundleTarget>,
     /// Where a Bundle object's files were written, removed when done.
     _files: Option<tempfile::TempDir>,
@@ -160,19 +162,11 @@ impl Source {
             options: None,
         };
         let fleet = read_fleet_yaml(&root, &bundle)?;
-        let object = bundle::bundle_object(
-            &root,
-            &bundle,
-            &fleet,
-            &args.bundle_name,
-            "fleet-local",
-            &bundle::ApplySettings::default(),
-        )?;
         Ok(Self {
+            targets: bundle::bundle_targets(&fleet, None).targets,
             root,
             bundle,
             fleet,
-            targets: object.spec.targets,
             _files: None,
         })
     }

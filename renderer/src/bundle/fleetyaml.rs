@@ -89,7 +89,7 @@ fn oci_tag_mismatch(helm: &HelmOptions) -> Option<String> {
 }
 
 /// Whether `helm` names the chart it deploys (`chart` or `repo`).
-fn names_a_chart(helm: &HelmOptions) -> bool {
+pub(super) fn names_a_chart(helm: &HelmOptions) -> bool {
     let set = |field: &Option<String>| field.as_deref().is_some_and(|v| !v.is_empty());
     set(&helm.chart) || set(&helm.repo)
 }

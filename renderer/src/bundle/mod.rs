@@ -21,7 +21,10 @@ pub use fleetyaml::{load_fleet_yaml, LoadedFleetYaml};
 pub use helm::{release_of, remote_chart, MemberData};
 pub use manifests::bundle_files;
 pub use names::bundle_name;
-pub use object::{bundle_object, label_value, name_for, ApplySettings, RepoTargets};
+pub use object::{
+    bundle_object, bundle_targets, has_nothing_to_deploy, label_value, name_for, ApplySettings,
+    RepoTargets,
+};
 pub use render::{
     dependency_needs, kustomize_needs, not_deployed, options_for, render, render_with,
     templated_options, Sources, Variant,

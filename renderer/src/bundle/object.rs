@@ -108,6 +108,7 @@ pub fn bundle_object(
     }
     let mut labels = settings.labels.clone();
     labels.extend(fleet.labels.clone());
+    let targets = bundle_targets(fleet, settings.targets.clone());
     let mut bundle = Bundle::new(
         &name,
         BundleSpec {
@@ -115,16 +116,15 @@ pub fn bundle_object(
             paused: fleet.paused || settings.paused,
             rollout_strategy: fleet.rollout_strategy.clone(),
             resources,
-            targets: own_targets(fleet),
+            targets: targets.targets,
             target_customization_mode: fleet.target_customization_mode,
-            target_restrictions: Vec::new(),
+            target_restrictions: targets.target_restrictions,
             depends_on: fleet.depends_on.clone(),
             contents_id: None,
         },
     );
     bundle.metadata.namespace = Some(namespace.to_string());
     bundle.metadata.labels = Some(labels).filter(|l| !l.is_empty());
-    add_targets(&mut bundle, fleet, settings.targets.clone());
     settings.set_options(&mut bundle);
     Ok(bundle)
 }
@@ -153,6 +153,16 @@ impl ApplySettings {
             spec.options.correct_drift = Some(drift);
         }
     }
+}
+
+/// Whether `bundle`, built from `fleet`, has nothing to deploy: no files, and no chart that
+/// its fleet.yaml or a customization names to fetch. Fleet's `fleet apply` leaves such a
+/// bundle out.
+pub fn has_nothing_to_deploy(bundle: &Bundle, fleet: &FleetYaml) -> bool {
+    let mut helms = std::iter::once(&fleet.options)
+        .chain(fleet.target_customizations.iter().map(|t| &t.options))
+        .filter_map(|options| options.helm.as_deref());
+    bundle.spec.resources.is_empty() && !helms.any(super::fleetyaml::names_a_chart)
 }
 
 /// The targets a fleet.yaml gives its Bundle, as Fleet's bundle reader lists them: its
@@ -227,27 +237,29 @@ impl RepoTargets {
     }
 }
 
-/// Completes `bundle`'s targets as Fleet's bundle reader does: fleet.yaml's
-/// `overrideTargets` when it has them, else the `repo` targets (a GitRepo's, or `fleet
-/// apply --targets-file`), each appended as a target and a restriction; a Bundle left
-/// without any target gets Fleet's default, the `default` cluster group.
-fn add_targets(bundle: &mut Bundle, fleet: &FleetYaml, repo: Option<RepoTargets>) {
+/// A Bundle's targets and restrictions as Fleet's bundle reader lists them: fleet.yaml's
+/// own targets and customizations, then its `overrideTargets` when it has them, else the
+/// `repo` targets (a GitRepo's, or `fleet apply --targets-file`), each appended as a
+/// target and a restriction; a Bundle left without any target gets Fleet's default, the
+/// `default` cluster group.
+pub fn bundle_targets(fleet: &FleetYaml, repo: Option<RepoTargets>) -> RepoTargets {
     let added = if fleet.override_targets.is_empty() {
         repo.unwrap_or_default()
     } else {
         RepoTargets::of(&fleet.override_targets)
     };
-    bundle.spec.targets.extend(added.targets);
-    bundle
-        .spec
-        .target_restrictions
-        .extend(added.target_restrictions);
-    if bundle.spec.targets.is_empty() {
-        bundle.spec.targets.push(BundleTarget {
+    let mut targets = own_targets(fleet);
+    targets.extend(added.targets);
+    if targets.is_empty() {
+        targets.push(BundleTarget {
             name: Some("default".into()),
             cluster_group: Some("default".into()),
             ..BundleTarget::default()
         });
+    }
+    RepoTargets {
+        targets,
+        target_restrictions: added.target_restrictions,
     }
 }
 
