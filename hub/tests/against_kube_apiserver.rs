@@ -118,6 +118,10 @@ fn steps() -> Vec<Step> {
         json!({"apiVersion": "example.com/v1", "kind": "Widget",
                "metadata": {"name": name, "namespace": "diff"}, "spec": {"size": 3}})
     };
+    let widget_every = |name: &str, interval: &str| {
+        json!({"apiVersion": "example.com/v1", "kind": "Widget",
+               "metadata": {"name": name, "namespace": "diff"}, "spec": {"interval": interval}})
+    };
     let big = "x".repeat(700_000);
     vec![
         step(
@@ -266,22 +270,19 @@ fn steps() -> Vec<Step> {
             "widget with a duration in days",
             "POST",
             "/apis/example.com/v1/namespaces/diff/widgets",
-            json!({"apiVersion": "example.com/v1", "kind": "Widget",
-                   "metadata": {"name": "days", "namespace": "diff"}, "spec": {"interval": "1d"}}),
+            widget_every("days", "1d"),
         ),
         step(
             "widget with a duration past Go's",
             "POST",
             "/apis/example.com/v1/namespaces/diff/widgets",
-            json!({"apiVersion": "example.com/v1", "kind": "Widget",
-                   "metadata": {"name": "long", "namespace": "diff"}, "spec": {"interval": "5000000h"}}),
+            widget_every("long", "5000000h"),
         ),
         step(
             "widget with a Go duration",
             "POST",
             "/apis/example.com/v1/namespaces/diff/widgets",
-            json!({"apiVersion": "example.com/v1", "kind": "Widget",
-                   "metadata": {"name": "hours", "namespace": "diff"}, "spec": {"interval": "1h30m"}}),
+            widget_every("hours", "1h30m"),
         ),
         step(
             "widget without kind",
