@@ -54,7 +54,19 @@ impl RealControlPlane {
             .map(|name| RealCluster::spawn(name, &dir.path().join(name), &binaries))
             .collect();
         for cluster in &mut clusters {
-            cluster.wait_until_serving().await;
+            // A port picked free may be taken by another process before the server binds
+            // it: such a cluster starts again on other ports, in a directory of its own.
+            for attempt in 1.. {
+                match cluster.wait_until_serving().await {
+                    Ok(()) => break,
+                    Err(exited) if attempt < 3 && exited.contains("address already in use") => {
+                        let name = cluster.name.clone();
+                        let retry = dir.path().join(format!("{name}-{attempt}"));
+                        *cluster = RealCluster::spawn(&name, &retry, &binaries);
+                    }
+                    Err(exited) => panic!("{exited}"),
+                }
+            }
         }
         Self {
             clusters,
@@ -188,8 +200,9 @@ impl RealCluster {
     }
 
     /// Waits until the API server is ready and the controller manager has made the
-    /// `default` ServiceAccount, then starts the fake kubelet.
-    async fn wait_until_serving(&mut self) {
+    /// `default` ServiceAccount, then starts the fake kubelet; if one of its processes
+    /// exits first, returns why, with the logs.
+    async fn wait_until_serving(&mut self) -> Result<(), String> {
         let started = Instant::now();
         let client = self.client().await;
         loop {
@@ -207,7 +220,7 @@ impl RealCluster {
                 break;
             }
             if let Some(exited) = self.exited() {
-                panic!("{exited}");
+                return Err(exited);
             }
             assert!(
                 started.elapsed() < START_PATIENCE,
@@ -220,6 +233,7 @@ impl RealCluster {
         self.kubelet = Some(crate::fake_kubelet::FakeKubelet::start(
             self.admin_kubeconfig.clone(),
         ));
+        Ok(())
     }
 
     /// The first process found to have exited, with the logs, if any has.
