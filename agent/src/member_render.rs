@@ -42,6 +42,7 @@ pub async fn render(
     };
     let render = render.clone();
     let name = deployment.name_any();
+    let bundle_name = bundle_name(&render, deployment);
     tokio::task::spawn_blocking(move || {
         let member = MemberData {
             values_from,
@@ -49,15 +50,27 @@ pub async fn render(
             api_versions: Some(api_versions),
             lookup: Some(ClusterLookup(Rc::new(lookup))),
         };
-        render_files(&render, options, &member)
+        render_files(&render, &bundle_name, options, &member)
     })
     .await
     .map_err(|e| Error::Render(format!("rendering {name}: {e}")))?
 }
 
-/// Writes the bundle's files to a scratch directory and renders them.
-fn render_files(
+/// The name the release is derived from: the Bundle's, which a Content written by Rancher
+/// Fleet does not carry; its BundleDeployment is named after its Bundle.
+pub fn bundle_name(render: &MemberRender, deployment: &BundleDeployment) -> String {
+    if render.bundle_name.is_empty() {
+        deployment.name_any()
+    } else {
+        render.bundle_name.clone()
+    }
+}
+
+/// Writes the bundle's files to a scratch directory and renders them for the Bundle
+/// `bundle_name` with `options`, the ones in force for the cluster, and what `member` knows.
+pub fn render_files(
     render: &MemberRender,
+    bundle_name: &str,
     options: BundleDeploymentOptions,
     member: &MemberData,
 ) -> Result<Payload, Error> {
@@ -91,7 +104,7 @@ fn render_files(
         preprocess: false,
         ..Default::default()
     };
-    let variant = bundle::render_with(&root, &dir, &render.bundle_name, &fleet, &cluster, &sources)
+    let variant = bundle::render_with(&root, &dir, bundle_name, &fleet, &cluster, &sources)
         .map_err(|e| failed(&e))?;
     Ok(variant.payload())
 }

@@ -224,6 +224,17 @@ impl Content {
                 ..Payload::default()
             });
         }
+        if let Some(files) = fleet_manifest_files(&packed) {
+            let files = serde_json::from_value(files).map_err(|e| broken(e.to_string()))?;
+            return Ok(Payload {
+                member_render: Some(MemberRender {
+                    files,
+                    cluster: serde_json::json!({}),
+                    ..MemberRender::default()
+                }),
+                ..Payload::default()
+            });
+        }
         let release: PackedRelease =
             serde_json::from_value(packed).map_err(|e| broken(e.to_string()))?;
         Ok(Payload {
@@ -301,6 +312,24 @@ impl Content {
     }
 }
 
+/// The bundle's files, when `packed` is a Content as Rancher Fleet's controller writes it:
+/// `{"resources": [{"name", "content", "encoding"}]}`, the files themselves, which its
+/// agent renders. fleet-rs's own Contents hold objects (with a `kind`) instead.
+fn fleet_manifest_files(packed: &serde_json::Value) -> Option<serde_json::Value> {
+    let object = packed.as_object()?;
+    if object.keys().any(|key| key != "resources") {
+        return None;
+    }
+    let resources = object.get("resources")?.as_array()?;
+    let all_files = resources.iter().all(|resource| {
+        resource
+            .get("name")
+            .is_some_and(serde_json::Value::is_string)
+            && resource.get("kind").is_none()
+    });
+    all_files.then(|| serde_json::Value::Array(resources.clone()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -346,6 +375,27 @@ mod tests {
         };
         let content = Content::pack("s-abc", &rendered_there).expect("packs");
         assert_eq!(content.unpack().expect("unpacks"), rendered_there);
+    }
+
+    #[test]
+    fn a_content_of_rancher_fleet_holds_files_the_agent_renders() {
+        use std::io::Write;
+        let manifest = serde_json::json!({"resources": [
+            {"name": "fleet.yaml", "content": "helm:\n  chart: c\n"},
+            {"name": "c/Chart.yaml", "content": "name: c\nversion: 0.1.0\n"},
+        ]});
+        let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gzip.write_all(manifest.to_string().as_bytes())
+            .expect("gzip");
+        let content = Content {
+            content: base64::engine::general_purpose::STANDARD.encode(gzip.finish().expect("gzip")),
+            ..Content::default()
+        };
+        let payload = content.unpack().expect("unpacks");
+        assert!(payload.resources.is_empty());
+        let render = payload.member_render.expect("rendered by the agent");
+        let names: Vec<_> = render.files.iter().filter_map(|f| f.name.clone()).collect();
+        assert_eq!(names, ["fleet.yaml", "c/Chart.yaml"]);
     }
 
     #[test]

@@ -111,6 +111,9 @@ fn run_case(case: &Value) -> Result<(), Failure> {
             .ok_or(format!("files.{path} is not text"))?;
         std::fs::write(&target, text).map_err(|e| e.to_string())?;
     }
+    for (path, files) in entries(&case["fleet_contents"]) {
+        append_fleet_content(&dir.path().join(path), files)?;
+    }
     for (path, target) in entries(&case["links"]) {
         let link = dir.path().join(path);
         if let Some(parent) = link.parent() {
@@ -143,6 +146,12 @@ fn run_case(case: &Value) -> Result<(), Failure> {
             return Err(format!("stderr lacks {wanted:?}\n{}", context()));
         }
     }
+    for wanted in expect["stdout"].as_array().into_iter().flatten() {
+        let wanted = wanted.as_str().unwrap_or_default();
+        if !stdout.contains(wanted) {
+            return Err(format!("stdout lacks {wanted:?}\n{}", context()));
+        }
+    }
     if let Some(error) = expect["error"].as_str() {
         if output.status.success() {
             return Err(format!(
@@ -158,10 +167,42 @@ fn run_case(case: &Value) -> Result<(), Failure> {
     if !output.status.success() {
         return Err(format!("failed, Fleet succeeds\n{}", context()));
     }
+    let checks_objects = ["bundles", "resources", "absent", "objects"]
+        .iter()
+        .any(|key| expect.get(key).is_some());
+    if !checks_objects {
+        return Ok(());
+    }
     let outputs = printed_objects(&stdout)
         .map_err(|error| format!("output is no YAML of objects: {error}\n{}", context()))?;
     check_bundles(expect, &outputs).map_err(|why| format!("{why}\n{}", context()))?;
     check_objects(expect, &outputs).map_err(|why| format!("{why}\n{}", context()))
+}
+
+/// Appends to `path` a Content as Rancher Fleet's controller writes one: the bundle's
+/// `files` (name -> text) as `{"resources": [{"name", "content"}]}`, gzipped and
+/// base64-encoded, named after its sha256 as Fleet names it.
+fn append_fleet_content(path: &Path, files: &Value) -> Result<(), Failure> {
+    use base64::Engine;
+    use sha2::Digest;
+    use std::io::Write;
+    let resources: Vec<Value> = entries(files)
+        .into_iter()
+        .map(|(name, content)| serde_json::json!({"name": name, "content": content}))
+        .collect();
+    let json = serde_json::json!({ "resources": resources }).to_string();
+    let sha256 = format!("{:x}", sha2::Sha256::digest(json.as_bytes()));
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gzip.write_all(json.as_bytes()).map_err(|e| e.to_string())?;
+    let packed = gzip.finish().map_err(|e| e.to_string())?;
+    let document = format!(
+        "---\napiVersion: fleet.cattle.io/v1alpha1\nkind: Content\nmetadata:\n  name: s-{sha256}\n\
+         sha256sum: {sha256}\ncontent: {}\n",
+        base64::engine::general_purpose::STANDARD.encode(packed)
+    );
+    let mut text = std::fs::read_to_string(path).unwrap_or_default();
+    text.push_str(&document);
+    std::fs::write(path, text).map_err(|e| e.to_string())
 }
 
 /// What `fleet` printed: a stream of objects (`apply -o -`), or one list of them (`test

@@ -338,6 +338,32 @@ fn check_dependencies(chart: &Chart) -> Result<()> {
     ))
 }
 
+/// Refuses a chart whose `kubeVersion` range excludes `kube_version`, as Helm 4 does for
+/// the chart it installs (its subcharts' ranges are not checked): a provider's suffix
+/// (`v1.27.0-gke.1`) is left out of the comparison, and a range that does not parse
+/// excludes every version.
+fn check_kube_version(chart: &Chart, kube_version: &str) -> Result<()> {
+    let Some(range) = chart.metadata.get("kubeVersion").and_then(Json::as_str) else {
+        return Ok(());
+    };
+    if range.is_empty() {
+        return Ok(());
+    }
+    let compatible = crate::sprig::semver::Version::parse(kube_version)
+        .and_then(|version| crate::sprig::semver::satisfies(&version.release(), range))
+        .unwrap_or(false);
+    if compatible {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorKind::KubeVersion,
+        format!("{}/Chart.yaml", chart.name),
+        format!(
+            "chart requires kubeVersion: {range} which is incompatible with Kubernetes {kube_version}"
+        ),
+    ))
+}
+
 /// Computes `chart`'s values from `user_values` and checks them against its schemas.
 pub fn prepare<'c>(
     chart: &'c Chart,
@@ -364,6 +390,7 @@ pub fn prepare<'c>(
     }
     let kube_version = KubeVersion::parse(&options.kube_version)
         .map_err(|e| Error::new(ErrorKind::Options, chart.name.clone(), e))?;
+    check_kube_version(chart, &kube_version.version)?;
     let shared = scope::Shared {
         release: Value::from(BTreeMap::from([
             (

@@ -22,6 +22,8 @@ pub enum ErrorKind {
     /// The [`Options`](crate::Options) are not valid (a Kubernetes version that does not
     /// parse).
     Options,
+    /// The chart's `kubeVersion` range excludes the Kubernetes version rendered for.
+    KubeVersion,
     /// A template does not parse.
     Parse,
     /// A template failed while it ran (`fail`, `required`, a function's error).

@@ -259,3 +259,49 @@ fn values_breaking_the_schema_are_listed_as_helm_lists_them() {
     };
     assert!(fleet_helm::render(&loaded, &serde_json::json!({}), &skipped).is_ok());
 }
+
+/// What real Helm 4.3.1 answered for each range and `--kube-version` (run by hand):
+/// `None` renders, `Some` is its error.
+#[test]
+fn a_chart_s_kube_version_range_is_checked_as_helm_4_checks_it() {
+    let cases = [
+        (">= 1.26.0", "v1.27.0", None),
+        (">= 1.26.0", "1.26", None),
+        (
+            ">= 1.26.0",
+            "v1.25.0",
+            Some("chart requires kubeVersion: >= 1.26.0 which is incompatible with Kubernetes v1.25.0"),
+        ),
+        (">= 1.26.0", "v1.27.0-gke.1", None),
+        ("= 1.27.0", "v1.27.0-gke.1", None),
+        (
+            "< 1.27.0",
+            "v1.27.0-gke.1",
+            Some("chart requires kubeVersion: < 1.27.0 which is incompatible with Kubernetes v1.27.0-gke.1"),
+        ),
+        (
+            "not a range",
+            "v1.37.0",
+            Some("chart requires kubeVersion: not a range which is incompatible with Kubernetes v1.37.0"),
+        ),
+    ];
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = chart_with(dir.path(), "c", "kind: ConfigMap\n", "");
+    for (range, kube_version, wanted) in cases {
+        std::fs::write(
+            root.join("Chart.yaml"),
+            format!("apiVersion: v2\nname: c\nversion: 0.1.0\nkubeVersion: {range:?}\n"),
+        )
+        .expect("chart");
+        let loaded = Chart::load(&root).expect("loads");
+        let options = Options {
+            release_name: "r".into(),
+            kube_version: kube_version.into(),
+            ..Options::default()
+        };
+        let answer = fleet_helm::render(&loaded, &serde_json::json!({}), &options)
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(answer.as_deref(), wanted, "{range} on {kube_version}");
+    }
+}

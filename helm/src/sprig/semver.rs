@@ -105,6 +105,17 @@ impl Version {
         self.minor
     }
 
+    /// The same version without its prerelease and build parts (`1.27.0-gke.1` is
+    /// `1.27.0`).
+    pub fn release(&self) -> Version {
+        Version {
+            prerelease: String::new(),
+            metadata: String::new(),
+            original: format!("{}.{}.{}", self.major, self.minor, self.patch),
+            ..self.clone()
+        }
+    }
+
     fn core(&self) -> (u64, u64, u64) {
         (self.major, self.minor, self.patch)
     }

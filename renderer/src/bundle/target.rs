@@ -8,6 +8,7 @@ use fleet_objects::selector::matches_selector;
 /// What the renderer knows of a cluster it renders for (serialisable, so that it can travel
 /// with a render the agent does).
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct ClusterInfo {
     /// Cluster name.
     pub name: String,
