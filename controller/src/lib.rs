@@ -76,6 +76,9 @@ pub struct Context {
     /// How often Contents nobody deploys are looked for (and how long one must stay so
     /// before it is deleted).
     purge_every: Duration,
+    /// Whether a ClusterRegistrationToken without a TTL is refused (deleted), as Fleet's
+    /// `controller.registrationTokenTTL.required`.
+    require_token_ttl: bool,
 }
 
 /// How often Contents nobody deploys are looked for, by default.
@@ -121,6 +124,7 @@ impl Context {
             shard,
             metrics: Arc::default(),
             purge_every: PURGE_EVERY,
+            require_token_ttl: false,
         })
     }
 
@@ -129,6 +133,15 @@ impl Context {
     pub fn purging_every(mut self: Arc<Self>, every: Duration) -> Arc<Self> {
         if let Some(ctx) = Arc::get_mut(&mut self) {
             ctx.purge_every = every;
+        }
+        self
+    }
+
+    /// This context deleting every ClusterRegistrationToken that has no TTL, as Fleet does
+    /// with `FLEET_REGISTRATION_TOKEN_TTL_REQUIRED`; to be called before it is shared.
+    pub fn requiring_token_ttl(mut self: Arc<Self>, required: bool) -> Arc<Self> {
+        if let Some(ctx) = Arc::get_mut(&mut self) {
+            ctx.require_token_ttl = required;
         }
         self
     }

@@ -249,13 +249,22 @@ pub async fn token(token: Arc<ClusterRegistrationToken>, ctx: &Context) -> Resul
     let account = format!("import-{}", token.name_any());
     let status = token.status.clone().unwrap_or_default();
     let now = jiff::Timestamp::now();
+    let ttl = token
+        .spec
+        .ttl
+        .as_deref()
+        .and_then(fleet_objects::duration::parse_go_duration)
+        .filter(|ttl| !ttl.is_zero());
+    if ctx.require_token_ttl && ttl.is_none() {
+        tracing::warn!(token = %token.name_any(), %namespace,
+            "registration token refused and deleted: a TTL is required");
+        let tokens: Api<ClusterRegistrationToken> = Api::namespaced(ctx.client.clone(), &namespace);
+        delete_if_present(&tokens, &token.name_any(), &DeleteParams::default()).await?;
+        return Ok(Action::await_change());
+    }
     let expires = match status.expires.as_deref() {
         Some(text) => text.parse::<jiff::Timestamp>().ok(),
-        None => token
-            .spec
-            .ttl
-            .as_deref()
-            .and_then(fleet_objects::duration::parse_go_duration)
+        None => ttl
             .and_then(|ttl| jiff::SignedDuration::try_from(ttl).ok())
             .map(|ttl| now + ttl),
     };

@@ -235,6 +235,54 @@ async fn an_expired_token_is_refused() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_ttl_required_a_token_without_one_is_deleted() {
+    let hub = FleetHub::start(&[]).await;
+    let address = HubAddress::from_kubeconfig(&hub.kubeconfig("local")).expect("address");
+    let ctx = fleet_controller::Context::registering(
+        hub.client.clone(),
+        hub.dir().join("controller"),
+        address.clone(),
+    )
+    .requiring_token_ttl(true);
+    tokio::spawn(fleet_controller::run(ctx, std::future::pending()));
+    let tokens: Api<fleet_api::ClusterRegistrationToken> = Api::namespaced(hub.client.clone(), NS);
+    for (name, ttl) in [
+        ("forever", None),
+        ("zero", Some("0s")),
+        ("hour", Some("1h")),
+    ] {
+        let token = json!({
+            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "ClusterRegistrationToken",
+            "metadata": {"name": name}, "spec": {"ttl": ttl},
+        });
+        tokens
+            .create(
+                &PostParams::default(),
+                &serde_json::from_value(token).expect("token"),
+            )
+            .await
+            .expect("created");
+    }
+    eventually("the tokens without a TTL deleted", WAIT, || async {
+        let left: Vec<String> = tokens
+            .list(&ListParams::default())
+            .await
+            .expect("list")
+            .items
+            .iter()
+            .filter_map(|token| token.metadata.name.clone())
+            .collect();
+        (left == ["hour"]).then_some(())
+    })
+    .await;
+    let secrets: Api<Secret> = Api::namespaced(hub.client.clone(), NS);
+    eventually("the token with a TTL served", WAIT, || async {
+        secrets.get_opt("import-hour-token").await.expect("read")
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deleting_a_cluster_revokes_its_agent_credential() {
     let (hub, import) = registering_hub("1h").await;
     let agent = register(&hub, &import, "gone", BTreeMap::new())

@@ -36,6 +36,12 @@ pub(super) struct ControllerArgs {
     /// Seconds between reconciles of a deployment of a pushed cluster (drift, readiness).
     #[arg(long, default_value_t = 60)]
     push_resync_seconds: u64,
+    /// Delete every ClusterRegistrationToken that has no TTL (Fleet's
+    /// `controller.registrationTokenTTL.required`).
+    #[arg(long, env = "FLEET_REGISTRATION_TOKEN_TTL_REQUIRED", default_value_t = false,
+          action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true",
+          require_equals = true)]
+    registration_token_ttl_required: bool,
     /// Leader election and sharding.
     #[command(flatten)]
     scale_out: super::scale_out::ScaleOutArgs,
@@ -66,7 +72,8 @@ pub(super) fn run(args: ControllerArgs) -> Result<()> {
                 tracing::warn!("no --api-server-url: cluster registrations are not served");
                 fleet_controller::Context::new(client.clone(), &args.data)
             }
-        };
+        }
+        .requiring_token_ttl(args.registration_token_ttl_required);
         if let Some(addr) = args.metrics_listen {
             let metrics = ctx.metrics();
             let router = super::health_router().route(
