@@ -1,6 +1,7 @@
 //! From a checked-out commit to the Bundle objects of a GitRepo: every bundle directory
 //! under `paths`, with the GitRepo's targets and options, rendered once per customization
-//! to prove it renders. A bundle that fails is reported and left out; the others go on.
+//! to prove it renders. A bundle that fails is reported and left out; the others go on. A directory with
+//! nothing to deploy gives no Bundle, as in Fleet.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -76,7 +77,9 @@ pub fn for_commit(
             message,
         };
         match result {
-            Ok(bundle) => {
+            // As Fleet's `fleet apply`, which its gitjob runs: nothing to deploy, no Bundle.
+            Ok(None) => tracing::info!(path = %dir.rel, "no resources found to deploy: no bundle"),
+            Ok(Some(bundle)) => {
                 let name = bundle.metadata.name.clone().unwrap_or_default();
                 if names.insert(name.clone()) {
                     out.bundles.push(bundle);
@@ -132,7 +135,7 @@ fn one_bundle(
     repo_name: &str,
     namespace: &str,
     commit: &str,
-) -> Result<Bundle, String> {
+) -> Result<Option<Bundle>, String> {
     let root = source.root;
     let fleet = match &dir.fleet_yaml {
         Some(path) => {
@@ -162,6 +165,9 @@ fn one_bundle(
     };
     let mut object = bundle::bundle_object(root, dir, &fleet, repo_name, namespace, &settings)
         .map_err(|e| e.to_string())?;
+    if bundle::has_nothing_to_deploy(&object, &fleet) {
+        return Ok(None);
+    }
     let labels = object.metadata.labels.get_or_insert_with(Default::default);
     labels.insert(REPO_NAME_LABEL.into(), repo_name.to_string());
     labels.insert(BUNDLE_PATH_LABEL.into(), bundle::label_value(&dir.rel));
@@ -175,7 +181,7 @@ fn one_bundle(
     {
         labels.insert(SHARD_LABEL.into(), shard.clone());
     }
-    Ok(object)
+    Ok(Some(object))
 }
 
 /// Renders the bundle for a cluster without labels and once for each customization, so a
