@@ -306,16 +306,23 @@ impl ChartCache {
         version: &str,
         credentials: &[(&str, String)],
     ) -> Result<Vec<u8>, ChartError> {
-        let (host, repository) = reference.split_once('/').ok_or_else(|| {
+        let (host, repository, pinned) = split_oci_reference(reference).ok_or_else(|| {
             ChartError::NotFound(format!("oci://{reference} names no repository"))
         })?;
+        if let Some(pinned) = pinned.filter(|p| !version.is_empty() && p != &version) {
+            return Err(ChartError::NotFound(format!(
+                "chart reference and version mismatch: {version} is not {pinned}"
+            )));
+        }
         let local = host.starts_with("localhost") || host.starts_with("127.0.0.1");
         let base = format!(
             "{}://{host}/v2/{repository}",
             if local { "http" } else { "https" }
         );
         let mut auth: Vec<(&str, String)> = Vec::new();
-        let tag = if Version::parse(version).is_ok_and(|_| !is_range(version)) {
+        let tag = if let Some(pinned) = pinned {
+            pinned.to_string()
+        } else if Version::parse(version).is_ok_and(|_| !is_range(version)) {
             version.to_string()
         } else {
             let url = format!("{base}/tags/list");
@@ -407,6 +414,24 @@ impl ChartCache {
         all.extend(auth.iter().cloned());
         self.ok(url, &all)
     }
+}
+
+/// An OCI reference without its scheme, in its parts: the registry (`host[:port]`), the
+/// repository, and the tag or digest it pins, if any (`r.io/charts/web:1.2.0`,
+/// `r.io/charts/web@sha256:...`).
+fn split_oci_reference(reference: &str) -> Option<(&str, &str, Option<&str>)> {
+    let (host, path) = reference.split_once('/')?;
+    let (repository, pinned) = match path.split_once('@') {
+        Some((repository, digest)) => (repository, Some(digest)),
+        None => {
+            let start = path.rfind('/').map_or(0, |slash| slash + 1);
+            match path[start..].split_once(':') {
+                Some((name, tag)) => (&path[..start + name.len()], Some(tag)),
+                None => (path, None),
+            }
+        }
+    };
+    (!repository.is_empty() && pinned != Some("")).then_some((host, repository, pinned))
 }
 
 /// The `host[:port]` of a URL.
@@ -509,4 +534,31 @@ fn fetch_into(
     let chart = fleet_helm::Chart::from_archive(&remote.chart, &archive)?;
     fetched.insert(remote, chart);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_oci_reference;
+
+    #[test]
+    fn an_oci_reference_splits_into_registry_repository_and_pin() {
+        let cases = [
+            ("r.io/web", Some(("r.io", "web", None))),
+            (
+                "r.io:5000/charts/web:1.2.0",
+                Some(("r.io:5000", "charts/web", Some("1.2.0"))),
+            ),
+            (
+                "r.io/charts/web@sha256:ab",
+                Some(("r.io", "charts/web", Some("sha256:ab"))),
+            ),
+            ("localhost:5000/web", Some(("localhost:5000", "web", None))),
+            ("r.io", None),
+            ("r.io/", None),
+            ("r.io/web:", None),
+        ];
+        for (reference, parts) in cases {
+            assert_eq!(split_oci_reference(reference), parts, "{reference}");
+        }
+    }
 }

@@ -86,6 +86,34 @@ fn an_oci_chart_is_pulled_with_an_anonymous_token() {
         hits.keys().any(|p| p.starts_with("/token")),
         "a token was asked for: {hits:?}"
     );
+    // A reference may pin its tag, as `helm pull oci://host/chart:0.2.0` takes it; a
+    // `version` other than that tag is Helm's mismatch error.
+    for version in [None, Some("0.2.0")] {
+        let request = RemoteChart {
+            repo: None,
+            chart: format!("oci://{}/charts/metrics:0.2.0", server.host),
+            version: version.map(String::from),
+        };
+        assert_eq!(
+            loaded_name(&cache.fetch(&request, &HelmAuth::none()).expect("pulled")),
+            "metrics",
+            "{version:?}"
+        );
+    }
+    let mismatch = RemoteChart {
+        repo: None,
+        chart: format!("oci://{}/charts/metrics:0.2.0", server.host),
+        version: Some("0.1.0".into()),
+    };
+    let error = cache
+        .fetch(&mismatch, &HelmAuth::none())
+        .expect_err("mismatch");
+    assert!(
+        error
+            .to_string()
+            .contains("chart reference and version mismatch"),
+        "{error}"
+    );
 }
 
 #[test]

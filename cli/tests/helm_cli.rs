@@ -59,18 +59,18 @@ fn a_broken_template_exits_one_with_helms_words() {
     );
 }
 
-#[test]
-fn fleet_test_fetches_a_chart_from_a_helm_repository() {
-    let root = workspace();
+/// A server of the chart `metrics` 0.2.0, as a Helm repository and an OCI registry.
+fn metrics_server() -> fleet_testkit::ChartServer {
     let archive =
-        std::fs::read(root.join("testdata/charts/v1-requirements/charts/metrics-0.2.0.tgz"))
+        std::fs::read(workspace().join("testdata/charts/v1-requirements/charts/metrics-0.2.0.tgz"))
             .expect("archive");
-    let server = fleet_testkit::ChartServer::start("metrics", "0.2.0", archive).expect("server");
+    fleet_testkit::ChartServer::start("metrics", "0.2.0", archive).expect("server")
+}
+
+/// `fleet test` of a bundle holding only `fleet_yaml`, with its own chart cache: the
+/// objects printed, and how many archives the cache kept.
+fn fleet_test_of(fleet_yaml: &str) -> (String, usize) {
     let repo = tempfile::tempdir().expect("repo");
-    let fleet_yaml = format!(
-        "namespace: monitoring\nhelm:\n  repo: {}\n  chart: metrics\n  version: \"~0.2\"\n  releaseName: edge\n  values:\n    interval: 15s\n",
-        server.url
-    );
     std::fs::write(repo.path().join("fleet.yaml"), fleet_yaml).expect("fleet.yaml");
     let cache = tempfile::tempdir().expect("cache");
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_fleet"))
@@ -78,15 +78,43 @@ fn fleet_test_fetches_a_chart_from_a_helm_repository() {
         .env("FLEET_CHART_CACHE", cache.path())
         .output()
         .expect("fleet runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         output.status.success(),
-        "{}",
+        "{fleet_yaml}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
+    let cached = std::fs::read_dir(cache.path()).expect("cache dir").count();
+    (String::from_utf8_lossy(&output.stdout).into_owned(), cached)
+}
+
+#[test]
+fn fleet_test_fetches_a_chart_from_a_helm_repository() {
+    let server = metrics_server();
+    let (stdout, cached) = fleet_test_of(&format!(
+        "namespace: monitoring\nhelm:\n  repo: {}\n  chart: metrics\n  version: \"~0.2\"\n  releaseName: edge\n  values:\n    interval: 15s\n",
+        server.url
+    ));
     assert!(stdout.contains("name: edge-metrics"), "{stdout}");
     assert!(stdout.contains("scrape-interval: 15s"), "{stdout}");
     assert!(stdout.contains("namespace: monitoring"), "{stdout}");
-    let cached = std::fs::read_dir(cache.path()).expect("cache dir").count();
     assert_eq!(cached, 1, "the archive is kept by digest");
+}
+
+/// Fleet names an OCI chart by its `helm.repo` (e2e/assets/helm/repo/oci-with-auth-chart,
+/// "the full oci:// URL (including chart name) goes in repo"), or by `helm.chart`, whose
+/// reference may pin the tag.
+#[test]
+fn fleet_test_fetches_an_oci_chart_named_by_its_repo_or_its_chart() {
+    let server = metrics_server();
+    let oci = format!("oci://{}/charts/metrics", server.host);
+    for helm in [
+        format!("repo: {oci}\n  version: 0.2.0"),
+        format!("chart: {oci}\n  version: 0.2.0"),
+        format!("chart: {oci}:0.2.0"),
+    ] {
+        let (stdout, _) = fleet_test_of(&format!(
+            "namespace: monitoring\nhelm:\n  {helm}\n  releaseName: edge\n"
+        ));
+        assert!(stdout.contains("name: edge-metrics"), "{helm}\n{stdout}");
+    }
 }

@@ -23,16 +23,33 @@ fn helm_error(error: fleet_helm::Error) -> RenderError {
 }
 
 /// The chart the options name outside the repository (`helm.repo`, a URL, `oci://`), if
-/// they name one.
+/// they name one. An `oci://` repository is the chart itself (Fleet's preferred way to
+/// name an OCI chart), whatever `helm.chart` says.
 pub fn remote_chart(options: &BundleDeploymentOptions) -> Option<RemoteChartRef> {
     let helm = options.helm.as_ref()?;
-    let chart = helm.chart.clone().filter(|c| !c.is_empty())?;
+    let version = helm.version.clone().unwrap_or_default();
     let repo = helm.repo.clone().unwrap_or_default();
-    (!repo.is_empty() || is_remote(&chart)).then(|| RemoteChartRef {
+    if let Some(chart) = oci_repository(helm) {
+        return Some(RemoteChartRef {
+            repo: String::new(),
+            chart: chart.to_string(),
+            version,
+        });
+    }
+    let chart = helm.chart.clone().filter(|c| !c.is_empty())?;
+    (!repo.is_empty() || is_remote(&chart)).then_some(RemoteChartRef {
         repo,
         chart,
-        version: helm.version.clone().unwrap_or_default(),
+        version,
     })
+}
+
+/// `helm.repo` when it is an OCI reference (`oci://registry/charts/web`): in Fleet it
+/// names the chart, `helm.chart` being left empty.
+pub(super) fn oci_repository(helm: &fleet_api::HelmOptions) -> Option<&str> {
+    helm.repo
+        .as_deref()
+        .filter(|repo| repo.starts_with("oci://"))
 }
 
 /// What the member cluster contributes when a Helm bundle is rendered there, by its agent,

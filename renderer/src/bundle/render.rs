@@ -272,12 +272,14 @@ pub fn dependency_needs(
     Ok(super::helm::missing_dependencies(&chart))
 }
 
+/// The chart a bundle deploys, as written: an `oci://` repository (which is the chart),
+/// `helm.chart`, or the bundle's own directory when it holds a Chart.yaml.
 fn helm_chart(bundle: &BundleDir, options: &BundleDeploymentOptions) -> Option<String> {
-    let chart = options
-        .helm
-        .as_ref()
-        .and_then(|h| h.chart.clone())
-        .filter(|c| !c.is_empty());
+    let helm = options.helm.as_ref();
+    let chart = helm
+        .and_then(|h| super::helm::oci_repository(h))
+        .map(String::from)
+        .or_else(|| helm.and_then(|h| h.chart.clone()).filter(|c| !c.is_empty()));
     chart.or_else(|| {
         bundle
             .dir
