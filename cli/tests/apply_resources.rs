@@ -138,3 +138,51 @@ fn fleet_yaml_and_the_values_files_it_names_are_not_resources() {
     names.sort();
     assert_eq!(names, ["cm.yaml", "values/other.yaml"]);
 }
+
+/// `fleet apply -f FILE NAME` reads the bundle's options from FILE ("Location of the
+/// fleet.yaml", Fleet's usage says), and `-f -` from standard input; the working directory
+/// is the bundle, and values files are found there.
+#[test]
+fn options_read_from_standard_input_describe_the_working_directory() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    write_file(
+        &dir.path().join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+    );
+    write_file(&dir.path().join("extra.yaml"), "b: 2\n");
+    let mut apply = Command::new(env!("CARGO_BIN_EXE_fleet"))
+        .args(["apply", "-o", "-", "-f", "-", "test"])
+        .current_dir(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("fleet runs");
+    apply
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(
+            b"namespace: piped\nhelm:\n  chart: x\n  values: {a: 1}\n  valuesFiles: [extra.yaml]\n",
+        )
+        .expect("written");
+    let output = apply.wait_with_output().expect("fleet ends");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let bundles = documents(&String::from_utf8_lossy(&output.stdout));
+    let [bundle] = bundles.as_slice() else {
+        panic!("one bundle: {bundles:?}")
+    };
+    assert_eq!(bundle["spec"]["namespace"], "piped");
+    assert_eq!(
+        bundle["spec"]["helm"]["values"],
+        serde_json::json!({"a": 1, "b": 2})
+    );
+    let names: Vec<&str> = bundle["spec"]["resources"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    assert_eq!(names, ["cm.yaml"], "the values file is no resource");
+}

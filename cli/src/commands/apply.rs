@@ -192,11 +192,12 @@ fn bundle_dirs(
     args: &ApplyArgs,
     paths: &[String],
 ) -> Result<Vec<bundle::BundleDir>> {
-    // `-f`: the working directory is the one bundle, described by that file.
+    // `-f`: the working directory is the one bundle, described by that file (read by the
+    // caller when it is standard input).
     if let Some(file) = &args.file {
         let declared = fleet_api::BundlePath {
             base: ".".into(),
-            options: Some(file.clone()),
+            options: Some(file.clone()).filter(|file| file != "-"),
         };
         return Ok(bundle::discover_driven(root, &[declared], "fleet apply")?);
     }
@@ -339,11 +340,6 @@ pub(super) fn run(args: ApplyArgs) -> Result<()> {
         (Some(_), Some(_)) if !args.dirs.is_empty() => {
             anyhow::bail!("the bundle name is required as the first argument")
         }
-        (Some(_), Some(file)) if file == "-" => {
-            anyhow::bail!(
-                "-f -: reading a bundle from standard input is not supported; name a file"
-            )
-        }
         (Some(name), _) => name.as_str(),
     };
     args.downloads.check()?;
@@ -374,14 +370,26 @@ pub(super) fn run(args: ApplyArgs) -> Result<()> {
             keep_fail_history: Some(args.correct_drift_keep_fail_history),
         }),
     };
+    let from_stdin = match args.file.as_deref() {
+        Some("-") => {
+            Some(std::io::read_to_string(std::io::stdin()).context("reading standard input")?)
+        }
+        _ => None,
+    };
     let mut bundles = Vec::new();
     for mut dir in bundle_dirs(&root, &args, &dirs)? {
         if let Some(working) = &working {
             dir.rel = path_from(working, &dir.rel);
         }
-        let fleet = match &dir.fleet_yaml {
-            Some(path) => {
-                let loaded = bundle::load_fleet_yaml(&root, path, false)?;
+        let loaded = match (&from_stdin, &dir.fleet_yaml) {
+            (Some(text), _) => Some(bundle::parse_fleet_yaml(
+                &root, &dir.dir, "<stdin>", text, false,
+            )?),
+            (None, Some(path)) => Some(bundle::load_fleet_yaml(&root, path, false)?),
+            (None, None) => None,
+        };
+        let fleet = match loaded {
+            Some(loaded) => {
                 for warning in &loaded.warnings {
                     eprintln!("warning: {warning}");
                 }

@@ -21,47 +21,59 @@ pub struct LoadedFleetYaml {
 
 /// Reads a fleet.yaml; with `strict`, an unknown field is an error.
 pub fn load_fleet_yaml(root: &RepoRoot, path: &Path, strict_mode: bool) -> Result<LoadedFleetYaml> {
-    let shown = root.display(path);
     let text = root.read_to_string(path)?;
-    let raw = yaml::parse_value(&text, &shown)?;
+    let dir = path.parent().unwrap_or(root.path());
+    parse_fleet_yaml(root, dir, &root.display(path), &text, strict_mode)
+}
+
+/// Reads a fleet.yaml given as `text` (standard input, say), shown in messages as `shown`,
+/// its values files found relative to `dir` in `root`; with `strict`, an unknown field
+/// is an error.
+pub fn parse_fleet_yaml(
+    root: &RepoRoot,
+    dir: &Path,
+    shown: &str,
+    text: &str,
+    strict_mode: bool,
+) -> Result<LoadedFleetYaml> {
+    let raw = yaml::parse_value(text, shown)?;
     if !(raw.is_object() || raw.is_null()) {
-        return Err(RenderError::in_file(&shown, "fleet.yaml must be a mapping"));
+        return Err(RenderError::in_file(shown, "fleet.yaml must be a mapping"));
     }
     let mut spec: FleetYaml = match raw {
         Value::Null => FleetYaml::default(),
-        _ => yaml::parse_one(&text, &shown)?,
+        _ => yaml::parse_one(text, shown)?,
     };
-    validate(&spec, &text, &shown)?;
-    let dir = path.parent().unwrap_or(root.path());
+    validate(&spec, text, shown)?;
     let mut ignored = Vec::new();
     if let Some(helm) = spec.options.helm.as_mut() {
         // Fleet reads the bundle's own values files only for a chart it names.
         if names_a_chart(helm) {
-            merge_values_files(root, dir, &shown, "helm", helm)?;
+            merge_values_files(root, dir, shown, "helm", helm)?;
         } else if !helm.values_files.is_empty() {
             ignored.push(
                 RenderError::in_field(
-                    &shown,
+                    shown,
                     "helm.valuesFiles",
                     "not read: as in Fleet, a bundle's values files are read only when \
                      helm.chart or helm.repo names its chart (write `chart: .` for the \
                      chart in this directory)",
                 )
-                .with_line(line_of(&text, "helm.valuesFiles")),
+                .with_line(line_of(text, "helm.valuesFiles")),
             );
         }
     }
     for (index, target) in spec.target_customizations.iter_mut().enumerate() {
         if let Some(helm) = target.options.helm.as_mut() {
             let field = format!("targetCustomizations[{index}].helm");
-            merge_values_files(root, dir, &shown, &field, helm)?;
+            merge_values_files(root, dir, shown, &field, helm)?;
         }
     }
     let unknown = strict::unknown_fields::<FleetYaml>(&raw)
         .into_iter()
         .map(|field| {
-            let line = line_of(&text, &field);
-            RenderError::in_field(&shown, &field, "unknown field").with_line(line)
+            let line = line_of(text, &field);
+            RenderError::in_field(shown, &field, "unknown field").with_line(line)
         });
     let mut warnings = Vec::new();
     for problem in unknown {

@@ -17,7 +17,7 @@ mod target;
 pub use content::{content_id, helm_install_order};
 pub use discovery::{discover, discover_driven, fleet_yaml_in, BundleDir};
 pub use files::{write_files, FilesError};
-pub use fleetyaml::{load_fleet_yaml, LoadedFleetYaml};
+pub use fleetyaml::{load_fleet_yaml, parse_fleet_yaml, LoadedFleetYaml};
 pub use helm::{release_of, remote_chart, MemberData};
 pub use manifests::bundle_files;
 pub use names::bundle_name;
