@@ -520,9 +520,9 @@ async fn target_deploy_dry_run_bundlediff_and_dump_against_a_live_hub() {
         "app",
     ]);
 
-    // fleet target: the Contents, a deployment per cluster with its customization, and how
-    // each cluster was judged.
-    fleet_ok(&[
+    // fleet target: the Contents, a deployment per cluster with its customization, and, on
+    // standard error, how each cluster was judged.
+    let targeted = common::fleet(&[
         "target",
         "--kubeconfig",
         &kubeconfig,
@@ -532,13 +532,18 @@ async fn target_deploy_dry_run_bundlediff_and_dump_against_a_live_hub() {
         "-o",
         &path("bd.yaml"),
     ]);
+    let judged = String::from_utf8_lossy(&targeted.stderr);
+    assert!(targeted.status.success(), "{judged}");
+    let judged: Vec<serde_json::Value> =
+        fleet_files::yaml::parse_one(&judged, "stderr").expect("a YAML list");
+    let prod = judged
+        .iter()
+        .find(|input| input["Cluster"] == "fleet-local/prod")
+        .expect("prod judged");
+    assert_eq!(prod["Bundle"], "fleet-local/demo-app");
+    assert_eq!(prod["Targeted"], true);
+    assert_eq!(prod["Customization"], "prod");
     let text = std::fs::read_to_string(path("bd.yaml")).expect("bd.yaml");
-    assert!(
-        text.contains(r#""cluster":"fleet-local/prod""#) && text.contains(r#""targeted":true"#),
-        "{text}"
-    );
-    // One List, read back as its items.
-    assert!(text.contains("kind: List"), "{text}");
     let items = documents(&text);
     let kinds: Vec<&str> = items.iter().filter_map(|i| i["kind"].as_str()).collect();
     // A Content per variant: the release each records names its namespace.

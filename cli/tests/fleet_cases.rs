@@ -131,11 +131,16 @@ fn run_case(case: &Value) -> Result<(), Failure> {
             other => other.to_string(),
         })
         .collect();
-    let output = Command::new(env!("CARGO_BIN_EXE_fleet"))
-        .args(&args)
-        .current_dir(dir.path())
-        .output()
-        .map_err(|e| e.to_string())?;
+    let hub = match case.get("clusters") {
+        Some(clusters) => Some(ClustersHub::start(clusters)?),
+        None => None,
+    };
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fleet"));
+    command.args(&args).current_dir(dir.path());
+    if let Some(hub) = &hub {
+        command.env("KUBECONFIG", hub.hub.kubeconfig("local"));
+    }
+    let output = command.output().map_err(|e| e.to_string())?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     let expect = &case["expect"];
@@ -150,6 +155,21 @@ fn run_case(case: &Value) -> Result<(), Failure> {
         let wanted = wanted.as_str().unwrap_or_default();
         if !stdout.contains(wanted) {
             return Err(format!("stdout lacks {wanted:?}\n{}", context()));
+        }
+    }
+    for lacking in expect["stdout_lacks"].as_array().into_iter().flatten() {
+        let lacking = lacking.as_str().unwrap_or_default();
+        if stdout.contains(lacking) {
+            return Err(format!("stdout holds {lacking:?}\n{}", context()));
+        }
+    }
+    for (text, count) in entries(&expect["stdout_counts"]) {
+        let found = stdout.matches(text.as_str()).count();
+        if Some(found as u64) != count.as_u64() {
+            return Err(format!(
+                "stdout holds {text:?} {found} times, Fleet's {count}\n{}",
+                context()
+            ));
         }
     }
     if let Some(error) = expect["error"].as_str() {
@@ -177,6 +197,38 @@ fn run_case(case: &Value) -> Result<(), Failure> {
         .map_err(|error| format!("output is no YAML of objects: {error}\n{}", context()))?;
     check_bundles(expect, &outputs).map_err(|why| format!("{why}\n{}", context()))?;
     check_objects(expect, &outputs).map_err(|why| format!("{why}\n{}", context()))
+}
+
+/// A hub holding the Clusters a case lists (`name`, `namespace`, `labels`), for the
+/// commands that read them (`fleet target`); it serves while the runtime lives.
+struct ClustersHub {
+    hub: fleet_testkit::FleetHub,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl ClustersHub {
+    fn start(clusters: &Value) -> Result<Self, Failure> {
+        let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+        let hub = runtime.block_on(async {
+            let hub = fleet_testkit::FleetHub::start(&[]).await;
+            for cluster in clusters.as_array().into_iter().flatten() {
+                let name = cluster["name"].as_str().ok_or("a cluster without name")?;
+                let namespace = cluster["namespace"].as_str().unwrap_or("fleet-local");
+                fleet_objects::client::ensure_namespace(&hub.client, namespace, "fleet-cases")
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let labels = cluster.get("labels").cloned().unwrap_or(Value::Null);
+                fleet_testkit::create_cluster(&hub.client, namespace, name, labels)
+                    .await
+                    .map_err(|e| e.to_string())?;
+            }
+            Ok::<_, Failure>(hub)
+        })?;
+        Ok(Self {
+            hub,
+            _runtime: runtime,
+        })
+    }
 }
 
 /// Appends to `path` a Content as Rancher Fleet's controller writes one: the bundle's

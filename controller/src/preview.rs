@@ -41,7 +41,8 @@ pub struct TargetInput {
 /// The objects the controller would write for a Bundle.
 #[derive(Debug, Default)]
 pub struct Preview {
-    /// One per distinct variant.
+    /// One per distinct variant deployed; when no cluster is deployed to, the one a cluster
+    /// without labels would get.
     pub contents: Vec<Content>,
     /// One per targeted cluster.
     pub deployments: Vec<BundleDeployment>,
@@ -140,6 +141,13 @@ pub fn preview(
             }
         }
         out.inputs.push(input);
+    }
+    if out.contents.is_empty() {
+        // As Fleet's `fleet target`, the bundle's content is shown even where no cluster
+        // takes it: as a cluster without labels would get it.
+        let variant = files.variant(&Default::default(), charts)?;
+        let content = Content::pack(&variant.id, &variant.payload()).map_err(VariantError::from)?;
+        out.contents.push(content);
     }
     Ok(out)
 }

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail, Context as _, Result};
+use anyhow::{bail, Context as _, Result};
 use clap::Args;
 use fleet_api::{BundleDeployment, Content, Payload};
 use fleet_renderer::bundle::MemberData;
@@ -40,12 +40,7 @@ pub(super) struct DeployArgs {
 /// Prints, per BundleDeployment, the resources it would deploy.
 pub(super) fn run(args: DeployArgs) -> Result<()> {
     let Some(input) = &args.input_file else {
-        use clap::CommandFactory;
-        let mut command = super::Cli::command();
-        if let Some(deploy) = command.find_subcommand_mut("deploy") {
-            deploy.print_help()?;
-        }
-        return Ok(());
+        return super::print_help_of("deploy");
     };
     let file = input.display().to_string();
     let (contents, deployments) = read_input(input, &file)?;
@@ -92,14 +87,7 @@ fn read_input(
     input: &Path,
     file: &str,
 ) -> Result<(BTreeMap<String, Content>, Vec<BundleDeployment>)> {
-    let bytes = std::fs::read(input).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => anyhow!("reading {file}: no such file or directory"),
-        _ => anyhow!(e).context(format!("reading {file}")),
-    })?;
-    let text = String::from_utf8(bytes)
-        .ok()
-        .filter(|text| !text.chars().any(is_forbidden_in_yaml))
-        .ok_or_else(|| anyhow!("{file}: yaml: control characters are not allowed"))?;
+    let text = super::read_yaml_file(input, file)?;
     let mut contents = BTreeMap::new();
     let mut deployments = Vec::new();
     for document in fleet_files::yaml::parse_documents(&text, file)? {
@@ -123,11 +111,6 @@ fn read_input(
         bail!("{file}: failed to read bundledeployment resource from file");
     }
     Ok((contents, deployments))
-}
-
-/// Whether YAML refuses `c` in a stream: control characters other than tab and line breaks.
-fn is_forbidden_in_yaml(c: char) -> bool {
-    c.is_control() && !matches!(c, '\t' | '\n' | '\r' | '\u{85}')
 }
 
 /// The Content `deployment` deploys: the one its deployment id names or, when the file

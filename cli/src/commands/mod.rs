@@ -153,6 +153,36 @@ use fleet_objects::service::{health_router, serve_http, shutdown_signal};
 #[error("reported")]
 pub(crate) struct Reported;
 
+/// Prints the help of the subcommand `name`, as a command given nothing to work on does.
+fn print_help_of(name: &str) -> Result<()> {
+    use clap::CommandFactory;
+    let mut command = Cli::command();
+    if let Some(subcommand) = command.find_subcommand_mut(name) {
+        subcommand.print_help()?;
+    }
+    Ok(())
+}
+
+/// The text of the YAML file `path` (shown as `file`): a missing file and control
+/// characters, which YAML refuses, are named as Fleet's commands name them.
+fn read_yaml_file(path: &std::path::Path, file: &str) -> Result<String> {
+    let bytes = std::fs::read(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            anyhow::anyhow!("reading {file}: no such file or directory")
+        }
+        _ => anyhow::Error::new(e).context(format!("reading {file}")),
+    })?;
+    let forbidden = |c: char| c.is_control() && !matches!(c, '\t' | '\n' | '\r' | '\u{85}');
+    String::from_utf8(bytes)
+        .ok()
+        .filter(|text| !text.chars().any(forbidden))
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "{file}: error converting YAML to JSON: yaml: control characters are not allowed"
+            )
+        })
+}
+
 /// A multi-threaded async runtime for a command.
 fn runtime() -> Result<tokio::runtime::Runtime> {
     use anyhow::Context;

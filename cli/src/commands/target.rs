@@ -19,18 +19,19 @@ use serde_json::{json, Value};
   fleet target --bundle-file bundle.yaml --dump-input-list > bd.yaml
   fleet deploy --input-file bd.yaml --dry-run")]
 pub(super) struct TargetArgs {
-    /// The file holding the Bundle(s), as `fleet apply -o` writes it.
+    /// The file holding the Bundle(s), as `fleet apply -o` writes it. Without it, this
+    /// help.
     #[arg(short, long)]
-    bundle_file: PathBuf,
+    bundle_file: Option<PathBuf>,
     /// Namespace of the Clusters and ClusterGroups (default: each Bundle's).
     #[arg(short, long)]
     namespace: Option<String>,
     /// Kubeconfig of the cluster holding the Clusters (default: in-cluster).
     #[arg(long, env = "KUBECONFIG")]
     kubeconfig: Option<PathBuf>,
-    /// Print one `List` of the Contents and BundleDeployments (and, as comments, how each
-    /// cluster was judged) instead of separate documents.
-    #[arg(long)]
+    /// Also print, on standard error, how each cluster was judged (as YAML, a list of
+    /// `Bundle`, `Cluster`, `ClusterGroups`, ...; `null` when there are no clusters).
+    #[arg(short = 'l', long)]
     dump_input_list: bool,
     /// Where to write the result (default: stdout).
     #[arg(short, long)]
@@ -39,15 +40,20 @@ pub(super) struct TargetArgs {
 
 /// Prints what the controller would create.
 pub(super) fn run(args: TargetArgs) -> Result<()> {
-    let text = std::fs::read_to_string(&args.bundle_file)
-        .with_context(|| format!("reading {}", args.bundle_file.display()))?;
-    let bundles: Vec<Bundle> =
-        fleet_files::yaml::parse_documents(&text, &args.bundle_file.display().to_string())?
-            .into_iter()
-            .filter(|d| d.get("kind").and_then(Value::as_str) == Some("Bundle"))
-            .map(serde_json::from_value)
-            .collect::<Result<_, _>>()
-            .context("reading the Bundles")?;
+    let Some(bundle_file) = &args.bundle_file else {
+        return super::print_help_of("target");
+    };
+    let file = bundle_file.display().to_string();
+    let text = super::read_yaml_file(bundle_file, &file)?;
+    let bundles: Vec<Bundle> = fleet_files::yaml::parse_documents(&text, &file)?
+        .into_iter()
+        .filter(|d| d.get("kind").and_then(Value::as_str) == Some("Bundle"))
+        .map(serde_json::from_value)
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("{file}: reading the Bundles"))?;
+    if bundles.is_empty() {
+        anyhow::bail!("{file}: failed to read bundle from file, bundle is empty");
+    }
     let work = tempfile::tempdir().context("a scratch directory")?;
     let charts = fleet_charts::ChartCache::new(work.path().join("charts"));
     let runtime = super::runtime()?;
@@ -101,20 +107,23 @@ pub(super) fn run(args: TargetArgs) -> Result<()> {
         for deployment in preview.deployments {
             items.push(serde_json::to_value(deployment)?);
         }
-        judged.extend(preview.inputs);
+        let name = format!("{namespace}/{}", bundle.name_any());
+        judged.extend(
+            preview
+                .inputs
+                .into_iter()
+                .map(|input| (name.clone(), input)),
+        );
     }
-    let mut text = if args.dump_input_list {
-        let mut text = String::new();
-        for input in &judged {
-            text.push_str(&format!("# {}\n", serde_json::to_string(input)?));
-        }
-        text.push_str(&serde_yaml_ng::to_string(
-            &json!({"apiVersion": "v1", "kind": "List", "items": items}),
-        )?);
-        text
-    } else {
-        fleet_helm::yaml::to_kubectl_stream(&items)
-    };
+    if args.dump_input_list {
+        eprint!("{}", judged_inputs(&judged)?);
+    }
+    // As Fleet prints them: each document after a `---` line.
+    let mut text = String::new();
+    for item in &items {
+        text.push_str("---\n");
+        text.push_str(&serde_yaml_ng::to_string(item)?);
+    }
     if !text.ends_with('\n') {
         text.push('\n');
     }
@@ -125,4 +134,28 @@ pub(super) fn run(args: TargetArgs) -> Result<()> {
         None => std::io::stdout().write_all(text.as_bytes())?,
     }
     Ok(())
+}
+
+/// How each cluster was judged for each Bundle, as YAML (Fleet's `--dump-input-list`
+/// prints its targets with these capitalised keys; `null` when there are none).
+fn judged_inputs(judged: &[(String, fleet_controller::preview::TargetInput)]) -> Result<String> {
+    if judged.is_empty() {
+        return Ok("null\n".into());
+    }
+    let list: Vec<Value> = judged
+        .iter()
+        .map(|(bundle, input)| {
+            json!({
+                "Bundle": bundle,
+                "Cluster": input.cluster,
+                "ClusterGroups": input.groups,
+                "Labels": input.labels,
+                "Targeted": input.targeted,
+                "Customization": input.customization,
+                "DoNotDeploy": input.do_not_deploy,
+                "Problem": input.problem,
+            })
+        })
+        .collect();
+    Ok(serde_yaml_ng::to_string(&list)?)
 }
