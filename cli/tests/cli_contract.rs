@@ -587,10 +587,17 @@ async fn target_deploy_dry_run_bundlediff_and_dump_against_a_live_hub() {
         .await
         .success();
     let diff = fleet_ok(&["bundlediff", "--kubeconfig", &kubeconfig]);
+    let rule = "\u{2501}".repeat(66);
     assert_eq!(
         diff,
-        "Bundle demo-app\n  BundleDeployment cluster-fleet-local-prod/demo-app\n    v1 ConfigMap app/settings: patch {\"data\":{\"mode\":\"hacked\"}}\n"
+        format!("Bundle: demo-app\nBundleDeployments with diffs: 1\n{rule}\n\n  BundleDeployment: cluster-fleet-local-prod/demo-app\n  Modified Resources (1):\n    Resource: ConfigMap.v1 app/settings\n    Status: Modified\n    Patch:\n      {{\n        \"data\": {{\n          \"mode\": \"hacked\"\n        }}\n      }}\n")
     );
+    // The compare patches are merged with the Bundle's own: it must exist.
+    let bundle_text = std::fs::read_to_string(path("bundle.yaml")).expect("bundle.yaml");
+    kubectl
+        .run_with(&["apply", "-f", "-"], &bundle_text)
+        .await
+        .success();
     let snippet = fleet_ok(&[
         "bundlediff",
         "--kubeconfig",
@@ -605,7 +612,8 @@ async fn target_deploy_dry_run_bundlediff_and_dump_against_a_live_hub() {
     assert_eq!(
         snippet,
         serde_json::json!({"diff": {"comparePatches": [{"apiVersion": "v1", "kind": "ConfigMap",
-            "name": "settings", "namespace": "app", "jsonPointers": ["/data/mode"]}]}})
+            "name": "settings", "namespace": "app",
+            "operations": [{"op": "remove", "path": "/data/mode"}]}]}})
     );
 
     // fleet dump: an archive of Fleet's objects and events.

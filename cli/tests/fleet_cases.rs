@@ -131,9 +131,9 @@ fn run_case(case: &Value) -> Result<(), Failure> {
             other => other.to_string(),
         })
         .collect();
-    let hub = match case.get("clusters") {
-        Some(clusters) => Some(ClustersHub::start(clusters)?),
-        None => None,
+    let hub = match (case.get("clusters"), case.get("objects")) {
+        (None, None) => None,
+        (clusters, objects) => Some(CaseHub::start(clusters, objects)?),
     };
     let mut command = Command::new(env!("CARGO_BIN_EXE_fleet"));
     command.args(&args).current_dir(dir.path());
@@ -187,6 +187,19 @@ fn run_case(case: &Value) -> Result<(), Failure> {
     if !output.status.success() {
         return Err(format!("failed, Fleet succeeds\n{}", context()));
     }
+    if let Some(exact) = expect["stdout_exact"].as_str() {
+        if stdout.trim() != exact.trim() {
+            return Err(format!(
+                "stdout is not Fleet's:\n{stdout}\nFleet's:\n{exact}\n{}",
+                context()
+            ));
+        }
+    }
+    if let Some(subset) = expect.get("json") {
+        let printed: Value = serde_json::from_str(&stdout)
+            .map_err(|error| format!("stdout is no JSON: {error}\n{stdout}\n{}", context()))?;
+        contains(&printed, subset, "").map_err(|why| format!("{why}\n{stdout}\n{}", context()))?;
+    }
     let checks_objects = ["bundles", "resources", "absent", "objects"]
         .iter()
         .any(|key| expect.get(key).is_some());
@@ -199,28 +212,31 @@ fn run_case(case: &Value) -> Result<(), Failure> {
     check_objects(expect, &outputs).map_err(|why| format!("{why}\n{}", context()))
 }
 
-/// A hub holding the Clusters a case lists (`name`, `namespace`, `labels`), for the
-/// commands that read them (`fleet target`); it serves while the runtime lives.
-struct ClustersHub {
+/// A hub holding the Clusters a case lists (`name`, `namespace`, `labels`) and its other
+/// `objects` (any kind Fleet's hub serves, created, then given their `status`), for the
+/// commands that read them (`fleet target`, `fleet bundlediff`); it serves while the
+/// runtime lives.
+struct CaseHub {
     hub: fleet_testkit::FleetHub,
     _runtime: tokio::runtime::Runtime,
 }
 
-impl ClustersHub {
-    fn start(clusters: &Value) -> Result<Self, Failure> {
+impl CaseHub {
+    fn start(clusters: Option<&Value>, objects: Option<&Value>) -> Result<Self, Failure> {
         let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
         let hub = runtime.block_on(async {
             let hub = fleet_testkit::FleetHub::start(&[]).await;
-            for cluster in clusters.as_array().into_iter().flatten() {
+            for cluster in clusters.and_then(Value::as_array).into_iter().flatten() {
                 let name = cluster["name"].as_str().ok_or("a cluster without name")?;
                 let namespace = cluster["namespace"].as_str().unwrap_or("fleet-local");
-                fleet_objects::client::ensure_namespace(&hub.client, namespace, "fleet-cases")
-                    .await
-                    .map_err(|e| e.to_string())?;
+                ensure_namespace(&hub.client, namespace).await?;
                 let labels = cluster.get("labels").cloned().unwrap_or(Value::Null);
                 fleet_testkit::create_cluster(&hub.client, namespace, name, labels)
                     .await
                     .map_err(|e| e.to_string())?;
+            }
+            for object in objects.and_then(Value::as_array).into_iter().flatten() {
+                create_object(&hub.client, object).await?;
             }
             Ok::<_, Failure>(hub)
         })?;
@@ -229,6 +245,49 @@ impl ClustersHub {
             _runtime: runtime,
         })
     }
+}
+
+async fn ensure_namespace(client: &kube::Client, namespace: &str) -> Result<(), Failure> {
+    fleet_objects::client::ensure_namespace(client, namespace, "fleet-cases")
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// Creates `object` in its namespace (made if missing), then writes its `status`.
+async fn create_object(client: &kube::Client, object: &Value) -> Result<(), Failure> {
+    use kube::api::{DynamicObject, Patch, PatchParams, PostParams};
+    let text = |key: &str| object[key].as_str().unwrap_or_default().to_string();
+    let (api_version, kind) = (text("apiVersion"), text("kind"));
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", &api_version));
+    let gvk = kube::api::GroupVersionKind::gvk(group, version, &kind);
+    let (resource, _) = kube::discovery::pinned_kind(client, &gvk)
+        .await
+        .map_err(|e| format!("{api_version} {kind}: {e}"))?;
+    let namespace = object["metadata"]["namespace"].as_str();
+    let api: kube::Api<DynamicObject> = match namespace {
+        Some(namespace) => {
+            ensure_namespace(client, namespace).await?;
+            kube::Api::namespaced_with(client.clone(), namespace, &resource)
+        }
+        None => kube::Api::all_with(client.clone(), &resource),
+    };
+    let mut body = object.clone();
+    let status = body.as_object_mut().and_then(|o| o.remove("status"));
+    let created: DynamicObject = serde_json::from_value(body).map_err(|e| e.to_string())?;
+    let name = created.metadata.name.clone().unwrap_or_default();
+    api.create(&PostParams::default(), &created)
+        .await
+        .map_err(|e| format!("creating {kind} {name}: {e}"))?;
+    if let Some(status) = status {
+        api.patch_status(
+            &name,
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({ "status": status })),
+        )
+        .await
+        .map_err(|e| format!("status of {kind} {name}: {e}"))?;
+    }
+    Ok(())
 }
 
 /// Appends to `path` a Content as Rancher Fleet's controller writes one: the bundle's
