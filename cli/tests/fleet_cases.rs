@@ -200,6 +200,9 @@ fn run_case(case: &Value) -> Result<(), Failure> {
             .map_err(|error| format!("stdout is no JSON: {error}\n{stdout}\n{}", context()))?;
         contains(&printed, subset, "").map_err(|why| format!("{why}\n{stdout}\n{}", context()))?;
     }
+    if let Some(archive) = expect.get("archive") {
+        check_archive(dir.path(), archive).map_err(|why| format!("{why}\n{}", context()))?;
+    }
     let checks_objects = ["bundles", "resources", "absent", "objects"]
         .iter()
         .any(|key| expect.get(key).is_some());
@@ -314,6 +317,70 @@ fn append_fleet_content(path: &Path, files: &Value) -> Result<(), Failure> {
     let mut text = std::fs::read_to_string(path).unwrap_or_default();
     text.push_str(&document);
     std::fs::write(path, text).map_err(|e| e.to_string())
+}
+
+/// The `.tgz` archive a command wrote (`fleet dump`) against `archive`: `path` (in the
+/// case's directory); `parts`, how many `_`-separated parts every entry's name has;
+/// `has`, names present; `lacks_prefix`; `objects`, entries read as YAML and matched as
+/// subsets; `lines`, entries of JSON lines, each matched as a subset, as many as listed.
+fn check_archive(dir: &Path, archive: &Value) -> Result<(), Failure> {
+    use std::io::Read;
+    let path = dir.join(archive["path"].as_str().ok_or("archive without path")?);
+    let file = std::fs::File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(file));
+    let mut files = std::collections::BTreeMap::new();
+    for entry in tar.entries().map_err(|e| e.to_string())? {
+        let mut entry = entry.map_err(|e| e.to_string())?;
+        let name = entry
+            .path()
+            .map_err(|e| e.to_string())?
+            .to_string_lossy()
+            .into_owned();
+        if entry.header().entry_type() != tar::EntryType::Regular {
+            return Err(format!("{name} is not a regular file"));
+        }
+        let mut text = String::new();
+        entry
+            .read_to_string(&mut text)
+            .map_err(|e| format!("{name}: {e}"))?;
+        files.insert(name, text);
+    }
+    let names: Vec<&String> = files.keys().collect();
+    if let Some(parts) = archive["parts"].as_u64() {
+        if let Some(odd) = names.iter().find(|n| n.split('_').count() as u64 != parts) {
+            return Err(format!("entry {odd} has not {parts} parts: {names:?}"));
+        }
+    }
+    for wanted in archive["has"].as_array().into_iter().flatten() {
+        let wanted = wanted.as_str().unwrap_or_default();
+        if !files.contains_key(wanted) {
+            return Err(format!("no entry {wanted}: {names:?}"));
+        }
+    }
+    for prefix in archive["lacks_prefix"].as_array().into_iter().flatten() {
+        let prefix = prefix.as_str().unwrap_or_default();
+        if let Some(found) = names.iter().find(|n| n.starts_with(prefix)) {
+            return Err(format!("entry {found} starts with {prefix}"));
+        }
+    }
+    for (name, subset) in entries(&archive["objects"]) {
+        let text = files
+            .get(name)
+            .ok_or(format!("no entry {name}: {names:?}"))?;
+        let object = fleet_files::yaml::parse_value(text, name).map_err(|e| e.to_string())?;
+        contains(&object, subset, name)?;
+    }
+    for (name, wanted) in entries(&archive["lines"]) {
+        let text = files
+            .get(name)
+            .ok_or(format!("no entry {name}: {names:?}"))?;
+        let lines: Vec<Value> = text
+            .split('\n')
+            .map(|line| serde_json::from_str(line).map_err(|e| format!("{name}: {e}: {line:?}")))
+            .collect::<Result<_, _>>()?;
+        contains(&Value::Array(lines), wanted, name)?;
+    }
+    Ok(())
 }
 
 /// What `fleet` printed: a stream of objects (`apply -o -`), or one list of them (`test
