@@ -49,15 +49,9 @@ pub(super) async fn entries(
     let only = options.only.as_ref().zip(namespace);
     let mut out = Entries::default();
 
-    let gitrepos = match (only, namespace) {
-        (Some((Only::GitRepo(name), ns)), _) => lister
-            .get("GitRepo", "gitrepos", ns, name)
-            .await?
-            .into_iter()
-            .collect(),
-        (Some(_), _) => Vec::new(),
-        (None, ns) => lister.list("GitRepo", "gitrepos", ns, None).await?,
-    };
+    let gitrepos = lister
+        .limited("GitRepo", "gitrepos", only, namespace)
+        .await?;
     let bundles = match (only, namespace) {
         (Some((Only::Bundle(name), ns)), _) => {
             match lister.get("Bundle", "bundles", ns, name).await? {
@@ -124,15 +118,7 @@ pub(super) async fn entries(
         }
     };
     out.objects("bundledeployments", &deployments)?;
-    let helmops = match (only, namespace) {
-        (Some((Only::HelmOp(name), ns)), _) => lister
-            .get("HelmOp", "helmops", ns, name)
-            .await?
-            .into_iter()
-            .collect(),
-        (Some(_), _) => Vec::new(),
-        (None, ns) => lister.list("HelmOp", "helmops", ns, None).await?,
-    };
+    let helmops = lister.limited("HelmOp", "helmops", only, namespace).await?;
     out.objects("helmops", &helmops)?;
 
     if options.contents != Include::No {
@@ -286,6 +272,28 @@ impl Lister<'_> {
                 Some(next) => params = params.continue_token(&next),
                 None => return Ok(out),
             }
+        }
+    }
+
+    /// The GitRepos or HelmOps of a dump: the one a filter of their kind names, none under
+    /// another filter, else those of `namespace` (or all).
+    async fn limited(
+        &self,
+        kind: &str,
+        plural: &str,
+        only: Option<(&Only, &str)>,
+        namespace: Option<&str>,
+    ) -> Result<Vec<Value>> {
+        match only {
+            Some((filter, ns)) => match filter.name_of(kind) {
+                Some(name) => Ok(self
+                    .get(kind, plural, ns, name)
+                    .await?
+                    .into_iter()
+                    .collect()),
+                None => Ok(Vec::new()),
+            },
+            None => self.list(kind, plural, namespace, None).await,
         }
     }
 

@@ -89,6 +89,19 @@ pub(crate) enum Only {
     HelmOp(String),
 }
 
+impl Only {
+    /// The object of `kind` (`GitRepo`, `Bundle`, `HelmOp`) this filter names, if it
+    /// names one of that kind.
+    pub(crate) fn name_of(&self, kind: &str) -> Option<&str> {
+        match (self, kind) {
+            (Only::GitRepo(name), "GitRepo")
+            | (Only::Bundle(name), "Bundle")
+            | (Only::HelmOp(name), "HelmOp") => Some(name),
+            _ => None,
+        }
+    }
+}
+
 /// Whether objects holding data (Secrets, Contents) are dumped, and how.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub(crate) enum Include {
