@@ -217,8 +217,8 @@ pub async fn run(
     let shard = fleet_objects::selector::shard(ctx.shard.as_deref());
     let own_shard = ctx.shard.clone();
 
-    let (bundles, bundles_watch) = watches::watch(
-        Api::<Bundle>::all(client.clone()),
+    let (bundles, bundles_watch) = watches::watch::<Bundle>(
+        client,
         watcher::Config::default().labels(&shard),
         |_| Vec::new(),
         vec![watches::route(&bundle_queue, |bundle: &Bundle| {
@@ -232,8 +232,8 @@ pub async fn run(
             Some(ObjectRef::from_obj(cluster))
         }));
     }
-    let (clusters, clusters_watch) = watches::watch(
-        Api::<Cluster>::all(client.clone()),
+    let (clusters, clusters_watch) = watches::watch::<Cluster>(
+        client,
         watcher::Config::default(),
         caches::by_namespace,
         routes,
@@ -246,15 +246,15 @@ pub async fn run(
             in_namespace(clusters.store()),
         ));
     }
-    let (groups, groups_watch) = watches::watch(
-        Api::<ClusterGroup>::all(client.clone()),
+    let (groups, groups_watch) = watches::watch::<ClusterGroup>(
+        client,
         watcher::Config::default(),
         caches::by_namespace,
         routes,
     )
     .await;
-    let (policies, policies_watch) = watches::watch(
-        Api::<Policy>::all(client.clone()),
+    let (policies, policies_watch) = watches::watch::<Policy>(
+        client,
         watcher::Config::default(),
         caches::by_namespace,
         vec![watches::route(&bundle_queue, in_namespace(bundles.store()))],
@@ -291,8 +291,8 @@ pub async fn run(
         Some(_) => format!("{},{shard}", labels::BUNDLE_NAME_LABEL),
         None => labels::BUNDLE_NAME_LABEL.to_string(),
     };
-    let (deployments, deployments_watch) = watches::watch(
-        Api::<BundleDeployment>::all(client.clone()),
+    let (deployments, deployments_watch) = watches::watch::<BundleDeployment>(
+        client,
         watcher::Config::default().labels(&deployments_selected),
         caches::deployment_keys,
         routes,

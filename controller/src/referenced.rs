@@ -12,7 +12,7 @@ use futures::channel::mpsc::UnboundedSender;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::watcher;
-use kube::{Api, ResourceExt};
+use kube::ResourceExt;
 use tokio::task::JoinHandle;
 
 use crate::watches::{self, Watched};
@@ -102,8 +102,9 @@ where
     K: Watched + kube::Resource<Scope = k8s_openapi::NamespaceResourceScope>,
 {
     let bundles = bundles.clone();
-    watches::trigger(
-        Api::<K>::namespaced(client.clone(), namespace),
+    watches::trigger::<K>(
+        client,
+        namespace,
         config,
         vec![watches::route(queue, move |object: &K| {
             crate::naming(&bundles, K::kind(&()).as_ref(), object)

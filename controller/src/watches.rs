@@ -10,6 +10,7 @@ use std::sync::{Arc, RwLock};
 use fleet_objects::backoff::WatchBackoff;
 use futures::channel::mpsc::UnboundedSender;
 use futures::StreamExt;
+use kube::api::{ApiResource, DynamicObject};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, Resource, ResourceExt};
@@ -176,11 +177,81 @@ where
     })
 }
 
-/// Starts the watch of `api` (objects `config` selects) filling a cache indexed by `keys`;
-/// each change then goes through `routes`, a finished list through them for every object.
-/// Returns the cache once its first list is in, and the watch's task.
+/// The changes of the `K` objects (of `namespace`, or all) that `config` selects. The watch
+/// reads them untyped, so that one object that does not decode as a `K` (written under
+/// another schema, say) is left out with a warning naming it, rather than failing every
+/// list of the kind; its last good version stays cached. A Secret's decoding error is not
+/// shown: its text may quote the Secret's data.
+fn changes<K: Watched>(
+    client: &kube::Client,
+    namespace: Option<&str>,
+    config: watcher::Config,
+) -> impl futures::Stream<Item = Result<watcher::Event<K>, watcher::Error>> + Send {
+    let resource = ApiResource::erase::<K>(&());
+    let api: Api<DynamicObject> = match namespace {
+        Some(namespace) => Api::namespaced_with(client.clone(), namespace, &resource),
+        None => Api::all_with(client.clone(), &resource),
+    };
+    watcher(api, config).filter_map(|event| async move {
+        match event {
+            Ok(event) => typed(event).map(Ok),
+            Err(error) => Some(Err(error)),
+        }
+    })
+}
+
+/// `event` with its object decoded as a `K`; `None` when it does not decode. A deletion
+/// is still passed on from the object's metadata alone, so the cache lets it go.
+fn typed<K: Watched>(event: watcher::Event<DynamicObject>) -> Option<watcher::Event<K>> {
+    Some(match event {
+        watcher::Event::Apply(object) => watcher::Event::Apply(decoded(object)?),
+        watcher::Event::InitApply(object) => watcher::Event::InitApply(decoded(object)?),
+        watcher::Event::Delete(object) => {
+            // Its metadata, with an empty spec for the kinds that must have one.
+            let bare = |spec: Option<serde_json::Value>| {
+                let mut bare = serde_json::json!({
+                    "apiVersion": K::api_version(&()),
+                    "kind": K::kind(&()),
+                    "metadata": object.metadata.clone(),
+                });
+                if let Some(spec) = spec {
+                    bare["spec"] = spec;
+                }
+                serde_json::from_value::<K>(bare).ok()
+            };
+            let gone = bare(None)
+                .or_else(|| bare(Some(serde_json::json!({}))))
+                .or_else(|| decoded(object));
+            watcher::Event::Delete(gone?)
+        }
+        watcher::Event::Init => watcher::Event::Init,
+        watcher::Event::InitDone => watcher::Event::InitDone,
+    })
+}
+
+/// `object` as a `K`, or `None` (and a warning naming it).
+fn decoded<K: Watched>(object: DynamicObject) -> Option<K> {
+    let (namespace, name) = (object.namespace().unwrap_or_default(), object.name_any());
+    let decoded = serde_json::to_value(object).and_then(serde_json::from_value::<K>);
+    match decoded {
+        Ok(typed) => Some(typed),
+        Err(error) => {
+            let kind = K::kind(&());
+            let why = match kind.as_ref() {
+                "Secret" => format!("{:?} error", error.classify()),
+                _ => error.to_string(),
+            };
+            tracing::warn!(%kind, %namespace, %name, %why, "an object that does not decode is left out of the watch");
+            None
+        }
+    }
+}
+
+/// Starts the watch of the `K` objects `config` selects, filling a cache indexed by
+/// `keys`; each change then goes through `routes`, a finished list through them for every
+/// object. Returns the cache once its first list is in, and the watch's task.
 pub async fn watch<K>(
-    api: Api<K>,
+    client: &kube::Client,
     config: watcher::Config,
     keys: Keys<K>,
     routes: Vec<Route<K>>,
@@ -195,8 +266,10 @@ where
         index: RwLock::default(),
     });
     let follower = cache.clone();
+    let client = client.clone();
     let task = tokio::spawn(async move {
-        let objects = watcher(api, config).modify(fleet_objects::client::without_managed_fields);
+        let objects = changes::<K>(&client, None, config)
+            .modify(fleet_objects::client::without_managed_fields);
         let mut events = reflector::reflector(writer, objects)
             .backoff(WatchBackoff::default())
             .boxed();
@@ -226,17 +299,20 @@ where
     (cache, task)
 }
 
-/// A trigger-only watch (nothing cached): each changed object goes through `routes`.
+/// A trigger-only watch (nothing cached) of the `K` objects of `namespace`: each changed
+/// object goes through `routes`.
 pub fn trigger<K>(
-    api: Api<K>,
+    client: &kube::Client,
+    namespace: &str,
     config: watcher::Config,
     routes: Vec<Route<K>>,
 ) -> tokio::task::JoinHandle<()>
 where
     K: Watched,
 {
+    let (client, namespace) = (client.clone(), namespace.to_string());
     tokio::spawn(async move {
-        let mut objects = watcher(api, config)
+        let mut objects = changes::<K>(&client, Some(&namespace), config)
             .backoff(WatchBackoff::default())
             .touched_objects()
             .boxed();
@@ -267,6 +343,45 @@ mod tests {
 
     fn by_env(cluster: &Cluster) -> Vec<String> {
         cluster.labels().get("env").cloned().into_iter().collect()
+    }
+
+    fn untyped(object: serde_json::Value) -> DynamicObject {
+        serde_json::from_value(object).expect("an object")
+    }
+
+    #[test]
+    fn an_object_that_does_not_decode_is_left_out_and_its_deletion_still_passes() {
+        let good = untyped(serde_json::json!({
+            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
+            "metadata": {"namespace": "ns", "name": "good"}, "spec": {"paused": true},
+        }));
+        let bad = untyped(serde_json::json!({
+            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
+            "metadata": {"namespace": "ns", "name": "bad"}, "spec": {"paused": "yes"},
+        }));
+        let name = |event: Option<watcher::Event<Cluster>>| match event {
+            Some(
+                watcher::Event::Apply(c) | watcher::Event::InitApply(c) | watcher::Event::Delete(c),
+            ) => Some(c.name_any()),
+            _ => None,
+        };
+        assert_eq!(
+            name(typed(watcher::Event::InitApply(good.clone()))).as_deref(),
+            Some("good")
+        );
+        assert_eq!(name(typed(watcher::Event::InitApply(bad.clone()))), None);
+        assert_eq!(name(typed(watcher::Event::Apply(bad.clone()))), None);
+        assert_eq!(
+            name(typed(watcher::Event::Delete(bad))).as_deref(),
+            Some("bad")
+        );
+        // A Secret whose data is not base64 is left out the same way.
+        let secret = untyped(serde_json::json!({
+            "apiVersion": "v1", "kind": "Secret",
+            "metadata": {"namespace": "ns", "name": "s"}, "data": {"token": "not base64!"},
+        }));
+        let event = typed::<k8s_openapi::api::core::v1::Secret>(watcher::Event::Apply(secret));
+        assert!(event.is_none());
     }
 
     #[test]
