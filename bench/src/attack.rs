@@ -115,6 +115,10 @@ fn probes(plane: &ControlPlane) -> Vec<Probe<'_>> {
             Box::pin(idle(webhook, 1, Duration::from_secs(10))),
         ),
         (
+            "refused HTTP/2 uploads of 2 MiB",
+            Box::pin(refused_uploads(hub, 10)),
+        ),
+        (
             "a webhook payload that never ends",
             Box::pin(endless_payload(webhook)),
         ),
@@ -308,6 +312,48 @@ async fn idle(addr: SocketAddr, count: usize, patience: Duration) -> Verdict {
             patience + Duration::from_secs(5)
         ))
     }
+}
+
+/// Uploads a 2 MiB body over HTTP/2 with a wrong token, `count` times, with `curl` (which
+/// calls a reset of the stream it still sends on error 92); held when every upload gets its
+/// 401.
+async fn refused_uploads(hub: SocketAddr, count: usize) -> Verdict {
+    let body = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
+    std::fs::write(body.path(), vec![b'a'; 2 << 20]).map_err(|e| e.to_string())?;
+    let url = format!("https://{hub}/api/v1/namespaces/default/configmaps");
+    for attempt in 1..=count {
+        let output = tokio::process::Command::new("curl")
+            .args([
+                "-sk",
+                "--http2",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code}",
+                "-X",
+                "POST",
+            ])
+            .args([
+                "-H",
+                "Authorization: Bearer wrong",
+                "-H",
+                "Content-Type: application/json",
+            ])
+            .arg("--data-binary")
+            .arg(format!("@{}", body.path().display()))
+            .arg(&url)
+            .output()
+            .await
+            .map_err(|e| format!("running curl: {e}"))?;
+        let code = String::from_utf8_lossy(&output.stdout);
+        if !output.status.success() || code != "401" {
+            return Err(format!(
+                "upload {attempt}: curl exit {:?}, status {code}",
+                output.status.code()
+            ));
+        }
+    }
+    Ok(format!("{count} of {count} answered 401"))
 }
 
 async fn endless_payload(webhook: SocketAddr) -> Verdict {

@@ -45,7 +45,14 @@ async fn handle(
     body: Body,
 ) -> Response {
     let started = std::time::Instant::now();
-    let result = answer(&hub, &method, &uri, query, &headers, body).await;
+    let mut body = Some(body);
+    let result = answer(&hub, &method, &uri, query, &headers, &mut body).await;
+    // A request answered before its body was read (refused: 401, 403, 404...) has it read
+    // now, so that an HTTP/2 client gets the answer rather than a reset of the stream it is
+    // still sending on.
+    if let Some(unread) = body {
+        let _ = drain(unread).await;
+    }
     let response = result.unwrap_or_else(IntoResponse::into_response);
     tracing::debug!(%method, %uri, status = response.status().as_u16(), elapsed_us = started.elapsed().as_micros() as u64, "request");
     response
@@ -84,7 +91,7 @@ async fn answer(
     uri: &Uri,
     query: HashMap<String, String>,
     headers: &HeaderMap,
-    body: Body,
+    body: &mut Option<Body>,
 ) -> ApiResult<Response> {
     let (named, route) = route::parse(uri.path()).ok_or_else(|| ApiError::no_route(uri.path()))?;
     if route == Route::Health {
@@ -161,7 +168,7 @@ async fn answer(
                 return review(hub, &identity, &call, verb, headers, body).await;
             }
             authorize(hub, &identity, &call, verb)?;
-            let bytes = read_body(body).await?;
+            let bytes = read_body(taken(body)).await?;
             let bytes = decoded_body(header_str(headers, header::CONTENT_TYPE), bytes).await?;
             match call.subresource.as_deref() {
                 Some("scale") => {
@@ -191,14 +198,14 @@ async fn review(
     call: &Call,
     verb: &str,
     headers: &HeaderMap,
-    body: Body,
+    body: &mut Option<Body>,
 ) -> ApiResult<Response> {
     if verb != "create" {
         return Err(ApiError::method_not_allowed(verb));
     }
     let bytes = decoded_body(
         header_str(headers, header::CONTENT_TYPE),
-        read_body(body).await?,
+        read_body(taken(body)).await?,
     )
     .await?;
     let asked: Value = serde_json::from_slice(&bytes)
@@ -364,6 +371,25 @@ fn authorize(hub: &Hub, identity: &Identity, call: &Call, verb: &str) -> ApiResu
 /// Bodies up to this size are read to the end even when refused, so that the client
 /// gets the 413 answer instead of a reset connection.
 const DRAIN_LIMIT: usize = 64 * 1024 * 1024;
+
+/// The request body, taken from its slot: whatever is left there afterwards is drained.
+fn taken(body: &mut Option<Body>) -> Body {
+    body.take().unwrap_or_default()
+}
+
+/// Reads `body` to its end (at most [`DRAIN_LIMIT`]) and lets it go.
+async fn drain(body: Body) -> Result<(), axum::Error> {
+    use futures::StreamExt;
+    let mut stream = body.into_data_stream();
+    let mut seen = 0usize;
+    while let Some(chunk) = stream.next().await {
+        seen += chunk?.len();
+        if seen > DRAIN_LIMIT {
+            break;
+        }
+    }
+    Ok(())
+}
 
 async fn read_body(body: Body) -> ApiResult<Bytes> {
     use futures::StreamExt;
