@@ -93,11 +93,14 @@ impl Running {
             .unwrap_or_else(|e| Err(std::io::Error::other(e)))
     }
 
-    /// Stops accepting connections and ends open ones.
+    /// Stops accepting connections, ends open ones and closes the database (another hub
+    /// may then open it).
     pub async fn shutdown(self) {
         self.handle.shutdown();
         // The task's own result does not matter once it was told to stop.
         let _ = self.task.await;
+        let hub = self.hub.clone();
+        let _ = tokio::task::spawn_blocking(move || hub.store.close()).await;
     }
 }
 

@@ -27,7 +27,16 @@ const OTHER_TABLES: &str = "
 
 /// Makes the tables of a new database, or moves an earlier hub's to this layout, and sets
 /// the database to write-ahead logging, every commit synced to disk.
+///
+/// The hub is the database's one user (its lock file keeps a second hub out), so the
+/// connection locks it for good before its first read: SQLite then keeps the log's index in
+/// its own memory rather than in a memory-mapped `-shm` file, whose pages fault (SIGBUS,
+/// killing the process without a word) when they cannot be written: a full disk, a file
+/// made immutable. A write the disk refuses is then an error the hub reports and recovers
+/// from.
 pub(crate) fn prepare(conn: &mut Connection) -> rusqlite::Result<()> {
+    // The pragma answers with the mode now set.
+    let _: String = conn.query_row("PRAGMA locking_mode=EXCLUSIVE", [], |row| row.get(0))?;
     let objects_table = objects_table_sql(conn)?;
     let without_rowids = objects_table
         .as_deref()
@@ -118,6 +127,12 @@ mod tests {
         let (sql, page_size, mode) = layout(&conn);
         assert!(!sql.to_ascii_uppercase().contains("WITHOUT ROWID"), "{sql}");
         assert_eq!((page_size, mode.as_str()), (PAGE_SIZE, "wal"));
+        conn.execute_batch("INSERT INTO meta VALUES ('rv', 1)")
+            .expect("a write");
+        assert!(
+            !dir.path().join("db-shm").exists(),
+            "the log's index is kept in memory, not in a mapped file"
+        );
     }
 
     #[test]

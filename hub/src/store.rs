@@ -240,6 +240,8 @@ struct Shared {
 /// The object store.
 pub struct Store {
     queue: Mutex<mpsc::Sender<Pending>>,
+    /// The writer thread, until [`Store::close`] waits for it.
+    writer: Mutex<Option<std::thread::JoinHandle<()>>>,
     shared: Arc<Shared>,
     file: DatabaseFile,
 }
@@ -353,12 +355,13 @@ impl Store {
         let (queue, receiver) = mpsc::channel();
         let writer_shared = shared.clone();
         let writer_path = shown.clone();
-        std::thread::Builder::new()
+        let writer = std::thread::Builder::new()
             .name("hub-store-writer".into())
             .spawn(move || run_writer(conn, receiver, &writer_shared, &writer_path))
             .map_err(|e| sqlite(rusqlite::Error::ToSqlConversionFailure(Box::new(e))))?;
         Ok(Self {
             queue: Mutex::new(queue),
+            writer: Mutex::new(Some(writer)),
             shared,
             file: DatabaseFile::new(path),
         })
@@ -646,6 +649,17 @@ impl Store {
         // Dropped after the lock: a tree takes a while to free, and every write waits
         // for the lock.
         drop(forgotten);
+    }
+
+    /// Commits what is queued and closes the database, which the hub holds locked while it
+    /// is open; writes after this are refused. Blocks until the writer is done.
+    pub fn close(&self) {
+        // The writer stops once its queue has no sender left.
+        let (closed, _) = mpsc::channel();
+        drop(std::mem::replace(&mut *lock(&self.queue), closed));
+        if let Some(writer) = lock(&self.writer).take() {
+            let _ = writer.join();
+        }
     }
 
     fn enqueue(

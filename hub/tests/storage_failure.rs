@@ -1,7 +1,8 @@
-//! A commit that fails (here: another process holds the database's write lock) makes the
-//! hub refuse requests and say so in its health checks, instead of answering 500 to
-//! everything while `/healthz` says ok; once the database takes writes again the hub
-//! reloads its state from it and serves again, without the write that never committed.
+//! A commit that fails (here: the disk refuses writes to the database's log, which is made
+//! immutable) makes the hub refuse requests and say so in its health checks, instead of
+//! answering 500 to everything while `/healthz` says ok, or dying of a fault in a mapped
+//! file; once the disk takes writes again the hub reloads its state from the database and
+//! serves again, without the write that never committed.
 
 use std::time::{Duration, Instant};
 
@@ -51,27 +52,51 @@ async fn healthy(client: &kube::Client) -> bool {
     client.request_text(request).await.is_ok()
 }
 
+/// Sets (`+i`) or clears (`-i`) the immutable attribute of `path` with `chattr`; `false`
+/// when this user may not (only root may), so the test cannot inject the fault.
+fn chattr(flag: &str, path: &std::path::Path) -> bool {
+    let done = std::process::Command::new("chattr")
+        .arg(flag)
+        .arg(path)
+        .status()
+        .is_ok_and(|status| status.success());
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|out| out.stdout.trim_ascii() == b"0");
+    assert!(
+        done || !root,
+        "chattr {flag} {} failed as root",
+        path.display()
+    );
+    done
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_commit_is_reported_and_recovered_from() {
     let hub = TestHub::start(&["local"]).await;
     let client = client_without_retries(&hub).await;
     create(&client, "before").await.expect("a write");
     assert!(healthy(&client).await);
-
-    // Another connection takes the write lock: the hub's next commit fails at once.
-    let blocker = rusqlite::Connection::open(hub.data().join("hub.db")).expect("open");
-    blocker
-        .execute_batch("BEGIN IMMEDIATE")
-        .expect("write lock");
-    let failed = create(&client, "lost").await;
-    assert!(failed.is_err(), "the write was not committed");
-    assert!(!healthy(&client).await, "health tells the truth");
     assert!(
-        exists(&client, "before").await.is_err(),
-        "requests are refused meanwhile"
+        !hub.data().join("hub.db-shm").exists(),
+        "no memory-mapped index to fault on"
     );
 
-    blocker.execute_batch("ROLLBACK").expect("release");
+    // The disk refuses writes to the log: the hub's next commit fails.
+    let log = hub.data().join("hub.db-wal");
+    if !chattr("+i", &log) {
+        eprintln!("skipped: only root may make a file immutable");
+        return;
+    }
+    let failed = create(&client, "lost").await;
+    let unhealthy = !healthy(&client).await;
+    let refused = exists(&client, "before").await.is_err();
+    chattr("-i", &log);
+    assert!(failed.is_err(), "the write was not committed");
+    assert!(unhealthy, "health tells the truth");
+    assert!(refused, "requests are refused meanwhile");
+
     let started = Instant::now();
     while !healthy(&client).await {
         assert!(
