@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use clap::Args;
-use fleet_api::{Cluster, ClusterRegistration, GitRepo};
+use fleet_api::{Bundle, Cluster, ClusterRegistration, GitRepo};
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, PostParams};
 use serde_json::json;
@@ -129,6 +129,10 @@ fn probes(plane: &ControlPlane) -> Vec<Probe<'_>> {
         (
             "a GitRepo reading gitjob's own host",
             Box::pin(own_host(admin.clone())),
+        ),
+        (
+            "a Bundle's chart on the controller's own host",
+            Box::pin(chart_on_own_host(admin.clone())),
         ),
         (
             "a registration naming another client's cluster",
@@ -498,6 +502,57 @@ fn registration(
            "metadata": {"name": name, "namespace": NS},
            "spec": {"clientID": client, "clientRandom": format!("{:064x}", name.len() as u64 * 7919),
                     "clusterName": cluster, "clusterLabels": labels}})
+}
+
+/// A Bundle whose chart is a URL on the controller's loopback, targeted at a cluster; held
+/// when the Bundle's status says it was not fetched and nothing connected to that port.
+async fn chart_on_own_host(admin: kube::Client) -> Verdict {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    let cluster: Cluster = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
+        "metadata": {"name": "chart-target", "namespace": NS, "labels": {"probe": "chart"}},
+        "spec": {}}))
+    .map_err(|e| e.to_string())?;
+    Api::<Cluster>::namespaced(admin.clone(), NS)
+        .create(&PostParams::default(), &cluster)
+        .await
+        .map_err(|e| e.to_string())?;
+    let bundles: Api<Bundle> = Api::namespaced(admin, NS);
+    let bundle: Bundle = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Bundle",
+        "metadata": {"name": "chart-on-own-host", "namespace": NS},
+        "spec": {"helm": {"chart": format!("http://127.0.0.1:{port}/chart.tgz")},
+                 "targets": [{"clusterSelector": {"matchLabels": {"probe": "chart"}}}]}}))
+    .map_err(|e| e.to_string())?;
+    bundles
+        .create(&PostParams::default(), &bundle)
+        .await
+        .map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(20) {
+        if listener.accept().is_ok() {
+            return Err(format!("the controller connected to 127.0.0.1:{port}"));
+        }
+        let status = bundles
+            .get("chart-on-own-host")
+            .await
+            .ok()
+            .and_then(|b| b.status);
+        let refused = (status.iter().flat_map(|s| &s.conditions))
+            .find(|c| c.type_ == "Ready" && c.status == "False")
+            .and_then(|c| c.message.clone())
+            .filter(|m| m.contains("not fetched"));
+        if let Some(message) = refused {
+            return Ok(format!(
+                "refused after {:.1?}: {message}",
+                started.elapsed()
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    Err("no refusal in the Bundle's status within 20 s".into())
 }
 
 async fn hijack(admin: kube::Client) -> Verdict {

@@ -129,8 +129,8 @@ impl ControlPlane {
         Self::start_with(scratch, agents, true).await
     }
 
-    /// [`ControlPlane::start`], gitjob fetching from this machine only when
-    /// `allow_local_sources` (as `fleet gitjob --allow-local-sources`).
+    /// [`ControlPlane::start`], gitjob and the controller fetching from this machine only
+    /// when `allow_local_sources` (their `--allow-local-sources`).
     pub(crate) async fn start_with(
         scratch: &Path,
         agents: usize,
@@ -172,13 +172,16 @@ impl ControlPlane {
         }
         processes.push(Process::spawn(&fleet, &data, "gitjob", &gitjob_args)?);
         let controller_data = data.join("controller");
-        let controller_args = [
+        let mut controller_args: Vec<&OsStr> = vec![
             "controller".as_ref(),
             "--kubeconfig".as_ref(),
             kubeconfig.as_os_str(),
             "--data".as_ref(),
             controller_data.as_os_str(),
         ];
+        if allow_local_sources {
+            controller_args.push("--allow-local-sources".as_ref());
+        }
         processes.push(Process::spawn(
             &fleet,
             &data,

@@ -146,6 +146,15 @@ impl Context {
         self
     }
 
+    /// This context fetching remote charts only where `egress` allows (a Bundle's author
+    /// names the URLs); to be called before it is shared.
+    pub fn with_egress(mut self: Arc<Self>, egress: fleet_charts::Egress) -> Arc<Self> {
+        if let Some(ctx) = Arc::get_mut(&mut self) {
+            ctx.charts = ctx.charts.clone().with_egress(egress);
+        }
+        self
+    }
+
     /// The reconcile counters, for `/metrics`.
     pub fn metrics(&self) -> Arc<metrics::Metrics> {
         self.metrics.clone()

@@ -36,6 +36,11 @@ pub(super) struct ControllerArgs {
     /// Seconds between reconciles of a deployment of a pushed cluster (drift, readiness).
     #[arg(long, default_value_t = 60)]
     push_resync_seconds: u64,
+    /// Fetch the remote charts Bundles name from this machine too (local paths, loopback,
+    /// link-local such as the cloud metadata address). Off: a Bundle's author could
+    /// otherwise read through the controller what only its host may.
+    #[arg(long)]
+    allow_local_sources: bool,
     /// Delete every ClusterRegistrationToken that has no TTL (Fleet's
     /// `controller.registrationTokenTTL.required`).
     #[arg(long, env = "FLEET_REGISTRATION_TOKEN_TTL_REQUIRED", default_value_t = false,
@@ -73,7 +78,10 @@ pub(super) fn run(args: ControllerArgs) -> Result<()> {
                 fleet_controller::Context::new(client.clone(), &args.data)
             }
         }
-        .requiring_token_ttl(args.registration_token_ttl_required);
+        .requiring_token_ttl(args.registration_token_ttl_required)
+        .with_egress(fleet_charts::Egress::allowing_local(
+            args.allow_local_sources,
+        ));
         if let Some(addr) = args.metrics_listen {
             let metrics = ctx.metrics();
             let router = super::health_router().route(
