@@ -185,7 +185,7 @@ impl Source {
                 "key {key} is missing from {kind} {namespace}/{name}, can't use it in valuesFrom"
             ))
         })?;
-        let parsed: Value = serde_yaml_ng::from_str(&text).map_err(|e| {
+        let parsed = fleet_objects::yaml_value::read_document(&text).map_err(|e| {
             Error::Invalid(format!(
                 "valuesFrom {kind} {namespace}/{name} does not hold YAML values: {e}"
             ))

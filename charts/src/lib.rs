@@ -270,7 +270,9 @@ impl ChartCache {
         let index_url = format!("{base}/index.yaml");
         let text = String::from_utf8(self.ok(&index_url, credentials)?)
             .map_err(|e| http(&index_url, e))?;
-        let index: Value = serde_yaml_ng::from_str(&text).map_err(|e| http(&index_url, e))?;
+        // The repository's author writes it: read with a bound on what aliases expand to.
+        let index =
+            fleet_objects::yaml_value::read_document(&text).map_err(|e| http(&index_url, e))?;
         let entries = index
             .pointer(&format!("/entries/{name}"))
             .and_then(Value::as_array)

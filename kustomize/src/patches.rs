@@ -49,6 +49,8 @@ impl<'a> PatchSource<'a> {
 
     /// Parses patch text: a YAML list is JSON 6902, mappings are strategic merge.
     pub(crate) fn parse(&self, text: &str, file: &str) -> Result<Patch> {
+        // Bounds on nesting and on what aliases expand to, which the read below lacks.
+        yaml::parse_any_documents(text, file)?;
         let first: Value = match serde_yaml_ng::Deserializer::from_str(text).next() {
             Some(doc) => {
                 serde::Deserialize::deserialize(doc).map_err(|e| yaml::yaml_error(file, e))?

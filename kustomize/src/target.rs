@@ -150,6 +150,9 @@ impl<'r> Builder<'r> {
         let text = self.root.read_to_string(&file)?;
         let shown = self.root.display(&file);
         self.warn_of_deprecated_fields(&text, &shown);
+        // Read once with bounds on nesting and on what aliases expand to, which the typed
+        // read below does not have.
+        yaml::parse_value(&text, &shown)?;
         let kustomization: Kustomization = serde_yaml_ng::from_str(&text).map_err(|e| {
             let unknown = unknown_field(&e.to_string());
             let error = yaml::yaml_error(&shown, e);

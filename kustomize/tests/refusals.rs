@@ -1,5 +1,6 @@
-//! Kustomizations kubectl refuses: the engine refuses them too, for kustomize's reason.
-//! kubectl is the judge; each case is first checked to fail there.
+//! Kustomizations kubectl refuses: the engine refuses them too, for kustomize's reason;
+//! kubectl is the judge, each case first checked to fail there. And the one kind of file
+//! the engine refuses beyond kubectl, to protect the service rendering it.
 
 mod common;
 
@@ -107,4 +108,58 @@ fn a_json_6902_patch_without_a_target_name_is_refused() {
             && ours.contains("must specify the target name"),
         "{ours}"
     );
+}
+
+/// A 256 KiB string aliased a thousand times under `key` (indented by `indent`): a 260 KiB
+/// text that stands for 256 MiB.
+fn alias_bomb(key: &str, indent: &str) -> String {
+    let anchor = "x".repeat(256 << 10);
+    let aliases = vec!["*big"; 1000].join(", ");
+    format!("{indent}{key}: {{big: &big \"{anchor}\", many: [{aliases}]}}\n")
+}
+
+/// Not kubectl's refusal: kubectl expands such a file (a quarter of a gigabyte, seconds)
+/// before it finds anything wrong with it. gitjob renders what any GitRepo's author writes,
+/// so the engine reads YAML with a bound on what aliases expand to (the text's length plus
+/// 8 MiB), as the hub reads request bodies.
+#[test]
+fn aliases_that_expand_too_far_are_refused_in_a_kustomization_and_in_a_patch() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().canonicalize().expect("canonical");
+    write_file(
+        &root.join("bomb/kustomization.yaml"),
+        &format!(
+            "helmCharts:\n- name: web\n{}",
+            alias_bomb("valuesInline", "  ")
+        ),
+    );
+    write_file(
+        &root.join("patched/kustomization.yaml"),
+        "resources: [cm.yaml]\npatches:\n- path: patch.yaml\n",
+    );
+    write_file(
+        &root.join("patched/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n",
+    );
+    write_file(
+        &root.join("patched/patch.yaml"),
+        &format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n{}",
+            alias_bomb("data", "")
+        ),
+    );
+    for (case, file) in [("bomb", "kustomization.yaml"), ("patched", "patch.yaml")] {
+        let dir = root.join(case);
+        let started = std::time::Instant::now();
+        let ours = our_refusal(&dir);
+        assert!(
+            ours.contains(file) && ours.contains("aliases expand"),
+            "{case}: {ours}"
+        );
+        assert!(
+            started.elapsed().as_secs() < 5,
+            "{case}: refused in {:?}",
+            started.elapsed()
+        );
+    }
 }
