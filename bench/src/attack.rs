@@ -119,6 +119,10 @@ fn probes(plane: &ControlPlane) -> Vec<Probe<'_>> {
             Box::pin(refused_uploads(hub, 10)),
         ),
         (
+            "a request body sent at 2 KiB/s",
+            Box::pin(slow_body(hub, plane.admin_token().to_string())),
+        ),
+        (
             "a webhook payload that never ends",
             Box::pin(endless_payload(webhook)),
         ),
@@ -358,6 +362,34 @@ async fn refused_uploads(hub: SocketAddr, count: usize) -> Verdict {
         }
     }
     Ok(format!("{count} of {count} answered 401"))
+}
+
+/// Sends an admin's request whose 1 MiB body comes at 2 KiB/s (it would take eight
+/// minutes); held when the hub answers 408 within its 60 s.
+async fn slow_body(hub: SocketAddr, token: String) -> Verdict {
+    let body = tempfile::NamedTempFile::new().map_err(|e| e.to_string())?;
+    std::fs::write(body.path(), vec![b' '; 1 << 20]).map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    let output = tokio::process::Command::new("curl")
+        .args(["-sk", "--http1.1", "--limit-rate", "2k", "-o", "/dev/null"])
+        .args(["-w", "%{http_code}", "-X", "POST", "-H"])
+        .arg(format!("Authorization: Bearer {token}"))
+        .args(["-H", "Content-Type: application/json", "--data-binary"])
+        .arg(format!("@{}", body.path().display()))
+        .arg(format!(
+            "https://{hub}/api/v1/namespaces/default/configmaps"
+        ))
+        .output()
+        .await
+        .map_err(|e| format!("running curl: {e}"))?;
+    let took = started.elapsed();
+    let code = String::from_utf8_lossy(&output.stdout).to_string();
+    match code.as_str() {
+        "408" if took < Duration::from_secs(75) => Ok(format!("408 after {took:.1?}")),
+        _ => Err(format!(
+            "status {code} after {took:.1?}, wanted 408 within 75 s"
+        )),
+    }
 }
 
 async fn endless_payload(webhook: SocketAddr) -> Verdict {

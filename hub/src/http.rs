@@ -51,7 +51,7 @@ async fn handle(
     // now, so that an HTTP/2 client gets the answer rather than a reset of the stream it is
     // still sending on.
     if let Some(unread) = body {
-        let _ = drain(unread).await;
+        drain(unread).await;
     }
     let response = result.unwrap_or_else(IntoResponse::into_response);
     tracing::debug!(%method, %uri, status = response.status().as_u16(), elapsed_us = started.elapsed().as_micros() as u64, "request");
@@ -377,8 +377,13 @@ fn taken(body: &mut Option<Body>) -> Body {
     body.take().unwrap_or_default()
 }
 
-/// Reads `body` to its end (at most [`DRAIN_LIMIT`]) and lets it go.
-async fn drain(body: Body) -> Result<(), axum::Error> {
+/// Reads `body` to its end (at most [`DRAIN_LIMIT`], within [`BODY_TIMEOUT`]) and lets it
+/// go.
+async fn drain(body: Body) {
+    let _ = tokio::time::timeout(BODY_TIMEOUT, drain_whole(body)).await;
+}
+
+async fn drain_whole(body: Body) -> Result<(), axum::Error> {
     use futures::StreamExt;
     let mut stream = body.into_data_stream();
     let mut seen = 0usize;
@@ -391,7 +396,19 @@ async fn drain(body: Body) -> Result<(), axum::Error> {
     Ok(())
 }
 
+/// How long a request's body may take to arrive, as kube-apiserver gives a request a
+/// minute: a client that sends slowly (or never finishes) cannot hold a connection and
+/// its buffer for ever.
+const BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The request body, whole, within [`BODY_TIMEOUT`].
 async fn read_body(body: Body) -> ApiResult<Bytes> {
+    tokio::time::timeout(BODY_TIMEOUT, read_whole_body(body))
+        .await
+        .unwrap_or(Err(ApiError::body_timeout(BODY_TIMEOUT)))
+}
+
+async fn read_whole_body(body: Body) -> ApiResult<Bytes> {
     use futures::StreamExt;
     let mut stream = body.into_data_stream();
     let mut buffer = Vec::new();

@@ -212,6 +212,18 @@ impl ApiError {
         )
     }
 
+    /// `408`: the request's body did not arrive in time.
+    pub fn body_timeout(limit: std::time::Duration) -> Self {
+        Self::new(
+            408,
+            "Timeout",
+            format!(
+                "the request body did not arrive within {}s",
+                limit.as_secs()
+            ),
+        )
+    }
+
     /// `413 RequestEntityTooLarge`.
     pub fn too_large(limit: usize) -> Self {
         Self::new(
