@@ -441,24 +441,45 @@ fn unsigned_push(
     ))
 }
 
+/// Unsigned pushes for a followed repository, one whose GitRepo has its own webhook
+/// secret, and an unknown one; held when all three get the same 401.
 async fn push_oracle(admin: kube::Client, webhook: SocketAddr) -> Verdict {
     let followed = "https://git.example.com/followed";
-    let gitrepo: GitRepo = serde_json::from_value(json!({
-        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
-        "metadata": {"name": "followed", "namespace": NS},
-        "spec": {"repo": followed, "branch": "main", "pollingInterval": "1h"}}))
+    let guarded = "https://git.example.com/guarded";
+    let secret: k8s_openapi::api::core::v1::Secret = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "guarded-webhook", "namespace": NS},
+        "stringData": {"github": "only-the-forge-knows"}}))
     .map_err(|e| e.to_string())?;
-    Api::<GitRepo>::namespaced(admin, NS)
-        .create(&PostParams::default(), &gitrepo)
+    Api::namespaced(admin.clone(), NS)
+        .create(&PostParams::default(), &secret)
         .await
         .map_err(|e| e.to_string())?;
+    for (name, repo, webhook_secret) in [
+        ("followed", followed, None),
+        ("guarded", guarded, Some("guarded-webhook")),
+    ] {
+        let gitrepo: GitRepo = serde_json::from_value(json!({
+            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
+            "metadata": {"name": name, "namespace": NS},
+            "spec": {"repo": repo, "branch": "main", "pollingInterval": "1h",
+                     "webhookSecret": webhook_secret}}))
+        .map_err(|e| e.to_string())?;
+        Api::<GitRepo>::namespaced(admin.clone(), NS)
+            .create(&PostParams::default(), &gitrepo)
+            .await
+            .map_err(|e| e.to_string())?;
+    }
     tokio::task::spawn_blocking(move || {
         let one = unsigned_push(webhook, followed, "probe-1")?;
-        let other = unsigned_push(webhook, "https://git.example.com/unknown", "probe-2")?;
-        if one == other && one.0 == 401 {
-            Ok("the same 401 for a followed and an unknown repository".to_string())
+        let own = unsigned_push(webhook, guarded, "probe-2")?;
+        let other = unsigned_push(webhook, "https://git.example.com/unknown", "probe-3")?;
+        if one == other && own == other && one.0 == 401 {
+            Ok("the same 401 for a followed, a guarded and an unknown repository".to_string())
         } else {
-            Err(format!("followed: {one:?}; unknown: {other:?}"))
+            Err(format!(
+                "followed: {one:?}; guarded: {own:?}; unknown: {other:?}"
+            ))
         }
     })
     .await

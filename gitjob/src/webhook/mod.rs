@@ -205,14 +205,12 @@ async fn handle(
         }
         marked.push(gitrepo);
     }
-    if marked.is_empty() && refused > 0 {
-        return Ok(unauthorized(provider));
-    }
-    // Without a global secret, a push nothing verified gets one answer whether or not a
-    // GitRepo follows its repository: anyone may post, and must not learn which are.
-    if marked.is_empty() && (unsigned > 0 || global.is_none()) {
+    // A push nothing verified gets one answer whether or not a GitRepo follows its
+    // repository, with a secret of its own or none: anyone may post, and must not learn
+    // which repositories are followed.
+    if marked.is_empty() && (refused > 0 || unsigned > 0 || global.is_none()) {
         let message = format!(
-            "no webhook secret is configured for {provider:?}: set key `{}` in Secret {}/{SECRET_NAME} or in the Secret a GitRepo names in webhookSecret; unsigned pushes are refused",
+            "the push is not signed with a webhook secret gitjob holds for {provider:?}: set key `{}` in Secret {}/{SECRET_NAME} or in the Secret a GitRepo names in webhookSecret; unsigned pushes are refused",
             provider.secret_keys().first().copied().unwrap_or_default(),
             receiver.secret_namespace
         );
