@@ -486,7 +486,9 @@ async fn unsigned_webhooks_are_refused_when_no_secret_is_configured() {
     let answer = push(env.daemon.url("open"), "d-unsigned").await;
     assert_eq!(answer.0, 401, "{}", answer.1);
     assert!(
-        answer.1.contains("the push is not signed with a webhook secret gitjob holds"),
+        answer
+            .1
+            .contains("the push is not signed with a webhook secret gitjob holds"),
         "{}",
         answer.1
     );

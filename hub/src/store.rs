@@ -246,12 +246,12 @@ pub struct Store {
     file: DatabaseFile,
 }
 
-/// The database file as the hub opened it: deleted or replaced under a running hub, what
-/// the hub writes would be lost at its restart.
+/// The database file and its write-ahead log as the hub opened them: either deleted or
+/// replaced under a running hub, what the hub writes would be lost at its restart.
 struct DatabaseFile {
     path: PathBuf,
-    /// Its device and inode when opened.
-    opened: Option<(u64, u64)>,
+    /// The database's and the log's paths, with their device and inode when opened.
+    opened: Vec<(PathBuf, (u64, u64))>,
     /// When requests last looked (they look at most once a [`DatabaseFile::LOOK_EVERY`]).
     looked: Mutex<std::time::Instant>,
     /// Seen gone or replaced: for good, as the file the hub holds open is no longer it.
@@ -263,9 +263,15 @@ impl DatabaseFile {
     const LOOK_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
     fn new(path: &Path) -> Self {
+        let mut log = path.as_os_str().to_owned();
+        log.push("-wal");
+        let opened = [path.to_path_buf(), PathBuf::from(log)]
+            .into_iter()
+            .filter_map(|file| Some((file.clone(), file_identity(&file)?)))
+            .collect();
         Self {
             path: path.to_path_buf(),
-            opened: file_identity(path),
+            opened,
             looked: Mutex::new(std::time::Instant::now()),
             gone: AtomicBool::new(false),
         }
@@ -285,7 +291,8 @@ impl DatabaseFile {
             }
             due
         };
-        let gone = due && self.opened.is_some() && file_identity(&self.path) != self.opened;
+        let gone =
+            due && (self.opened.iter()).any(|(file, opened)| file_identity(file) != Some(*opened));
         if gone {
             self.gone.store(true, Ordering::Release);
         }

@@ -120,12 +120,19 @@ async fn a_failed_commit_is_reported_and_recovered_from() {
 /// its health checks and refuses requests, instead of answering as if all were well.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deleted_database_fails_the_health_checks() {
+    for deleted in [&["hub.db", "hub.db-wal"][..], &["hub.db-wal"]] {
+        deleted_files_fail_the_health_checks(deleted).await;
+    }
+}
+
+/// The hub's database files `deleted` under it: health fails and writes are refused.
+async fn deleted_files_fail_the_health_checks(deleted: &[&str]) {
     let hub = TestHub::start(&["local"]).await;
     let client = client_without_retries(&hub).await;
     create(&client, "before").await.expect("a write");
     assert!(healthy(&client).await);
-    for file in ["hub.db", "hub.db-wal", "hub.db-shm"] {
-        let _ = std::fs::remove_file(hub.data().join(file));
+    for file in deleted {
+        std::fs::remove_file(hub.data().join(file)).expect("deleted");
     }
     let request = http::Request::get("/readyz")
         .body(Vec::new())
@@ -135,7 +142,10 @@ async fn a_deleted_database_fails_the_health_checks() {
         .await
         .expect_err("unhealthy")
         .to_string();
-    assert!(refused.contains("was removed or replaced"), "{refused}");
+    assert!(
+        refused.contains("was removed or replaced"),
+        "{deleted:?}: {refused}"
+    );
     assert!(
         create(&client, "lost").await.is_err(),
         "writes that would be lost are refused"
