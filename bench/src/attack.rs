@@ -497,22 +497,46 @@ async fn own_host(admin: kube::Client) -> Verdict {
         .create(&PostParams::default(), &gitrepo)
         .await
         .map_err(|e| e.to_string())?;
+    let look = || async {
+        let status = gitrepos.get("own-host").await.ok()?.status?;
+        refusal(
+            &status.conditions,
+            "Accepted",
+            "local paths are not fetched",
+        )
+    };
+    refused_in_status("GitRepo", look, || Ok(())).await
+}
+
+/// Looks every quarter second, for 20 s, whether `look` finds a refusal in an object's
+/// status, and that `meanwhile` holds; held with the refusal's message.
+async fn refused_in_status<F, Fut>(
+    what: &str,
+    look: F,
+    meanwhile: impl Fn() -> Result<(), String>,
+) -> Verdict
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Option<String>>,
+{
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(20) {
-        let status = gitrepos.get("own-host").await.ok().and_then(|g| g.status);
-        let refused = (status.iter().flat_map(|s| &s.conditions))
-            .find(|c| c.type_ == "Accepted" && c.status == "False")
-            .and_then(|c| c.message.clone())
-            .filter(|m| m.contains("local paths are not fetched"));
-        if let Some(message) = refused {
-            return Ok(format!(
-                "refused after {:.1?}: {message}",
-                started.elapsed()
-            ));
+        meanwhile()?;
+        if let Some(message) = look().await {
+            let took = started.elapsed();
+            return Ok(format!("refused after {took:.1?}: {message}"));
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
-    Err("no refusal in the GitRepo's status within 20 s".into())
+    Err(format!("no refusal in the {what}'s status within 20 s"))
+}
+
+/// The message of the condition `kind` of `conditions` when it is False and says `says`.
+fn refusal(conditions: &[fleet_api::Condition], kind: &str, says: &str) -> Option<String> {
+    (conditions.iter())
+        .find(|c| c.type_ == kind && c.status == "False")
+        .and_then(|c| c.message.clone())
+        .filter(|m| m.contains(says))
 }
 
 /// Creates a ClusterRegistration; waits up to `patience` for it to be granted.
@@ -583,29 +607,15 @@ async fn chart_on_own_host(admin: kube::Client) -> Verdict {
         .create(&PostParams::default(), &bundle)
         .await
         .map_err(|e| e.to_string())?;
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(20) {
-        if listener.accept().is_ok() {
-            return Err(format!("the controller connected to 127.0.0.1:{port}"));
-        }
-        let status = bundles
-            .get("chart-on-own-host")
-            .await
-            .ok()
-            .and_then(|b| b.status);
-        let refused = (status.iter().flat_map(|s| &s.conditions))
-            .find(|c| c.type_ == "Ready" && c.status == "False")
-            .and_then(|c| c.message.clone())
-            .filter(|m| m.contains("not fetched"));
-        if let Some(message) = refused {
-            return Ok(format!(
-                "refused after {:.1?}: {message}",
-                started.elapsed()
-            ));
-        }
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
-    Err("no refusal in the Bundle's status within 20 s".into())
+    let look = || async {
+        let status = bundles.get("chart-on-own-host").await.ok()?.status?;
+        refusal(&status.conditions, "Ready", "not fetched")
+    };
+    let untouched = || match listener.accept() {
+        Ok(_) => Err(format!("the controller connected to 127.0.0.1:{port}")),
+        Err(_) => Ok(()),
+    };
+    refused_in_status("Bundle", look, untouched).await
 }
 
 async fn hijack(admin: kube::Client) -> Verdict {
