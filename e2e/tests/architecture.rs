@@ -32,7 +32,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("fleet-hub", &["fleet-objects"]),
     (
         "fleet-charts",
-        &["fleet-api", "fleet-helm", "fleet-renderer"],
+        &["fleet-api", "fleet-objects", "fleet-helm", "fleet-renderer"],
     ),
     (
         "fleet-gitjob",
