@@ -446,29 +446,25 @@ fn unsigned_push(
 async fn push_oracle(admin: kube::Client, webhook: SocketAddr) -> Verdict {
     let followed = "https://git.example.com/followed";
     let guarded = "https://git.example.com/guarded";
-    let secret: k8s_openapi::api::core::v1::Secret = serde_json::from_value(json!({
-        "apiVersion": "v1", "kind": "Secret",
-        "metadata": {"name": "guarded-webhook", "namespace": NS},
-        "stringData": {"github": "only-the-forge-knows"}}))
-    .map_err(|e| e.to_string())?;
-    Api::namespaced(admin.clone(), NS)
-        .create(&PostParams::default(), &secret)
-        .await
-        .map_err(|e| e.to_string())?;
+    create::<k8s_openapi::api::core::v1::Secret>(
+        &admin,
+        json!({"apiVersion": "v1", "kind": "Secret",
+               "metadata": {"name": "guarded-webhook", "namespace": NS},
+               "stringData": {"github": "only-the-forge-knows"}}),
+    )
+    .await?;
     for (name, repo, webhook_secret) in [
         ("followed", followed, None),
         ("guarded", guarded, Some("guarded-webhook")),
     ] {
-        let gitrepo: GitRepo = serde_json::from_value(json!({
-            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
-            "metadata": {"name": name, "namespace": NS},
-            "spec": {"repo": repo, "branch": "main", "pollingInterval": "1h",
-                     "webhookSecret": webhook_secret}}))
-        .map_err(|e| e.to_string())?;
-        Api::<GitRepo>::namespaced(admin.clone(), NS)
-            .create(&PostParams::default(), &gitrepo)
-            .await
-            .map_err(|e| e.to_string())?;
+        create::<GitRepo>(
+            &admin,
+            json!({"apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
+                   "metadata": {"name": name, "namespace": NS},
+                   "spec": {"repo": repo, "branch": "main", "pollingInterval": "1h",
+                            "webhookSecret": webhook_secret}}),
+        )
+        .await?;
     }
     tokio::task::spawn_blocking(move || {
         let one = unsigned_push(webhook, followed, "probe-1")?;
@@ -487,16 +483,13 @@ async fn push_oracle(admin: kube::Client, webhook: SocketAddr) -> Verdict {
 }
 
 async fn own_host(admin: kube::Client) -> Verdict {
-    let gitrepos: Api<GitRepo> = Api::namespaced(admin, NS);
-    let gitrepo: GitRepo = serde_json::from_value(json!({
-        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
-        "metadata": {"name": "own-host", "namespace": NS},
-        "spec": {"repo": "/etc", "branch": "main"}}))
-    .map_err(|e| e.to_string())?;
-    gitrepos
-        .create(&PostParams::default(), &gitrepo)
-        .await
-        .map_err(|e| e.to_string())?;
+    let gitrepos = create::<GitRepo>(
+        &admin,
+        json!({"apiVersion": "fleet.cattle.io/v1alpha1", "kind": "GitRepo",
+               "metadata": {"name": "own-host", "namespace": NS},
+               "spec": {"repo": "/etc", "branch": "main"}}),
+    )
+    .await?;
     let look = || async {
         let status = gitrepos.get("own-host").await.ok()?.status?;
         refusal(
@@ -539,20 +532,34 @@ fn refusal(conditions: &[fleet_api::Condition], kind: &str, says: &str) -> Optio
         .filter(|m| m.contains(says))
 }
 
+/// Creates `object`, a `K`, in the probes' namespace; the API it was created through.
+async fn create<K>(admin: &kube::Client, object: serde_json::Value) -> Result<Api<K>, String>
+where
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + serde::de::DeserializeOwned
+        + serde::Serialize
+        + std::fmt::Debug,
+{
+    let typed: K = serde_json::from_value(object).map_err(|e| e.to_string())?;
+    let api: Api<K> = Api::namespaced(admin.clone(), NS);
+    api.create(&PostParams::default(), &typed)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(api)
+}
+
 /// Creates a ClusterRegistration; waits up to `patience` for it to be granted.
 async fn register(
     admin: &kube::Client,
     body: serde_json::Value,
     patience: Duration,
 ) -> Result<bool, String> {
-    let registrations: Api<ClusterRegistration> = Api::namespaced(admin.clone(), NS);
-    let registration: ClusterRegistration =
-        serde_json::from_value(body).map_err(|e| e.to_string())?;
-    let name = registration.metadata.name.clone().unwrap_or_default();
-    registrations
-        .create(&PostParams::default(), &registration)
-        .await
-        .map_err(|e| e.to_string())?;
+    let name = body["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let registrations = create::<ClusterRegistration>(admin, body).await?;
     let started = Instant::now();
     while started.elapsed() < patience {
         let granted = registrations
@@ -587,26 +594,21 @@ async fn chart_on_own_host(admin: kube::Client) -> Verdict {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
     listener.set_nonblocking(true).map_err(|e| e.to_string())?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
-    let cluster: Cluster = serde_json::from_value(json!({
-        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
-        "metadata": {"name": "chart-target", "namespace": NS, "labels": {"probe": "chart"}},
-        "spec": {}}))
-    .map_err(|e| e.to_string())?;
-    Api::<Cluster>::namespaced(admin.clone(), NS)
-        .create(&PostParams::default(), &cluster)
-        .await
-        .map_err(|e| e.to_string())?;
-    let bundles: Api<Bundle> = Api::namespaced(admin, NS);
-    let bundle: Bundle = serde_json::from_value(json!({
-        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Bundle",
-        "metadata": {"name": "chart-on-own-host", "namespace": NS},
-        "spec": {"helm": {"chart": format!("http://127.0.0.1:{port}/chart.tgz")},
-                 "targets": [{"clusterSelector": {"matchLabels": {"probe": "chart"}}}]}}))
-    .map_err(|e| e.to_string())?;
-    bundles
-        .create(&PostParams::default(), &bundle)
-        .await
-        .map_err(|e| e.to_string())?;
+    create::<Cluster>(
+        &admin,
+        json!({"apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
+               "metadata": {"name": "chart-target", "namespace": NS, "labels": {"probe": "chart"}},
+               "spec": {}}),
+    )
+    .await?;
+    let bundles = create::<Bundle>(
+        &admin,
+        json!({"apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Bundle",
+               "metadata": {"name": "chart-on-own-host", "namespace": NS},
+               "spec": {"helm": {"chart": format!("http://127.0.0.1:{port}/chart.tgz")},
+                        "targets": [{"clusterSelector": {"matchLabels": {"probe": "chart"}}}]}}),
+    )
+    .await?;
     let look = || async {
         let status = bundles.get("chart-on-own-host").await.ok()?.status?;
         refusal(&status.conditions, "Ready", "not fetched")
@@ -619,15 +621,12 @@ async fn chart_on_own_host(admin: kube::Client) -> Verdict {
 }
 
 async fn hijack(admin: kube::Client) -> Verdict {
-    let clusters: Api<Cluster> = Api::namespaced(admin.clone(), NS);
-    let prod: Cluster = serde_json::from_value(json!({
-        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
-        "metadata": {"name": "prod", "namespace": NS}, "spec": {"clientID": "the-real-prod"}}))
-    .map_err(|e| e.to_string())?;
-    clusters
-        .create(&PostParams::default(), &prod)
-        .await
-        .map_err(|e| e.to_string())?;
+    create::<Cluster>(
+        &admin,
+        json!({"apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Cluster",
+               "metadata": {"name": "prod", "namespace": NS}, "spec": {"clientID": "the-real-prod"}}),
+    )
+    .await?;
     let thief = registration("thief", "prod", "guessed", json!({}));
     match register(&admin, thief, Duration::from_secs(8)).await? {
         false => Ok("not granted within 8 s".into()),
