@@ -380,20 +380,7 @@ fn taken(body: &mut Option<Body>) -> Body {
 /// Reads `body` to its end (at most [`DRAIN_LIMIT`], within [`BODY_TIMEOUT`]) and lets it
 /// go.
 async fn drain(body: Body) {
-    let _ = tokio::time::timeout(BODY_TIMEOUT, drain_whole(body)).await;
-}
-
-async fn drain_whole(body: Body) -> Result<(), axum::Error> {
-    use futures::StreamExt;
-    let mut stream = body.into_data_stream();
-    let mut seen = 0usize;
-    while let Some(chunk) = stream.next().await {
-        seen += chunk?.len();
-        if seen > DRAIN_LIMIT {
-            break;
-        }
-    }
-    Ok(())
+    let _ = tokio::time::timeout(BODY_TIMEOUT, read_keeping(body, 0)).await;
 }
 
 /// How long a request's body may take to arrive, as kube-apiserver gives a request a
@@ -403,31 +390,35 @@ const BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The request body, whole, within [`BODY_TIMEOUT`].
 async fn read_body(body: Body) -> ApiResult<Bytes> {
-    tokio::time::timeout(BODY_TIMEOUT, read_whole_body(body))
+    let read = tokio::time::timeout(BODY_TIMEOUT, read_keeping(body, MAX_BODY))
         .await
-        .unwrap_or(Err(ApiError::body_timeout(BODY_TIMEOUT)))
+        .map_err(|_| ApiError::body_timeout(BODY_TIMEOUT))?;
+    let (buffer, seen) =
+        read.map_err(|e| ApiError::bad_request(format!("reading the request body: {e}")))?;
+    if seen > MAX_BODY {
+        return Err(ApiError::too_large(MAX_BODY));
+    }
+    Ok(Bytes::from(buffer))
 }
 
-async fn read_whole_body(body: Body) -> ApiResult<Bytes> {
+/// Reads `body` to its end, or past [`DRAIN_LIMIT`] bytes, keeping it only while it is
+/// within `keep` bytes; the bytes kept and how many were read.
+async fn read_keeping(body: Body, keep: usize) -> Result<(Vec<u8>, usize), axum::Error> {
     use futures::StreamExt;
     let mut stream = body.into_data_stream();
     let mut buffer = Vec::new();
     let mut seen = 0usize;
     while let Some(chunk) = stream.next().await {
-        let chunk =
-            chunk.map_err(|e| ApiError::bad_request(format!("reading the request body: {e}")))?;
+        let chunk = chunk?;
         seen += chunk.len();
         if seen > DRAIN_LIMIT {
             break;
         }
-        if seen <= MAX_BODY {
+        if seen <= keep {
             buffer.extend_from_slice(&chunk);
         }
     }
-    if seen > MAX_BODY {
-        return Err(ApiError::too_large(MAX_BODY));
-    }
-    Ok(Bytes::from(buffer))
+    Ok((buffer, seen))
 }
 
 /// Bodies above this size are decoded on a blocking thread, so that a client sending large
