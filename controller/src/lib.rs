@@ -69,32 +69,59 @@ pub struct Context {
     /// The cluster namespaces this process made sure of: the bundles deploying to a
     /// cluster for the first time need not ask again each.
     namespaces: Mutex<HashSet<String>>,
-    hub: Option<registration::HubAddress>,
-    /// The shard handled (`--shard-id`), none for the unsharded controller.
-    shard: Option<String>,
+    options: Options,
     metrics: Arc<metrics::Metrics>,
-    /// How often Contents nobody deploys are looked for (and how long one must stay so
-    /// before it is deleted).
-    purge_every: Duration,
-    /// Whether a ClusterRegistrationToken without a TTL is refused (deleted), as Fleet's
-    /// `controller.registrationTokenTTL.required`.
-    require_token_ttl: bool,
 }
 
 /// How often Contents nobody deploys are looked for, by default.
 pub const PURGE_EVERY: Duration = Duration::from_secs(30);
 
-impl Context {
-    /// A controller context keeping scratch files and the chart cache under `data_dir`.
-    pub fn new(client: kube::Client, data_dir: impl Into<PathBuf>) -> Arc<Self> {
-        Self::build(client, data_dir.into(), None, None)
-    }
+/// How long the charts of one Bundle may render, for all its clusters, in one reconcile, by
+/// default.
+pub const RENDER_BUDGET: Duration = Duration::from_secs(120);
 
-    /// A context for the shard `shard` (Fleet's `--shard-id`): it places only the Bundles
-    /// labelled `fleet.cattle.io/shard-ref` with it, and leaves Clusters and registration
-    /// to the unsharded controller.
-    pub fn sharded(client: kube::Client, data_dir: impl Into<PathBuf>, shard: &str) -> Arc<Self> {
-        Self::build(client, data_dir.into(), None, Some(shard.to_string()))
+/// How a controller runs, beside its client and data directory.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Accept cluster registrations, handing agents kubeconfigs for the hub at this
+    /// address; none serves no registrations.
+    pub hub: Option<registration::HubAddress>,
+    /// The shard placed (Fleet's `--shard-id`): only the Bundles labelled
+    /// `fleet.cattle.io/shard-ref` with it, leaving Clusters and registration to the
+    /// unsharded controller. None is the unsharded controller.
+    pub shard: Option<String>,
+    /// How often Contents nobody deploys are looked for (and how long one must stay so
+    /// before it is deleted).
+    pub purge_every: Duration,
+    /// Refuse (delete) every ClusterRegistrationToken without a TTL, as Fleet does with
+    /// `controller.registrationTokenTTL.required`.
+    pub require_token_ttl: bool,
+    /// Where remote charts may be fetched from (a Bundle's author names the URLs).
+    pub egress: fleet_charts::Egress,
+    /// How long one Bundle's charts may render for all its clusters in one reconcile;
+    /// the clusters left once it is spent are not rendered and their failure says why.
+    pub render_budget: Duration,
+}
+
+impl Default for Options {
+    /// Unsharded, no registrations, charts fetched from anywhere.
+    fn default() -> Self {
+        Self {
+            hub: None,
+            shard: None,
+            purge_every: PURGE_EVERY,
+            require_token_ttl: false,
+            egress: fleet_charts::Egress::Anywhere,
+            render_budget: RENDER_BUDGET,
+        }
+    }
+}
+
+impl Context {
+    /// A controller context keeping scratch files and the chart cache under `data_dir`,
+    /// with the default [`Options`].
+    pub fn new(client: kube::Client, data_dir: impl Into<PathBuf>) -> Arc<Self> {
+        Self::with_options(client, data_dir, Options::default())
     }
 
     /// A context that also accepts cluster registrations, handing agents kubeconfigs for
@@ -104,55 +131,40 @@ impl Context {
         data_dir: impl Into<PathBuf>,
         hub: registration::HubAddress,
     ) -> Arc<Self> {
-        Self::build(client, data_dir.into(), Some(hub), None)
+        let options = Options {
+            hub: Some(hub),
+            ..Options::default()
+        };
+        Self::with_options(client, data_dir, options)
     }
 
-    fn build(
+    /// A context for the shard `shard` (see [`Options::shard`]).
+    pub fn sharded(client: kube::Client, data_dir: impl Into<PathBuf>, shard: &str) -> Arc<Self> {
+        let options = Options {
+            shard: Some(shard.to_string()),
+            ..Options::default()
+        };
+        Self::with_options(client, data_dir, options)
+    }
+
+    /// A controller context keeping scratch files and the chart cache under `data_dir`,
+    /// running as `options` say.
+    pub fn with_options(
         client: kube::Client,
-        data_dir: PathBuf,
-        hub: Option<registration::HubAddress>,
-        shard: Option<String>,
+        data_dir: impl Into<PathBuf>,
+        options: Options,
     ) -> Arc<Self> {
+        let data_dir = data_dir.into();
         Arc::new(Self {
             // Nothing here reads managedFields.
             client: fleet_objects::client::omitting_managed_fields(&client),
-            charts: ChartCache::new(data_dir.join("charts")),
+            charts: ChartCache::new(data_dir.join("charts")).with_egress(options.egress),
             work_dir: data_dir.join("work"),
             placements: Mutex::default(),
             namespaces: Mutex::default(),
-            hub,
-            shard,
+            options,
             metrics: Arc::default(),
-            purge_every: PURGE_EVERY,
-            require_token_ttl: false,
         })
-    }
-
-    /// This context looking for Contents nobody deploys every `every` instead of every
-    /// [`PURGE_EVERY`]; to be called before it is shared.
-    pub fn purging_every(mut self: Arc<Self>, every: Duration) -> Arc<Self> {
-        if let Some(ctx) = Arc::get_mut(&mut self) {
-            ctx.purge_every = every;
-        }
-        self
-    }
-
-    /// This context deleting every ClusterRegistrationToken that has no TTL, as Fleet does
-    /// with `FLEET_REGISTRATION_TOKEN_TTL_REQUIRED`; to be called before it is shared.
-    pub fn requiring_token_ttl(mut self: Arc<Self>, required: bool) -> Arc<Self> {
-        if let Some(ctx) = Arc::get_mut(&mut self) {
-            ctx.require_token_ttl = required;
-        }
-        self
-    }
-
-    /// This context fetching remote charts only where `egress` allows (a Bundle's author
-    /// names the URLs); to be called before it is shared.
-    pub fn with_egress(mut self: Arc<Self>, egress: fleet_charts::Egress) -> Arc<Self> {
-        if let Some(ctx) = Arc::get_mut(&mut self) {
-            ctx.charts = ctx.charts.clone().with_egress(egress);
-        }
-        self
     }
 
     /// The reconcile counters, for `/metrics`.
@@ -219,12 +231,12 @@ pub async fn run(
     shutdown: impl std::future::Future<Output = ()> + Send + Sync + 'static,
 ) {
     let shutdown = shutdown.shared();
-    let sharded = ctx.shard.is_some();
+    let sharded = ctx.options.shard.is_some();
     let (bundle_queue, bundle_requests) = mpsc::unbounded();
     let (cluster_queue, cluster_requests) = mpsc::unbounded();
     let client = &ctx.client;
-    let shard = fleet_objects::selector::shard(ctx.shard.as_deref());
-    let own_shard = ctx.shard.clone();
+    let shard = fleet_objects::selector::shard(ctx.options.shard.as_deref());
+    let own_shard = ctx.options.shard.clone();
 
     let (bundles, bundles_watch) = watches::watch::<Bundle>(
         client,
@@ -296,7 +308,7 @@ pub async fn run(
             },
         ));
     }
-    let deployments_selected = match &ctx.shard {
+    let deployments_selected = match &ctx.options.shard {
         Some(_) => format!("{},{shard}", labels::BUNDLE_NAME_LABEL),
         None => labels::BUNDLE_NAME_LABEL.to_string(),
     };
@@ -375,7 +387,7 @@ pub async fn run(
         let purging = purge::run(
             ctx.clone(),
             named_contents,
-            ctx.purge_every,
+            ctx.options.purge_every,
             shutdown.clone(),
         );
         futures::join!(

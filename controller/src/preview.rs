@@ -92,7 +92,7 @@ pub fn preview(
 ) -> Result<Preview, PreviewError> {
     let creates_namespaces =
         admitted(bundle, &surroundings.policies).map_err(PreviewError::Refused)?;
-    let mut files = BundleFiles::write(bundle, work, auth)?;
+    let mut files = BundleFiles::write(bundle, work, auth, crate::RENDER_BUDGET)?;
     let mut out = Preview::default();
     for cluster in clusters {
         let info = cluster_info(cluster, groups);

@@ -112,7 +112,12 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
                     break;
                 }
             };
-            files = Some(BundleFiles::write(&bundle, &ctx.work_dir, auth)?);
+            files = Some(BundleFiles::write(
+                &bundle,
+                &ctx.work_dir,
+                auth,
+                ctx.options.render_budget,
+            )?);
         }
         let Some(files) = files.as_mut() else {
             continue;

@@ -255,7 +255,7 @@ pub async fn token(token: Arc<ClusterRegistrationToken>, ctx: &Context) -> Resul
         .as_deref()
         .and_then(fleet_objects::duration::parse_go_duration)
         .filter(|ttl| !ttl.is_zero());
-    if ctx.require_token_ttl && ttl.is_none() {
+    if ctx.options.require_token_ttl && ttl.is_none() {
         tracing::warn!(token = %token.name_any(), %namespace,
             "registration token refused and deleted: a TTL is required");
         let tokens: Api<ClusterRegistrationToken> = Api::namespaced(ctx.client.clone(), &namespace);
@@ -316,7 +316,7 @@ pub async fn registration(
     if registration.status.as_ref().is_some_and(|s| s.granted) {
         return Ok(());
     }
-    let Some(hub) = ctx.hub.clone() else {
+    let Some(hub) = ctx.options.hub.clone() else {
         return Err(Error::Registration(
             "the controller was started without the hub's address".into(),
         ));

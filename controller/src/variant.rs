@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use fleet_api::{Bundle, FleetYaml};
 use fleet_charts::ChartCache;
@@ -29,6 +30,9 @@ pub enum VariantError {
     /// whole targeting for that.
     #[error("{0}")]
     Targeting(String),
+    /// The Bundle's renders for other clusters used up the time one reconcile may spend.
+    #[error("rendering stopped: this Bundle's renders for its clusters ran past their budget of {} s", .0.as_secs())]
+    BudgetSpent(Duration),
     /// The Content could not be packed.
     #[error(transparent)]
     Content(#[from] fleet_api::ContentError),
@@ -45,15 +49,20 @@ pub struct BundleFiles {
     uses_helm: bool,
     auth: fleet_charts::HelmAuth,
     rendered: HashMap<String, Variant>,
+    /// When the renders of this reconcile stop: a chart that loops then fails the clusters
+    /// left at once instead of costing its time limit for each.
+    deadline: Instant,
+    budget: Duration,
 }
 
 impl BundleFiles {
     /// Writes `bundle`'s resources into a scratch directory under `work`; its remote
-    /// charts are fetched with `auth`.
+    /// charts are fetched with `auth`, and its renders for all clusters may take `budget`.
     pub fn write(
         bundle: &Bundle,
         work: &Path,
         auth: fleet_charts::HelmAuth,
+        budget: Duration,
     ) -> Result<Self, VariantError> {
         std::fs::create_dir_all(work)?;
         let scratch = tempfile::Builder::new()
@@ -86,6 +95,8 @@ impl BundleFiles {
             uses_helm,
             auth,
             rendered: HashMap::new(),
+            deadline: Instant::now() + budget,
+            budget,
         })
     }
 
@@ -124,6 +135,9 @@ impl BundleFiles {
         if let Some(variant) = self.rendered.get(&key) {
             return Ok(variant.clone());
         }
+        if Instant::now() >= self.deadline {
+            return Err(VariantError::BudgetSpent(self.budget));
+        }
         // Checked apart from the render so that the caller can tell a targeting error from
         // a failing chart.
         let options =
@@ -146,9 +160,19 @@ impl BundleFiles {
                 fetched: Some(&fetched),
                 member: None,
                 preprocess: true,
+                deadline: Some(self.deadline),
                 ..Default::default()
             },
-        )?;
+        )
+        // Said the same way for every cluster, the render in flight included, so that the
+        // Bundle's status, and so its next reconcile, does not change with the timing.
+        .map_err(|error| {
+            if Instant::now() >= self.deadline {
+                VariantError::BudgetSpent(self.budget)
+            } else {
+                error.into()
+            }
+        })?;
         // A render that needs the member cluster (valuesFrom, lookup, .Capabilities) is
         // done again by the agent there, from the bundle's files and what was fetched.
         let variant = if variant.reads_member {

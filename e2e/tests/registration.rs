@@ -238,12 +238,16 @@ async fn an_expired_token_is_refused() {
 async fn with_a_ttl_required_a_token_without_one_is_deleted() {
     let hub = FleetHub::start(&[]).await;
     let address = HubAddress::from_kubeconfig(&hub.kubeconfig("local")).expect("address");
-    let ctx = fleet_controller::Context::registering(
+    let options = fleet_controller::Options {
+        hub: Some(address.clone()),
+        require_token_ttl: true,
+        ..Default::default()
+    };
+    let ctx = fleet_controller::Context::with_options(
         hub.client.clone(),
         hub.dir().join("controller"),
-        address.clone(),
-    )
-    .requiring_token_ttl(true);
+        options,
+    );
     tokio::spawn(fleet_controller::run(ctx, std::future::pending()));
     let tokens: Api<fleet_api::ClusterRegistrationToken> = Api::namespaced(hub.client.clone(), NS);
     for (name, ttl) in [

@@ -441,3 +441,61 @@ async fn a_values_template_missing_its_label_fails_the_bundles_targeting() {
     assert_eq!(value, "bar-foo");
     fleet.stop().await;
 }
+
+/// A Bundle whose chart loops for ever, targeting four clusters, costs the controller its
+/// render budget once, not the chart's minute-long limit per cluster: the render in
+/// flight stops at the budget, the clusters left are not rendered, and the Bundle says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_looping_chart_costs_the_controller_one_render_budget() {
+    let hub = FleetHub::start(&[]).await;
+    for n in 1..=4 {
+        create_cluster(&hub.client, NS, &format!("c{n}"), json!({}))
+            .await
+            .expect("cluster");
+    }
+    let bundle: fleet_api::Bundle = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Bundle",
+        "metadata": {"name": "loops", "namespace": NS},
+        "spec": {
+            "resources": [
+                {"name": "Chart.yaml", "content": "apiVersion: v2\nname: loops\nversion: 0.1.0\n"},
+                {"name": "templates/loop.yaml",
+                 "content": "{{- range until 1000000 }}{{- range until 1000000 }}{{- end }}{{- end }}\n"},
+            ],
+            "targets": [{"clusterSelector": {}}],
+        },
+    }))
+    .expect("Bundle");
+    let bundles: Api<fleet_api::Bundle> = Api::namespaced(hub.client.clone(), NS);
+    bundles
+        .create(&PostParams::default(), &bundle)
+        .await
+        .expect("create Bundle");
+    let started = Instant::now();
+    let mut fleet = fleet_local::Fleet::new();
+    fleet.run_controller(fleet_controller::Context::with_options(
+        hub.client.clone(),
+        hub.dir().join("controller"),
+        fleet_controller::Options {
+            render_budget: Duration::from_secs(3),
+            ..Default::default()
+        },
+    ));
+    let message = eventually("the Bundle's render failure", WAIT, || async {
+        let bundle = bundles.get("loops").await.ok()?;
+        let conditions = bundle.status?.conditions;
+        let ready = conditions.into_iter().find(|c| c.type_ == "Ready")?;
+        ready.message.filter(|m| m.contains("render failed"))
+    })
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        message.matches("ran past their budget of 3 s").count(),
+        4,
+        "{message}"
+    );
+}

@@ -208,6 +208,8 @@ fn check_renders(
                 fetched: Some(&fetched),
                 member: None,
                 cancel: Some(source.cancel.clone()),
+                // The sync's budget sets `cancel`.
+                deadline: None,
                 // As Fleet's CLI: values are templated for real clusters, not made-up ones.
                 preprocess: false,
             },

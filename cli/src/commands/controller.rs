@@ -66,22 +66,23 @@ pub(super) fn run(args: ControllerArgs) -> Result<()> {
     let runtime = super::runtime()?;
     runtime.block_on(async move {
         let client = super::cluster_client(args.kubeconfig.as_deref()).await?;
-        let ctx = match (&args.scale_out.shard_id, agents_hub(&args)?) {
-            (Some(shard), _) => {
-                fleet_controller::Context::sharded(client.clone(), &args.data, shard)
-            }
-            (None, Some(hub)) => {
-                fleet_controller::Context::registering(client.clone(), &args.data, hub)
-            }
+        let hub = match (&args.scale_out.shard_id, agents_hub(&args)?) {
             (None, None) => {
                 tracing::warn!("no --api-server-url: cluster registrations are not served");
-                fleet_controller::Context::new(client.clone(), &args.data)
+                None
             }
-        }
-        .requiring_token_ttl(args.registration_token_ttl_required)
-        .with_egress(fleet_charts::Egress::allowing_local(
-            args.allow_local_sources,
-        ));
+            // A shard leaves registration to the unsharded controller.
+            (Some(_), _) => None,
+            (None, hub) => hub,
+        };
+        let options = fleet_controller::Options {
+            hub,
+            shard: args.scale_out.shard_id.clone(),
+            require_token_ttl: args.registration_token_ttl_required,
+            egress: fleet_charts::Egress::allowing_local(args.allow_local_sources),
+            ..fleet_controller::Options::default()
+        };
+        let ctx = fleet_controller::Context::with_options(client.clone(), &args.data, options);
         if let Some(addr) = args.metrics_listen {
             let metrics = ctx.metrics();
             let router = super::health_router().route(

@@ -82,14 +82,15 @@ impl RealFleet {
             fleet_gitjob::controller::Settings::on_this_machine(dir.path().join("gitjob")),
             Default::default(),
         ));
-        running.run_controller(
-            fleet_controller::Context::registering(
-                client.clone(),
-                dir.path().join("controller"),
-                address.clone(),
-            )
-            .purging_every(PURGE_EVERY),
-        );
+        running.run_controller(fleet_controller::Context::with_options(
+            client.clone(),
+            dir.path().join("controller"),
+            fleet_controller::Options {
+                hub: Some(address.clone()),
+                purge_every: PURGE_EVERY,
+                ..Default::default()
+            },
+        ));
         let token = issue_token(&client, &address, NS, Some("1h".into()))
             .await
             .expect("a registration token");

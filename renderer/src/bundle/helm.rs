@@ -93,6 +93,8 @@ pub(super) struct HelmInput<'a> {
     pub member: &'a MemberData,
     /// Stops the render once set.
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Stops the render at this instant, if sooner than [`HELM_TIME_LIMIT`].
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// How long a bundle's chart may render: a chart is whatever its repository holds, and one
@@ -198,6 +200,7 @@ pub(super) fn render(
         fleet_file,
         member,
         ref cancel,
+        deadline,
     } = *input;
     let helm = options.helm.clone().unwrap_or_default();
     let mut loaded = match remote_chart(options) {
@@ -240,7 +243,10 @@ pub(super) fn render(
         lookup: member.lookup.clone(),
         // Fleet installs with DNS lookups on unless `disableDNS`.
         enable_dns: !helm.disable_dns.unwrap_or(false),
-        time_limit: Some(HELM_TIME_LIMIT),
+        time_limit: Some(deadline.map_or(HELM_TIME_LIMIT, |at| {
+            at.saturating_duration_since(std::time::Instant::now())
+                .min(HELM_TIME_LIMIT)
+        })),
         cancel: cancel.clone(),
         ..fleet_helm::Options::default()
     };

@@ -87,6 +87,9 @@ pub struct Sources<'a> {
     pub member: Option<&'a MemberData>,
     /// Stops a chart's render with an error once set: what it renders for is gone.
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// Stops a chart's render with an error at this instant, when that comes before the
+    /// chart's own time limit: a budget shared by the renders of many clusters.
+    pub deadline: Option<std::time::Instant>,
     /// Template the Helm values for the cluster (`${ }`), as Fleet's controller does for
     /// each cluster it deploys to; checks of a bundle before it ships leave them as written,
     /// as Fleet's CLI does.
@@ -177,6 +180,7 @@ pub fn render_with(
                 fleet_file: &fleet_file,
                 member: sources.member.unwrap_or(&no_member),
                 cancel: sources.cancel.clone(),
+                deadline: sources.deadline,
             };
             let output = super::helm::render(root, bundle, &input, fetched)?;
             let resources =
