@@ -83,10 +83,14 @@ impl Env {
     }
 
     async fn gitrepo(&self, spec: serde_json::Value) -> GitRepo {
+        self.gitrepo_named("demo", spec).await
+    }
+
+    async fn gitrepo_named(&self, name: &str, spec: serde_json::Value) -> GitRepo {
         let gitrepo: GitRepo = serde_json::from_value(json!({
             "apiVersion": "fleet.cattle.io/v1alpha1",
             "kind": "GitRepo",
-            "metadata": {"name": "demo", "namespace": NS},
+            "metadata": {"name": name, "namespace": NS},
             "spec": spec,
         }))
         .expect("GitRepo");
@@ -840,6 +844,75 @@ async fn deleting_a_gitrepo_cancels_its_runaway_render() {
     )
     .await;
     assert!(started.elapsed() < Duration::from_secs(20));
+}
+
+/// Charts that loop for ever in a GitRepo nobody deletes neither hold the single Git slot
+/// nor render past the commit's budget: a GitRepo made after it syncs at once, and the
+/// looping bundles are marked broken when the budget is spent, long before their own
+/// minute-long limits (four charts on two cores would take two minutes).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runaway_gitrepo_does_not_starve_another() {
+    let env = Env::start_with(|settings| {
+        settings.git_concurrency = 1;
+        settings.sync_render_budget = Duration::from_secs(4);
+    })
+    .await;
+    let runaway = env.repo("runaway");
+    let mut paths = Vec::new();
+    for n in 1..=4 {
+        runaway.write(
+            &format!("app{n}/Chart.yaml"),
+            &format!("apiVersion: v2\nname: runaway{n}\nversion: 0.1.0\n"),
+        );
+        runaway.write(
+            &format!("app{n}/templates/loop.yaml"),
+            "{{- range until 1000000 }}{{- range until 1000000 }}{{- end }}{{- end }}\n",
+        );
+        paths.push(format!("app{n}"));
+    }
+    runaway.commit("loops");
+    let started = Instant::now();
+    env.gitrepo(json!({"repo": env.daemon.url("runaway"), "branch": "main", "paths": paths}))
+        .await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let good = env.repo("good");
+    good.write("app/cm.yaml", &configmap("a", "1"));
+    let first = good.commit("first");
+    env.gitrepo_named(
+        "good",
+        json!({"repo": env.daemon.url("good"), "branch": "main", "paths": ["app"]}),
+    )
+    .await;
+    eventually(
+        "the other GitRepo syncs meanwhile",
+        Duration::from_secs(15),
+        || async {
+            (env.bundle_commits().await == vec![("good-app".to_string(), first.clone())])
+                .then_some(())
+        },
+    )
+    .await;
+    let message = eventually(
+        "the budget in the runaway's status",
+        Duration::from_secs(30),
+        || async {
+            let status = env.status().await;
+            let ready = status.conditions.iter().find(|c| c.type_ == "Ready")?;
+            ready
+                .message
+                .clone()
+                .filter(|m| m.contains("budget of 4 s"))
+        },
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    for n in 1..=4 {
+        assert!(message.contains(&format!("demo-app{n}")), "{message}");
+    }
 }
 
 /// The mirrors and checkouts of private repositories are for gitjob's eyes only.

@@ -36,6 +36,13 @@ pub(super) struct GitjobArgs {
     /// Git operations (polls and fetches) at once.
     #[arg(long, default_value_t = 8)]
     git_concurrency: usize,
+    /// Commits rendered at once; one namespace's GitRepos take at most half of these.
+    #[arg(long, default_value_t = 4)]
+    render_concurrency: usize,
+    /// How long one commit's renders may run in all, in seconds, before they stop and its
+    /// bundles are marked broken.
+    #[arg(long, default_value_t = 120)]
+    sync_render_budget_seconds: u64,
     /// The most one fetch may transfer, in MiB.
     #[arg(long, default_value_t = 1024)]
     max_fetch_mib: u64,
@@ -66,6 +73,9 @@ pub(super) fn run(args: GitjobArgs) -> Result<()> {
         let metrics = Arc::new(Metrics::default());
         let mut settings = Settings::new(&args.data);
         settings.git_concurrency = args.git_concurrency;
+        settings.render_concurrency = args.render_concurrency;
+        settings.sync_render_budget =
+            std::time::Duration::from_secs(args.sync_render_budget_seconds);
         settings.max_fetch_bytes = args.max_fetch_mib << 20;
         settings.limits = Limits {
             max_files: args.max_files,

@@ -4,6 +4,7 @@
 
 pub mod credentials;
 mod poll;
+mod render_slots;
 pub mod schedule;
 pub mod status;
 mod sync;
@@ -39,6 +40,12 @@ pub struct Settings {
     pub poll_cache: Duration,
     /// Git operations (polls and fetches) at once.
     pub git_concurrency: usize,
+    /// Commits rendered at once (each on as many threads as there are cores); one
+    /// namespace's GitRepos take at most half of these turns.
+    pub render_concurrency: usize,
+    /// How long one commit's renders may run in all before they are stopped and its
+    /// bundles marked broken (each chart also stops on its own at a minute).
+    pub sync_render_budget: Duration,
     /// GitRepos reconciled at once.
     pub reconcile_concurrency: u16,
     /// The most a fetch may transfer.
@@ -63,6 +70,8 @@ impl Settings {
             data_dir: data_dir.into(),
             poll_cache: Duration::from_secs(5),
             git_concurrency: 8,
+            render_concurrency: 4,
+            sync_render_budget: Duration::from_secs(120),
             reconcile_concurrency: 64,
             max_fetch_bytes: 1 << 30,
             limits: Limits::default(),
@@ -109,6 +118,7 @@ pub struct Gitjob {
     charts: ChartCache,
     metrics: Arc<Metrics>,
     git_slots: Arc<tokio::sync::Semaphore>,
+    render_slots: render_slots::RenderSlots,
     polls: poll::PollCache,
     synced: Mutex<HashMap<String, SyncedTo>>,
     webhooks_polled: Mutex<HashMap<String, String>>,
@@ -142,6 +152,7 @@ impl Gitjob {
             charts: ChartCache::new(settings.data_dir.join("charts")).with_egress(settings.egress),
             polls: poll::PollCache::new(settings.poll_cache, git_slots.clone()),
             git_slots,
+            render_slots: render_slots::RenderSlots::new(settings.render_concurrency),
             // Nothing here reads managedFields.
             client: fleet_objects::client::omitting_managed_fields(&client),
             settings,

@@ -49,9 +49,11 @@ pub(super) enum SyncError {
     Task(String),
 }
 
-/// Fetches `commit` and renders the GitRepo's Bundles from it (blocking work, on a Git
-/// slot). The renders are cancelled, and the slot freed as they stop, when the GitRepo is
-/// deleted or replaced meanwhile, or when this future is dropped.
+/// Fetches `commit` on a Git slot, then renders the GitRepo's Bundles from it on a render
+/// turn (blocking work both). The renders are cancelled, and the turn freed as they stop,
+/// when the GitRepo is deleted or replaced meanwhile, when this future is dropped, or when
+/// they have run for the sync's render budget: a repository whose charts loop costs others
+/// that budget at most, once per commit.
 pub(super) async fn render_commit(
     ctx: &Arc<Gitjob>,
     gitrepo: &GitRepo,
@@ -60,26 +62,81 @@ pub(super) async fn render_commit(
     commit: &str,
     auth: &fleet_charts::RepoHelmAuth,
 ) -> Result<CommitBundles, SyncError> {
-    let permit = ctx
-        .git_slots
-        .clone()
-        .acquire_owned()
-        .await
-        .map_err(|e| SyncError::Task(e.to_string()))?;
     let cancel = CancelOnDrop(Arc::new(AtomicBool::new(false)));
     tokio::spawn(cancel_when_removed(
         ctx.client.clone(),
         gitrepo.clone(),
         cancel.0.clone(),
     ));
-    let (ctx, gitrepo, access, wanted, commit, auth, cancel_renders) = (
+    let checkout = check_out(ctx, gitrepo, access, wanted, commit).await?;
+    let namespace = gitrepo.namespace().unwrap_or_default();
+    let turn = (ctx.render_slots.turn(&namespace).await)
+        .ok_or_else(|| SyncError::Task("the render slots are closed".into()))?;
+    let budget = ctx.settings.sync_render_budget;
+    let spent = Arc::new(AtomicBool::new(false));
+    let timer = AbortOnDrop(tokio::spawn(stop_after(
+        budget,
+        cancel.0.clone(),
+        spent.clone(),
+    )));
+    let (ctx, gitrepo, commit, auth, cancel_renders) = (
+        ctx.clone(),
+        gitrepo.clone(),
+        commit.to_string(),
+        auth.clone(),
+        cancel.0.clone(),
+    );
+    let mut rendered = tokio::task::spawn_blocking(move || {
+        let _turn = turn;
+        let started = Instant::now();
+        let result = bundles::for_commit(
+            &gitrepo,
+            &checkout.path().join("tree"),
+            &commit,
+            &ctx.charts,
+            &auth,
+            &cancel_renders,
+        );
+        let ok = result.as_ref().is_ok_and(|b| b.failures.is_empty());
+        ctx.metrics.sync(ok, started.elapsed().as_secs_f64());
+        result
+    })
+    .await
+    .map_err(|e| SyncError::Task(e.to_string()))??;
+    drop(timer);
+    if spent.load(Ordering::Relaxed) {
+        for failure in rendered.failures.values_mut() {
+            failure.message = format!(
+                "{} (this commit's renders were stopped after their budget of {} s)",
+                failure.message,
+                budget.as_secs()
+            );
+        }
+    }
+    Ok(rendered)
+}
+
+/// Fetches `commit` and checks it out under `tree` in a scratch directory, on a Git slot,
+/// with the remote Kustomize bases its bundles name.
+async fn check_out(
+    ctx: &Arc<Gitjob>,
+    gitrepo: &GitRepo,
+    access: &Access,
+    wanted: &Wanted,
+    commit: &str,
+) -> Result<tempfile::TempDir, SyncError> {
+    let permit = ctx
+        .git_slots
+        .clone()
+        .acquire_owned()
+        .await
+        .map_err(|e| SyncError::Task(e.to_string()))?;
+    let (ctx, gitrepo, access, wanted, commit) = (
         ctx.clone(),
         gitrepo.clone(),
         access.clone(),
         wanted.clone(),
         commit.to_string(),
-        auth.clone(),
-        cancel.0.clone(),
     );
     tokio::task::spawn_blocking(move || {
         let _permit = permit;
@@ -112,21 +169,26 @@ pub(super) async fn render_commit(
             max_fetch_bytes: ctx.settings.max_fetch_bytes,
         };
         fetcher.fetch_all(&gitrepo, &tree);
-        let started = Instant::now();
-        let result = bundles::for_commit(
-            &gitrepo,
-            &tree,
-            &commit,
-            &ctx.charts,
-            &auth,
-            &cancel_renders,
-        );
-        let ok = result.as_ref().is_ok_and(|b| b.failures.is_empty());
-        ctx.metrics.sync(ok, started.elapsed().as_secs_f64());
-        Ok(result?)
+        Ok(scratch)
     })
     .await
     .map_err(|e| SyncError::Task(e.to_string()))?
+}
+
+/// Sets `cancel` and `spent` once `budget` has passed.
+async fn stop_after(budget: Duration, cancel: Arc<AtomicBool>, spent: Arc<AtomicBool>) {
+    tokio::time::sleep(budget).await;
+    spent.store(true, Ordering::Relaxed);
+    cancel.store(true, Ordering::Relaxed);
+}
+
+/// Aborts its task when dropped: a timer whose sync has ended.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// Sets its flag when dropped: the renders it stands for are no longer wanted.
