@@ -2,6 +2,7 @@
 //! namespace, each group counts its clusters and adds up their bundles, as
 //! `kubectl get clusters,clustergroups -A` shows them in Fleet.
 
+use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,6 +12,7 @@ use fleet_api::{
 };
 use fleet_objects::client::patch_params;
 use fleet_objects::selector::matches_selector;
+use futures::StreamExt;
 use kube::api::Patch;
 use kube::runtime::controller::Action;
 use kube::{Api, ResourceExt};
@@ -37,11 +39,76 @@ pub async fn cluster(
     pacer: &Pacer,
 ) -> Result<Action, Error> {
     let namespace = cluster.namespace().unwrap_or_default();
+    let mut waits: Vec<Duration> = own_status(&cluster, ctx, caches, pacer)
+        .await?
+        .into_iter()
+        .collect();
+    waits.extend(groups(ctx, caches, pacer, &namespace).await?);
+    Ok(match waits.into_iter().min() {
+        Some(wait) => Action::requeue(wait),
+        None => Action::await_change(),
+    })
+}
+
+/// Writes at once, unpaced, the statuses `pacer` holds back for their turn: the waiting
+/// Clusters among `clusters`, then the groups of every namespace with a waiting write.
+/// Stopping would lose them otherwise (`fleet up --exit-when-ready` left clusters saying
+/// 0/0 bundles ready); only those waiting are written, so it is quick at any fleet's size.
+pub async fn flush_waiting(
+    ctx: &Context,
+    caches: &Caches,
+    pacer: &Pacer,
+    clusters: &[Arc<Cluster>],
+) {
+    let waiting: HashSet<String> = pacer.waiting().into_iter().collect();
+    let unpaced = Pacer::new(Duration::ZERO);
+    let mut namespaces: BTreeSet<String> = waiting
+        .iter()
+        .filter_map(|key| key.strip_prefix("ClusterGroup/")?.split_once('/'))
+        .map(|(namespace, _)| namespace.to_string())
+        .collect();
+    let due = clusters.iter().filter(|cluster| {
+        let namespace = cluster.namespace().unwrap_or_default();
+        cluster.metadata.deletion_timestamp.is_none()
+            && waiting.contains(&paced_key("Cluster", &namespace, &cluster.name_any()))
+    });
+    for cluster in due.clone() {
+        namespaces.insert(cluster.namespace().unwrap_or_default());
+    }
+    futures::stream::iter(due)
+        .for_each_concurrent(FLUSH_WRITES_AT_ONCE, |cluster| {
+            let unpaced = &unpaced;
+            async move {
+                if let Err(error) = own_status(cluster, ctx, caches, unpaced).await {
+                    tracing::warn!(cluster = %cluster.name_any(), %error, "writing its status on the way out");
+                }
+            }
+        })
+        .await;
+    for namespace in namespaces {
+        if let Err(error) = groups(ctx, caches, &unpaced, &namespace).await {
+            tracing::warn!(%namespace, %error, "writing its groups' status on the way out");
+        }
+    }
+}
+
+/// Status writes a flush keeps in flight at once.
+const FLUSH_WRITES_AT_ONCE: usize = 16;
+
+/// Writes `cluster`'s own status if it changed and `pacer` lets it; how long the write
+/// must wait otherwise.
+async fn own_status(
+    cluster: &Cluster,
+    ctx: &Context,
+    caches: &Caches,
+    pacer: &Pacer,
+) -> Result<Option<Duration>, Error> {
+    let namespace = cluster.namespace().unwrap_or_default();
     let name = cluster.name_any();
     if cluster.metadata.deletion_timestamp.is_none() {
         // The cluster's namespace comes with it, as in Fleet: the bundles deploying there
         // for the first time find it made (rather than each asking for it).
-        ctx.ensure_namespace(&crate::reconcile::cluster_namespace(&cluster))
+        ctx.ensure_namespace(&crate::reconcile::cluster_namespace(cluster))
             .await?;
     }
     let deployments = caches.deployments_of_cluster(&namespace, &name);
@@ -83,33 +150,27 @@ pub async fn cluster(
     } else {
         ready_condition(&old.conditions, ready, &message)
     };
-    let namespace_used = cluster_namespace(&cluster);
+    let namespace_used = cluster_namespace(cluster);
     let unchanged = old.summary.as_ref() == Some(&summary)
         && old.display.as_ref() == Some(&display)
         && old.conditions == conditions
         && old.namespace.as_deref() == Some(namespace_used.as_str());
-    let mut waits = Vec::new();
-    if !unchanged {
-        match pacer.claim(&paced_key("Cluster", &namespace, &name)) {
-            Some(wait) => waits.push(wait),
-            None => {
-                let patch = json!({"status": {
-                    "namespace": namespace_used,
-                    "summary": summary,
-                    "display": display,
-                    "conditions": conditions,
-                }});
-                Api::<Cluster>::namespaced(ctx.client.clone(), &namespace)
-                    .patch_status(&name, &patch_params(FIELD_MANAGER), &Patch::Merge(&patch))
-                    .await?;
-            }
-        }
+    if unchanged {
+        return Ok(None);
     }
-    waits.extend(groups(ctx, caches, pacer, &namespace).await?);
-    Ok(match waits.into_iter().min() {
-        Some(wait) => Action::requeue(wait),
-        None => Action::await_change(),
-    })
+    if let Some(wait) = pacer.claim(&paced_key("Cluster", &namespace, &name)) {
+        return Ok(Some(wait));
+    }
+    let patch = json!({"status": {
+        "namespace": namespace_used,
+        "summary": summary,
+        "display": display,
+        "conditions": conditions,
+    }});
+    Api::<Cluster>::namespaced(ctx.client.clone(), &namespace)
+        .patch_status(&name, &patch_params(FIELD_MANAGER), &Patch::Merge(&patch))
+        .await?;
+    Ok(None)
 }
 
 /// The pacer's key for the status of `kind` `namespace`/`name`.

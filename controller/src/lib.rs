@@ -406,25 +406,12 @@ pub async fn run(
 /// How long stopping may spend writing the statuses still waiting for their pace.
 const FLUSH_PATIENCE: Duration = Duration::from_secs(10);
 
-/// Writes each Cluster's (and its groups') status at once, unpaced: the writes waiting for
-/// their turn would be lost with the process (`fleet up --exit-when-ready` left clusters
-/// saying 0/0 bundles ready).
+/// Writes the Cluster and group statuses still waiting for their pace, giving up after
+/// [`FLUSH_PATIENCE`].
 async fn flush_cluster_statuses(running: &Running, clusters: Vec<Arc<Cluster>>) {
-    let unpaced = pacing::Pacer::new(Duration::ZERO);
-    let flush = async {
-        for cluster in clusters {
-            if cluster.metadata.deletion_timestamp.is_none() {
-                let name = cluster.name_any();
-                if let Err(error) =
-                    clusters::cluster(cluster, &running.ctx, &running.caches, &unpaced).await
-                {
-                    tracing::warn!(cluster = %name, %error, "writing its status on the way out");
-                }
-            }
-        }
-    };
+    let flush = clusters::flush_waiting(&running.ctx, &running.caches, &running.pacer, &clusters);
     if tokio::time::timeout(FLUSH_PATIENCE, flush).await.is_err() {
-        tracing::warn!("stopped before every cluster's status was written");
+        tracing::warn!("stopped before every waiting cluster status was written");
     }
 }
 

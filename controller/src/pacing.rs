@@ -3,7 +3,7 @@
 //! report. A paced object is written at most once per interval; a change inside the
 //! interval waits for its end and is written then, so the last state always lands.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -13,10 +13,11 @@ pub struct Pacer {
     written: Mutex<Written>,
 }
 
-/// The write times, and when old ones were last forgotten.
+/// The write times, when old ones were last forgotten, and the writes told to wait.
 struct Written {
     at: HashMap<String, Instant>,
     pruned: Instant,
+    waiting: HashSet<String>,
 }
 
 impl Pacer {
@@ -27,6 +28,7 @@ impl Pacer {
             written: Mutex::new(Written {
                 at: HashMap::new(),
                 pruned: Instant::now(),
+                waiting: HashSet::new(),
             }),
         }
     }
@@ -42,9 +44,11 @@ impl Pacer {
         if let Some(last) = written.at.get(key) {
             let since = now.saturating_duration_since(*last);
             if since < self.interval {
+                written.waiting.insert(key.to_owned());
                 return Some(self.interval - since);
             }
         }
+        written.waiting.remove(key);
         written.at.insert(key.to_owned(), now);
         // Writes older than the interval no longer hold anything back: forget them once
         // an interval, so objects gone long ago do not stay.
@@ -56,6 +60,18 @@ impl Pacer {
             written.pruned = now;
         }
         None
+    }
+
+    /// The keys told to wait whose write has not been claimed since: what stopping now
+    /// would lose.
+    pub fn waiting(&self) -> Vec<String> {
+        let written = self
+            .written
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut keys: Vec<String> = written.waiting.iter().cloned().collect();
+        keys.sort();
+        keys
     }
 }
 
@@ -79,6 +95,20 @@ mod tests {
         std::thread::sleep(Duration::from_millis(30));
         assert_eq!(pacer.claim("Cluster/a/one"), None);
         assert!(pacer.claim("Cluster/a/one").is_some());
+    }
+
+    #[test]
+    fn the_writes_told_to_wait_are_listed_until_written() {
+        let pacer = Pacer::new(Duration::from_millis(20));
+        assert_eq!(pacer.claim("Cluster/a/one"), None);
+        assert_eq!(pacer.claim("Cluster/a/two"), None);
+        assert!(pacer.waiting().is_empty());
+        assert!(pacer.claim("Cluster/a/two").is_some());
+        assert!(pacer.claim("Cluster/a/one").is_some());
+        assert_eq!(pacer.waiting(), ["Cluster/a/one", "Cluster/a/two"]);
+        std::thread::sleep(Duration::from_millis(30));
+        assert_eq!(pacer.claim("Cluster/a/one"), None);
+        assert_eq!(pacer.waiting(), ["Cluster/a/two"]);
     }
 
     #[test]
