@@ -54,6 +54,50 @@ impl Egress {
     }
 }
 
+/// Names resolved for the chart fetcher's requests, refusing under [`Egress::Public`] a
+/// name that resolves to an address of this machine. [`Egress::check`] resolves a URL's
+/// host before the request, and the request resolves it again: a name whose answer changes
+/// in between (DNS rebinding) is caught here, on the addresses actually connected to.
+#[derive(Debug, Default)]
+pub(crate) struct CheckedResolver {
+    egress: Egress,
+    system: ureq::unversioned::resolver::DefaultResolver,
+}
+
+impl CheckedResolver {
+    /// A resolver refusing what `egress` refuses.
+    pub(crate) fn new(egress: Egress) -> Self {
+        Self {
+            egress,
+            system: Default::default(),
+        }
+    }
+}
+
+impl ureq::unversioned::resolver::Resolver for CheckedResolver {
+    fn resolve(
+        &self,
+        uri: &ureq::http::Uri,
+        config: &ureq::config::Config,
+        timeout: ureq::unversioned::transport::NextTimeout,
+    ) -> Result<ureq::unversioned::resolver::ResolvedSocketAddrs, ureq::Error> {
+        let addresses = self.system.resolve(uri, config, timeout)?;
+        if self.egress == Egress::Public {
+            if let Some(local) = addresses.iter().find(|a| is_local(&a.ip())) {
+                return Err(ureq::Error::Io(std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    format!(
+                        "{} is {}, an address of this machine or its link: not fetched",
+                        uri.host().unwrap_or_default(),
+                        local.ip()
+                    ),
+                )));
+            }
+        }
+        Ok(addresses)
+    }
+}
+
 /// Loopback, link-local (the cloud metadata address among them) or unspecified, in IPv4,
 /// IPv6 or IPv4 mapped into IPv6.
 fn is_local(ip: &IpAddr) -> bool {

@@ -88,6 +88,22 @@ fn redirected(from: &str, location: &str) -> Option<String> {
         .then(|| format!("{scheme}://{authority}{location}"))
 }
 
+/// The HTTP client for `egress`: redirects are followed by the cache, each target checked
+/// against the rule, and names are resolved by a resolver that checks them too.
+fn agent(egress: Egress) -> ureq::Agent {
+    let config = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .max_redirects_will_error(false)
+        .timeout_global(Some(std::time::Duration::from_secs(60)))
+        .build();
+    ureq::Agent::with_parts(
+        config,
+        ureq::unversioned::transport::DefaultConnector::new(),
+        egress::CheckedResolver::new(egress),
+    )
+}
+
 fn hex_digest(bytes: &[u8]) -> String {
     format!("{:x}", Sha256::digest(bytes))
 }
@@ -95,24 +111,19 @@ fn hex_digest(bytes: &[u8]) -> String {
 impl ChartCache {
     /// A cache in `dir`, created when first written.
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        // Redirects are followed here, each target checked against the egress rule.
-        let config = ureq::Agent::config_builder()
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .max_redirects_will_error(false)
-            .timeout_global(Some(std::time::Duration::from_secs(60)))
-            .build();
+        let egress = Egress::default();
         Self {
             dir: dir.into(),
-            agent: config.into(),
-            egress: Egress::default(),
+            agent: agent(egress),
+            egress,
         }
     }
 
-    /// The same cache, fetching only from where `egress` allows (every request and each
-    /// redirect it answers with).
+    /// The same cache, fetching only from where `egress` allows (every request, each
+    /// redirect it answers with, and every address a name resolves to when connecting).
     pub fn with_egress(mut self, egress: Egress) -> Self {
         self.egress = egress;
+        self.agent = agent(egress);
         self
     }
 
@@ -540,7 +551,40 @@ fn fetch_into(
 
 #[cfg(test)]
 mod tests {
-    use super::split_oci_reference;
+    use super::{agent, split_oci_reference, Egress};
+
+    /// The check before a request is not the only one: a name that resolves to this
+    /// machine when the request connects (rebound after the check) is refused there, and
+    /// the server is never reached.
+    #[test]
+    fn a_public_client_refuses_to_connect_to_this_machine_whatever_the_check_before_said() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let url = format!(
+            "http://localhost:{}/index.yaml",
+            listener.local_addr().expect("addr").port()
+        );
+        let error = agent(Egress::Public).get(&url).call().expect_err("refused");
+        assert!(
+            error.to_string().contains("an address of this machine"),
+            "{error}"
+        );
+        assert!(listener.accept().is_err(), "the server was reached");
+        let reached = std::thread::spawn(move || {
+            listener.set_nonblocking(false).expect("blocking");
+            listener.accept().is_ok()
+        });
+        let _ = agent(Egress::Anywhere)
+            .get(&url)
+            .config()
+            .timeout_global(Some(std::time::Duration::from_secs(2)))
+            .build()
+            .call();
+        assert!(
+            reached.join().expect("thread"),
+            "an unrestricted client connects"
+        );
+    }
 
     #[test]
     fn an_oci_reference_splits_into_registry_repository_and_pin() {

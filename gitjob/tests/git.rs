@@ -386,3 +386,58 @@ fn submodules_are_checked_out_through_their_own_mirrors() {
         "the pinned commit {lib_head} fetched once"
     );
 }
+
+/// Answers every request with a redirect to the same path under `target`; returns its
+/// base URL.
+fn redirecting_to(target: &str) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let target = target.trim_end_matches('/').to_string();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(&stream);
+            let mut first = String::new();
+            if reader.read_line(&mut first).is_err() {
+                continue;
+            }
+            let path = first.split(' ').nth(1).unwrap_or("/").to_string();
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            let answer = format!(
+                "HTTP/1.1 301 Moved Permanently\r\nLocation: {target}{path}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+            let _ = (&stream).write_all(answer.as_bytes());
+        }
+    });
+    base
+}
+
+/// A mirror restricted to public targets follows no HTTP redirect (only the repository's
+/// URL was checked; a redirect could lead to this machine), where an unrestricted one does.
+#[test]
+fn a_public_mirror_follows_no_redirect() {
+    let base = tempfile::tempdir().expect("temp dir");
+    let (_repo, head) = served_sample(base.path());
+    let server = GitHttpServer::start(base.path(), None, None);
+    let moved = format!("{}/app.git", redirecting_to(&server.url));
+    let (_dir, open) = mirror(&moved);
+    let refs = open
+        .ls_remote(&Access::public(&moved), &["refs/heads/main".into()])
+        .expect("an unrestricted mirror follows the redirect");
+    assert!(
+        refs.contains(&("refs/heads/main".to_string(), head)),
+        "{refs:?}"
+    );
+    let (_dir, public) = mirror(&moved);
+    let public = public.with_egress(fleet_charts::Egress::Public);
+    let error = public
+        .ls_remote(&Access::public(&moved), &["refs/heads/main".into()])
+        .expect_err("a public mirror stops at the redirect");
+    assert!(
+        error.to_string().contains("Received HTTP status 301"),
+        "{error}"
+    );
+}

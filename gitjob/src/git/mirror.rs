@@ -92,7 +92,7 @@ impl MirrorCache {
         }
         let digest = Sha256::digest(url.as_bytes());
         let name: String = digest.iter().take(12).map(|b| format!("{b:02x}")).collect();
-        let mirror = Arc::new(Mirror::open(url, &self.dir.join(name))?);
+        let mirror = Arc::new(Mirror::open(url, &self.dir.join(name))?.with_egress(self.egress));
         mirrors.insert(url.to_string(), mirror.clone());
         Ok(mirror)
     }
@@ -102,6 +102,7 @@ impl MirrorCache {
 pub struct Mirror {
     url: String,
     dir: PathBuf,
+    egress: Egress,
     fetch_lock: Mutex<()>,
     fetches: AtomicU64,
 }
@@ -116,9 +117,18 @@ impl Mirror {
         Ok(Self {
             url: url.to_string(),
             dir: dir.to_path_buf(),
+            egress: Egress::default(),
             fetch_lock: Mutex::new(()),
             fetches: AtomicU64::new(0),
         })
+    }
+
+    /// The same mirror, following HTTP redirects only where `egress` allows: under
+    /// [`Egress::Public`] none are followed, since only the repository's own URL was
+    /// checked and a redirect could lead to this machine.
+    pub fn with_egress(mut self, egress: Egress) -> Self {
+        self.egress = egress;
+        self
     }
 
     /// The repository URL.
@@ -139,11 +149,14 @@ impl Mirror {
     fn repository(&self, access: &Access) -> Result<gix::Repository, GitError> {
         let mut overrides = access.config_overrides(&self.dir.join("fleet-access"))?;
         overrides.push("gitoxide.http.connectTimeout=15000".into());
+        if self.egress == Egress::Public {
+            overrides.push("http.followRedirects=false".into());
+        }
         gix::open_opts(
             &self.dir,
             gix::open::Options::isolated().config_overrides(overrides),
         )
-        .map_err(|e| GitError::remote(&self.url, e))
+        .map_err(|e| GitError::from_gix(&self.url, &e))
     }
 
     /// Refs the remote advertises for `refspecs` (sources only), with the commits they
@@ -157,16 +170,16 @@ impl Mirror {
         let specs: Vec<String> = sources.iter().map(|s| format!("{s}:{s}")).collect();
         let remote = repo
             .remote_at(self.url.as_str())
-            .map_err(|e| GitError::remote(&self.url, e))?
+            .map_err(|e| GitError::from_gix(&self.url, &e))?
             .with_refspecs(specs.iter().map(String::as_str), Direction::Fetch)
-            .map_err(|e| GitError::remote(&self.url, e))?;
+            .map_err(|e| GitError::from_gix(&self.url, &e))?;
         let connection = remote
             .connect(Direction::Fetch)
-            .map_err(|e| GitError::remote(&self.url, e))?
+            .map_err(|e| GitError::from_gix(&self.url, &e))?
             .with_credentials(|action| access.credential_answer(action));
         let (ref_map, _) = connection
             .ref_map(gix::progress::Discard, Default::default())
-            .map_err(|e| GitError::remote(&self.url, e))?;
+            .map_err(|e| GitError::from_gix(&self.url, &e))?;
         let mut refs = Vec::new();
         for advertised in ref_map.remote_refs {
             let (name, target, peeled) = advertised.unpack();
@@ -283,9 +296,9 @@ impl Mirror {
         let repo = self.repository(access)?;
         let remote = repo
             .remote_at(self.url.as_str())
-            .map_err(|e| GitError::remote(&self.url, e))?
+            .map_err(|e| GitError::from_gix(&self.url, &e))?
             .with_refspecs(specs.iter().map(String::as_str), Direction::Fetch)
-            .map_err(|e| GitError::remote(&self.url, e))?
+            .map_err(|e| GitError::from_gix(&self.url, &e))?
             .with_fetch_tags(gix::remote::fetch::Tags::None);
         let interrupt = AtomicBool::new(false);
         let over_limit = AtomicBool::new(false);
@@ -307,14 +320,14 @@ impl Mirror {
             let result = (|| {
                 let connection = remote
                     .connect(Direction::Fetch)
-                    .map_err(|e| GitError::remote(&self.url, e))?
+                    .map_err(|e| GitError::from_gix(&self.url, &e))?
                     .with_credentials(|action| access.credential_answer(action));
                 connection
                     .prepare_fetch(gix::progress::Discard, Default::default())
-                    .map_err(|e| GitError::remote(&self.url, e))?
+                    .map_err(|e| GitError::from_gix(&self.url, &e))?
                     .with_shallow(shallow)
                     .receive(gix::progress::Discard, &interrupt)
-                    .map_err(|e| GitError::remote(&self.url, e))
+                    .map_err(|e| GitError::from_gix(&self.url, &e))
             })();
             done.store(true, Ordering::Relaxed);
             result

@@ -77,6 +77,21 @@ pub(crate) fn human_bytes(bytes: u64) -> String {
 }
 
 impl GitError {
+    /// A failure of gix, with the causes under it (gix's top message is often only
+    /// "Transport handshake failed"), told apart as [`GitError::remote`] does.
+    pub(crate) fn from_gix(url: &str, error: &dyn std::error::Error) -> Self {
+        let mut message = error.to_string();
+        let mut cause = error.source();
+        while let Some(inner) = cause {
+            let text = inner.to_string();
+            if !message.contains(&text) {
+                message = format!("{message}: {text}");
+            }
+            cause = inner.source();
+        }
+        Self::remote(url, message)
+    }
+
     /// A transport failure, told apart as an authentication failure when the transport
     /// says so.
     pub(crate) fn remote(url: &str, error: impl std::fmt::Display) -> Self {
