@@ -61,6 +61,21 @@ impl HelmAuth {
             .then_some(basic)
     }
 
+    /// The credentials in a Secret (`secret`, its name and decoded data: `username`,
+    /// `password`) for the one repository `repository` (and what lies under it), as a
+    /// HelmOp's `helmSecretName` gives them.
+    pub fn for_one_repository(
+        secret: (&str, &BTreeMap<String, Vec<u8>>),
+        repository: &str,
+    ) -> Result<Self, AuthError> {
+        let pattern = format!("^{}", regex::escape(repository));
+        let only = Regex::new(&pattern).map_err(|source| AuthError::Pattern { pattern, source })?;
+        Ok(Self {
+            basic: Some(basic_of(secret.0, secret.1)?),
+            only: Some(only),
+        })
+    }
+
     /// Whether credentials were held back only because `helmRepoURLRegex` is empty: then a
     /// failed fetch says so.
     pub fn held_back_for_empty_regex(&self) -> bool {
@@ -308,7 +323,7 @@ mod read {
     use fleet_api::GitRepo;
     use k8s_openapi::api::core::v1::Secret;
 
-    use super::{AuthError, RepoHelmAuth};
+    use super::{AuthError, HelmAuth, RepoHelmAuth};
 
     /// Why a GitRepo's Helm credentials could not be read.
     #[derive(Debug, thiserror::Error)]
@@ -328,41 +343,64 @@ mod read {
         Auth(#[from] AuthError),
     }
 
+    /// The decoded data of the Secret `namespace`/`name`, or none for no name.
+    async fn secret_data(
+        client: &kube::Client,
+        namespace: &str,
+        name: Option<&str>,
+    ) -> Result<Option<(String, BTreeMap<String, Vec<u8>>)>, ReadAuthError> {
+        let Some(name) = name.filter(|n| !n.is_empty()) else {
+            return Ok(None);
+        };
+        let failed = |message: String| ReadAuthError::Read {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            message,
+        };
+        let secrets: kube::Api<Secret> = kube::Api::namespaced(client.clone(), namespace);
+        let secret = secrets
+            .get_opt(name)
+            .await
+            .map_err(|e| failed(e.to_string()))?
+            .ok_or_else(|| failed("not found".into()))?;
+        let data = secret
+            .data
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| (k, v.0))
+            .collect();
+        Ok(Some((name.to_string(), data)))
+    }
+
+    impl HelmAuth {
+        /// The credentials of the Secret `namespace`/`name` (a HelmOp's `helmSecretName`)
+        /// for `repository` alone; none for no name.
+        pub async fn read_for_repository(
+            client: &kube::Client,
+            namespace: &str,
+            name: Option<&str>,
+            repository: &str,
+        ) -> Result<Self, ReadAuthError> {
+            match secret_data(client, namespace, name).await? {
+                Some((name, data)) => Ok(Self::for_one_repository((&name, &data), repository)?),
+                None => Ok(Self::none()),
+            }
+        }
+    }
+
     impl RepoHelmAuth {
         /// The Helm credentials `gitrepo` names (`helmSecretName`,
         /// `helmSecretNameForPaths`, `helmRepoURLRegex`), read from its namespace.
         pub async fn read(client: &kube::Client, gitrepo: &GitRepo) -> Result<Self, ReadAuthError> {
             let spec = &gitrepo.spec;
             let namespace = gitrepo.metadata.namespace.clone().unwrap_or_default();
-            let secrets: kube::Api<Secret> = kube::Api::namespaced(client.clone(), &namespace);
-            let read = |name: Option<String>| {
-                let secrets = secrets.clone();
-                let namespace = namespace.clone();
-                async move {
-                    let Some(name) = name.filter(|n| !n.is_empty()) else {
-                        return Ok(None);
-                    };
-                    let failed = |message: String| ReadAuthError::Read {
-                        namespace: namespace.clone(),
-                        name: name.clone(),
-                        message,
-                    };
-                    let secret = secrets
-                        .get_opt(&name)
-                        .await
-                        .map_err(|e| failed(e.to_string()))?
-                        .ok_or_else(|| failed("not found".into()))?;
-                    let data: BTreeMap<String, Vec<u8>> = secret
-                        .data
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(|(k, v)| (k, v.0))
-                        .collect();
-                    Ok::<_, ReadAuthError>(Some((name, data)))
-                }
-            };
-            let secret = read(spec.helm_secret_name.clone()).await?;
-            let for_paths = read(spec.helm_secret_name_for_paths.clone()).await?;
+            let secret = secret_data(client, &namespace, spec.helm_secret_name.as_deref()).await?;
+            let for_paths = secret_data(
+                client,
+                &namespace,
+                spec.helm_secret_name_for_paths.as_deref(),
+            )
+            .await?;
             Ok(Self::new(
                 secret.as_ref().map(|(n, d)| (n.as_str(), d)),
                 for_paths.as_ref().map(|(n, d)| (n.as_str(), d)),

@@ -278,6 +278,31 @@ impl ChartCache {
         credentials: &[(&str, String)],
     ) -> Result<Vec<u8>, ChartError> {
         let base = repo.trim_end_matches('/');
+        let entry = self.index_entry(base, name, version, credentials)?;
+        let url = entry.url.ok_or_else(|| {
+            ChartError::NotFound(format!("no URLs found for chart {name}-{}", entry.version))
+        })?;
+        let url = if url.contains("://") {
+            url
+        } else {
+            format!("{base}/{url}")
+        };
+        // As Helm does, the repository's credentials go to archives on its own host only.
+        let same_host = host_of(&url) == host_of(base);
+        let credentials = if same_host { credentials } else { &[] };
+        self.download(&url, entry.digest.as_deref(), credentials)
+    }
+
+    /// The entry of `name` in the repository at `base` whose version is the highest
+    /// `version` (a version or a range; empty for the newest release) admits.
+    fn index_entry(
+        &self,
+        base: &str,
+        name: &str,
+        version: &str,
+        credentials: &[(&str, String)],
+    ) -> Result<IndexEntry, ChartError> {
+        refuse_improper(version)?;
         let index_url = format!("{base}/index.yaml");
         let text = String::from_utf8(self.ok(&index_url, credentials)?)
             .map_err(|e| http(&index_url, e))?;
@@ -287,30 +312,69 @@ impl ChartCache {
         let entries = index
             .pointer(&format!("/entries/{name}"))
             .and_then(Value::as_array)
-            .ok_or_else(|| ChartError::NotFound(format!("chart `{name}` is not in {index_url}")))?;
+            .ok_or_else(|| {
+                ChartError::NotFound(format!(
+                    "no chart name found: `{name}` is not in {index_url}"
+                ))
+            })?;
         let candidates = entries.iter().filter_map(|e| {
             let text = e.get("version")?.as_str()?;
             Some((Version::parse(text).ok()?, e))
         });
-        let (_, entry) = best(candidates, version).ok_or_else(|| {
+        let (found, entry) = best(candidates, version).ok_or_else(|| {
             ChartError::NotFound(format!(
-                "no version of `{name}` in {index_url} matches `{version}`"
+                "no chart version found for {name}-{version} in {index_url}: no version matches `{version}`"
             ))
         })?;
-        let url = entry
-            .pointer("/urls/0")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ChartError::NotFound(format!("`{name}` lists no URL in {index_url}")))?;
-        let url = if url.contains("://") {
-            url.to_string()
-        } else {
-            format!("{base}/{url}")
-        };
-        let digest = entry.get("digest").and_then(Value::as_str);
-        // As Helm does, the repository's credentials go to archives on its own host only.
-        let same_host = host_of(&url) == host_of(base);
-        let credentials = if same_host { credentials } else { &[] };
-        self.download(&url, digest, credentials)
+        Ok(IndexEntry {
+            version: entry
+                .get("version")
+                .and_then(Value::as_str)
+                .map_or_else(|| found.to_string(), str::to_string),
+            url: entry
+                .pointer("/urls/0")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            digest: entry
+                .get("digest")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        })
+    }
+
+    /// The version of `chart` its `version` (a version or a range; empty for the newest
+    /// release) resolves to in its repository or registry now, with the credentials `auth`
+    /// gives: what a HelmOp deploys, looked at again to follow new releases. A chart named
+    /// by a URL has no versions to choose from: its `version` is returned as given.
+    pub fn resolve_version(
+        &self,
+        chart: &RemoteChart,
+        auth: &HelmAuth,
+    ) -> Result<String, ChartError> {
+        let version = chart.version.clone().unwrap_or_default();
+        let repo = chart.repo.as_deref().filter(|r| !r.is_empty());
+        let credentials: Vec<(&str, String)> = auth
+            .for_repository(repo.unwrap_or(&chart.chart))
+            .map(|basic| ("Authorization", basic.header()))
+            .into_iter()
+            .collect();
+        if let Some(reference) = chart.chart.strip_prefix("oci://") {
+            let mut granted = Vec::new();
+            return self
+                .oci_tag(reference, &version, &credentials, &mut granted)
+                .map(|(_, tag)| tag);
+        }
+        match repo {
+            Some(repo) => Ok(self
+                .index_entry(
+                    repo.trim_end_matches('/'),
+                    &chart.chart,
+                    &version,
+                    &credentials,
+                )?
+                .version),
+            None => Ok(version),
+        }
     }
 
     fn oci(
@@ -319,41 +383,8 @@ impl ChartCache {
         version: &str,
         credentials: &[(&str, String)],
     ) -> Result<Vec<u8>, ChartError> {
-        let (host, repository, pinned) = split_oci_reference(reference).ok_or_else(|| {
-            ChartError::NotFound(format!("oci://{reference} names no repository"))
-        })?;
-        if let Some(pinned) = pinned.filter(|p| !version.is_empty() && p != &version) {
-            return Err(ChartError::NotFound(format!(
-                "chart reference and version mismatch: {version} is not {pinned}"
-            )));
-        }
-        let local = host.starts_with("localhost") || host.starts_with("127.0.0.1");
-        let base = format!(
-            "{}://{host}/v2/{repository}",
-            if local { "http" } else { "https" }
-        );
         let mut auth: Vec<(&str, String)> = Vec::new();
-        let tag = if let Some(pinned) = pinned {
-            pinned.to_string()
-        } else if Version::parse(version).is_ok_and(|_| !is_range(version)) {
-            version.to_string()
-        } else {
-            let url = format!("{base}/tags/list");
-            let body = self.authorized(&url, &[], credentials, &mut auth)?;
-            let tags: Value = serde_json::from_slice(&body).map_err(|e| http(&url, e))?;
-            let candidates = tags
-                .get("tags")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(|t| t.as_str())
-                .filter_map(|t| Some((Version::parse(t).ok()?, t)));
-            best(candidates, version)
-                .map(|(_, t)| t.to_string())
-                .ok_or_else(|| {
-                    ChartError::NotFound(format!("no tag of oci://{reference} matches `{version}`"))
-                })?
-        };
+        let (base, tag) = self.oci_tag(reference, version, credentials, &mut auth)?;
         let url = format!("{base}/manifests/{tag}");
         let accept = (
             "Accept",
@@ -374,6 +405,55 @@ impl ChartCache {
             .ok_or_else(|| ChartError::NotFound(format!("{url} holds no Helm chart layer")))?;
         let hex = digest.strip_prefix("sha256:").unwrap_or(digest);
         self.download(&format!("{base}/blobs/{digest}"), Some(hex), &auth)
+    }
+
+    /// The registry's base URL for `reference`, and the tag `version` (or the reference's
+    /// own pin) resolves to; `auth` keeps the token a challenge gave.
+    fn oci_tag<'h>(
+        &self,
+        reference: &str,
+        version: &str,
+        credentials: &[(&'h str, String)],
+        auth: &mut Vec<(&'h str, String)>,
+    ) -> Result<(String, String), ChartError> {
+        let (host, repository, pinned) = split_oci_reference(reference).ok_or_else(|| {
+            ChartError::NotFound(format!("oci://{reference} names no repository"))
+        })?;
+        if let Some(pinned) = pinned.filter(|p| !version.is_empty() && p != &version) {
+            return Err(ChartError::NotFound(format!(
+                "chart reference and version mismatch: {version} is not {pinned}"
+            )));
+        }
+        refuse_improper(version)?;
+        let local = host.starts_with("localhost") || host.starts_with("127.0.0.1");
+        let base = format!(
+            "{}://{host}/v2/{repository}",
+            if local { "http" } else { "https" }
+        );
+        let tag = if let Some(pinned) = pinned {
+            pinned.to_string()
+        } else if Version::parse(version).is_ok_and(|_| !is_range(version)) {
+            version.to_string()
+        } else {
+            let url = format!("{base}/tags/list");
+            let body = self.authorized(&url, &[], credentials, auth)?;
+            let tags: Value = serde_json::from_slice(&body).map_err(|e| http(&url, e))?;
+            let candidates = tags
+                .get("tags")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|t| t.as_str())
+                .filter_map(|t| Some((Version::parse(t).ok()?, t)));
+            best(candidates, version)
+                .map(|(_, t)| t.to_string())
+                .ok_or_else(|| {
+                    ChartError::NotFound(format!(
+                        "could not find tag matching constraint `{version}` in registry oci://{reference}"
+                    ))
+                })?
+        };
+        Ok((base, tag))
     }
 
     /// A GET that answers a registry's challenge once: a bearer challenge with a token
@@ -451,6 +531,26 @@ fn split_oci_reference(reference: &str) -> Option<(&str, &str, Option<&str>)> {
 fn host_of(url: &str) -> &str {
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
     rest.split('/').next().unwrap_or_default()
+}
+
+/// An entry of a repository's index: the version it holds, where its archive is, and
+/// the digest announced for it.
+struct IndexEntry {
+    version: String,
+    url: Option<String>,
+    digest: Option<String>,
+}
+
+/// Refuses a `version` that is neither a version nor a range, in Helm's words.
+fn refuse_improper(version: &str) -> Result<(), ChartError> {
+    let probe = Version::parse("0.0.0").map_err(|e| ChartError::NotFound(e.to_string()))?;
+    if version.trim().is_empty() || semver::satisfies(&probe, version).is_ok() {
+        Ok(())
+    } else {
+        Err(ChartError::NotFound(format!(
+            "improper constraint: \"{version}\""
+        )))
+    }
 }
 
 fn is_range(version: &str) -> bool {
