@@ -61,6 +61,35 @@ pub struct BundleSpec {
     /// Content id of the resources, when stored elsewhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contents_id: Option<String>,
+    /// Set on a Bundle made from a HelmOp: where its chart's credentials are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub helm_op_options: Option<BundleHelmOptions>,
+}
+
+/// How a Bundle made from a HelmOp reaches its chart's repository.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+pub struct BundleHelmOptions {
+    /// Secret in the Bundle's namespace with the repository's credentials.
+    #[serde(
+        rename = "helmOpSecretName",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub secret_name: Option<String>,
+    /// Skip verifying the repository's TLS certificate.
+    #[serde(
+        rename = "helmOpInsecureSkipTLSVerify",
+        default,
+        skip_serializing_if = "std::ops::Not::not"
+    )]
+    pub insecure_skip_tls_verify: bool,
+    /// CA certificates for the repository (base64 in JSON).
+    #[serde(
+        rename = "helmOpCABundle",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub ca_bundle: Option<String>,
 }
 
 /// One file of a bundle.

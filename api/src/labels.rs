@@ -2,6 +2,8 @@
 
 /// On a Bundle: the GitRepo (or `fleet apply` name) it comes from.
 pub const REPO_NAME_LABEL: &str = "fleet.cattle.io/repo-name";
+/// On a Bundle: the HelmOp it was made from.
+pub const HELMOP_LABEL: &str = "fleet.cattle.io/fleet-helm-name";
 /// On a Bundle: its directory in the repository.
 pub const BUNDLE_PATH_LABEL: &str = "fleet.cattle.io/bundle-path";
 /// On a Bundle: the commit it was rendered from.

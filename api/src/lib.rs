@@ -47,6 +47,7 @@ mod content;
 pub mod crds;
 mod fleetyaml;
 mod gitrepo;
+mod helmop;
 pub mod labels;
 mod policy;
 mod registration;
@@ -59,6 +60,7 @@ pub use common::*;
 pub use content::{Content, ContentError, HelmHook, HelmRelease, MemberRender, Payload};
 pub use fleetyaml::*;
 pub use gitrepo::*;
+pub use helmop::*;
 pub use policy::{GitRepoPolicy, Policy, PolicyRules};
 pub use registration::*;
 

@@ -292,10 +292,32 @@ async fn helm_auth(
     bundle: &Bundle,
 ) -> Result<Result<fleet_charts::HelmAuth, String>, Error> {
     let none = Ok(fleet_charts::HelmAuth::none());
+    let namespace = bundle.namespace().unwrap_or_default();
+    if let Some(secret) =
+        (bundle.spec.helm_op_options.as_ref()).and_then(|o| o.secret_name.as_deref())
+    {
+        // A HelmOp's credentials, for its chart's repository alone.
+        let helm = bundle.spec.options.helm.as_deref();
+        let repository = helm
+            .and_then(|h| {
+                h.repo
+                    .clone()
+                    .filter(|r| !r.is_empty())
+                    .or_else(|| h.chart.clone())
+            })
+            .unwrap_or_default();
+        return Ok(fleet_charts::HelmAuth::read_for_repository(
+            &ctx.client,
+            &namespace,
+            Some(secret),
+            &repository,
+        )
+        .await
+        .map_err(|e| format!("Helm credentials: {e}")));
+    }
     let Some(repo) = bundle.labels().get(REPO_NAME_LABEL) else {
         return Ok(none);
     };
-    let namespace = bundle.namespace().unwrap_or_default();
     let gitrepos: Api<GitRepo> = Api::namespaced(ctx.client.clone(), &namespace);
     let Some(gitrepo) = gitrepos.get_opt(repo).await? else {
         return Ok(none);

@@ -1063,3 +1063,49 @@ async fn quantities_are_written_as_the_api_server_writes_them() {
         }
     }
 }
+
+/// A HelmOp on real clusters: kube-apiserver serves its CRD and takes it from kubectl,
+/// the chart comes from a repository real Helm made, the registered agent deploys it, and
+/// a release published later is followed within the polling interval.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_helmop_deploys_its_chart_and_follows_new_releases() {
+    const TEMPLATE: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-config\ndata:\n  version: {{ .Chart.Version | quote }}\n";
+    let fleet = RealFleet::with_dev().await;
+    let repo = tempfile::tempdir().expect("repository dir");
+    fleet_testkit::publish_chart(repo.path(), "web", "1.0.0", TEMPLATE);
+    let server = fleet_testkit::FileServer::start(repo.path()).expect("file server");
+    let helmop = json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "HelmOp",
+        "metadata": {"name": "web", "namespace": NS},
+        "spec": {
+            "helm": {"repo": server.url, "chart": "web", "version": "^1.0.0"},
+            "pollingInterval": "1s",
+            "namespace": "web",
+            "targets": [{"clusterSelector": {"matchLabels": {"env": "dev"}}}],
+        },
+    });
+    fleet
+        .kubectl(real::MANAGEMENT)
+        .run_with(&["apply", "-f", "-"], &helmop.to_string())
+        .await
+        .success();
+    let deployed = |version: &'static str| {
+        let fleet = &fleet;
+        async move {
+            eventually(&format!("web {version} on dev"), WAIT, || async {
+                let config = fleet.get("dev", &["get", "configmap", "web-config", "-n", "web"])?;
+                (config["data"]["version"] == version).then_some(())
+            })
+            .await;
+        }
+    };
+    deployed("1.0.0").await;
+    fleet_testkit::publish_chart(repo.path(), "web", "1.1.0", TEMPLATE);
+    deployed("1.1.0").await;
+    let status = fleet
+        .get(real::MANAGEMENT, &["get", "helmop", "web", "-n", NS])
+        .expect("the HelmOp")["status"]
+        .clone();
+    assert_eq!(status["version"], "1.1.0", "{status}");
+    fleet.stop().await;
+}

@@ -7,6 +7,7 @@
 pub mod bundles;
 pub mod controller;
 pub mod git;
+pub mod helmops;
 pub mod metrics;
 pub mod remote_bases;
 pub mod repo_url;

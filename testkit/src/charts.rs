@@ -1,6 +1,7 @@
 //! A chart server for tests: a Helm HTTP repository and an OCI
 //! registry with anonymous bearer tokens, on loopback, serving one chart archive; or a
-//! private one, which asks for HTTP basic credentials.
+//! private one, which asks for HTTP basic credentials. And a plain file server, for
+//! repositories real Helm made.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -126,6 +127,37 @@ impl ChartServer {
     /// How many requests were served.
     pub fn served(&self) -> usize {
         self.served.load(Ordering::Relaxed)
+    }
+}
+
+/// Files of a directory over HTTP on loopback, read at each request (so a test publishes
+/// a new chart version by writing files): a Helm repository made by real Helm's `package`
+/// and `repo index`, say. It stops with the test process.
+pub struct FileServer {
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+}
+
+impl FileServer {
+    /// Serves the files under `root`; a path leaving it, or naming no file, is a 404.
+    pub fn start(root: &std::path::Path) -> std::io::Result<Self> {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let url = format!("http://{}", listener.local_addr()?);
+        let root = root.to_path_buf();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let Some(request) = read_request(&stream) else {
+                    continue;
+                };
+                let path = request.path.split('?').next().unwrap_or_default();
+                let inside = !path.split('/').any(|part| part == "..");
+                match std::fs::read(root.join(path.trim_start_matches('/'))) {
+                    Ok(body) if inside => respond(stream, 200, &body, ""),
+                    _ => respond(stream, 404, b"not found", ""),
+                }
+            }
+        });
+        Ok(Self { url })
     }
 }
 

@@ -19,7 +19,7 @@ mod real_tools;
 mod repos;
 mod sshd;
 
-pub use charts::ChartServer;
+pub use charts::{ChartServer, FileServer};
 pub use corpus::{corpus_rows, shared_real, tsv_rows, workspace_root, write_file};
 pub use fake_kubelet::{FAIL_ANNOTATION, SLOW_STOP_ANNOTATION};
 pub use fleet_hub::{create_cluster, create_pushed_cluster, eventually, incompressible, FleetHub};
@@ -27,6 +27,6 @@ pub use git_http::GitHttpServer;
 pub use hub::{client_for, Kubectl, Run, TestHub};
 pub use pod::PodProcess;
 pub use real_k8s::{RealCluster, RealControlPlane};
-pub use real_tools::{helm, real_tool};
+pub use real_tools::{helm, publish_chart, real_tool};
 pub use repos::{free_address, free_port, git, wait_for_port, GitDaemon, TestRepo};
 pub use sshd::SshServer;

@@ -45,3 +45,32 @@ pub fn helm(binary: &Path, kubeconfig: &Path, home: &Path, args: &[&str]) -> Str
     );
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
+
+/// Publishes chart `name` at `version`, whose one template is `template`, into the Helm
+/// repository directory `repo` as a chart's publisher does, with real Helm 4: `helm
+/// package` and `helm repo index` (the index then lists every archive in `repo`).
+pub fn publish_chart(repo: &Path, name: &str, version: &str, template: &str) {
+    let work = tempfile::tempdir().unwrap_or_else(|e| panic!("a temporary directory: {e}"));
+    let chart = work.path().join(name);
+    let write = |path: PathBuf, text: &str| {
+        std::fs::create_dir_all(path.parent().unwrap_or(work.path()))
+            .and_then(|()| std::fs::write(&path, text))
+            .unwrap_or_else(|e| panic!("{} written: {e}", path.display()));
+    };
+    write(
+        chart.join("Chart.yaml"),
+        &format!("apiVersion: v2\nname: {name}\nversion: {version}\n"),
+    );
+    write(chart.join("templates/main.yaml"), template);
+    std::fs::create_dir_all(repo).unwrap_or_else(|e| panic!("{} made: {e}", repo.display()));
+    let helm4 = real_tool("helm4");
+    let (chart, repo) = (chart.display().to_string(), repo.display().to_string());
+    let kubeconfig = work.path().join("no-cluster");
+    helm(
+        &helm4,
+        &kubeconfig,
+        work.path(),
+        &["package", &chart, "-d", &repo],
+    );
+    helm(&helm4, &kubeconfig, work.path(), &["repo", "index", &repo]);
+}

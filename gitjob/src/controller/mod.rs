@@ -188,7 +188,11 @@ impl Gitjob {
             tokio::spawn(mirror.for_each(|_| async {}));
         }
         let shard = fleet_objects::selector::shard(self.settings.shard.as_deref());
-        Controller::new(gitrepos, watcher::Config::default().labels(&shard))
+        let shutdown = futures::FutureExt::shared(shutdown);
+        // HelmOps are sources of bundles too, fetched with the same chart cache and rule.
+        let helmops =
+            crate::helmops::run(self.client.clone(), self.charts.clone(), shutdown.clone());
+        let gitrepos = Controller::new(gitrepos, watcher::Config::default().labels(&shard))
             .owns(bundles, watcher::Config::default().labels(REPO_NAME_LABEL))
             .with_config(config)
             .trigger_backoff(WatchBackoff::default())
@@ -198,8 +202,8 @@ impl Gitjob {
                 if let Err(error) = result {
                     tracing::debug!(%error, "reconcile");
                 }
-            })
-            .await;
+            });
+        futures::join!(gitrepos, helmops);
     }
 
     fn failures(&self, key: &str, failed: bool) -> u32 {

@@ -121,6 +121,7 @@ pub fn bundle_object(
             target_restrictions: targets.target_restrictions,
             depends_on: fleet.depends_on.clone(),
             contents_id: None,
+            helm_op_options: None,
         },
     );
     bundle.metadata.namespace = Some(namespace.to_string());

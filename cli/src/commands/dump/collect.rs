@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use anyhow::{bail, Context as _, Result};
-use fleet_api::labels::{BUNDLE_NAMESPACE_LABEL, BUNDLE_NAME_LABEL, REPO_NAME_LABEL};
+use fleet_api::labels::{BUNDLE_NAMESPACE_LABEL, BUNDLE_NAME_LABEL, HELMOP_LABEL, REPO_NAME_LABEL};
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, ListParams};
 use serde_json::Value;
 
@@ -18,9 +18,6 @@ const SYSTEM_NAMESPACES: [&str; 4] = [
     "cattle-fleet-system",
     "cattle-fleet-local-system",
 ];
-
-/// The label a HelmOp's Bundles carry.
-const HELMOP_LABEL: &str = "fleet.cattle.io/fleet-helm-name";
 
 /// The label naming the Content a BundleDeployment deploys, in Fleet.
 const CONTENT_NAME_LABEL: &str = "fleet.cattle.io/content-name";
