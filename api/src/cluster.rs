@@ -64,6 +64,64 @@ pub struct ClusterSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub private_repo_url: Option<String>,
+    /// Extra environment variables for an agent the manager deploys (kept; fleet-rs's
+    /// agents are installed by their chart, whose values set these).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_env_vars: Vec<k8s_openapi::api::core::v1::EnvVar>,
+    /// Extra tolerations for that agent (kept, as `agentEnvVars`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agent_tolerations: Vec<k8s_openapi::api::core::v1::Toleration>,
+    /// Affinity for that agent (kept, as `agentEnvVars`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_affinity: Option<k8s_openapi::api::core::v1::Affinity>,
+    /// Resources for that agent (kept, as `agentEnvVars`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_resources: Option<k8s_openapi::api::core::v1::ResourceRequirements>,
+    /// Run that agent on the host's network (kept, as `agentEnvVars`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_network: Option<bool>,
+    /// A priority class and disruption budget for that agent (kept, as `agentEnvVars`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_scheduling_customization: Option<AgentSchedulingCustomization>,
+    /// Image pull secrets for that agent (kept, as `agentEnvVars`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_pull_secrets: Option<Vec<k8s_openapi::api::core::v1::LocalObjectReference>>,
+}
+
+/// Scheduling of an agent the manager deploys.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentSchedulingCustomization {
+    /// The agent's priority class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority_class: Option<AgentPriorityClass>,
+    /// The agent's disruption budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_disruption_budget: Option<AgentDisruptionBudget>,
+}
+
+/// The priority class made for an agent.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentPriorityClass {
+    /// Its value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<i32>,
+    /// `PreemptLowerPriority` or `Never`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preemption_policy: Option<String>,
+}
+
+/// The disruption budget made for an agent.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentDisruptionBudget {
+    /// Pods that must stay available (a count or a percentage).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_available: Option<String>,
+    /// Pods that may be unavailable (a count or a percentage).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_unavailable: Option<String>,
 }
 
 impl Cluster {

@@ -829,3 +829,68 @@ async fn fleet_durations_are_checked_as_fleets_crds_check_them() {
         }
     }
 }
+
+/// A Cluster written with the agent fields of Fleet's CRD (`agentEnvVars`,
+/// `agentTolerations`, `agentAffinity`, `agentResources`, `hostNetwork`,
+/// `agentSchedulingCustomization`, `agentPullSecrets`) is accepted and kept as written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_with_fleets_agent_fields_is_kept_as_written() {
+    let hub = TestHub::start(&["local"]).await;
+    let kubectl = install_crds(&hub).await;
+    let cluster = r#"apiVersion: fleet.cattle.io/v1alpha1
+kind: Cluster
+metadata:
+  name: edge
+  namespace: fleet-local
+spec:
+  agentEnvVars:
+  - name: HTTPS_PROXY
+    value: http://proxy:3128
+  agentTolerations:
+  - key: node-role.kubernetes.io/control-plane
+    operator: Exists
+    effect: NoSchedule
+  agentAffinity:
+    nodeAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+      - weight: 1
+        preference:
+          matchExpressions:
+          - {key: fleet.cattle.io/agent, operator: In, values: ["true"]}
+  agentResources:
+    limits: {cpu: 500m, memory: 256Mi}
+  hostNetwork: true
+  agentSchedulingCustomization:
+    priorityClass: {value: 1000000000, preemptionPolicy: PreemptLowerPriority}
+    podDisruptionBudget: {maxUnavailable: "1"}
+  agentPullSecrets:
+  - name: registry
+"#;
+    kubectl
+        .run_with(&["apply", "-f", "-"], cluster)
+        .await
+        .success();
+    let kept = kubectl
+        .run(&["get", "cluster", "edge", "-n", "fleet-local", "-o", "json"])
+        .await
+        .success()
+        .json();
+    let spec = &kept["spec"];
+    assert_eq!(
+        spec["agentEnvVars"][0]["value"], "http://proxy:3128",
+        "{spec}"
+    );
+    assert_eq!(spec["agentTolerations"][0]["effect"], "NoSchedule");
+    assert_eq!(
+        spec["agentAffinity"]["nodeAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]
+            ["weight"],
+        1
+    );
+    assert_eq!(spec["agentResources"]["limits"]["memory"], "256Mi");
+    assert_eq!(spec["hostNetwork"], true);
+    assert_eq!(
+        spec["agentSchedulingCustomization"]["podDisruptionBudget"]["maxUnavailable"],
+        "1"
+    );
+    assert_eq!(spec["agentPullSecrets"][0]["name"], "registry");
+}
