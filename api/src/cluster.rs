@@ -142,12 +142,25 @@ impl Cluster {
             .is_some_and(|a| a.last_seen.is_some())
     }
 
+    /// Whether its agent stopped reporting: its `Ready` condition says so (reason
+    /// [`OFFLINE_REASON`]), written by the controller once the agent's `lastSeen` is old.
+    pub fn is_offline(&self) -> bool {
+        self.status.as_ref().is_some_and(|s| {
+            s.conditions
+                .iter()
+                .any(|c| c.type_ == "Ready" && c.reason.as_deref() == Some(OFFLINE_REASON))
+        })
+    }
+
     /// Whether the cluster would be driven both ways (a kubeconfig to push through and a
     /// registered agent pulling): it is then refused, and nothing is deployed to it.
     pub fn is_driven_twice(&self) -> bool {
         self.is_pushed() && self.has_agent()
     }
 }
+
+/// The reason of a Cluster's `Ready` condition when its agent stopped reporting.
+pub const OFFLINE_REASON: &str = "Offline";
 
 /// The reason of a Cluster's `Ready` condition when it is driven both ways.
 pub const DRIVEN_TWICE_REASON: &str = "DrivenTwice";

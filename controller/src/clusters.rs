@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use fleet_api::{
     BundleSummary, Cluster, ClusterDisplay, ClusterGroup, ClusterGroupDisplay, Condition,
-    DRIVEN_TWICE_REASON,
+    DRIVEN_TWICE_REASON, OFFLINE_REASON,
 };
 use fleet_objects::client::patch_params;
 use fleet_objects::selector::matches_selector;
@@ -128,11 +128,42 @@ async fn own_status(
         )
     };
     let old = cluster.status.clone().unwrap_or_default();
+    let agent = agent_heard(cluster, ctx.options.offline_after);
+    let offline = matches!(agent, Heard::Gone { .. });
     let display = ClusterDisplay {
         ready_bundles: Some(format!("{}/{}", summary.ready, summary.desired_ready)),
-        state: Some(if ready { "Ready" } else { "NotReady" }.into()),
+        state: Some(
+            if offline {
+                OFFLINE_REASON
+            } else if ready {
+                "Ready"
+            } else {
+                "NotReady"
+            }
+            .into(),
+        ),
     };
-    let conditions = if cluster.is_driven_twice() {
+    // A cluster whose agent still reports is looked at again when it would be offline.
+    let recheck = match agent {
+        Heard::Lately { offline_in } => Some(offline_in),
+        _ => None,
+    };
+    let conditions = if let Heard::Gone { last_seen } = &agent {
+        let mut conditions = old.conditions.clone();
+        let now = jiff::Timestamp::now().to_string();
+        let message = format!(
+            "Offline: its agent last reported at {last_seen}; its bundles show what it reported then"
+        );
+        set_condition(
+            &mut conditions,
+            "Ready",
+            false,
+            OFFLINE_REASON,
+            &message,
+            &now,
+        );
+        conditions
+    } else if cluster.is_driven_twice() {
         let mut conditions = old.conditions.clone();
         let now = jiff::Timestamp::now().to_string();
         let message = "refused: the cluster has both spec.kubeConfigSecret (the controller \
@@ -156,10 +187,10 @@ async fn own_status(
         && old.conditions == conditions
         && old.namespace.as_deref() == Some(namespace_used.as_str());
     if unchanged {
-        return Ok(None);
+        return Ok(recheck);
     }
     if let Some(wait) = pacer.claim(&paced_key("Cluster", &namespace, &name)) {
-        return Ok(Some(wait));
+        return Ok(Some(recheck.map_or(wait, |r| r.min(wait))));
     }
     let patch = json!({"status": {
         "namespace": namespace_used,
@@ -170,7 +201,41 @@ async fn own_status(
     Api::<Cluster>::namespaced(ctx.client.clone(), &namespace)
         .patch_status(&name, &patch_params(FIELD_MANAGER), &Patch::Merge(&patch))
         .await?;
-    Ok(None)
+    Ok(recheck)
+}
+
+/// What is known of a cluster's agent.
+enum Heard {
+    /// No agent reports for it (pushed, or not registered yet).
+    Never,
+    /// Its agent reported lately; it is offline in this long unless it reports again.
+    Lately { offline_in: Duration },
+    /// Its agent has not reported for longer than the controller waits.
+    Gone { last_seen: String },
+}
+
+/// Whether `cluster`'s agent reported within `offline_after`.
+fn agent_heard(cluster: &Cluster, offline_after: Duration) -> Heard {
+    let last_seen = cluster
+        .status
+        .as_ref()
+        .and_then(|s| s.agent.as_ref())
+        .and_then(|a| a.last_seen.clone());
+    let Some(last_seen) = last_seen.filter(|_| !cluster.is_pushed()) else {
+        return Heard::Never;
+    };
+    let Ok(at) = last_seen.parse::<jiff::Timestamp>() else {
+        return Heard::Never;
+    };
+    let since = jiff::Timestamp::now().duration_since(at);
+    let since = Duration::try_from(since).unwrap_or(Duration::ZERO);
+    match offline_after.checked_sub(since) {
+        Some(left) if !left.is_zero() => Heard::Lately {
+            // A moment past the limit, so the next look finds it passed.
+            offline_in: left + Duration::from_millis(100),
+        },
+        _ => Heard::Gone { last_seen },
+    }
 }
 
 /// The pacer's key for the status of `kind` `namespace`/`name`.

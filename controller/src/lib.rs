@@ -80,6 +80,10 @@ pub const PURGE_EVERY: Duration = Duration::from_secs(30);
 /// default.
 pub const RENDER_BUDGET: Duration = Duration::from_secs(120);
 
+/// How long an agent may go without reporting before its cluster is offline, by default:
+/// agents report every 30 seconds, so this is four reports missed.
+pub const OFFLINE_AFTER: Duration = Duration::from_secs(120);
+
 /// How a controller runs, beside its client and data directory.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -101,6 +105,9 @@ pub struct Options {
     /// How long one Bundle's charts may render for all its clusters in one reconcile;
     /// the clusters left once it is spent are not rendered and their failure says why.
     pub render_budget: Duration,
+    /// How long a registered cluster's agent may go without reporting before the cluster,
+    /// and the bundles deployed to it, say it is offline.
+    pub offline_after: Duration,
 }
 
 impl Default for Options {
@@ -113,6 +120,7 @@ impl Default for Options {
             require_token_ttl: false,
             egress: fleet_charts::Egress::Anywhere,
             render_budget: RENDER_BUDGET,
+            offline_after: OFFLINE_AFTER,
         }
     }
 }

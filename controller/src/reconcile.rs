@@ -67,7 +67,7 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
     };
     let fingerprint = placement_fingerprint(&bundle, &clusters, &groups, &deployments, &outside);
     if ctx.placed(&key) == Some(fingerprint) {
-        return write_status(ctx, &bundle, &deployments, None).await;
+        return write_status(ctx, &bundle, &deployments, &clusters, None).await;
     }
     let deleting = bundle.metadata.deletion_timestamp.is_some();
     let creates_namespaces = match admitted(&bundle, &policies) {
@@ -75,7 +75,9 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
         // A deleted bundle is uninstalled whatever the Policies say now.
         Err(_) if deleting => true,
         // Refused: the deployments stay as they were, and the bundle says why.
-        Err(refusal) => return write_status(ctx, &bundle, &deployments, Some(refusal)).await,
+        Err(refusal) => {
+            return write_status(ctx, &bundle, &deployments, &clusters, Some(refusal)).await
+        }
     };
     // Where each cluster's deployment stands (looked up once per cluster). The plans keep
     // that, not the deployments: a pass writing to many clusters outlasts their reports, and
@@ -132,7 +134,7 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
                     "targeting error: cluster {} in namespace {namespace}: {why}",
                     cluster.name_any()
                 );
-                return write_status(ctx, &bundle, &deployments, Some(problem)).await;
+                return write_status(ctx, &bundle, &deployments, &clusters, Some(problem)).await;
             }
             Err(error) => {
                 failures.push(format!("{}: {error}", cluster.name_any()));
@@ -282,7 +284,7 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
         ctx.remember_placement(&key, fingerprint);
     }
     let failed = (!failures.is_empty()).then(|| format!("render failed: {}", failures.join("; ")));
-    write_status(ctx, &bundle, &deployments, failed).await
+    write_status(ctx, &bundle, &deployments, &clusters, failed).await
 }
 
 /// The credentials for `bundle`'s remote charts: those its GitRepo names for its path
@@ -656,13 +658,39 @@ pub fn summarise<D: Borrow<BundleDeployment>>(deployments: &[D]) -> BundleSummar
     summary
 }
 
+/// `namespace/name` of the clusters among `clusters` whose agent stopped reporting.
+fn offline_clusters(clusters: &[Arc<Cluster>]) -> BTreeSet<String> {
+    clusters
+        .iter()
+        .filter(|c| c.is_offline())
+        .map(|c| format!("{}/{}", c.namespace().unwrap_or_default(), c.name_any()))
+        .collect()
+}
+
 async fn write_status(
     ctx: &Context,
     bundle: &Bundle,
     deployments: &[Arc<BundleDeployment>],
+    clusters: &[Arc<Cluster>],
     problem: Option<String>,
 ) -> Result<(), Error> {
     let summary = summarise(deployments);
+    let offline_now = offline_clusters(clusters);
+    let offline: Vec<String> = deployments
+        .iter()
+        .map(|d| {
+            let labels = d.labels();
+            format!(
+                "{}/{}",
+                labels
+                    .get(CLUSTER_NAMESPACE_LABEL)
+                    .cloned()
+                    .unwrap_or_default(),
+                labels.get(CLUSTER_LABEL).cloned().unwrap_or_default()
+            )
+        })
+        .filter(|cluster| offline_now.contains(cluster))
+        .collect();
     let waiting: Vec<String> = not_ready(deployments)
         .take(3)
         .map(|d| {
@@ -677,7 +705,7 @@ async fn write_status(
             )
         })
         .collect();
-    let (ready, message) = if let Some(problem) = problem {
+    let (ready, mut message) = if let Some(problem) = problem {
         (false, problem)
     } else if summary.ready < summary.desired_ready {
         let not_ready = summary.desired_ready - summary.ready;
@@ -688,6 +716,18 @@ async fn write_status(
     } else {
         (true, String::new())
     };
+    // What an offline cluster last reported may no longer hold: the bundle says so rather
+    // than showing that report as today's.
+    let ready = ready && offline.is_empty();
+    if !offline.is_empty() {
+        let first: Vec<&str> = offline.iter().take(3).map(String::as_str).collect();
+        let said = format!("Offline({}) [Cluster {}]", offline.len(), first.join(", "));
+        message = [message, said]
+            .into_iter()
+            .filter(|m| !m.is_empty())
+            .collect::<Vec<_>>()
+            .join("; ");
+    }
     let old = bundle.status.clone().unwrap_or_default();
     let mut conditions = old.conditions.clone();
     let render_failed = conditions
@@ -699,7 +739,16 @@ async fn write_status(
     }
     let display = BundleDisplay {
         ready_clusters: Some(format!("{}/{}", summary.ready, summary.desired_ready)),
-        state: Some(if ready { "Ready" } else { "NotReady" }.into()),
+        state: Some(
+            if ready {
+                "Ready"
+            } else if !offline.is_empty() && summary.ready == summary.desired_ready {
+                "Offline"
+            } else {
+                "NotReady"
+            }
+            .into(),
+        ),
     };
     let unchanged = old.summary.as_ref() == Some(&summary)
         && old.display.as_ref() == Some(&display)

@@ -499,3 +499,103 @@ async fn a_looping_chart_costs_the_controller_one_render_budget() {
         "{message}"
     );
 }
+
+/// Runs the agent of `dev`, reporting itself alive every second.
+async fn start_dev_agent(fleet: &mut fleet_local::Fleet, hub: &FleetHub) {
+    let agent = fleet_agent::Agent::new(
+        hub.client.clone(),
+        fleet_testkit::client_for(&hub.kubeconfig("dev")).await,
+        "cluster-fleet-local-dev",
+        Duration::from_secs(1),
+    );
+    let heartbeat = Some((format!("{NS}/dev"), Duration::from_secs(1)));
+    fleet.run_agent("dev", agent, heartbeat).await;
+}
+
+/// A cluster whose agent stops reporting is shown offline, in its own status and in the
+/// status of the bundles deployed to it, instead of its last report passing for today's;
+/// once the agent reports again both are ready again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_whose_agent_stops_reporting_is_shown_offline() {
+    let hub = FleetHub::start(&["dev"]).await;
+    create_cluster(&hub.client, NS, "dev", json!({}))
+        .await
+        .expect("cluster");
+    let bundle: fleet_api::Bundle = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Bundle",
+        "metadata": {"name": "settings", "namespace": NS},
+        "spec": {
+            "resources": [{"name": "cm.yaml", "content": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: fast\n"}],
+            "defaultNamespace": "apps",
+            "targets": [{"clusterSelector": {}}],
+        },
+    }))
+    .expect("Bundle");
+    let bundles: Api<fleet_api::Bundle> = Api::namespaced(hub.client.clone(), NS);
+    bundles
+        .create(&PostParams::default(), &bundle)
+        .await
+        .expect("create Bundle");
+    let mut fleet = fleet_local::Fleet::new();
+    fleet.run_controller(fleet_controller::Context::with_options(
+        hub.client.clone(),
+        hub.dir().join("controller"),
+        fleet_controller::Options {
+            offline_after: Duration::from_secs(3),
+            ..Default::default()
+        },
+    ));
+    start_dev_agent(&mut fleet, &hub).await;
+    let clusters: Api<Cluster> = Api::namespaced(hub.client.clone(), NS);
+    let ready_of = |conditions: &[fleet_api::Condition]| {
+        conditions
+            .iter()
+            .find(|c| c.type_ == "Ready")
+            .map(|c| (c.status.clone(), c.reason.clone(), c.message.clone()))
+    };
+    let both = |want_ready: bool| {
+        let (clusters, bundles) = (&clusters, &bundles);
+        async move {
+            let cluster = clusters.get("dev").await.ok()?.status?;
+            let bundle = bundles.get("settings").await.ok()?.status?;
+            let cluster_ready = ready_of(&cluster.conditions)?;
+            let bundle_ready = ready_of(&bundle.conditions)?;
+            ((cluster_ready.0 == "True") == want_ready && (bundle_ready.0 == "True") == want_ready)
+                .then_some((cluster, cluster_ready, bundle, bundle_ready))
+        }
+    };
+    eventually("deployed and ready", WAIT, || both(true)).await;
+
+    fleet.kill_agent("dev").await;
+    let (cluster, cluster_ready, bundle, bundle_ready) =
+        eventually("shown offline", WAIT, || both(false)).await;
+    assert_eq!(
+        cluster_ready.1.as_deref(),
+        Some("Offline"),
+        "{cluster_ready:?}"
+    );
+    assert!(
+        cluster_ready
+            .2
+            .as_deref()
+            .is_some_and(|m| m.starts_with("Offline: its agent last reported at ")),
+        "{cluster_ready:?}"
+    );
+    assert_eq!(
+        cluster.display.and_then(|d| d.state).as_deref(),
+        Some("Offline")
+    );
+    assert_eq!(
+        bundle_ready.2.as_deref(),
+        Some("Offline(1) [Cluster fleet-local/dev]"),
+        "{bundle_ready:?}"
+    );
+    assert_eq!(
+        bundle.display.and_then(|d| d.state).as_deref(),
+        Some("Offline")
+    );
+
+    start_dev_agent(&mut fleet, &hub).await;
+    eventually("ready again once the agent reports", WAIT, || both(true)).await;
+    fleet.stop().await;
+}
