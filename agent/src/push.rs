@@ -48,16 +48,19 @@ pub enum PushError {
     },
 }
 
-/// One pushed cluster being driven: what it was started with, and how to stop it.
+/// One pushed cluster being driven: what it was started with (its Secret and namespace,
+/// and a digest of the kubeconfig read), and how to stop it.
 struct Driven {
     started_with: String,
+    kubeconfig: [u8; 32],
     _stop: tokio::sync::oneshot::Sender<()>,
 }
 
 /// Drives every pushed cluster the hub (`hub`) lists, looking at each deployment again
 /// every `resync`, until `shutdown` resolves. Clusters are started once their controller
 /// gave them a namespace, stopped when they stop being pushed (or are refused), and
-/// started again when their Secret reference or namespace changes.
+/// started again when their Secret reference or namespace changes, or when the kubeconfig
+/// in their Secret does (a rotated credential, looked at every few seconds).
 pub async fn run(
     hub: kube::Client,
     resync: Duration,
@@ -93,7 +96,7 @@ pub async fn run(
                     continue;
                 }
             }
-            _ = retry.tick() => {}
+            _ = retry.tick() => forget_rotated(&hub, &store.state(), &mut driven).await,
         }
         let clusters = store.state();
         reconcile(&hub, resync, &clusters, &mut driven).await;
@@ -173,12 +176,13 @@ async fn reconcile(
             continue;
         }
         match start(hub, resync, cluster).await {
-            Ok(stop) => {
+            Ok((stop, kubeconfig)) => {
                 tracing::info!(cluster = %key, "push: deploying through the cluster's kubeconfig");
                 driven.insert(
                     key,
                     Driven {
                         started_with,
+                        kubeconfig,
                         _stop: stop,
                     },
                 );
@@ -188,35 +192,60 @@ async fn reconcile(
     }
 }
 
+/// Stops driving the clusters whose Secret now holds another kubeconfig than the one they
+/// were started with (a rotated credential); the next reconcile starts them with it. A
+/// Secret that cannot be read now leaves its cluster as it is.
+async fn forget_rotated(
+    hub: &kube::Client,
+    clusters: &[Arc<Cluster>],
+    driven: &mut HashMap<String, Driven>,
+) {
+    for cluster in clusters {
+        let key = cluster_key(cluster);
+        let Some(running) = driven.get(&key) else {
+            continue;
+        };
+        let Ok(text) = kubeconfig_text(hub, cluster).await else {
+            continue;
+        };
+        if digest(&text) != running.kubeconfig {
+            tracing::info!(cluster = %key, "push: the kubeconfig changed; starting again with it");
+            driven.remove(&key);
+        }
+    }
+}
+
+fn digest(text: &str) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes()).into()
+}
+
 /// Starts the agent of a pushed cluster; it stops when the returned sender is dropped.
+/// Also returns the digest of the kubeconfig it was started with.
 async fn start(
     hub: &kube::Client,
     resync: Duration,
     cluster: &Cluster,
-) -> Result<tokio::sync::oneshot::Sender<()>, PushError> {
+) -> Result<(tokio::sync::oneshot::Sender<()>, [u8; 32]), PushError> {
     let namespace = cluster
         .status
         .as_ref()
         .and_then(|s| s.namespace.clone())
         .unwrap_or_default();
-    let local = member_client(hub, cluster).await?;
+    let text = kubeconfig_text(hub, cluster).await?;
+    let local = member_client(cluster, &text).await?;
     let agent = Agent::new(hub.clone(), local, &namespace, resync);
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(agent.run(async move {
         let _ = stopped.await;
     }));
-    Ok(stop)
+    Ok((stop, digest(&text)))
 }
 
-/// A client of the cluster, from the kubeconfig its Secret holds.
-async fn member_client(hub: &kube::Client, cluster: &Cluster) -> Result<kube::Client, PushError> {
+/// The kubeconfig `cluster`'s Secret holds.
+async fn kubeconfig_text(hub: &kube::Client, cluster: &Cluster) -> Result<String, PushError> {
     let (namespace, name) = kubeconfig_secret(cluster).unwrap_or_default();
     let secret_error = |message: String| PushError::Secret {
-        namespace: namespace.clone(),
-        name: name.clone(),
-        message,
-    };
-    let kubeconfig_error = |message: String| PushError::Kubeconfig {
         namespace: namespace.clone(),
         name: name.clone(),
         message,
@@ -229,12 +258,25 @@ async fn member_client(hub: &kube::Client, cluster: &Cluster) -> Result<kube::Cl
     let bytes = secret
         .data
         .and_then(|mut data| data.remove(KUBECONFIG_KEY))
-        .ok_or_else(|| kubeconfig_error("missing".into()))?;
-    let text = String::from_utf8(bytes.0).map_err(|_| kubeconfig_error("not UTF-8".into()))?;
-    let kubeconfig =
-        kube::config::Kubeconfig::from_yaml(&text).map_err(|e| kubeconfig_error(e.to_string()))?;
+        .ok_or_else(|| kubeconfig_error(cluster, "missing".into()))?;
+    String::from_utf8(bytes.0).map_err(|_| kubeconfig_error(cluster, "not UTF-8".into()))
+}
+
+fn kubeconfig_error(cluster: &Cluster, message: String) -> PushError {
+    let (namespace, name) = kubeconfig_secret(cluster).unwrap_or_default();
+    PushError::Kubeconfig {
+        namespace,
+        name,
+        message,
+    }
+}
+
+/// A client of the cluster, from the kubeconfig `text` its Secret holds.
+async fn member_client(cluster: &Cluster, text: &str) -> Result<kube::Client, PushError> {
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(text)
+        .map_err(|e| kubeconfig_error(cluster, e.to_string()))?;
     let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
         .await
-        .map_err(|e| kubeconfig_error(e.to_string()))?;
-    kube::Client::try_from(config).map_err(|e| kubeconfig_error(e.to_string()))
+        .map_err(|e| kubeconfig_error(cluster, e.to_string()))?;
+    kube::Client::try_from(config).map_err(|e| kubeconfig_error(cluster, e.to_string()))
 }

@@ -120,3 +120,50 @@ async fn a_pushed_cluster_gets_its_variant_without_an_agent_and_a_doubly_driven_
         .is_none());
     fleet.stop().await;
 }
+
+/// A pushed cluster's rotated kubeconfig is used without touching its Cluster: once the
+/// Secret holds another cluster's kubeconfig, the bundle's objects (missing there, and
+/// corrected as drift) are written there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rotated_kubeconfig_secret_is_used_without_touching_the_cluster() {
+    // `spare` runs an agent but is targeted by nothing: only the pusher, through a
+    // kubeconfig naming it, can put the bundle there.
+    let fleet = Fleet::start_with_pushed(
+        &[("spare", json!({"env": "spare"}))],
+        &[("edge", json!({"env": "edge"}))],
+    )
+    .await;
+    fleet
+        .repo
+        .write("app/fleet.yaml", "correctDrift:\n  enabled: true\n")
+        .write("app/cm.yaml", CONFIG_MAP);
+    fleet.repo.commit("app");
+    fleet
+        .gitrepo(json!({
+            "paths": ["app"],
+            "targets": [{"clusterSelector": {"matchLabels": {"env": "edge"}}}],
+        }))
+        .await;
+    eventually("the bundle in edge", WAIT, || async {
+        fleet.get("edge", &["get", "configmap", "app", "-n", "default"])
+    })
+    .await;
+    let spare = std::fs::read_to_string(fleet.hub.kubeconfig("spare")).expect("kubeconfig");
+    let secret = json!({"stringData": {"value": spare}});
+    fleet
+        .kubectl("local")
+        .patch(
+            &format!("secret edge-kubeconfig -n {NS}"),
+            "merge",
+            &secret.to_string(),
+        )
+        .await
+        .success();
+    eventually(
+        "the bundle through the rotated kubeconfig",
+        WAIT,
+        || async { fleet.get("spare", &["get", "configmap", "app", "-n", "default"]) },
+    )
+    .await;
+    fleet.stop().await;
+}
