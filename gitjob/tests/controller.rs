@@ -380,6 +380,55 @@ async fn a_gitrepo_polling_every_second_is_not_handed_an_older_shared_poll_answe
         .await;
 }
 
+/// A GitRepo pinned to a tag follows pushes of that tag: moved to a new commit and pushed,
+/// it syncs at once though it polls hourly; a push to a branch leaves it alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pushed_tag_syncs_the_gitrepos_pinned_to_it() {
+    let env = Env::start().await;
+    env.secret(
+        "cattle-fleet-system",
+        json!({
+            "metadata": {"name": "gitjob-webhook"},
+            "stringData": {"github": "hook-secret"},
+        }),
+    )
+    .await;
+    let repo = env.repo("tagged");
+    repo.write("app/cm.yaml", &configmap("a", "1"));
+    let first = repo.commit("first");
+    repo.git(&["tag", "v1"]);
+    let url = env.daemon.url("tagged");
+    env.gitrepo(json!({"repo": url, "revision": "v1", "paths": ["app"], "pollingInterval": "1h"}))
+        .await;
+    env.app_at("the tagged commit", WAIT, &first).await;
+    repo.write("app/cm.yaml", &configmap("a", "2"));
+    let second = repo.commit("second");
+    repo.git(&["tag", "-f", "v1"]);
+    let post = |reference: &str, delivery: &str| {
+        let body = json!({
+            "ref": reference,
+            "after": second,
+            "repository": {"html_url": "https://127.0.0.1/tagged", "clone_url": url},
+        })
+        .to_string();
+        let headers = [
+            ("X-GitHub-Event", "push".to_string()),
+            ("X-GitHub-Delivery", delivery.to_string()),
+            ("X-Hub-Signature-256", sign("hook-secret", &body)),
+        ];
+        let env = &env;
+        async move { env.post_webhook(&headers, &body).await }
+    };
+    let branch = post("refs/heads/main", "d-branch").await;
+    assert_eq!(branch.0, 200, "{}", branch.1);
+    assert!(branch.1.contains("no GitRepo follows"), "{}", branch.1);
+    let tag = post("refs/tags/v1", "d-tag").await;
+    assert_eq!(tag.0, 200, "{}", tag.1);
+    assert!(tag.1.contains("fleet-local/demo"), "{}", tag.1);
+    env.app_at("the moved tag's commit", Duration::from_secs(5), &second)
+        .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_signed_webhook_syncs_at_once_and_forgeries_and_replays_do_not() {
     let env = Env::start().await;

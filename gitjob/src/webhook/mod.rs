@@ -275,16 +275,18 @@ fn unauthorized(provider: Provider) -> Reply {
     )
 }
 
-/// Whether `gitrepo` follows the pushed repository and branch (a GitRepo pinned to a
-/// revision follows no push; one without a branch follows every branch, as in Fleet).
+/// Whether `gitrepo` follows the pushed repository and ref: its branch (one without a
+/// branch follows every branch, as in Fleet), or, pinned to a revision, pushes of that tag
+/// (moved or made again; Fleet follows none, its issue #3474). A revision that is a commit
+/// never moves, and no push names it as a tag.
 fn follows(gitrepo: &GitRepo, push: &Push) -> bool {
     let spec = &gitrepo.spec;
-    if spec.revision.as_deref().is_some_and(|r| !r.is_empty()) {
-        return false;
-    }
     let key = repo_key(&spec.repo);
     if !push.repo_urls.iter().any(|u| repo_key(u) == key) {
         return false;
+    }
+    if let Some(revision) = spec.revision.as_deref().filter(|r| !r.is_empty()) {
+        return push.tag.as_deref() == Some(revision);
     }
     match spec.branch.as_deref().filter(|b| !b.is_empty()) {
         Some(branch) => push.branch.as_deref() == Some(branch),
