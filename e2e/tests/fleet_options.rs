@@ -731,6 +731,14 @@ stringData:
     })
     .await;
     assert!(refused.contains("HTTP 401"), "{refused}");
+    // The password mended in its Secret is used at the next poll, though neither the
+    // GitRepo nor its repository changed.
+    let mended = secrets.replace("password: wrong", "password: s3cret");
+    hub.run_with(&["apply", "-f", "-"], &mended).await.success();
+    eventually("the mended path deployed", WAIT, || async {
+        fleet.get("dev", &["get", "service", "bad-metrics", "-n", "charts"])
+    })
+    .await;
     fleet.delete_gitrepo().await;
 
     // helmSecretName limited by helmRepoURLRegex: sent to the matching repository.

@@ -104,3 +104,33 @@ pub fn credentials_in(secret: &Secret) -> Option<Credentials> {
     }
     value("token").map(Credentials::Bearer)
 }
+
+/// The resource versions of the Secrets holding `gitrepo`'s Helm credentials
+/// (`helmSecretName`, `helmSecretNameForPaths`), none when it names none: a change of them
+/// (a rotated password) calls for rendering its commit again. A Secret not found counts
+/// as a version of its own.
+pub async fn helm_secrets_version(
+    client: &kube::Client,
+    gitrepo: &GitRepo,
+) -> Result<Option<String>, kube::Error> {
+    let spec = &gitrepo.spec;
+    let names: Vec<&str> = [&spec.helm_secret_name, &spec.helm_secret_name_for_paths]
+        .into_iter()
+        .filter_map(|n| n.as_deref().filter(|n| !n.is_empty()))
+        .collect();
+    if names.is_empty() {
+        return Ok(None);
+    }
+    let namespace = gitrepo.metadata.namespace.clone().unwrap_or_default();
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &namespace);
+    let mut versions = Vec::new();
+    for name in names {
+        let version = secrets
+            .get_opt(name)
+            .await?
+            .and_then(|s| s.metadata.resource_version)
+            .unwrap_or_else(|| "none".into());
+        versions.push(format!("{name}@{version}"));
+    }
+    Ok(Some(versions.join(",")))
+}

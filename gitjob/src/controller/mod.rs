@@ -101,13 +101,15 @@ pub enum ReconcileError {
 
 /// What a GitRepo was last synced to, remembered here because the watch may deliver our own
 /// status write after the next reconcile starts. The uid tells a GitRepo deleted and made
-/// again under the same name from the one synced before.
+/// again under the same name from the one synced before; the versions of its Helm
+/// credentials' Secrets tell a rotated password, with which the same commit renders again.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct SyncedTo {
     uid: Option<String>,
     commit: String,
     generation: Option<i64>,
     force: Option<i64>,
+    helm_secrets: Option<String>,
 }
 
 /// The controller's shared state.
@@ -382,20 +384,32 @@ async fn poll_and_sync(
             return Err(StepError::Git(error.to_string()));
         }
     };
+    let helm_secrets = credentials::helm_secrets_version(&ctx.client, gitrepo)
+        .await
+        .map_err(StepError::Kube)?;
     let target = SyncedTo {
         uid: gitrepo.metadata.uid.clone(),
         commit: commit.clone(),
         generation: gitrepo.metadata.generation,
         force: gitrepo.spec.force_sync_generation,
+        helm_secrets,
     };
+    // The status cannot tell which credentials rendered it: what this process remembers
+    // can, and after a restart the status is taken to have rendered with today's.
+    let remembered = ctx.synced_to(key);
     let from_status = SyncedTo {
         uid: gitrepo.metadata.uid.clone(),
         commit: old.commit.clone().unwrap_or_default(),
         generation: old.observed_generation,
         force: old.update_generation,
+        helm_secrets: (remembered.as_ref())
+            .map_or(target.helm_secrets.clone(), |r| r.helm_secrets.clone()),
     };
-    let already = ctx.synced_to(key).is_some_and(|s| s == target) || from_status == target;
+    let already = remembered.as_ref().is_some_and(|s| *s == target) || from_status == target;
     if already {
+        if remembered.is_none() {
+            ctx.remember(key, target.clone());
+        }
         // The status says what is synced, even if an earlier write of it failed.
         outcome.broken_bundles = old.resource_errors.clone();
         new.commit = Some(target.commit);
