@@ -466,6 +466,32 @@ async fn apply_to_a_live_cluster_writes_bundles_and_prunes_those_gone() {
         "{said}"
     );
     assert_eq!(listed(&kubectl), "bundle.fleet.cattle.io/repo-app-dev\n");
+
+    // A Bundle a HelmOp made is not overwritten, as Fleet's `fleet apply` refuses it.
+    let helmop_bundle = r#"{"apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Bundle",
+        "metadata": {"name": "repo-app-prod", "namespace": "fleet-local"},
+        "spec": {"helm": {"repo": "https://charts.example.com", "chart": "app"},
+                 "helmOpOptions": {"helmOpSecretName": "creds"}}}"#;
+    kubectl
+        .run_with(&["apply", "-f", "-"], helmop_bundle)
+        .await
+        .success();
+    let refused = fleet(&[
+        "apply",
+        "--kubeconfig",
+        &kubeconfig,
+        "--root",
+        &root,
+        "--driven-scan",
+        "repo",
+        "app:prod.yaml",
+    ]);
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains("a helmOps bundle with name \"repo-app-prod\" already exists"),
+        "{said}"
+    );
 }
 
 /// A temporary directory holding the bundle `app`: one ConfigMap, and `options` as its
@@ -565,7 +591,7 @@ async fn target_deploy_dry_run_bundlediff_and_dump_against_a_live_hub() {
         "{printed}"
     );
     assert!(printed.contains("name: settings"), "{printed}");
-    let refused = common::fleet(&["deploy", "--input-file", &path("bd.yaml")]);
+    let refused = fleet(&["deploy", "--input-file", &path("bd.yaml")]);
     assert!(!refused.status.success(), "deploying is the agent's work");
 
     // fleet bundlediff: the changes an agent reported.

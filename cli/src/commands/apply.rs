@@ -476,6 +476,11 @@ async fn apply_live(args: &ApplyArgs, repo: &str, bundles: &mut [fleet_api::Bund
         kube::ResourceExt::labels_mut(bundle)
             .insert(fleet_api::labels::REPO_NAME_LABEL.into(), repo.to_string());
         let name = kube::ResourceExt::name_any(bundle);
+        // As Fleet: a HelmOp's Bundle is its HelmOp's to write.
+        let existing = api.get_opt(&name).await?;
+        if existing.is_some_and(|b| b.spec.helm_op_options.is_some()) {
+            anyhow::bail!("a helmOps bundle with name {name:?} already exists");
+        }
         api.patch(&name, &apply, &Patch::Apply(bundle))
             .await
             .with_context(|| format!("applying bundle {}/{name}", args.namespace))?;
