@@ -239,3 +239,109 @@ async fn the_charts_run_on_real_clusters_with_their_own_accounts_and_volumes() {
         );
     }
 }
+
+/// The two commands of Fleet's quick start, on real clusters: `fleet install manager |
+/// kubectl apply -f -` on the management cluster; `fleet install agent-token > token` and
+/// `kubectl apply -f token` on a member, whose agent then registers; a GitRepo reaches it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_commands_install_the_manager_and_register_a_member() {
+    let plane = RealControlPlane::start(&["management", "member"]).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let management = plane.cluster("management");
+    let admin = management.kubectl();
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, management.ca_pem()).expect("CA");
+    let ca = ca.display().to_string();
+    let manager = common::fleet_ok(&[
+        "install",
+        "manager",
+        "--set",
+        &format!("apiServerURL={}", management.url()),
+        "--set-file",
+        &format!("apiServerCA={ca}"),
+        "--set",
+        &format!("controller.metricsPort={}", free_port()),
+        "--set",
+        &format!("gitjob.metricsPort={}", free_port()),
+        "--set",
+        &format!("gitjob.webhook.port={}", free_port()),
+        // The Git server of this test is on loopback, as the pods' host.
+        "--set",
+        "gitjob.allowLocalSources=true",
+    ]);
+    apply(&admin, &manager).await;
+    let mut pods = Pods(run_deployments(&manager, management, dir.path()).await);
+
+    let management_kubeconfig = management.kubeconfig().display().to_string();
+    let url = management.url().to_string();
+    let health = format!("healthPort={}", free_port());
+    let token = tokio::task::spawn_blocking(move || {
+        common::fleet_ok(&[
+            "install",
+            "agent-token",
+            "--kubeconfig",
+            &management_kubeconfig,
+            "--ttl",
+            "1h",
+            "--api-server-url",
+            &url,
+            "--api-server-ca",
+            &ca,
+            "--cluster-name",
+            "member",
+            "--label",
+            "env=test",
+            "--set",
+            &health,
+            "--set",
+            "resyncSeconds=5",
+        ])
+    })
+    .await
+    .expect("fleet install agent-token");
+    let member = plane.cluster("member");
+    apply(&member.kubectl(), &token).await;
+    pods.0
+        .extend(run_deployments(&token, member, dir.path()).await);
+
+    let repos = dir.path().join("repos");
+    let repo = TestRepo::in_dir(&repos, "app");
+    repo.write(
+        "plain/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: default\ndata:\n  mode: two-commands\n",
+    );
+    repo.commit("first");
+    let daemon = GitDaemon::start(&repos);
+    let gitrepo = format!(
+        "apiVersion: fleet.cattle.io/v1alpha1\nkind: GitRepo\nmetadata:\n  name: quick\n  namespace: fleet-default\nspec:\n  repo: {}\n  branch: main\n  pollingInterval: 1s\n  paths: [plain]\n  targets:\n  - clusterSelector: {{matchLabels: {{env: test}}}}\n",
+        daemon.url("app")
+    );
+    apply(&admin, &gitrepo).await;
+    let member_kubectl = member.kubectl();
+    let path = "jsonpath={.data.mode}";
+    let args = ["get", "configmap", "settings", "-n", "default", "-o", path];
+    let started = std::time::Instant::now();
+    let mut arrived = false;
+    while !arrived && started.elapsed() < WAIT && !pods.0.iter_mut().any(PodProcess::exited) {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        arrived = member_kubectl.run(&args).await.stdout == "two-commands";
+    }
+    assert!(
+        arrived,
+        "the GitRepo did not reach the member installed by `fleet install`"
+    );
+    let cluster = admin
+        .run(&[
+            "get",
+            "clusters.fleet.cattle.io",
+            "member",
+            "-n",
+            "fleet-default",
+            "-o",
+            "json",
+        ])
+        .await
+        .success()
+        .json();
+    assert_eq!(cluster["metadata"]["labels"]["env"], "test", "{cluster}");
+}

@@ -105,6 +105,20 @@ impl Chart {
         read_path(path)
     }
 
+    /// Loads a chart from its files, each named by its path inside the chart
+    /// (`Chart.yaml`, `templates/app.yaml`), as a program that embeds a chart holds them;
+    /// `shown` names it in errors.
+    pub fn from_files(shown: &str, files: Vec<(String, Vec<u8>)>) -> Result<Chart> {
+        let total: u64 = files.iter().map(|(_, bytes)| bytes.len() as u64).sum();
+        let mut budget = MAX_CHART_BYTES.checked_sub(total).ok_or_else(|| {
+            chart_error(
+                shown,
+                format!("the chart is larger than {MAX_CHART_BYTES} bytes"),
+            )
+        })?;
+        from_entries(shown, files, &mut budget)
+    }
+
     /// Loads a chart from the bytes of a `.tgz` archive whose entries sit under one top
     /// directory, as a chart repository serves it; `shown` names it in errors.
     pub fn from_archive(shown: &str, bytes: &[u8]) -> Result<Chart> {

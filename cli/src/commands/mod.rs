@@ -11,6 +11,7 @@ mod dump;
 mod gitjob;
 mod helm;
 mod hub;
+mod install;
 mod kustomize;
 mod lint;
 mod output;
@@ -83,6 +84,10 @@ enum Command {
         after_help = "Example:\n  fleet token create --kubeconfig hub.kubeconfig --ttl 1h > token.kubeconfig"
     )]
     Token(token::TokenCommand),
+    /// Manifests that install fleet-rs with `kubectl apply -f`: the control plane, or an
+    /// agent with its registration token.
+    #[command(subcommand)]
+    Install(install::InstallCommand),
     /// List the release record of every deployment, as `helm list` does.
     Releases(releases::ReleasesArgs),
     /// Show GitRepos, their Bundles and each cluster's state as a tree.
@@ -135,6 +140,7 @@ pub(crate) fn run(cli: Cli) -> Result<()> {
         Command::Deploy(args) => deploy::run(args),
         Command::Dump(args) => dump::run(args),
         Command::Token(command) => token::run(command),
+        Command::Install(command) => install::run(command),
         Command::Bench(args) => bench::run(args),
         Command::Completions { shell } => {
             use clap::CommandFactory;
