@@ -39,11 +39,30 @@ pub struct PolicyRules {
     /// Defaults and restrictions for GitRepos.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git_repo: Option<GitRepoPolicy>,
-    /// Defaults and restrictions for HelmOps (kept, for Fleet's objects; fleet-rs has no
-    /// HelmOp kind).
+    /// Defaults and restrictions for HelmOps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "crate::preserve_unknown_fields")]
-    pub helm_op: Option<crate::FreeForm>,
+    pub helm_op: Option<HelmOpPolicy>,
+}
+
+/// What a [`Policy`] says of HelmOps.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HelmOpPolicy {
+    /// Service account set on HelmOps that name none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_service_account: Option<String>,
+    /// `helmSecretName` set on HelmOps that name none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_helm_secret_name: Option<String>,
+    /// When not empty, the `helmSecretName`s HelmOps may name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_helm_secret_names: Vec<String>,
+    /// When not empty, regular expressions one of which a HelmOp's `helm.repo` must match.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_helm_repo_patterns: Vec<String>,
+    /// When not empty, regular expressions one of which a HelmOp's `helm.chart` must match.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_chart_patterns: Vec<String>,
 }
 
 /// What a [`Policy`] says of GitRepos.

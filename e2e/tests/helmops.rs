@@ -275,5 +275,26 @@ async fn helmops_are_refused_as_fleet_refuses_them_and_reach_private_repositorie
     })
     .await;
     deployed_version(&fleet, "private", "0.2.0").await;
+
+    // Fleet's policy e2e case: a helmSecretName the namespace's Policy does not allow.
+    let policy = json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Policy",
+        "metadata": {"name": "helm-secrets", "namespace": NS},
+        "helmOp": {"allowedHelmSecretNames": ["approved-secret"]},
+    });
+    fleet
+        .kubectl("local")
+        .run_with(&["apply", "-f", "-"], &policy.to_string())
+        .await
+        .success();
+    apply_helmop(
+        &fleet,
+        "policed",
+        json!({"repo": server.url, "chart": "alpine", "version": "0.1.0"}),
+        json!({"helmSecretName": "unapproved-secret"}),
+    )
+    .await;
+    let says = "disallowed helmSecretName unapproved-secret";
+    helmop_status(&fleet, "policed", says, |s| accepted_says(s, says)).await;
     fleet.stop().await;
 }

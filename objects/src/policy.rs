@@ -2,7 +2,7 @@
 //! combined (any may allow, any may require, the first by name gives a default), the
 //! defaults they set on a GitRepo, and what they refuse.
 
-use fleet_api::{GitRepoSpec, Policy};
+use fleet_api::{GitRepoSpec, HelmOpSpec, Policy};
 use regex::Regex;
 
 /// What the Policies of one namespace allow, require and default, combined.
@@ -17,6 +17,35 @@ pub struct Policies {
     default_client_secret_name: Option<String>,
     allowed_client_secret_names: Vec<String>,
     allowed_repo_patterns: Vec<Regex>,
+    helm_op: HelmOpRules,
+}
+
+/// What the Policies of a namespace say of HelmOps, combined.
+#[derive(Debug, Default)]
+struct HelmOpRules {
+    default_service_account: Option<String>,
+    default_helm_secret_name: Option<String>,
+    allowed_helm_secret_names: Vec<String>,
+    allowed_repo_patterns: Vec<Regex>,
+    allowed_chart_patterns: Vec<Regex>,
+}
+
+/// The first non-empty default offered, in the order the Policies are combined.
+fn first_default(current: &mut Option<String>, offered: &Option<String>) {
+    if current.is_none() {
+        *current = offered.clone().filter(|v| !v.is_empty());
+    }
+}
+
+/// `patterns` as regular expressions; one that is not is an error naming its Policy and
+/// field.
+fn compiled(patterns: &[String], policy: &str, field: &str) -> Result<Vec<Regex>, String> {
+    patterns
+        .iter()
+        .map(|pattern| {
+            Regex::new(pattern).map_err(|e| format!("Policy {policy}: {field} {pattern:?}: {e}"))
+        })
+        .collect()
 }
 
 impl Policies {
@@ -35,28 +64,45 @@ impl Policies {
                 .allowed_service_accounts
                 .extend(rules.allowed_service_accounts.iter().cloned());
             if let Some(git) = &rules.git_repo {
-                let first = |current: &mut Option<String>, offered: &Option<String>| {
-                    if current.is_none() {
-                        *current = offered.clone().filter(|v| !v.is_empty());
-                    }
-                };
-                first(
+                first_default(
                     &mut combined.default_service_account,
                     &git.default_service_account,
                 );
-                first(
+                first_default(
                     &mut combined.default_client_secret_name,
                     &git.default_client_secret_name,
                 );
                 combined
                     .allowed_client_secret_names
                     .extend(git.allowed_client_secret_names.iter().cloned());
-                for pattern in &git.allowed_repo_patterns {
-                    let regex = Regex::new(pattern).map_err(|e| {
-                        format!("Policy {name}: gitRepo.allowedRepoPatterns {pattern:?}: {e}")
-                    })?;
-                    combined.allowed_repo_patterns.push(regex);
-                }
+                combined.allowed_repo_patterns.extend(compiled(
+                    &git.allowed_repo_patterns,
+                    &name,
+                    "gitRepo.allowedRepoPatterns",
+                )?);
+            }
+            if let Some(helm) = &rules.helm_op {
+                let into = &mut combined.helm_op;
+                first_default(
+                    &mut into.default_service_account,
+                    &helm.default_service_account,
+                );
+                first_default(
+                    &mut into.default_helm_secret_name,
+                    &helm.default_helm_secret_name,
+                );
+                into.allowed_helm_secret_names
+                    .extend(helm.allowed_helm_secret_names.iter().cloned());
+                into.allowed_repo_patterns.extend(compiled(
+                    &helm.allowed_helm_repo_patterns,
+                    &name,
+                    "helmOp.allowedHelmRepoPatterns",
+                )?);
+                into.allowed_chart_patterns.extend(compiled(
+                    &helm.allowed_chart_patterns,
+                    &name,
+                    "helmOp.allowedChartPatterns",
+                )?);
             }
             combined.names.push(name);
         }
@@ -113,6 +159,60 @@ impl Policies {
                 spec.repo,
                 listed.join(", ")
             )));
+        }
+        Ok(spec)
+    }
+
+    /// `spec` with the Policies' defaults for what it leaves unset (service account,
+    /// `helmSecretName`), then checked: the service account, the secret, the repository and
+    /// the chart must be allowed.
+    pub fn admit_helm_op(&self, spec: &HelmOpSpec) -> Result<HelmOpSpec, String> {
+        let rules = &self.helm_op;
+        let mut spec = spec.clone();
+        let account = &mut spec.bundle.options.service_account;
+        if account.as_deref().unwrap_or_default().is_empty() {
+            account.clone_from(&rules.default_service_account);
+        }
+        if spec
+            .helm_secret_name
+            .as_deref()
+            .unwrap_or_default()
+            .is_empty()
+        {
+            spec.helm_secret_name
+                .clone_from(&rules.default_helm_secret_name);
+        }
+        self.check_service_account(spec.bundle.options.service_account.as_deref())?;
+        if let Some(secret) = spec.helm_secret_name.as_deref().filter(|s| !s.is_empty()) {
+            let allowed = &rules.allowed_helm_secret_names;
+            if !allowed.is_empty() && !allowed.iter().any(|a| a == secret) {
+                return Err(self.refusal(format!(
+                    "disallowed helmSecretName {secret} (allowed: {})",
+                    allowed.join(", ")
+                )));
+            }
+        }
+        let helm = spec.bundle.options.helm.as_deref();
+        let field = |value: Option<&Option<String>>| value.cloned().flatten().unwrap_or_default();
+        for (what, value, patterns) in [
+            (
+                "helm.repo",
+                field(helm.map(|h| &h.repo)),
+                &rules.allowed_repo_patterns,
+            ),
+            (
+                "helm.chart",
+                field(helm.map(|h| &h.chart)),
+                &rules.allowed_chart_patterns,
+            ),
+        ] {
+            if !patterns.is_empty() && !patterns.iter().any(|p| p.is_match(&value)) {
+                let listed: Vec<&str> = patterns.iter().map(Regex::as_str).collect();
+                return Err(self.refusal(format!(
+                    "{what} {value} matches none of the allowed patterns ({})",
+                    listed.join(", ")
+                )));
+            }
         }
         Ok(spec)
     }
@@ -231,5 +331,67 @@ mod tests {
             broken.starts_with("Policy broken: gitRepo.allowedRepoPatterns \"(\""),
             "{broken}"
         );
+    }
+
+    /// Fleet's `policy_test.go` HelmOp cases: a required service account, and a
+    /// `helmSecretName` outside the allowed ones, each refused naming the field; defaults
+    /// filled in; repository and chart patterns checked.
+    #[test]
+    fn helm_ops_get_defaults_and_are_refused_as_fleet_refuses_them() {
+        let helmop = |body: serde_json::Value| -> HelmOpSpec {
+            serde_json::from_value(body).expect("a HelmOp spec")
+        };
+        let required = Policies::combine(&[policy(
+            "strict",
+            serde_json::json!({"requireServiceAccount": true}),
+        )])
+        .expect("valid");
+        let refused = required
+            .admit_helm_op(&helmop(serde_json::json!({"helm": {"repo": "https://charts.example.com", "chart": "placeholder"}})))
+            .expect_err("no service account");
+        assert!(refused.contains("serviceAccount"), "{refused}");
+
+        let secrets = Policies::combine(&[policy(
+            "secrets",
+            serde_json::json!({"helmOp": {"allowedHelmSecretNames": ["approved-secret"],
+                "defaultServiceAccount": "deployer",
+                "allowedHelmRepoPatterns": ["^https://charts\\.example\\.com"],
+                "allowedChartPatterns": ["^place"]}}),
+        )])
+        .expect("valid");
+        let refused = secrets
+            .admit_helm_op(&helmop(
+                serde_json::json!({"helmSecretName": "unapproved-secret",
+                "helm": {"repo": "https://charts.example.com", "chart": "placeholder"}}),
+            ))
+            .expect_err("secret");
+        assert!(
+            refused.contains("disallowed helmSecretName unapproved-secret"),
+            "{refused}"
+        );
+        let admitted = secrets
+            .admit_helm_op(&helmop(
+                serde_json::json!({"helmSecretName": "approved-secret",
+                "helm": {"repo": "https://charts.example.com", "chart": "placeholder"}}),
+            ))
+            .expect("admitted");
+        assert_eq!(
+            admitted.bundle.options.service_account.as_deref(),
+            Some("deployer")
+        );
+        for (repo, chart) in [
+            ("https://evil.example.org", "placeholder"),
+            ("https://charts.example.com", "other"),
+        ] {
+            let refused = secrets
+                .admit_helm_op(&helmop(
+                    serde_json::json!({"helm": {"repo": repo, "chart": chart}}),
+                ))
+                .expect_err("pattern");
+            assert!(
+                refused.contains("matches none of the allowed patterns"),
+                "{refused}"
+            );
+        }
     }
 }

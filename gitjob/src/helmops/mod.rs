@@ -107,6 +107,22 @@ async fn reconcile(helmop: Arc<HelmOp>, ctx: Arc<HelmOps>) -> Result<Action, Hel
     let old = helmop.status.clone().unwrap_or_default();
     let mut status = old.clone();
     let now = jiff::Timestamp::now().to_string();
+    // The namespace's Policies fill in their defaults, or refuse the HelmOp.
+    let helmop = match admitted(&ctx.client, &helmop).await? {
+        Ok(admitted) => admitted,
+        Err(why) => {
+            set_condition(
+                &mut status.conditions,
+                "Accepted",
+                false,
+                "Error",
+                &why,
+                &now,
+            );
+            write_status(&ctx.client, &helmop, &old, status).await?;
+            return Ok(Action::await_change());
+        }
+    };
     let helm = helmop.spec.bundle.options.helm.as_deref();
     if let Some(why) = bundle::refusal(helm) {
         set_condition(
@@ -214,6 +230,24 @@ async fn reconcile(helmop: Arc<HelmOp>, ctx: Arc<HelmOps>) -> Result<Action, Hel
         Some(every) => Action::requeue(every),
         None => Action::await_change(),
     })
+}
+
+/// `helmop` as the Policies of its namespace admit it, their defaults filled in; or why
+/// they refuse it.
+async fn admitted(
+    client: &kube::Client,
+    helmop: &HelmOp,
+) -> Result<Result<HelmOp, String>, kube::Error> {
+    let namespace = helmop.namespace().unwrap_or_default();
+    let policies = Api::<fleet_api::Policy>::namespaced(client.clone(), &namespace)
+        .list(&Default::default())
+        .await?;
+    Ok(fleet_objects::policy::Policies::combine(&policies.items)
+        .and_then(|policies| policies.admit_helm_op(&helmop.spec))
+        .map(|spec| HelmOp {
+            spec,
+            ..helmop.clone()
+        }))
 }
 
 /// The HelmOp's `pollingInterval`, when it polls at all (`0` or none does not).
