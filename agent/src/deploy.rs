@@ -76,7 +76,8 @@ pub async fn deployment(
         crate::uninstall::uninstall(agent, deployment).await?;
         return Ok(None);
     }
-    if deployment.spec.paused || wanted.is_empty() {
+    // Off schedule: nothing new, no drift corrected, until the cluster's window opens.
+    if deployment.spec.paused || deployment.spec.off_schedule || wanted.is_empty() {
         return Ok(None);
     }
     if new_deployment && agent.rolled_back(deployment).as_deref() == Some(wanted.as_str()) {

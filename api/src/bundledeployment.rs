@@ -62,6 +62,10 @@ pub struct BundleDeploymentSpec {
     /// Drift correction.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub correct_drift: Option<CorrectDrift>,
+    /// Its cluster is under a Schedule whose window is closed: the agent deploys nothing
+    /// new until it opens.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub off_schedule: bool,
 }
 
 /// Observed state of a BundleDeployment, written by the agent.

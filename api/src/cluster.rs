@@ -152,6 +152,14 @@ impl Cluster {
         })
     }
 
+    /// Whether new deployments wait for a Schedule's window: one targets the cluster and
+    /// none is open.
+    pub fn is_off_schedule(&self) -> bool {
+        self.status
+            .as_ref()
+            .is_some_and(|s| s.scheduled && !s.active_schedule)
+    }
+
     /// Whether the cluster would be driven both ways (a kubeconfig to push through and a
     /// registered agent pulling): it is then refused, and nothing is deployed to it.
     pub fn is_driven_twice(&self) -> bool {
@@ -193,6 +201,12 @@ pub struct ClusterStatus {
     /// What the agent reports about itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentStatus>,
+    /// A Schedule targets the cluster: it gets new deployments only while one is active.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub scheduled: bool,
+    /// A Schedule targeting the cluster has its window open now.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub active_schedule: bool,
 }
 
 /// Cluster values shown in printer columns.

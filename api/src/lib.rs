@@ -51,6 +51,7 @@ mod helmop;
 pub mod labels;
 mod policy;
 mod registration;
+mod schedule;
 pub mod strict;
 
 pub use bundle::*;
@@ -63,6 +64,7 @@ pub use gitrepo::*;
 pub use helmop::*;
 pub use policy::{GitRepoPolicy, Policy, PolicyRules};
 pub use registration::*;
+pub use schedule::*;
 
 /// The API group of every Fleet kind.
 pub const GROUP: &str = "fleet.cattle.io";

@@ -95,7 +95,8 @@ fn checked_in_crds_equal_the_generated_ones() {
             "clusterregistrationtokens.fleet.cattle.io",
             "clusterregistrations.fleet.cattle.io",
             "policies.fleet.cattle.io",
-            "helmops.fleet.cattle.io"
+            "helmops.fleet.cattle.io",
+            "schedules.fleet.cattle.io"
         ]
     );
     let columns = &crds[0]["spec"]["versions"][0]["additionalPrinterColumns"];

@@ -16,6 +16,7 @@ pub mod reconcile;
 pub mod referenced;
 pub mod registration;
 pub mod rollout;
+pub mod schedules;
 pub mod variant;
 pub mod watches;
 
@@ -369,6 +370,17 @@ pub async fn run(
         bundle_loop.await;
     } else {
         let flushing = running.clone();
+        let scheduling = running.clone();
+        let (schedule_client, schedule_stop) = (ctx.client.clone(), shutdown.clone());
+        let schedules = async {
+            schedules::run(
+                schedule_client,
+                clusters.store(),
+                &scheduling.caches,
+                schedule_stop,
+            )
+            .await;
+        };
         let cluster_loop = reconciles(
             clusters.store(),
             cluster_requests,
@@ -402,7 +414,8 @@ pub async fn run(
             bundle_loop,
             cluster_loop,
             run_registration(ctx, shutdown),
-            purging
+            purging,
+            schedules
         );
         flush_cluster_statuses(&flushing, clusters.store().state()).await;
     }

@@ -423,6 +423,7 @@ fn placement_fingerprint(
         cluster.labels().hash(&mut hasher);
         cluster_namespace(cluster).hash(&mut hasher);
         cluster.spec.paused.hash(&mut hasher);
+        cluster.is_off_schedule().hash(&mut hasher);
         cluster.is_driven_twice().hash(&mut hasher);
     }
     for group in groups {
@@ -537,6 +538,7 @@ pub(crate) fn deployment_for(
             deployment_id: Some(id),
             depends_on: bundle.spec.depends_on.clone(),
             correct_drift: options.correct_drift.clone(),
+            off_schedule: cluster.is_off_schedule(),
         },
     );
     deployment.metadata.namespace = Some(target_namespace.to_string());

@@ -599,3 +599,118 @@ async fn a_cluster_whose_agent_stops_reporting_is_shown_offline() {
     eventually("ready again once the agent reports", WAIT, || both(true)).await;
     fleet.stop().await;
 }
+
+/// Fleet's Schedules (its e2e `schedules` case, restated): a cluster a Schedule targets
+/// gets nothing new while no window is open (its deployment says `offSchedule` and the
+/// agent leaves it), and what waited is deployed once a window opens; `kubectl get
+/// schedules` shows Fleet's columns. A Schedule deleted leaves the cluster unscheduled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_schedule_holds_deployments_back_until_its_window_opens() {
+    let hub = FleetHub::start(&["dev"]).await;
+    create_cluster(&hub.client, NS, "dev", json!({"env": "dev"}))
+        .await
+        .expect("cluster");
+    let mut fleet = fleet_local::Fleet::new();
+    fleet.run_controller(fleet_controller::Context::new(
+        hub.client.clone(),
+        hub.dir().join("controller"),
+    ));
+    start_dev_agent(&mut fleet, &hub).await;
+    let kubectl = hub.hub.kubectl("local");
+    let schedule = |cron: &str, duration: &str| {
+        json!({
+            "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Schedule",
+            "metadata": {"name": "window", "namespace": NS},
+            "spec": {"schedule": cron, "duration": duration,
+                     "targets": {"clusters": [{"clusterSelector": {"matchLabels": {"env": "dev"}}}]}},
+        })
+        .to_string()
+    };
+    // A window that opens in 2099 only.
+    kubectl
+        .run_with(&["apply", "-f", "-"], &schedule("0 0 0 1 1 ? 2099", "1h"))
+        .await
+        .success();
+    let clusters: Api<Cluster> = Api::namespaced(hub.client.clone(), NS);
+    let flags = || async {
+        let status = clusters.get("dev").await.ok()?.status?;
+        Some((status.scheduled, status.active_schedule))
+    };
+    eventually("dev scheduled, off its window", WAIT, || async {
+        (flags().await? == (true, false)).then_some(())
+    })
+    .await;
+    let listing = eventually("kubectl's columns", WAIT, || async {
+        let run = kubectl.run(&["get", "schedules", "-n", NS]).await;
+        run.stdout
+            .contains("2099-01-01T00:00:00Z")
+            .then_some(run.stdout)
+    })
+    .await;
+    let rows: Vec<Vec<&str>> = listing
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        rows[0],
+        ["NAME", "SCHEDULE", "DURATION", "ACTIVE", "NEXTSTART"],
+        "{listing}"
+    );
+
+    let bundle: fleet_api::Bundle = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Bundle",
+        "metadata": {"name": "settings", "namespace": NS},
+        "spec": {
+            "resources": [{"name": "cm.yaml", "content": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: scheduled\n"}],
+            "defaultNamespace": "apps",
+            "targets": [{"clusterSelector": {}}],
+        },
+    }))
+    .expect("Bundle");
+    Api::<fleet_api::Bundle>::namespaced(hub.client.clone(), NS)
+        .create(&PostParams::default(), &bundle)
+        .await
+        .expect("create Bundle");
+    let deployments: Api<BundleDeployment> =
+        Api::namespaced(hub.client.clone(), "cluster-fleet-local-dev");
+    eventually("the deployment made, off schedule", WAIT, || async {
+        deployments
+            .get("settings")
+            .await
+            .ok()
+            .filter(|d| d.spec.off_schedule)
+    })
+    .await;
+    let member = hub.hub.kubectl("dev");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(
+        !member
+            .run(&["get", "configmap", "settings", "-n", "apps"])
+            .await
+            .ok,
+        "nothing is deployed off schedule"
+    );
+
+    // A window every minute, open 59 seconds of it.
+    kubectl
+        .run_with(&["apply", "-f", "-"], &schedule("0 * * * * ?", "59s"))
+        .await
+        .success();
+    eventually("deployed once the window opens", WAIT, || async {
+        member
+            .run(&["get", "configmap", "settings", "-n", "apps"])
+            .await
+            .ok
+            .then_some(())
+    })
+    .await;
+    kubectl
+        .run(&["delete", "schedule", "window", "-n", NS])
+        .await
+        .success();
+    eventually("dev unscheduled", WAIT, || async {
+        (flags().await? == (false, false)).then_some(())
+    })
+    .await;
+    fleet.stop().await;
+}
