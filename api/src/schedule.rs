@@ -5,7 +5,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::{Condition, LabelSelector};
+use crate::{BundleTargetRestriction, Condition};
 
 /// When the clusters a Schedule targets may receive new deployments.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
@@ -45,31 +45,11 @@ pub struct ScheduleSpec {
 /// What a Schedule applies to.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 pub struct ScheduleTargets {
-    /// Clusters of the Schedule's namespace: those any entry selects.
+    /// Clusters of the Schedule's namespace: those any entry selects, an entry selecting
+    /// the clusters every criterion it gives matches (one with none selects nothing); its
+    /// `name` only names it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub clusters: Vec<ScheduleTarget>,
-}
-
-/// Clusters a Schedule selects: those every criterion given matches (an entry with none
-/// selects nothing).
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ScheduleTarget {
-    /// A name for the entry (not matched).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// The cluster of this name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cluster_name: Option<String>,
-    /// Clusters with these labels.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cluster_selector: Option<LabelSelector>,
-    /// The clusters of this ClusterGroup.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cluster_group: Option<String>,
-    /// The clusters of the ClusterGroups with these labels.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cluster_group_selector: Option<LabelSelector>,
+    pub clusters: Vec<BundleTargetRestriction>,
 }
 
 /// Observed state of a Schedule.

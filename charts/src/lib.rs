@@ -145,11 +145,7 @@ impl ChartCache {
     fn fetch_with(&self, chart: &RemoteChart, auth: &HelmAuth) -> Result<Vec<u8>, ChartError> {
         let version = chart.version.clone().unwrap_or_default();
         let repo = chart.repo.as_deref().filter(|r| !r.is_empty());
-        let credentials: Vec<(&str, String)> = auth
-            .for_repository(repo.unwrap_or(&chart.chart))
-            .map(|basic| ("Authorization", basic.header()))
-            .into_iter()
-            .collect();
+        let credentials = credentials(chart, auth);
         if let Some(reference) = chart.chart.strip_prefix("oci://") {
             return self.oci(reference, &version, &credentials);
         }
@@ -353,11 +349,7 @@ impl ChartCache {
     ) -> Result<String, ChartError> {
         let version = chart.version.clone().unwrap_or_default();
         let repo = chart.repo.as_deref().filter(|r| !r.is_empty());
-        let credentials: Vec<(&str, String)> = auth
-            .for_repository(repo.unwrap_or(&chart.chart))
-            .map(|basic| ("Authorization", basic.header()))
-            .into_iter()
-            .collect();
+        let credentials = credentials(chart, auth);
         if let Some(reference) = chart.chart.strip_prefix("oci://") {
             let mut granted = Vec::new();
             return self
@@ -531,6 +523,16 @@ fn split_oci_reference(reference: &str) -> Option<(&str, &str, Option<&str>)> {
 fn host_of(url: &str) -> &str {
     let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
     rest.split('/').next().unwrap_or_default()
+}
+
+/// The `Authorization` header `auth` gives for `chart`'s repository (or its own URL), if
+/// any may go there.
+fn credentials(chart: &RemoteChart, auth: &HelmAuth) -> Vec<(&'static str, String)> {
+    let repo = chart.repo.as_deref().filter(|r| !r.is_empty());
+    auth.for_repository(repo.unwrap_or(&chart.chart))
+        .map(|basic| ("Authorization", basic.header()))
+        .into_iter()
+        .collect()
 }
 
 /// An entry of a repository's index: the version it holds, where its archive is, and

@@ -660,6 +660,17 @@ pub fn summarise<D: Borrow<BundleDeployment>>(deployments: &[D]) -> BundleSummar
     summary
 }
 
+/// `namespace/name` of the cluster a deployment is for, from its labels.
+fn cluster_of(deployment: &BundleDeployment) -> String {
+    let labels = deployment.labels();
+    let label = |key: &str| labels.get(key).cloned().unwrap_or_default();
+    format!(
+        "{}/{}",
+        label(CLUSTER_NAMESPACE_LABEL),
+        label(CLUSTER_LABEL)
+    )
+}
+
 /// `namespace/name` of the clusters among `clusters` whose agent stopped reporting.
 fn offline_clusters(clusters: &[Arc<Cluster>]) -> BTreeSet<String> {
     clusters
@@ -680,32 +691,12 @@ async fn write_status(
     let offline_now = offline_clusters(clusters);
     let offline: Vec<String> = deployments
         .iter()
-        .map(|d| {
-            let labels = d.labels();
-            format!(
-                "{}/{}",
-                labels
-                    .get(CLUSTER_NAMESPACE_LABEL)
-                    .cloned()
-                    .unwrap_or_default(),
-                labels.get(CLUSTER_LABEL).cloned().unwrap_or_default()
-            )
-        })
+        .map(|d| cluster_of(d))
         .filter(|cluster| offline_now.contains(cluster))
         .collect();
     let waiting: Vec<String> = not_ready(deployments)
         .take(3)
-        .map(|d| {
-            let labels = d.labels();
-            format!(
-                "{}/{}",
-                labels
-                    .get(CLUSTER_NAMESPACE_LABEL)
-                    .cloned()
-                    .unwrap_or_default(),
-                labels.get(CLUSTER_LABEL).cloned().unwrap_or_default()
-            )
-        })
+        .map(|d| cluster_of(d))
         .collect();
     let (ready, mut message) = if let Some(problem) = problem {
         (false, problem)

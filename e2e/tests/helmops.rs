@@ -21,6 +21,15 @@ fn publish(repo: &Path, version: &str) {
     publish_chart(repo, "alpine", version, TEMPLATE);
 }
 
+/// A Helm repository directory holding `alpine` 0.1.0 and 0.2.0, and its server.
+fn alpine_repository() -> (tempfile::TempDir, FileServer) {
+    let work = tempfile::tempdir().expect("repository dir");
+    publish(work.path(), "0.1.0");
+    publish(work.path(), "0.2.0");
+    let server = FileServer::start(work.path()).expect("file server");
+    (work, server)
+}
+
 /// A HelmOp in Fleet's e2e asset shape (`helmop/helmop.yaml`), applied with kubectl.
 async fn apply_helmop(fleet: &Fleet, name: &str, helm: Value, extra: Value) {
     let mut spec = json!({"helm": helm, "namespace": "apps", "targets": [{"clusterSelector": {}}]});
@@ -79,12 +88,8 @@ async fn deployed_version(fleet: &Fleet, namespace: &str, version: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_helmop_deploys_the_newest_matching_release_and_follows_new_ones() {
     let fleet = Fleet::start(&[("dev", json!({"env": "dev"}))]).await;
-    let work = tempfile::tempdir().expect("work dir");
-    let repo = work.path().join("repo");
-    std::fs::create_dir_all(&repo).expect("repo dir");
-    publish(&repo, "0.1.0");
-    publish(&repo, "0.2.0");
-    let server = FileServer::start(&repo).expect("file server");
+    let (work, server) = alpine_repository();
+    let repo = work.path().to_path_buf();
     let helm = |version: &str| json!({"releaseName": "testhelm", "repo": server.url, "chart": "alpine", "version": version});
     apply_helmop(
         &fleet,
@@ -177,12 +182,8 @@ async fn a_helmop_deploys_the_newest_matching_release_and_follows_new_ones() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn helmops_are_refused_as_fleet_refuses_them_and_reach_private_repositories() {
     let fleet = Fleet::start(&[("dev", json!({"env": "dev"}))]).await;
-    let work = tempfile::tempdir().expect("work dir");
-    let repo = work.path().join("repo");
-    std::fs::create_dir_all(&repo).expect("repo dir");
-    publish(&repo, "0.1.0");
-    publish(&repo, "0.2.0");
-    let server = FileServer::start(&repo).expect("file server");
+    let (work, server) = alpine_repository();
+    let repo = work.path().to_path_buf();
     let accepted_says = |status: &Value, says: &str| {
         condition(status, "Accepted").is_some_and(|c| {
             c["status"] == "False"

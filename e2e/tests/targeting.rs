@@ -453,24 +453,19 @@ async fn a_looping_chart_costs_the_controller_one_render_budget() {
             .await
             .expect("cluster");
     }
-    let bundle: fleet_api::Bundle = serde_json::from_value(json!({
-        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Bundle",
-        "metadata": {"name": "loops", "namespace": NS},
-        "spec": {
+    let bundles = create_bundle(
+        &hub,
+        "loops",
+        json!({
             "resources": [
                 {"name": "Chart.yaml", "content": "apiVersion: v2\nname: loops\nversion: 0.1.0\n"},
                 {"name": "templates/loop.yaml",
                  "content": "{{- range until 1000000 }}{{- range until 1000000 }}{{- end }}{{- end }}\n"},
             ],
             "targets": [{"clusterSelector": {}}],
-        },
-    }))
-    .expect("Bundle");
-    let bundles: Api<fleet_api::Bundle> = Api::namespaced(hub.client.clone(), NS);
-    bundles
-        .create(&PostParams::default(), &bundle)
-        .await
-        .expect("create Bundle");
+        }),
+    )
+    .await;
     let started = Instant::now();
     let mut fleet = fleet_local::Fleet::new();
     fleet.run_controller(fleet_controller::Context::with_options(
@@ -500,6 +495,37 @@ async fn a_looping_chart_costs_the_controller_one_render_budget() {
     );
 }
 
+/// Creates the Bundle `name` with `spec` in the namespace; returns its namespace's Bundles.
+async fn create_bundle(
+    hub: &FleetHub,
+    name: &str,
+    spec: serde_json::Value,
+) -> Api<fleet_api::Bundle> {
+    let bundle: fleet_api::Bundle = serde_json::from_value(json!({
+        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Bundle",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": spec,
+    }))
+    .expect("Bundle");
+    let bundles: Api<fleet_api::Bundle> = Api::namespaced(hub.client.clone(), NS);
+    bundles
+        .create(&PostParams::default(), &bundle)
+        .await
+        .expect("create Bundle");
+    bundles
+}
+
+/// Creates the Bundle `settings` (ConfigMap `settings` in `apps`) for every cluster;
+/// returns the Bundles of the namespace.
+async fn create_settings_bundle(hub: &FleetHub) -> Api<fleet_api::Bundle> {
+    let spec = json!({
+        "resources": [{"name": "cm.yaml", "content": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: fast\n"}],
+        "defaultNamespace": "apps",
+        "targets": [{"clusterSelector": {}}],
+    });
+    create_bundle(hub, "settings", spec).await
+}
+
 /// Runs the agent of `dev`, reporting itself alive every second.
 async fn start_dev_agent(fleet: &mut fleet_local::Fleet, hub: &FleetHub) {
     let agent = fleet_agent::Agent::new(
@@ -521,21 +547,7 @@ async fn a_cluster_whose_agent_stops_reporting_is_shown_offline() {
     create_cluster(&hub.client, NS, "dev", json!({}))
         .await
         .expect("cluster");
-    let bundle: fleet_api::Bundle = serde_json::from_value(json!({
-        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Bundle",
-        "metadata": {"name": "settings", "namespace": NS},
-        "spec": {
-            "resources": [{"name": "cm.yaml", "content": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: fast\n"}],
-            "defaultNamespace": "apps",
-            "targets": [{"clusterSelector": {}}],
-        },
-    }))
-    .expect("Bundle");
-    let bundles: Api<fleet_api::Bundle> = Api::namespaced(hub.client.clone(), NS);
-    bundles
-        .create(&PostParams::default(), &bundle)
-        .await
-        .expect("create Bundle");
+    let bundles = create_settings_bundle(&hub).await;
     let mut fleet = fleet_local::Fleet::new();
     fleet.run_controller(fleet_controller::Context::with_options(
         hub.client.clone(),
@@ -657,20 +669,7 @@ async fn a_schedule_holds_deployments_back_until_its_window_opens() {
         "{listing}"
     );
 
-    let bundle: fleet_api::Bundle = serde_json::from_value(json!({
-        "apiVersion": "fleet.cattle.io/v1alpha1", "kind": "Bundle",
-        "metadata": {"name": "settings", "namespace": NS},
-        "spec": {
-            "resources": [{"name": "cm.yaml", "content": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  mode: scheduled\n"}],
-            "defaultNamespace": "apps",
-            "targets": [{"clusterSelector": {}}],
-        },
-    }))
-    .expect("Bundle");
-    Api::<fleet_api::Bundle>::namespaced(hub.client.clone(), NS)
-        .create(&PostParams::default(), &bundle)
-        .await
-        .expect("create Bundle");
+    create_settings_bundle(&hub).await;
     let deployments: Api<BundleDeployment> =
         Api::namespaced(hub.client.clone(), "cluster-fleet-local-dev");
     eventually("the deployment made, off schedule", WAIT, || async {

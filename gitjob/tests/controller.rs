@@ -202,6 +202,18 @@ impl Env {
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
+    /// gitjob's `gitjob-webhook` Secret, holding `secret` for GitHub's pushes.
+    async fn github_webhook_secret(&self, secret: &str) {
+        self.secret(
+            "cattle-fleet-system",
+            json!({
+                "metadata": {"name": "gitjob-webhook"},
+                "stringData": {"github": secret},
+            }),
+        )
+        .await;
+    }
+
     async fn post_webhook(&self, headers: &[(&str, String)], body: &str) -> (u16, String) {
         let url = format!("{}/", self.webhook);
         let headers: Vec<(String, String)> = headers
@@ -385,14 +397,7 @@ async fn a_gitrepo_polling_every_second_is_not_handed_an_older_shared_poll_answe
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pushed_tag_syncs_the_gitrepos_pinned_to_it() {
     let env = Env::start().await;
-    env.secret(
-        "cattle-fleet-system",
-        json!({
-            "metadata": {"name": "gitjob-webhook"},
-            "stringData": {"github": "hook-secret"},
-        }),
-    )
-    .await;
+    env.github_webhook_secret("hook-secret").await;
     let repo = env.repo("tagged");
     repo.write("app/cm.yaml", &configmap("a", "1"));
     let first = repo.commit("first");
@@ -432,14 +437,7 @@ async fn a_pushed_tag_syncs_the_gitrepos_pinned_to_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_signed_webhook_syncs_at_once_and_forgeries_and_replays_do_not() {
     let env = Env::start().await;
-    env.secret(
-        "cattle-fleet-system",
-        json!({
-            "metadata": {"name": "gitjob-webhook"},
-            "stringData": {"github": "hook-secret"},
-        }),
-    )
-    .await;
+    env.github_webhook_secret("hook-secret").await;
     let (repo, _) = env
         .synced_app("hooked", json!({"pollingInterval": "1h"}))
         .await;

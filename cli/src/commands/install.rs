@@ -7,7 +7,6 @@ use std::path::PathBuf;
 
 use anyhow::{Context as _, Result};
 use clap::{Args, Subcommand};
-use fleet_controller::registration::{issue_token, HubAddress};
 use fleet_helm::{Chart, Options, ValueOptions};
 use serde_json::json;
 
@@ -97,23 +96,9 @@ pub(super) struct ManagerArgs {
 /// Arguments of `fleet install agent-token`.
 #[derive(Args, Debug)]
 pub(super) struct AgentTokenArgs {
-    /// Kubeconfig of the management cluster, where the token is made.
-    #[arg(long, env = "KUBECONFIG")]
-    kubeconfig: PathBuf,
-    /// Namespace the cluster registers into.
-    #[arg(short, long, default_value = "fleet-default")]
-    namespace: String,
-    /// How long the token works (a Go duration: 30m, 12h...); the agent keeps its own
-    /// credential once registered.
-    #[arg(long)]
-    ttl: Option<String>,
-    /// The API server URL members reach the management cluster at (default: the
-    /// kubeconfig's).
-    #[arg(long)]
-    api_server_url: Option<String>,
-    /// PEM file of the CA members trust for --api-server-url (default: the kubeconfig's).
-    #[arg(long, requires = "api_server_url")]
-    api_server_ca: Option<PathBuf>,
+    /// The token: where it is made and for how long.
+    #[command(flatten)]
+    token: super::token::TokenArgs,
     /// The name of the Cluster the agent registers.
     #[arg(long)]
     cluster_name: Option<String>,
@@ -155,12 +140,6 @@ fn manager(args: &ManagerArgs) -> Result<String> {
 
 /// A new registration token's Secret and the agent's chart, for a member.
 fn agent_token(args: &AgentTokenArgs) -> Result<String> {
-    let address = HubAddress::from_flags(
-        args.api_server_url.as_deref(),
-        args.api_server_ca.as_deref(),
-        Some(&args.kubeconfig),
-    )?
-    .ok_or_else(|| anyhow::anyhow!("no API server address for agents"))?;
     let mut set = vec![format!("registration.tokenSecret={TOKEN_SECRET}")];
     if let Some(name) = &args.cluster_name {
         set.push(format!("registration.clusterName={name}"));
@@ -182,11 +161,7 @@ fn agent_token(args: &AgentTokenArgs) -> Result<String> {
         &args.values,
         &set,
     )?;
-    let runtime = super::runtime()?;
-    let token = runtime.block_on(async {
-        let client = super::kube_client(&args.kubeconfig).await?;
-        anyhow::Ok(issue_token(&client, &address, &args.namespace, args.ttl.clone()).await?)
-    })?;
+    let token = args.token.issue()?;
     let secret = json!({
         "apiVersion": "v1", "kind": "Secret",
         "metadata": {"name": TOKEN_SECRET, "namespace": SYSTEM_NAMESPACE},

@@ -16,12 +16,13 @@ pub(super) enum TokenCommand {
     --api-server-ca ca.pem > token.kubeconfig
   fleet agent --register token.kubeconfig --cluster-name dev --label env=dev \\
     --kubeconfig ./hub-data/dev.kubeconfig")]
-    Create(CreateArgs),
+    Create(TokenArgs),
 }
 
-/// Arguments of `fleet token create`.
+/// Where a registration token is made, and for whom (`fleet token create`, `fleet install
+/// agent-token`).
 #[derive(Args, Debug)]
-pub(super) struct CreateArgs {
+pub(super) struct TokenArgs {
     /// Kubeconfig of the hub.
     #[arg(long, env = "KUBECONFIG")]
     kubeconfig: PathBuf,
@@ -40,20 +41,27 @@ pub(super) struct CreateArgs {
     api_server_ca: Option<PathBuf>,
 }
 
+impl TokenArgs {
+    /// Makes the token on the hub and returns the kubeconfig agents register with, once the
+    /// controller has given it a credential.
+    pub(super) fn issue(&self) -> Result<String> {
+        let address = HubAddress::from_flags(
+            self.api_server_url.as_deref(),
+            self.api_server_ca.as_deref(),
+            Some(&self.kubeconfig),
+        )?
+        .ok_or_else(|| anyhow::anyhow!("no API server address for agents"))?;
+        let runtime = super::runtime()?;
+        runtime.block_on(async {
+            let client = super::kube_client(&self.kubeconfig).await?;
+            anyhow::Ok(issue_token(&client, &address, &self.namespace, self.ttl.clone()).await?)
+        })
+    }
+}
+
 /// Runs a token command.
 pub(super) fn run(command: TokenCommand) -> Result<()> {
     let TokenCommand::Create(args) = command;
-    let address = HubAddress::from_flags(
-        args.api_server_url.as_deref(),
-        args.api_server_ca.as_deref(),
-        Some(&args.kubeconfig),
-    )?
-    .ok_or_else(|| anyhow::anyhow!("no API server address for agents"))?;
-    let runtime = super::runtime()?;
-    let text = runtime.block_on(async {
-        let client = super::kube_client(&args.kubeconfig).await?;
-        anyhow::Ok(issue_token(&client, &address, &args.namespace, args.ttl.clone()).await?)
-    })?;
-    print!("{text}");
+    print!("{}", args.issue()?);
     Ok(())
 }

@@ -78,22 +78,6 @@ fn window(spec: &ScheduleSpec, now: Timestamp) -> Result<Window, String> {
     })
 }
 
-/// Whether `target` selects the cluster (every criterion it gives matches; one with none
-/// selects nothing).
-fn selects(
-    target: &fleet_api::ScheduleTarget,
-    cluster: &fleet_renderer::bundle::ClusterInfo,
-) -> bool {
-    let as_bundle_target = BundleTarget {
-        cluster_name: target.cluster_name.clone(),
-        cluster_selector: target.cluster_selector.clone(),
-        cluster_group: target.cluster_group.clone(),
-        cluster_group_selector: target.cluster_group_selector.clone(),
-        ..BundleTarget::default()
-    };
-    cluster.matches(&as_bundle_target)
-}
-
 /// Runs the Schedules of the cluster `client` reaches against the clusters `clusters`
 /// holds (and the groups of `caches`), until `shutdown` resolves.
 pub(crate) async fn run(
@@ -167,7 +151,7 @@ async fn look(
                         .targets
                         .clusters
                         .iter()
-                        .any(|t| selects(t, &info))
+                        .any(|t| info.matches(&BundleTarget::from(t)))
                     {
                         status.matching_clusters.push(cluster.name_any());
                         let entry = flags

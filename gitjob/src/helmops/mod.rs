@@ -111,29 +111,13 @@ async fn reconcile(helmop: Arc<HelmOp>, ctx: Arc<HelmOps>) -> Result<Action, Hel
     let helmop = match admitted(&ctx.client, &helmop).await? {
         Ok(admitted) => admitted,
         Err(why) => {
-            set_condition(
-                &mut status.conditions,
-                "Accepted",
-                false,
-                "Error",
-                &why,
-                &now,
-            );
-            write_status(&ctx.client, &helmop, &old, status).await?;
+            refuse(&ctx.client, &helmop, &old, status, &why).await?;
             return Ok(Action::await_change());
         }
     };
     let helm = helmop.spec.bundle.options.helm.as_deref();
     if let Some(why) = bundle::refusal(helm) {
-        set_condition(
-            &mut status.conditions,
-            "Accepted",
-            false,
-            "Error",
-            &why,
-            &now,
-        );
-        write_status(&ctx.client, &helmop, &old, status).await?;
+        refuse(&ctx.client, &helmop, &old, status, &why).await?;
         return Ok(Action::await_change());
     }
     let Some(helm) = helm else {
@@ -177,17 +161,10 @@ async fn reconcile(helmop: Arc<HelmOp>, ctx: Arc<HelmOps>) -> Result<Action, Hel
                             &why,
                             &now,
                         );
+                        write_status(&ctx.client, &helmop, &old, status).await?;
                     } else {
-                        set_condition(
-                            &mut status.conditions,
-                            "Accepted",
-                            false,
-                            "Error",
-                            &why,
-                            &now,
-                        );
+                        refuse(&ctx.client, &helmop, &old, status, &why).await?;
                     }
-                    write_status(&ctx.client, &helmop, &old, status).await?;
                     return Ok(Action::requeue(interval.unwrap_or(RETRY)));
                 }
             }
@@ -200,15 +177,7 @@ async fn reconcile(helmop: Arc<HelmOp>, ctx: Arc<HelmOps>) -> Result<Action, Hel
         .is_some_and(|b| b.spec.helm_op_options.is_none())
     {
         let why = format!("a non-helmops bundle already exists with name {name}; aborting");
-        set_condition(
-            &mut status.conditions,
-            "Accepted",
-            false,
-            "Error",
-            &why,
-            &now,
-        );
-        write_status(&ctx.client, &helmop, &old, status).await?;
+        refuse(&ctx.client, &helmop, &old, status, &why).await?;
         return Ok(Action::await_change());
     }
     let wanted_bundle = bundle::bundle_for(&helmop, &version);
@@ -322,6 +291,26 @@ fn mirror_bundle(status: &mut HelmOpStatus, bundle: &Bundle) {
         status.conditions.retain(|c| c.type_ != "Ready");
         status.conditions.push(ready.clone());
     }
+}
+
+/// Says in the HelmOp's status why it is not accepted (`Accepted=False`, reason `Error`).
+async fn refuse(
+    client: &kube::Client,
+    helmop: &HelmOp,
+    old: &HelmOpStatus,
+    mut status: HelmOpStatus,
+    why: &str,
+) -> Result<(), kube::Error> {
+    let now = jiff::Timestamp::now().to_string();
+    set_condition(
+        &mut status.conditions,
+        "Accepted",
+        false,
+        "Error",
+        why,
+        &now,
+    );
+    write_status(client, helmop, old, status).await
 }
 
 /// Writes `status` unless it is what the HelmOp already says.
