@@ -4,8 +4,8 @@
 //! octal integers as Go reads them, a linear bound on YAML nesting, YAML read with a bound on
 //! what its aliases expand to, and (with the
 //! `client` feature) what a kube-rs client needs: clients from kubeconfig files, namespaces
-//! made on demand, Fleet's CRDs installed, the watch backoff and reconciles on their own
-//! tasks; with `service`, what a
+//! made on demand, Fleet's CRDs installed, the watch backoff, reconciles on their own
+//! tasks and Events recorded; with `service`, what a
 //! long-running process needs: the stop signal and `/healthz`.
 //!
 //! Nothing here renders, fetches or deploys: it sits below every crate that does.
@@ -18,6 +18,8 @@ pub mod client;
 pub mod conditions;
 pub mod downstream;
 pub mod duration;
+#[cfg(feature = "client")]
+pub mod events;
 pub mod hints;
 #[cfg(feature = "client")]
 pub mod leader;

@@ -440,6 +440,18 @@ async fn poll_and_sync(
     );
     outcome.synced_bundles = Some(synced.written);
     outcome.broken_bundles = synced.broken;
+    if old.commit.as_deref() != Some(commit.as_str()) {
+        // As Fleet's gitjob: the commit itself is the message.
+        fleet_objects::events::record(
+            &ctx.client,
+            gitrepo,
+            "gitjob",
+            fleet_objects::events::EventType::Normal,
+            "GotNewCommit",
+            &commit,
+        )
+        .await;
+    }
     new.commit = Some(commit);
     new.observed_generation = target.generation;
     new.update_generation = target.force;

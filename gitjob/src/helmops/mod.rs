@@ -190,6 +190,16 @@ async fn reconcile(helmop: Arc<HelmOp>, ctx: Arc<HelmOps>) -> Result<Action, Hel
         .await?;
     if status.version.as_deref() != Some(version.as_str()) {
         tracing::info!(helmop = %key, %version, "deploying chart version");
+        // As Fleet's HelmOp controller: the version itself is the message.
+        fleet_objects::events::record(
+            &ctx.client,
+            &helmop,
+            "fleet-helmops",
+            fleet_objects::events::EventType::Normal,
+            "GotNewChartVersion",
+            &version,
+        )
+        .await;
     }
     status.version = Some(version).filter(|v| !v.is_empty());
     set_condition(&mut status.conditions, "Accepted", true, "", "", &now);
