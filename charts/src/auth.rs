@@ -155,13 +155,22 @@ impl RepoHelmAuth {
             return self.default.clone();
         };
         let wanted = path.trim_matches('/');
-        let basic = by_path
-            .iter()
-            .find(|(key, _)| {
-                let key = key.trim_matches('/');
-                key == wanted || fleet_renderer::bundle::label_value(key) == wanted
+        let exact = by_path.iter().find(|(key, _)| {
+            let key = key.trim_matches('/');
+            key == wanted || fleet_renderer::bundle::label_value(key) == wanted
+        });
+        // No key names the path: the first key, in lexical order, that matches it as a
+        // glob (Go's `filepath.Match`, as Fleet's), such as `apps/*`.
+        let glob = || {
+            by_path.iter().find(|(key, _)| {
+                globset::GlobBuilder::new(key.trim_matches('/'))
+                    .literal_separator(true)
+                    .backslash_escape(true)
+                    .build()
+                    .is_ok_and(|glob| glob.compile_matcher().is_match(wanted))
             })
-            .map(|(_, basic)| basic.clone());
+        };
+        let basic = exact.or_else(glob).map(|(_, basic)| basic.clone());
         HelmAuth {
             basic,
             only: self.default.only.clone(),
@@ -274,6 +283,32 @@ mod tests {
         assert!(empty.for_path("x").for_repository("oci://r/x").is_none());
         assert!(empty.for_path("x").held_back_for_empty_regex());
         assert!(RepoHelmAuth::new(None, None, Some("(")).is_err());
+    }
+
+    /// Fleet's `setAuthByPath`: a key naming the path wins; else the first key in lexical
+    /// order that matches it as a glob, `*` not crossing a `/`.
+    #[test]
+    fn per_path_keys_may_be_globs() {
+        let paths = data(&[(
+            "secrets-path.yaml",
+            "apps/*:\n  username: any-app\n  password: a\napps/web:\n  username: web\n  password: w\n\
+             apps/[bc]*:\n  username: b-or-c\n  password: b\n",
+        )]);
+        let auth =
+            RepoHelmAuth::new(None, Some(("paths", &paths)), Some("https://r")).expect("valid");
+        let user = |path: &str| {
+            auth.for_path(path)
+                .for_repository("https://r")
+                .map(|b| b.username.clone())
+        };
+        assert_eq!(user("apps/web").as_deref(), Some("web"));
+        assert_eq!(
+            user("apps/db").as_deref(),
+            Some("any-app"),
+            "`apps/*` sorts before `apps/[bc]*`"
+        );
+        assert_eq!(user("apps/db/nested"), None, "`*` does not cross a `/`");
+        assert_eq!(user("tools"), None);
     }
 
     #[test]
