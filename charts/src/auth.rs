@@ -42,6 +42,17 @@ impl Basic {
 pub struct HelmAuth {
     basic: Option<Basic>,
     only: Option<Regex>,
+    tls: TlsTrust,
+}
+
+/// How a repository's TLS certificate is checked, when not against the usual roots.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TlsTrust {
+    /// Accept any certificate (Fleet's `insecureSkipTLSVerify`).
+    pub insecure_skip_verify: bool,
+    /// PEM certificates of the CAs trusted for the repository, in place of the usual roots
+    /// (a Secret's `cacerts`).
+    pub ca_pem: Option<Vec<u8>>,
 }
 
 impl HelmAuth {
@@ -61,19 +72,52 @@ impl HelmAuth {
             .then_some(basic)
     }
 
-    /// The credentials in a Secret (`secret`, its name and decoded data: `username`,
-    /// `password`) for the one repository `repository` (and what lies under it), as a
-    /// HelmOp's `helmSecretName` gives them.
+    /// The credentials in a Secret (`secret`, its name and decoded data: `username` and
+    /// `password`, both or neither; `cacerts`, `insecureSkipVerify`) for the one
+    /// repository `repository` (and what lies under it), as a HelmOp's `helmSecretName`
+    /// gives them.
     pub fn for_one_repository(
         secret: (&str, &BTreeMap<String, Vec<u8>>),
         repository: &str,
     ) -> Result<Self, AuthError> {
+        let (name, data) = secret;
         let pattern = format!("^{}", regex::escape(repository));
         let only = Regex::new(&pattern).map_err(|source| AuthError::Pattern { pattern, source })?;
+        let basic = match (data.contains_key("username"), data.contains_key("password")) {
+            (false, false) => None,
+            (true, false) => {
+                return Err(AuthError::Secret {
+                    secret: name.to_string(),
+                    message: "username is set in the secret, but password isn't".into(),
+                })
+            }
+            _ => Some(basic_of(name, data)?),
+        };
+        let insecure = data.get("insecureSkipVerify").is_some_and(|v| {
+            String::from_utf8_lossy(v)
+                .trim()
+                .eq_ignore_ascii_case("true")
+        });
         Ok(Self {
-            basic: Some(basic_of(secret.0, secret.1)?),
+            basic,
             only: Some(only),
+            tls: TlsTrust {
+                insecure_skip_verify: insecure,
+                ca_pem: data.get("cacerts").filter(|pem| !pem.is_empty()).cloned(),
+            },
         })
+    }
+
+    /// These credentials, accepting any certificate from the repository when `skip` (a
+    /// HelmOp's `insecureSkipTLSVerify`, which decides it as in Fleet).
+    pub fn skipping_tls_verify(mut self, skip: bool) -> Self {
+        self.tls.insecure_skip_verify = skip;
+        self
+    }
+
+    /// How the repository's certificate is checked.
+    pub fn tls(&self) -> &TlsTrust {
+        &self.tls
     }
 
     /// Whether credentials were held back only because `helmRepoURLRegex` is empty: then a
@@ -143,7 +187,11 @@ impl RepoHelmAuth {
             .map(|(name, data)| paths_of(name, data))
             .transpose()?;
         Ok(Self {
-            default: HelmAuth { basic, only },
+            default: HelmAuth {
+                basic,
+                only,
+                tls: TlsTrust::default(),
+            },
             by_path,
         })
     }
@@ -173,7 +221,7 @@ impl RepoHelmAuth {
         let basic = exact.or_else(glob).map(|(_, basic)| basic.clone());
         HelmAuth {
             basic,
-            only: self.default.only.clone(),
+            ..self.default.clone()
         }
     }
 }

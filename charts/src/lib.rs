@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 #[cfg(feature = "client")]
 pub use auth::ReadAuthError;
-pub use auth::{AuthError, Basic, HelmAuth, RepoHelmAuth};
+pub use auth::{AuthError, Basic, HelmAuth, RepoHelmAuth, TlsTrust};
 pub use egress::Egress;
 
 use fleet_helm::semver::{self, Version};
@@ -89,13 +89,25 @@ fn redirected(from: &str, location: &str) -> Option<String> {
 }
 
 /// The HTTP client for `egress`: redirects are followed by the cache, each target checked
-/// against the rule, and names are resolved by a resolver that checks them too.
-fn agent(egress: Egress) -> ureq::Agent {
+/// against the rule, and names are resolved by a resolver that checks them too;
+/// certificates are checked as `tls` says.
+fn agent(egress: Egress, tls: &TlsTrust) -> ureq::Agent {
+    let mut trust = ureq::tls::TlsConfig::builder().disable_verification(tls.insecure_skip_verify);
+    if let Some(pem) = &tls.ca_pem {
+        let roots: Vec<ureq::tls::Certificate<'static>> = ureq::tls::parse_pem(pem)
+            .filter_map(|item| match item {
+                Ok(ureq::tls::PemItem::Certificate(cert)) => Some(cert),
+                _ => None,
+            })
+            .collect();
+        trust = trust.root_certs(ureq::tls::RootCerts::new_with_certs(&roots));
+    }
     let config = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .max_redirects(0)
         .max_redirects_will_error(false)
         .timeout_global(Some(std::time::Duration::from_secs(60)))
+        .tls_config(trust.build())
         .build();
     ureq::Agent::with_parts(
         config,
@@ -114,16 +126,27 @@ impl ChartCache {
         let egress = Egress::default();
         Self {
             dir: dir.into(),
-            agent: agent(egress),
+            agent: agent(egress, &TlsTrust::default()),
             egress,
         }
+    }
+
+    /// This cache, its requests checking certificates as `tls` says.
+    fn trusting(&self, tls: &TlsTrust) -> std::borrow::Cow<'_, Self> {
+        if *tls == TlsTrust::default() {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        std::borrow::Cow::Owned(Self {
+            agent: agent(self.egress, tls),
+            ..self.clone()
+        })
     }
 
     /// The same cache, fetching only from where `egress` allows (every request, each
     /// redirect it answers with, and every address a name resolves to when connecting).
     pub fn with_egress(mut self, egress: Egress) -> Self {
         self.egress = egress;
-        self.agent = agent(egress);
+        self.agent = agent(egress, &TlsTrust::default());
         self
     }
 
@@ -131,7 +154,8 @@ impl ChartCache {
     /// gives for its repository. A failure without credentials that an empty
     /// `helmRepoURLRegex` held back says so.
     pub fn fetch(&self, chart: &RemoteChart, auth: &HelmAuth) -> Result<Vec<u8>, ChartError> {
-        self.fetch_with(chart, auth).map_err(|error| match error {
+        let cache = self.trusting(auth.tls());
+        cache.fetch_with(chart, auth).map_err(|error| match error {
             ChartError::Http { url, message } if auth.held_back_for_empty_regex() => {
                 ChartError::Http {
                     url,
@@ -310,7 +334,7 @@ impl ChartCache {
             .and_then(Value::as_array)
             .ok_or_else(|| {
                 ChartError::NotFound(format!(
-                    "no chart name found: `{name}` is not in {index_url}"
+                    "no chart name found: chart `{name}` is not in {index_url}"
                 ))
             })?;
         let candidates = entries.iter().filter_map(|e| {
@@ -350,14 +374,15 @@ impl ChartCache {
         let version = chart.version.clone().unwrap_or_default();
         let repo = chart.repo.as_deref().filter(|r| !r.is_empty());
         let credentials = credentials(chart, auth);
+        let cache = self.trusting(auth.tls());
         if let Some(reference) = chart.chart.strip_prefix("oci://") {
             let mut granted = Vec::new();
-            return self
+            return cache
                 .oci_tag(reference, &version, &credentials, &mut granted)
                 .map(|(_, tag)| tag);
         }
         match repo {
-            Some(repo) => Ok(self
+            Some(repo) => Ok(cache
                 .index_entry(
                     repo.trim_end_matches('/'),
                     &chart.chart,
@@ -653,7 +678,7 @@ fn fetch_into(
 
 #[cfg(test)]
 mod tests {
-    use super::{agent, split_oci_reference, Egress};
+    use super::{agent, split_oci_reference, Egress, TlsTrust};
 
     /// The check before a request is not the only one: a name that resolves to this
     /// machine when the request connects (rebound after the check) is refused there, and
@@ -666,7 +691,10 @@ mod tests {
             "http://localhost:{}/index.yaml",
             listener.local_addr().expect("addr").port()
         );
-        let error = agent(Egress::Public).get(&url).call().expect_err("refused");
+        let error = agent(Egress::Public, &TlsTrust::default())
+            .get(&url)
+            .call()
+            .expect_err("refused");
         assert!(
             error.to_string().contains("an address of this machine"),
             "{error}"
@@ -676,7 +704,7 @@ mod tests {
             listener.set_nonblocking(false).expect("blocking");
             listener.accept().is_ok()
         });
-        let _ = agent(Egress::Anywhere)
+        let _ = agent(Egress::Anywhere, &TlsTrust::default())
             .get(&url)
             .config()
             .timeout_global(Some(std::time::Duration::from_secs(2)))

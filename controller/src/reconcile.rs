@@ -295,10 +295,8 @@ async fn helm_auth(
 ) -> Result<Result<fleet_charts::HelmAuth, String>, Error> {
     let none = Ok(fleet_charts::HelmAuth::none());
     let namespace = bundle.namespace().unwrap_or_default();
-    if let Some(secret) =
-        (bundle.spec.helm_op_options.as_ref()).and_then(|o| o.secret_name.as_deref())
-    {
-        // A HelmOp's credentials, for its chart's repository alone.
+    if let Some(helm_op) = bundle.spec.helm_op_options.as_ref() {
+        // A HelmOp's credentials and certificate checks, for its chart's repository alone.
         let helm = bundle.spec.options.helm.as_deref();
         let repository = helm
             .and_then(|h| {
@@ -311,10 +309,11 @@ async fn helm_auth(
         return Ok(fleet_charts::HelmAuth::read_for_repository(
             &ctx.client,
             &namespace,
-            Some(secret),
+            helm_op.secret_name.as_deref(),
             &repository,
         )
         .await
+        .map(|auth| auth.skipping_tls_verify(helm_op.insecure_skip_tls_verify))
         .map_err(|e| format!("Helm credentials: {e}")));
     }
     let Some(repo) = bundle.labels().get(REPO_NAME_LABEL) else {

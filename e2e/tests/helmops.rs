@@ -321,3 +321,64 @@ async fn helmops_are_refused_as_fleet_refuses_them_and_reach_private_repositorie
     helmop_status(&fleet, "policed", says, |s| accepted_says(s, says)).await;
     fleet.stop().await;
 }
+
+/// Fleet's TLS cases for HelmOps: a repository whose certificate no usual root signed is
+/// refused; it is reached with `insecureSkipTLSVerify`, or with its CA in the
+/// `helmSecretName` Secret's `cacerts`, and the chart is deployed either way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_helmop_reaches_an_https_repository_by_its_ca_or_skipping_verification() {
+    let fleet = Fleet::start(&[("dev", json!({"env": "dev"}))]).await;
+    let work = tempfile::tempdir().expect("repository dir");
+    publish(work.path(), "0.2.0");
+    let tls = tempfile::tempdir().expect("tls dir");
+    let (server, ca) = FileServer::start_tls(work.path(), tls.path()).expect("https server");
+    let helm = json!({"repo": server.url, "chart": "alpine", "version": "0.2.x"});
+    apply_helmop(
+        &fleet,
+        "unknown-ca",
+        helm.clone(),
+        json!({"namespace": "one"}),
+    )
+    .await;
+    helmop_status(&fleet, "unknown-ca", "a certificate refused", |s| {
+        condition(s, "Accepted").is_some_and(|c| {
+            c["status"] == "False"
+                && c["message"]
+                    .as_str()
+                    .is_some_and(|m| m.to_lowercase().contains("certificate"))
+        })
+    })
+    .await;
+    apply_helmop(
+        &fleet,
+        "insecure",
+        helm.clone(),
+        json!({"namespace": "two", "insecureSkipTLSVerify": true}),
+    )
+    .await;
+    let ca_secret = json!({
+        "apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "repo-ca", "namespace": NS},
+        "stringData": {"cacerts": ca},
+    });
+    fleet
+        .kubectl("local")
+        .run_with(&["apply", "-f", "-"], &ca_secret.to_string())
+        .await
+        .success();
+    apply_helmop(
+        &fleet,
+        "trusted",
+        helm,
+        json!({"namespace": "three", "helmSecretName": "repo-ca"}),
+    )
+    .await;
+    for (name, namespace) in [("insecure", "two"), ("trusted", "three")] {
+        helmop_status(&fleet, name, "resolved over HTTPS", |s| {
+            s["version"] == "0.2.0"
+        })
+        .await;
+        deployed_version(&fleet, namespace, "0.2.0").await;
+    }
+    fleet.stop().await;
+}

@@ -139,26 +139,78 @@ pub struct FileServer {
 }
 
 impl FileServer {
-    /// Serves the files under `root`; a path leaving it, or naming no file, is a 404.
+    /// Serves the files under `root` over HTTP; a path leaving it, or naming no file, is a
+    /// 404.
     pub fn start(root: &std::path::Path) -> std::io::Result<Self> {
+        Self::serve(root, None)
+    }
+
+    /// [`FileServer::start`] over HTTPS, with a certificate for 127.0.0.1 signed by a CA
+    /// made in `tls_dir`; also returns that CA's PEM.
+    pub fn start_tls(
+        root: &std::path::Path,
+        tls_dir: &std::path::Path,
+    ) -> std::io::Result<(Self, String)> {
+        let files = fleet_hub::tls::load_or_create(tls_dir, &[]).map_err(std::io::Error::other)?;
+        let config = crate::git_http::server_config(&files);
+        Ok((Self::serve(root, Some(config))?, files.ca_pem))
+    }
+
+    fn serve(
+        root: &std::path::Path,
+        tls: Option<Arc<rustls::ServerConfig>>,
+    ) -> std::io::Result<Self> {
         let listener = TcpListener::bind("127.0.0.1:0")?;
-        let url = format!("http://{}", listener.local_addr()?);
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let url = format!("{scheme}://{}", listener.local_addr()?);
         let root = root.to_path_buf();
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let Some(request) = read_request(&stream) else {
-                    continue;
-                };
-                let path = request.path.split('?').next().unwrap_or_default();
-                let inside = !path.split('/').any(|part| part == "..");
-                match std::fs::read(root.join(path.trim_start_matches('/'))) {
-                    Ok(body) if inside => respond(stream, 200, &body, ""),
-                    _ => respond(stream, 404, b"not found", ""),
+                match &tls {
+                    Some(config) => {
+                        let Ok(connection) = rustls::ServerConnection::new(config.clone()) else {
+                            continue;
+                        };
+                        answer_file(&mut rustls::StreamOwned::new(connection, stream), &root);
+                    }
+                    None => answer_file(&mut { stream }, &root),
                 }
             }
         });
         Ok(Self { url })
     }
+}
+
+/// Answers one request for a file under `root` on `stream`.
+fn answer_file<S: std::io::Read + Write>(stream: &mut S, root: &std::path::Path) {
+    let mut reader = BufReader::new(&mut *stream);
+    let mut line = String::new();
+    if reader.read_line(&mut line).is_err() {
+        return;
+    }
+    let mut header = String::new();
+    while reader.read_line(&mut header).is_ok_and(|n| n > 2) {
+        header.clear();
+    }
+    drop(reader);
+    let path = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.split('?').next())
+        .unwrap_or_default()
+        .to_string();
+    let inside = !path.split('/').any(|part| part == "..");
+    let (status, body) = match std::fs::read(root.join(path.trim_start_matches('/'))) {
+        Ok(body) if inside => (200, body),
+        _ => (404, b"not found".to_vec()),
+    };
+    let head = format!(
+        "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = stream.write_all(head.as_bytes());
+    let _ = stream.write_all(&body);
+    let _ = stream.flush();
 }
 
 /// What the server reads of a request.

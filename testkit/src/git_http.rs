@@ -91,7 +91,8 @@ impl GitHttpServer {
     }
 }
 
-fn server_config(files: &fleet_hub::tls::TlsFiles) -> Arc<rustls::ServerConfig> {
+/// A TLS server configuration with the certificate and key of `files`.
+pub(crate) fn server_config(files: &fleet_hub::tls::TlsFiles) -> Arc<rustls::ServerConfig> {
     let certs: Vec<_> = rustls_pki_types::CertificateDer::pem_slice_iter(files.cert_pem.as_bytes())
         .flatten()
         .collect();

@@ -86,7 +86,10 @@ enum Command {
     Token(token::TokenCommand),
     /// Manifests that install fleet-rs with `kubectl apply -f`: the control plane, or an
     /// agent with its registration token.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  fleet install manager | kubectl apply -f -\n  fleet install agent-token --kubeconfig management.kubeconfig --cluster-name edge-7 > token"
+    )]
     Install(install::InstallCommand),
     /// List the release record of every deployment, as `helm list` does.
     Releases(releases::ReleasesArgs),

@@ -252,7 +252,7 @@ async fn resolve(
     )
     .await;
     let auth = match auth {
-        Ok(auth) => auth,
+        Ok(auth) => auth.skipping_tls_verify(helmop.spec.insecure_skip_tls_verify),
         Err(why) => return Ok(Err(why.to_string())),
     };
     let charts = ctx.charts.clone();
