@@ -141,11 +141,10 @@ async fn look(
                     .next_start
                     .map(|t| t.round(jiff::Unit::Second).unwrap_or(t).to_string());
                 let groups = caches.groups(&namespace);
-                for cluster in clusters
-                    .iter()
-                    .filter(|c| c.namespace() == Some(namespace.clone()))
-                {
-                    let info = cluster_info(cluster, &groups);
+                // The caches hold each namespace's clusters apart: no scan of all of them
+                // per Schedule.
+                for cluster in caches.clusters(&namespace) {
+                    let info = cluster_info(&cluster, &groups);
                     if schedule
                         .spec
                         .targets
