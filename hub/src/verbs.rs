@@ -838,12 +838,9 @@ pub fn patched(doc: &Value, kind: PatchKind, patch: &Value) -> Result<Value, Pat
             })?;
         }
         PatchKind::Merge => json_patch::merge(&mut doc, patch),
-        PatchKind::Strategic => fleet_objects::smp::merge(
-            &mut doc,
-            patch,
-            fleet_objects::smp::ListMerge::BuiltIn,
-            fleet_objects::smp::ItemOrder::Append,
-        ),
+        PatchKind::Strategic => {
+            fleet_objects::smp::merge(&mut doc, patch, fleet_objects::smp::ListMerge::BuiltIn)
+        }
         PatchKind::Apply => {
             return Err(PatchFailure::Unreadable(
                 "a server-side apply is not a patch of the object".into(),

@@ -43,6 +43,7 @@ mod fieldpath;
 mod generators;
 mod helm_charts;
 mod location;
+mod merge;
 mod nameref;
 mod needs;
 mod openapi;

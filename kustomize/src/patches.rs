@@ -4,14 +4,14 @@ use regex::Regex;
 use serde_json::Value;
 
 use super::location::Location;
-use super::openapi::Schema;
+use super::merge;
+use super::openapi::{self, MergeKeys, Schema};
 use super::resmap::{ResMap, Resource};
 use super::types::{PatchEntry, Selector};
 use fleet_files::str_at;
 use fleet_files::yaml;
 use fleet_files::{Error, Result};
 use fleet_objects::selector::LabelRequirements;
-use fleet_objects::smp::{self, ItemOrder, ListMerge};
 use fleet_objects::split_api_version;
 
 /// A parsed patch.
@@ -69,14 +69,13 @@ impl<'a> PatchSource<'a> {
         Ok(Patch::Strategic(documents))
     }
 
-    /// How the lists of an object merge: by the schema's keys for custom resources it
-    /// describes, by the built-in Kubernetes keys otherwise.
-    fn lists(&self, api_version: &str, kind: &str) -> ListMerge<'a> {
+    /// Which lists of an object merge item by item: as the kustomization's schema says
+    /// for the kinds it describes, as kustomize's built-in schema says for the others.
+    fn merge_keys(&self, api_version: &str, kind: &str) -> Option<&'a MergeKeys> {
         let (group, version) = split_api_version(api_version);
-        match self.schema.and_then(|s| s.keys(group, version, kind)) {
-            Some(keys) => ListMerge::Keyed(keys),
-            None => ListMerge::for_api_version(api_version),
-        }
+        self.schema
+            .and_then(|s| s.keys(group, version, kind))
+            .or_else(|| openapi::builtin(api_version, kind))
     }
 }
 
@@ -161,7 +160,7 @@ pub(crate) fn apply(
             let indexes = Matcher::new(selector, source)?.select(resources);
             for document in documents {
                 for &index in &indexes {
-                    strategic(resources, index, document, allow, source);
+                    strategic(resources, index, document, allow, source)?;
                 }
             }
             remove_deleted(resources);
@@ -175,7 +174,7 @@ pub(crate) fn apply(
                         "no matches for Id {id}; failed to find unique target for patch {id}"
                     ))
                 })?;
-                strategic(resources, index, document, allow, source);
+                strategic(resources, index, document, allow, source)?;
             }
             remove_deleted(resources);
             Ok(())
@@ -191,11 +190,11 @@ fn strategic(
     document: &Value,
     allow: Allow,
     source: &PatchSource<'_>,
-) {
+) -> Result<()> {
     let resource = &mut resources.items[index];
     if document.get("$patch").and_then(Value::as_str) == Some("delete") {
         resource.value = Value::Null;
-        return;
+        return Ok(());
     }
     let kind = resource.value.get("kind").cloned();
     let name = resource.value.pointer("/metadata/name").cloned();
@@ -204,11 +203,15 @@ fn strategic(
     if allow.name || allow.kind {
         resource.store_previous_id();
     }
-    let lists = source.lists(&api_version, resource.kind());
-    smp::merge(&mut resource.value, document, lists, ItemOrder::PatchFirst);
+    let keys = source.merge_keys(&api_version, resource.kind());
+    let id = kustomize_id(&resource.value);
+    let target = std::mem::take(&mut resource.value);
+    resource.value = merge::merge(target, document, keys)
+        .map_err(|e| source.error(format!("cannot apply the patch to {id}: {e}")))?
+        .unwrap_or_default();
     if resource.value.as_object().is_none_or(|m| m.is_empty()) {
         resource.value = Value::Null;
-        return;
+        return Ok(());
     }
     if !allow.kind {
         restore(&mut resource.value, "/kind", kind);
@@ -220,6 +223,7 @@ fn strategic(
     if allow.name || allow.kind {
         resource.remember_name();
     }
+    Ok(())
 }
 
 fn restore(value: &mut Value, pointer: &str, original: Option<Value>) {

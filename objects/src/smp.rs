@@ -7,57 +7,16 @@
 
 use serde_json::{Map, Value};
 
-/// Where items of a keyed list that the patch names end up.
+/// How lists are merged: with built-in merge keys, or always replaced (custom resources).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ItemOrder {
-    /// The API server's order: existing items stay in place, new ones are appended.
-    Append,
-    /// kustomize's order: the patch's items first, in patch order, then the other items.
-    PatchFirst,
-}
-
-/// How lists are merged: with built-in merge keys, always replaced (custom resources), or
-/// by the keys a schema gives for list fields at given paths.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ListMerge<'a> {
+pub enum ListMerge {
     /// Use the merge keys of built-in kinds.
     BuiltIn,
     /// Replace lists wholesale.
     Replace,
-    /// Merge the lists at these paths by these keys; replace others.
-    Keyed(&'a KeyedLists),
 }
 
-/// Merge keys of list fields by path (map keys joined by `/`; list items do not count).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct KeyedLists {
-    keys: Vec<(String, String)>,
-}
-
-impl KeyedLists {
-    /// Merges the list at `path` (`spec/template/spec/containers`) by `key`.
-    pub fn insert(&mut self, path: impl Into<String>, key: impl Into<String>) {
-        let path = path.into();
-        if !self.keys.iter().any(|(p, _)| *p == path) {
-            self.keys.push((path, key.into()));
-        }
-    }
-
-    /// Whether no list is keyed.
-    pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
-    }
-
-    fn key(&self, path: &[String]) -> Option<&str> {
-        let joined = path.join("/");
-        self.keys
-            .iter()
-            .find(|(p, _)| *p == joined)
-            .map(|(_, k)| k.as_str())
-    }
-}
-
-impl ListMerge<'_> {
+impl ListMerge {
     /// Built-in merge keys apply to the core API groups only.
     pub fn for_api_version(api_version: &str) -> Self {
         let group = crate::split_api_version(api_version).0;
@@ -73,17 +32,11 @@ impl ListMerge<'_> {
 }
 
 /// Applies `patch` to `target` in place.
-pub fn merge(target: &mut Value, patch: &Value, lists: ListMerge<'_>, order: ItemOrder) {
-    merge_at(target, patch, lists, order, &mut Vec::new());
+pub fn merge(target: &mut Value, patch: &Value, lists: ListMerge) {
+    merge_at(target, patch, lists);
 }
 
-fn merge_at(
-    target: &mut Value,
-    patch: &Value,
-    lists: ListMerge<'_>,
-    order: ItemOrder,
-    path: &mut Vec<String>,
-) {
+fn merge_at(target: &mut Value, patch: &Value, lists: ListMerge) {
     let Value::Object(patch_map) = patch else {
         *target = strip_directives(patch);
         return;
@@ -126,9 +79,7 @@ fn merge_at(
             }
             Value::Object(_) => match target_map.get_mut(key) {
                 Some(existing) if existing.is_object() => {
-                    path.push(key.clone());
-                    merge_at(existing, value, lists, order, path);
-                    path.pop();
+                    merge_at(existing, value, lists);
                 }
                 _ => {
                     target_map.insert(key.clone(), strip_directives(value));
@@ -137,9 +88,7 @@ fn merge_at(
             Value::Array(items) => {
                 let merged = match target_map.get_mut(key) {
                     Some(Value::Array(existing)) => {
-                        path.push(key.clone());
-                        merge_list(key, existing, items, lists, order, path);
-                        path.pop();
+                        merge_list(key, existing, items, lists);
                         None
                     }
                     _ => Some(Value::Array(
@@ -218,14 +167,7 @@ pub fn is_set_list(field: &str) -> bool {
     field == "finalizers"
 }
 
-fn merge_list(
-    field: &str,
-    existing: &mut Vec<Value>,
-    patch: &[Value],
-    lists: ListMerge<'_>,
-    order: ItemOrder,
-    path: &mut Vec<String>,
-) {
+fn merge_list(field: &str, existing: &mut Vec<Value>, patch: &[Value], lists: ListMerge) {
     if lists == ListMerge::Replace {
         *existing = patch.iter().map(strip_directives).collect();
         return;
@@ -250,10 +192,7 @@ fn merge_list(
         return;
     }
     let objects = patch.iter().all(Value::is_object) && existing.iter().all(Value::is_object);
-    let key = match lists {
-        ListMerge::Keyed(keyed) => keyed.key(path),
-        _ => merge_key(field, patch),
-    };
+    let key = merge_key(field, patch);
     let Some(key) = key.filter(|_| objects) else {
         *existing = patch.iter().map(strip_directives).collect();
         return;
@@ -275,20 +214,14 @@ fn merge_list(
             (None, true) => {}
             (Some(index), false) => {
                 if let Some(slot) = remaining[index].as_mut() {
-                    merge_at(slot, item, lists, order, path);
-                }
-                if order == ItemOrder::PatchFirst {
-                    from_patch.extend(remaining[index].take());
+                    merge_at(slot, item, lists);
                 }
             }
             (None, false) => from_patch.push(strip_directives(item)),
         }
     }
     let kept = remaining.into_iter().flatten();
-    *existing = match order {
-        ItemOrder::Append => kept.chain(from_patch).collect(),
-        ItemOrder::PatchFirst => from_patch.into_iter().chain(kept).collect(),
-    };
+    *existing = kept.chain(from_patch).collect();
 }
 
 fn is_directive_item(item: &Value) -> bool {
@@ -330,7 +263,7 @@ mod tests {
             {"name": "c", "image": "c:1"},
             {"name": "a", "args": ["z"]}
         ]}});
-        merge(&mut target, &patch, ListMerge::BuiltIn, ItemOrder::Append);
+        merge(&mut target, &patch, ListMerge::BuiltIn);
         assert_eq!(
             target,
             json!({"spec": {"containers": [
@@ -342,26 +275,10 @@ mod tests {
     }
 
     #[test]
-    fn kustomize_order_puts_patched_items_first() {
-        let mut target = json!({"containers": [{"name": "web"}, {"name": "sidecar"}]});
-        let patch = json!({"containers": [{"name": "web", "image": "x"}, {"name": "extra"}]});
-        merge(
-            &mut target,
-            &patch,
-            ListMerge::BuiltIn,
-            ItemOrder::PatchFirst,
-        );
-        assert_eq!(
-            target,
-            json!({"containers": [{"name": "web", "image": "x"}, {"name": "extra"}, {"name": "sidecar"}]})
-        );
-    }
-
-    #[test]
     fn null_deletes_and_patch_delete_removes_list_items() {
         let mut target = json!({"a": 1, "b": 2, "env": [{"name": "X"}, {"name": "Y"}]});
         let patch = json!({"a": null, "env": [{"name": "X", "$patch": "delete"}]});
-        merge(&mut target, &patch, ListMerge::BuiltIn, ItemOrder::Append);
+        merge(&mut target, &patch, ListMerge::BuiltIn);
         assert_eq!(target, json!({"b": 2, "env": [{"name": "Y"}]}));
     }
 
@@ -369,7 +286,7 @@ mod tests {
     fn replace_directive_and_custom_resources_replace() {
         let mut target = json!({"m": {"a": 1, "b": 2}, "l": [{"name": "a", "v": 1}]});
         let patch = json!({"m": {"$patch": "replace", "c": 3}, "l": [{"name": "a"}]});
-        merge(&mut target, &patch, ListMerge::Replace, ItemOrder::Append);
+        merge(&mut target, &patch, ListMerge::Replace);
         assert_eq!(target, json!({"m": {"c": 3}, "l": [{"name": "a"}]}));
     }
 
@@ -377,7 +294,7 @@ mod tests {
     fn service_ports_merge_by_port() {
         let mut target = json!({"ports": [{"port": 80, "name": "http"}]});
         let patch = json!({"ports": [{"port": 80, "targetPort": 8080}, {"port": 443}]});
-        merge(&mut target, &patch, ListMerge::BuiltIn, ItemOrder::Append);
+        merge(&mut target, &patch, ListMerge::BuiltIn);
         assert_eq!(
             target,
             json!({"ports": [{"port": 80, "name": "http", "targetPort": 8080}, {"port": 443}]})

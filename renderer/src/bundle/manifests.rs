@@ -9,7 +9,7 @@ use super::discovery::BundleDir;
 use crate::RepoRoot;
 use crate::{RenderError, Result};
 use fleet_files::yaml;
-use fleet_objects::smp::{self, ItemOrder, ListMerge};
+use fleet_objects::smp::{self, ListMerge};
 
 /// Manifest files of a bundle by path relative to it, parsed; nested bundles, the
 /// `overlays/` directory, `.fleetignore`d files and the bundle's left-out files are left
@@ -84,7 +84,7 @@ fn patch_documents(base: &mut [Value], patch: &Value, file: &str) -> Result<()> 
         ));
     };
     let lists = ListMerge::for_api_version(fleet_files::str_at(single, &["apiVersion"]));
-    smp::merge(single, patch, lists, ItemOrder::Append);
+    smp::merge(single, patch, lists);
     Ok(())
 }
 
