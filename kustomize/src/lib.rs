@@ -60,6 +60,7 @@ mod transformers;
 mod types;
 mod value_add;
 mod vars;
+mod written;
 
 use std::path::{Path, PathBuf};
 
@@ -69,6 +70,7 @@ pub use fleet_files::{Error, Location, RepoRoot, Result};
 pub use fleet_helm::{FetchedCharts, RemoteChartRef};
 pub use needs::{remote_needs, RemoteNeeds};
 pub use remote::{RemoteResource, REMOTE_DIR};
+use resmap::Resource;
 use target::{Accumulator, Builder};
 
 /// File names that hold a kustomization, in the order kustomize looks for them.
@@ -166,7 +168,7 @@ pub fn build_with(root: &RepoRoot, dir: &Path, options: BuildOptions<'_>) -> Res
     Ok(resources
         .items
         .into_iter()
-        .map(|r| without_empty_annotations(r.value))
+        .map(printed)
         .map(|r| if managed { managed_by_kustomize(r) } else { r })
         .collect())
 }
@@ -195,16 +197,23 @@ fn managed_by_kustomize(mut object: Value) -> Value {
 }
 
 /// kustomize's reader annotates every object and strips those annotations before it
-/// prints, which drops an empty or null `metadata.annotations` (labels stay as written).
-fn without_empty_annotations(mut object: Value) -> Value {
+/// prints, which leaves every annotation's value the text it was written as (`0755`,
+/// `1.50`, `~`) and drops an empty or null `metadata.annotations` (labels stay as
+/// written).
+fn printed(resource: Resource) -> Value {
+    let mut object = resource.value;
     if let Some(Value::Object(metadata)) = object.get_mut("metadata") {
-        let empty = match metadata.get("annotations") {
-            Some(Value::Null) => true,
-            Some(Value::Object(map)) => map.is_empty(),
-            _ => false,
-        };
-        if empty {
-            metadata.remove("annotations");
+        match metadata.get_mut("annotations") {
+            Some(Value::Object(map)) if !map.is_empty() => {
+                let texts = &resource.written.annotations;
+                for (key, value) in map.iter_mut().filter(|(_, v)| !v.is_string()) {
+                    *value = Value::String(written::text_of(texts, key, value));
+                }
+            }
+            Some(Value::Object(_) | Value::Null) => {
+                metadata.shift_remove("annotations");
+            }
+            _ => {}
         }
     }
     object

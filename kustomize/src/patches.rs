@@ -8,6 +8,7 @@ use super::merge;
 use super::openapi::{self, MergeKeys, Schema};
 use super::resmap::{ResMap, Resource};
 use super::types::{PatchEntry, Selector};
+use super::written::{self, Written};
 use fleet_files::str_at;
 use fleet_files::yaml;
 use fleet_files::{Error, Result};
@@ -16,8 +17,8 @@ use fleet_objects::split_api_version;
 
 /// A parsed patch.
 pub(crate) enum Patch {
-    /// Strategic merge patch documents.
-    Strategic(Vec<Value>),
+    /// Strategic merge patch documents, with what their text said.
+    Strategic(Vec<(Value, Written)>),
     /// RFC 6902 operations.
     Json6902(json_patch::Patch),
 }
@@ -62,7 +63,7 @@ impl<'a> PatchSource<'a> {
                 .map_err(|e| self.error(format!("invalid JSON 6902 patch in {file}: {e}")))?;
             return Ok(Patch::Json6902(operations));
         }
-        let documents = yaml::parse_documents(text, file)?;
+        let documents = written::documents(text, file)?;
         if documents.is_empty() {
             return Err(self.error(format!("patch in {file} is empty")));
         }
@@ -133,8 +134,13 @@ pub(crate) fn apply(
     patch: &Patch,
     target: Option<&Selector>,
     allow: Allow,
+    from_patches_strategic_merge: bool,
     source: &PatchSource<'_>,
 ) -> Result<()> {
+    let options = Options {
+        allow,
+        metadata_as_text: target.is_some() || from_patches_strategic_merge,
+    };
     match (patch, target) {
         (Patch::Json6902(_), None) => Err(source.error("a JSON 6902 patch needs a `target`")),
         (Patch::Json6902(operations), Some(selector)) => {
@@ -160,7 +166,7 @@ pub(crate) fn apply(
             let indexes = Matcher::new(selector, source)?.select(resources);
             for document in documents {
                 for &index in &indexes {
-                    strategic(resources, index, document, allow, source)?;
+                    strategic(resources, index, document, options, source)?;
                 }
             }
             remove_deleted(resources);
@@ -168,13 +174,13 @@ pub(crate) fn apply(
         }
         (Patch::Strategic(documents), None) => {
             for document in documents {
-                let id = kustomize_id(document);
-                let index = find_by_id(resources, document).ok_or_else(|| {
+                let id = kustomize_id(&document.0);
+                let index = find_by_id(resources, &document.0).ok_or_else(|| {
                     source.error(format!(
                         "no matches for Id {id}; failed to find unique target for patch {id}"
                     ))
                 })?;
-                strategic(resources, index, document, allow, source)?;
+                strategic(resources, index, document, options, source)?;
             }
             remove_deleted(resources);
             Ok(())
@@ -182,13 +188,23 @@ pub(crate) fn apply(
     }
 }
 
+/// How one strategic merge document is applied.
+#[derive(Debug, Clone, Copy)]
+struct Options {
+    allow: Allow,
+    /// kustomize hands the patch's own `metadata.labels` and `metadata.annotations` on as
+    /// the text they were written as when the patch goes through its resource map
+    /// (`patchesStrategicMerge`, and `patches` with a `target`).
+    metadata_as_text: bool,
+}
+
 /// Applies one strategic merge document; `$patch: delete` (or a patch leaving nothing)
 /// removes the resource. The name, kind and namespace stay unless allowed to change.
 fn strategic(
     resources: &mut ResMap,
     index: usize,
-    document: &Value,
-    allow: Allow,
+    (document, written): &(Value, Written),
+    options: Options,
     source: &PatchSource<'_>,
 ) -> Result<()> {
     let resource = &mut resources.items[index];
@@ -196,6 +212,7 @@ fn strategic(
         resource.value = Value::Null;
         return Ok(());
     }
+    let allow = options.allow;
     let kind = resource.value.get("kind").cloned();
     let name = resource.value.pointer("/metadata/name").cloned();
     let namespace = resource.value.pointer("/metadata/namespace").cloned();
@@ -205,10 +222,17 @@ fn strategic(
     }
     let keys = source.merge_keys(&api_version, resource.kind());
     let id = kustomize_id(&resource.value);
-    let target = std::mem::take(&mut resource.value);
-    resource.value = merge::merge(target, document, keys)
+    let mut target = std::mem::take(&mut resource.value);
+    written::mark_bare(&mut target, &resource.written.bare);
+    let merged = match options.metadata_as_text {
+        true => merge::merge(target, &with_metadata_as_text(document, written), keys),
+        false => merge::merge(target, document, keys),
+    };
+    resource.value = merged
         .map_err(|e| source.error(format!("cannot apply the patch to {id}: {e}")))?
         .unwrap_or_default();
+    resource.written.bare = written::unmark_bare(&mut resource.value);
+    resource.written.took_annotations_from(written);
     if resource.value.as_object().is_none_or(|m| m.is_empty()) {
         resource.value = Value::Null;
         return Ok(());
@@ -224,6 +248,33 @@ fn strategic(
         resource.remember_name();
     }
     Ok(())
+}
+
+/// The patch with its own labels and annotations as text: each value is the text it was
+/// written as (so a null there sets `""` or `"null"` instead of deleting), and a null or
+/// empty map of them is left out, leaving the object's alone.
+fn with_metadata_as_text(document: &Value, written: &Written) -> Value {
+    let mut patch = document.clone();
+    let Some(Value::Object(metadata)) = patch.get_mut("metadata") else {
+        return patch;
+    };
+    for (field, texts) in [
+        ("labels", &written.labels),
+        ("annotations", &written.annotations),
+    ] {
+        match metadata.get_mut(field) {
+            Some(Value::Object(map)) if !map.is_empty() => {
+                for (key, value) in map.iter_mut() {
+                    *value = Value::String(written::text_of(texts, key, value));
+                }
+            }
+            Some(_) => {
+                metadata.shift_remove(field);
+            }
+            None => {}
+        }
+    }
+    patch
 }
 
 fn restore(value: &mut Value, pointer: &str, original: Option<Value>) {

@@ -197,6 +197,7 @@ pub(crate) fn parse(config: &Value, source: &PluginSource<'_>) -> Result<Vec<Plu
                     name: options.allow_name_change,
                     kind: options.allow_kind_change,
                 },
+                from_patches_strategic_merge: false,
                 field: source.field.clone(),
             })
         }
@@ -216,6 +217,7 @@ pub(crate) fn parse(config: &Value, source: &PluginSource<'_>) -> Result<Vec<Plu
                     patch: patch_source.parse(&text, &origin)?,
                     target: None,
                     allow: Allow::default(),
+                    from_patches_strategic_merge: true,
                     field: source.field.clone(),
                 }));
             }
@@ -237,6 +239,7 @@ pub(crate) fn parse(config: &Value, source: &PluginSource<'_>) -> Result<Vec<Plu
                 patch,
                 target: c.target,
                 allow: Allow::default(),
+                from_patches_strategic_merge: false,
                 field: source.field.clone(),
             })
         }

@@ -8,6 +8,8 @@ use serde_json::Value;
 use fleet_files::{str_at, ResId};
 use fleet_files::{Error, Result};
 
+use super::written::Written;
+
 /// How a generated object is combined with one of the same name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Behavior {
@@ -48,6 +50,8 @@ pub(crate) struct Resource {
     pub ref_var_names: Vec<String>,
     /// Rendered from a Helm chart: kustomize's namespace transformer leaves it alone.
     pub from_helm_chart: bool,
+    /// What the object's text said that its value does not.
+    pub written: Written,
 }
 
 impl Resource {
@@ -63,6 +67,15 @@ impl Resource {
             previous_names: Vec::new(),
             ref_var_names: Vec::new(),
             from_helm_chart: false,
+            written: Written::default(),
+        }
+    }
+
+    /// Wraps an object read from a file, with what its text said.
+    pub(crate) fn read((value, written): (Value, Written)) -> Self {
+        Self {
+            written,
+            ..Self::new(value)
         }
     }
 

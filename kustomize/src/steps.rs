@@ -23,6 +23,9 @@ pub(crate) enum Transform {
         target: Option<Selector>,
         /// Name and kind changes allowed.
         allow: Allow,
+        /// Run as kustomize's PatchStrategicMergeTransformer (`patchesStrategicMerge`),
+        /// not its PatchTransformer (`patches`).
+        from_patches_strategic_merge: bool,
         /// `patches[2]`, `patchesStrategicMerge[0]`...
         field: String,
     },
@@ -81,13 +84,21 @@ impl Transform {
                 patch,
                 target,
                 allow,
+                from_patches_strategic_merge,
                 field,
             } => {
                 let source = PatchSource {
                     field: field.clone(),
                     ..*source
                 };
-                patches::apply(resources, patch, target.as_ref(), *allow, &source)
+                patches::apply(
+                    resources,
+                    patch,
+                    target.as_ref(),
+                    *allow,
+                    *from_patches_strategic_merge,
+                    &source,
+                )
             }
             Transform::Namespace {
                 namespace,

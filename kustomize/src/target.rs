@@ -19,7 +19,7 @@ use super::resmap::{ResMap, Resource};
 use super::steps::Transform;
 use super::transformers::{label_specs, Affix};
 use super::types::{HelmGlobals, Kustomization, Var};
-use super::{remote, vars, KUSTOMIZATION_FILES};
+use super::{remote, vars, written, KUSTOMIZATION_FILES};
 use fleet_files::yaml;
 use fleet_files::RepoRoot;
 use fleet_files::{Error, Result};
@@ -320,10 +320,10 @@ impl<'r> Builder<'r> {
                 return acc.absorb(nested, &shown);
             }
             let text = self.root.read_to_string(&path)?;
-            let documents = yaml::parse_documents(&text, entry)?;
+            let documents = written::documents(&text, entry)?;
             return acc
                 .resources
-                .extend(documents.into_iter().map(Resource::new), entry);
+                .extend(documents.into_iter().map(Resource::read), entry);
         }
         let path = location.any_path(entry)?;
         if path.is_dir() {
@@ -332,9 +332,9 @@ impl<'r> Builder<'r> {
             return acc.absorb(nested, &shown);
         }
         let (text, shown_path) = location.read(entry)?;
-        let documents = yaml::parse_documents(&text, &shown_path)?;
+        let documents = written::documents(&text, &shown_path)?;
         acc.resources
-            .extend(documents.into_iter().map(Resource::new), &shown_path)
+            .extend(documents.into_iter().map(Resource::read), &shown_path)
     }
 
     fn component(
@@ -451,6 +451,7 @@ impl<'r> Builder<'r> {
                 patch,
                 target: None,
                 allow: Allow::default(),
+                from_patches_strategic_merge: true,
                 field,
             });
         }
@@ -466,6 +467,7 @@ impl<'r> Builder<'r> {
                     name: options.allow_name_change,
                     kind: options.allow_kind_change,
                 },
+                from_patches_strategic_merge: false,
                 field,
             });
         }
@@ -532,6 +534,7 @@ impl<'r> Builder<'r> {
                 patch,
                 target: entry.target.clone(),
                 allow: Allow::default(),
+                from_patches_strategic_merge: false,
                 field,
             });
         }

@@ -5,27 +5,10 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use common::kustomize_build;
 use fleet_testkit::{corpus_rows, shared_real};
-
-/// Roots that differ from kubectl's output, with the reason. Each is still built and its
-/// output must differ only as explained (checked below).
-const EXCEPTIONS: &[(&str, &str)] = &[
-    (
-        "kubeflow-istio-ambient-oauth2-proxy-gke",
-        "kustomize drops fields written with an empty value (`key:` without `null` or `~`) \
-         from an object a strategic merge patch touches, but keeps explicit nulls; our YAML \
-         reader sees both as null, so two nodeAffinity fields of Istio's Helm-made \
-         install.yaml stay as `null` where kubectl prints `nodeAffinity: {}`",
-    ),
-    (
-        "kubeflow-example",
-        "the same Istio install.yaml, twice, in the full Kubeflow tree (683 objects)",
-    ),
-];
 
 fn corpus() -> PathBuf {
     shared_real().join("kustomize-corpus")
@@ -52,16 +35,8 @@ fn build(root: &str) -> Result<String, fleet_kustomize::Error> {
     kustomize_build(&corpus().join(root))
 }
 
-/// The lines of `ours` and `kubectl` that differ, as `-`/`+` pairs, ignoring the
-/// documented empty-value difference (`nodeAffinity:` with null fields against `{}`).
-fn unexplained_differences(ours: &str, kubectl: &str) -> Vec<String> {
-    let normalise = |text: &str| -> String {
-        text.replace(
-            "nodeAffinity:\n          preferredDuringSchedulingIgnoredDuringExecution: null\n          requiredDuringSchedulingIgnoredDuringExecution: null\n",
-            "nodeAffinity: {}\n",
-        )
-    };
-    let (ours, kubectl) = (normalise(ours), normalise(kubectl));
+/// The first lines of `ours` and `kubectl` that differ, as `-`/`+` pairs.
+fn differences(ours: &str, kubectl: &str) -> Vec<String> {
     ours.lines()
         .zip(kubectl.lines())
         .filter(|(a, b)| a != b)
@@ -82,38 +57,18 @@ fn every_corpus_root_builds_as_kubectl_prints_it() {
         "the corpus has 58 roots, found {}",
         cases.len()
     );
-    assert!(EXCEPTIONS.len() <= 2, "at most two exceptions");
-    let exceptions: BTreeMap<&str, &str> = EXCEPTIONS.iter().copied().collect();
     let mut failures = Vec::new();
     let mut exact = 0;
     for (id, root, expected_file) in &cases {
         let expected = std::fs::read_to_string(expected_file)
             .unwrap_or_else(|e| panic!("{}: {e}", expected_file.display()));
-        let ours = match build(root) {
-            Ok(text) => text,
-            Err(error) => {
-                failures.push(format!("{id} ({root}): the build failed: {error}"));
-                continue;
-            }
-        };
-        match (ours == expected, exceptions.contains_key(id.as_str())) {
-            (true, false) => exact += 1,
-            (true, true) => failures.push(format!(
-                "{id}: now byte-identical; remove it from EXCEPTIONS"
-            )),
-            (false, false) => failures.push(format!(
+        match build(root) {
+            Ok(ours) if ours == expected => exact += 1,
+            Ok(ours) => failures.push(format!(
                 "{id} ({root}): output differs from kubectl's:\n{}",
-                unexplained_differences(&ours, &expected).join("\n")
+                differences(&ours, &expected).join("\n")
             )),
-            (false, true) => {
-                let left = unexplained_differences(&ours, &expected);
-                if !left.is_empty() {
-                    failures.push(format!(
-                        "{id}: differs beyond its listed exception:\n{}",
-                        left.join("\n")
-                    ));
-                }
-            }
+            Err(error) => failures.push(format!("{id} ({root}): the build failed: {error}")),
         }
     }
     assert!(

@@ -121,6 +121,7 @@ fn list_directive(items: &mut Vec<Value>) -> Result<Directive, MergeError> {
 /// A value as kyaml compares it: a scalar's text; empty for null, maps and lists.
 pub(super) fn text(value: &Value) -> String {
     match value {
+        Value::String(_) if super::is_bare(value) => String::new(),
         Value::String(text) => text.clone(),
         Value::Number(number) => number.to_string(),
         Value::Bool(flag) => flag.to_string(),

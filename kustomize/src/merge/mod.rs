@@ -5,13 +5,15 @@
 //! `$setElementOrder/…`) are copied into the object as plain fields.
 //!
 //! Values are walked in pairs, the object's (`dest`) and the patch's (`origin`); either
-//! may be missing. A walk returns the value to keep, or `None` when the field goes.
+//! may be missing. A walk returns the value to keep, or `None` when the field goes. The
+//! object's fields written with no value (`key:`) carry [`BARE`](super::written::BARE).
 
 mod lists;
 
 use serde_json::{Map, Value};
 
 use super::openapi::MergeKeys;
+use super::written::is_bare;
 
 /// Why a patch could not be merged into an object.
 #[derive(Debug, thiserror::Error)]
@@ -103,7 +105,7 @@ impl Walk<'_> {
             [&dest, &origin]
                 .into_iter()
                 .flatten()
-                .filter(|v| !v.is_null())
+                .filter(|v| !v.is_null() && !is_bare(v))
         };
         let kind = present().next().map(Kind::of);
         if let Some(expected) = kind {
@@ -148,7 +150,9 @@ impl Walk<'_> {
                 Directive::Replace => patch.clone(),
                 Directive::Merge => dest,
             },
-            // A null the object wrote is kept when the patch says nothing of it.
+            // A null the object wrote is kept when the patch says nothing of it; a field
+            // written with no value is not.
+            (Some(dest), None) if is_bare(&dest) => return Ok(None),
             (Some(_), None) => return Ok(Some(Value::Null)),
             (None, None) => return Ok(None),
             (_, Some(patch)) => {
