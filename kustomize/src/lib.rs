@@ -200,18 +200,21 @@ fn managed_by_kustomize(mut object: Value) -> Value {
 /// prints, which leaves every annotation's value the text it was written as (`0755`,
 /// `1.50`, `~`) and drops an empty or null `metadata.annotations` (labels stay as
 /// written).
-fn printed(resource: Resource) -> Value {
+fn printed(mut resource: Resource) -> Value {
     let mut object = resource.value;
     if let Some(Value::Object(metadata)) = object.get_mut("metadata") {
         match metadata.get_mut("annotations") {
-            Some(Value::Object(map)) if !map.is_empty() => {
-                let texts = &resource.written.annotations;
+            Some(Value::Null) => {
+                metadata.shift_remove("annotations");
+            }
+            Some(Value::Object(map)) if map.is_empty() => {
+                metadata.shift_remove("annotations");
+            }
+            Some(Value::Object(map)) if map.values().any(|v| !v.is_string()) => {
+                let texts = &resource.written.get().annotations;
                 for (key, value) in map.iter_mut().filter(|(_, v)| !v.is_string()) {
                     *value = Value::String(written::text_of(texts, key, value));
                 }
-            }
-            Some(Value::Object(_) | Value::Null) => {
-                metadata.shift_remove("annotations");
             }
             _ => {}
         }

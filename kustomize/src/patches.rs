@@ -223,7 +223,8 @@ fn strategic(
     let keys = source.merge_keys(&api_version, resource.kind());
     let id = kustomize_id(&resource.value);
     let mut target = std::mem::take(&mut resource.value);
-    written::mark_bare(&mut target, &resource.written.bare);
+    let object_written = resource.written.get();
+    written::mark_bare(&mut target, &object_written.bare);
     let merged = match options.metadata_as_text {
         true => merge::merge(target, &with_metadata_as_text(document, written), keys),
         false => merge::merge(target, document, keys),
@@ -231,8 +232,9 @@ fn strategic(
     resource.value = merged
         .map_err(|e| source.error(format!("cannot apply the patch to {id}: {e}")))?
         .unwrap_or_default();
-    resource.written.bare = written::unmark_bare(&mut resource.value);
-    resource.written.took_annotations_from(written);
+    let object_written = resource.written.get();
+    object_written.bare = written::unmark_bare(&mut resource.value);
+    object_written.took_annotations_from(written);
     if resource.value.as_object().is_none_or(|m| m.is_empty()) {
         resource.value = Value::Null;
         return Ok(());

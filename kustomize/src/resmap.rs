@@ -8,7 +8,7 @@ use serde_json::Value;
 use fleet_files::{str_at, ResId};
 use fleet_files::{Error, Result};
 
-use super::written::Written;
+use super::written::Later;
 
 /// How a generated object is combined with one of the same name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,7 +51,7 @@ pub(crate) struct Resource {
     /// Rendered from a Helm chart: kustomize's namespace transformer leaves it alone.
     pub from_helm_chart: bool,
     /// What the object's text said that its value does not.
-    pub written: Written,
+    pub written: Later,
 }
 
 impl Resource {
@@ -67,12 +67,12 @@ impl Resource {
             previous_names: Vec::new(),
             ref_var_names: Vec::new(),
             from_helm_chart: false,
-            written: Written::default(),
+            written: Later::default(),
         }
     }
 
     /// Wraps an object read from a file, with what its text said.
-    pub(crate) fn read((value, written): (Value, Written)) -> Self {
+    pub(crate) fn read((value, written): (Value, Later)) -> Self {
         Self {
             written,
             ..Self::new(value)

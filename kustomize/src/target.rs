@@ -320,7 +320,7 @@ impl<'r> Builder<'r> {
                 return acc.absorb(nested, &shown);
             }
             let text = self.root.read_to_string(&path)?;
-            let documents = written::documents(&text, entry)?;
+            let documents = written::documents_read_later(text, entry)?;
             return acc
                 .resources
                 .extend(documents.into_iter().map(Resource::read), entry);
@@ -332,7 +332,7 @@ impl<'r> Builder<'r> {
             return acc.absorb(nested, &shown);
         }
         let (text, shown_path) = location.read(entry)?;
-        let documents = written::documents(&text, &shown_path)?;
+        let documents = written::documents_read_later(text, &shown_path)?;
         acc.resources
             .extend(documents.into_iter().map(Resource::read), &shown_path)
     }

@@ -4,6 +4,8 @@
 //! annotations were written as (kustomize hands some of them on as that text: `0755`,
 //! `1.50`, `~`).
 
+use std::sync::{Arc, OnceLock};
+
 use serde_json::Value;
 use yaml_rust2::parser::{Event, Parser};
 use yaml_rust2::scanner::TScalarStyle;
@@ -55,14 +57,80 @@ pub(crate) fn text_of(texts: &[(String, String)], key: &str, value: &Value) -> S
 /// what each one's text said; expanded items, having no text of their own, said nothing.
 pub(crate) fn documents(text: &str, file: &str) -> fleet_files::Result<Vec<(Value, Written)>> {
     let values = fleet_files::yaml::parse_documents(text, file)?;
-    let mut written = read(text);
-    if written.len() != values.len() {
-        written = Vec::new();
-    }
-    let written = written
-        .into_iter()
-        .chain(std::iter::repeat_with(Written::default));
+    let written = aligned(read(text), values.len());
     Ok(values.into_iter().zip(written).collect())
+}
+
+/// As [`documents`], leaving what the text said to be read when first asked for: most
+/// objects never need it.
+pub(crate) fn documents_read_later(
+    text: String,
+    file: &str,
+) -> fleet_files::Result<Vec<(Value, Later)>> {
+    let values = fleet_files::yaml::parse_documents(&text, file)?;
+    let source = Arc::new(Source {
+        text,
+        documents: values.len(),
+        written: OnceLock::new(),
+    });
+    Ok(values
+        .into_iter()
+        .enumerate()
+        .map(|(document, value)| {
+            let later = Later {
+                source: Some((Arc::clone(&source), document)),
+                written: None,
+            };
+            (value, later)
+        })
+        .collect())
+}
+
+/// One entry per document, or nothing at all when the texts and the values do not pair
+/// up (a `*List` expanded into other than one item).
+fn aligned(written: Vec<Written>, documents: usize) -> impl Iterator<Item = Written> {
+    let written = if written.len() == documents {
+        written
+    } else {
+        Vec::new()
+    };
+    written
+        .into_iter()
+        .chain(std::iter::repeat_with(Written::default))
+        .take(documents)
+}
+
+/// A file's text, kept to be read again for what it said.
+#[derive(Debug)]
+pub(crate) struct Source {
+    text: String,
+    documents: usize,
+    written: OnceLock<Vec<Written>>,
+}
+
+/// What an object's text said, read from its file the first time it is asked for (an
+/// object made without a text said nothing).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Later {
+    /// The file and which of its documents the object is.
+    source: Option<(Arc<Source>, usize)>,
+    written: Option<Written>,
+}
+
+impl Later {
+    /// What the text said, read now if it was not yet.
+    pub(crate) fn get(&mut self) -> &mut Written {
+        let source = &self.source;
+        self.written.get_or_insert_with(|| match source {
+            Some((source, document)) => source
+                .written
+                .get_or_init(|| aligned(read(&source.text), source.documents).collect())
+                .get(*document)
+                .cloned()
+                .unwrap_or_default(),
+            None => Written::default(),
+        })
+    }
 }
 
 /// A collection being read, and where in it the reader is.
