@@ -20,7 +20,7 @@ pub(super) fn strval(value: &Value) -> String {
 /// sprig's `strslice`: a list's items but nil as strings; nil is no strings; anything
 /// else is itself as one string.
 pub(super) fn strslice(value: &Value) -> Vec<String> {
-    match value {
+    match &value.unwrapped_slice() {
         Value::List(items) => items
             .iter()
             .filter(|v| !matches!(v, Value::Nil))

@@ -20,19 +20,11 @@ fn list(values: Vec<Value>) -> Result<Value, String> {
 /// A slice argument, or sprig's `Cannot <what> on type <kind>` (Go panics on nil, which
 /// has no type).
 fn slice_arg(what: &str, value: &Value) -> Result<Vec<Value>, String> {
-    match value {
+    match value.unwrapped_slice() {
         Value::List(items) => Ok(items.to_vec()),
         Value::Bytes(bytes) => Ok(bytes.iter().map(|b| Value::Int(i64::from(*b))).collect()),
-        // A Go slice type of Helm's (`.Capabilities.APIVersions`), walked as reflection
-        // walks it.
-        Value::Object(object) if object.kind() == "slice" => Ok(object
-            .entries()
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(_, item)| item)
-            .collect()),
         Value::Nil => Err(NIL_TYPE.into()),
-        other => Err(format!("Cannot {what} on type {}", kind(other))),
+        other => Err(format!("Cannot {what} on type {}", kind(&other))),
     }
 }
 
@@ -133,13 +125,13 @@ fn slice(_: &mut Exec, a: Vec<Value>) -> Result<Value, String> {
     let (value, bounds) = a
         .split_first()
         .ok_or("wrong number of args for slice: want at least 1 got 0")?;
-    let l = match value {
+    let l = match value.unwrapped_slice() {
         Value::List(items) => items.to_vec(),
         Value::Nil => return Err(NIL_TYPE.into()),
         other => {
             return Err(format!(
                 "list should be type of slice or array but {}",
-                kind(other)
+                kind(&other)
             ))
         }
     };
@@ -212,8 +204,9 @@ pub(super) fn register(funcs: &mut HashMap<&'static str, Func>) {
     }
     funcs.insert("sortAlpha", |_, a| {
         arity("sortAlpha", &a, 1)?;
-        let mut l = strslice(&a[0]);
-        if !matches!(a[0], Value::List(_)) {
+        let items = a[0].unwrapped_slice();
+        let mut l = strslice(&items);
+        if !matches!(items, Value::List(_)) {
             l = vec![super::convert::strval(&a[0])];
         }
         l.sort();

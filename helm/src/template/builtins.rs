@@ -89,8 +89,14 @@ fn eq(_: &mut Exec, args: Vec<Value>) -> Result<Value, String> {
             }
             (a, b) => match (basic_kind(a), basic_kind(b)) {
                 (Some(x), Some(y)) if x == y => a == b,
-                (Some(_), Some(_)) => return Err("incompatible types for comparison".into()),
-                _ => return Err("non-comparable types".into()),
+                (None, None) => not_comparable(a, b)?,
+                _ => {
+                    return Err(format!(
+                        "incompatible types for comparison: {} and {}",
+                        a.type_name(),
+                        b.type_name()
+                    ))
+                }
             },
         };
         if equal {
@@ -98,6 +104,33 @@ fn eq(_: &mut Exec, args: Vec<Value>) -> Result<Value, String> {
         }
     }
     Ok(Value::Bool(false))
+}
+
+/// Go's `eq` on two values of no basic kind (lists, maps, objects): an error unless both
+/// are structs, which compare by identity here.
+fn not_comparable(a: &Value, b: &Value) -> Result<bool, String> {
+    let kind = |v: &Value| match v {
+        Value::List(_) | Value::Bytes(_) => "slice",
+        Value::Map(_) => "map",
+        Value::Object(object) => object.kind(),
+        _ => "invalid",
+    };
+    let shown = |verb: &str, v: &Value| printf::sprintf(verb, std::slice::from_ref(v));
+    match (kind(a), kind(b)) {
+        ("struct", "struct") => Ok(a == b),
+        (x, y) if x != y => Err(format!(
+            "non-comparable types {}: {}, {}: {}",
+            shown("%s", a),
+            a.type_name(),
+            b.type_name(),
+            shown("%v", b)
+        )),
+        _ => Err(format!(
+            "non-comparable type {}: {}",
+            shown("%s", b),
+            b.type_name()
+        )),
+    }
 }
 
 /// Whether `object` is a `time.Time`, a comparable struct Go's `eq` compares by value:
@@ -145,7 +178,7 @@ fn index(_: &mut Exec, args: Vec<Value>) -> Result<Value, String> {
         return Err("wrong number of args for index: want at least 1 got 0".into());
     };
     for key in keys {
-        value = match &value {
+        value = match &value.unwrapped_slice() {
             Value::List(items) => {
                 let i = int_index(key)?;
                 usize::try_from(i)

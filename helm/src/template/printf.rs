@@ -95,8 +95,12 @@ fn format_one(verb: char, spec: &Spec, value: &Value) -> String {
             pad(signed(format_float_g(*f), spec), spec, true)
         }
         ('v', Value::Int(i)) | ('d', Value::Int(i)) => pad(signed(i.to_string(), spec), spec, true),
-        ('v', _) | ('s', Value::Str(_) | Value::List(_) | Value::Map(_)) => {
-            let mut text = plain(value);
+        ('v', _) | ('s', Value::Str(_) | Value::List(_) | Value::Map(_) | Value::Object(_)) => {
+            let mut text = if verb == 's' {
+                as_s(value)
+            } else {
+                plain(value)
+            };
             if let Some(precision) = spec.precision {
                 text = text.chars().take(precision).collect();
             }
@@ -255,6 +259,26 @@ pub fn sprintf(format: &str, args: &[Value]) -> String {
         out.push_str(&format!("%!(EXTRA {})", extra.join(", ")));
     }
     out
+}
+
+/// `%s` of a value: lists and maps with `%s` applied to their items, as Go's fmt applies
+/// it (`[a %!s(int=1)]`); objects as they print (Helm's are Stringers, as `time.Time`).
+fn as_s(value: &Value) -> String {
+    match value {
+        Value::Str(text) => text.to_string(),
+        Value::List(items) => {
+            let items: Vec<String> = items.iter().map(as_s).collect();
+            format!("[{}]", items.join(" "))
+        }
+        Value::Map(map) => {
+            let entries: Vec<String> = (map.borrow().iter())
+                .map(|(key, item)| format!("{key}:{}", as_s(item)))
+                .collect();
+            format!("map[{}]", entries.join(" "))
+        }
+        Value::Object(_) => plain(value),
+        other => bad_verb('s', other),
+    }
 }
 
 fn plain(value: &Value) -> String {

@@ -171,7 +171,7 @@ fn and_or_short_circuit_and_comparisons() {
         "bc [2 3]"
     );
     assert!(fails("{{ eq 1 1.0 }}", json!({}))
-        .ends_with("error calling eq: incompatible types for comparison"));
+        .ends_with("error calling eq: incompatible types for comparison: int and float64"));
 }
 
 #[test]

@@ -175,6 +175,22 @@ impl Value {
         }
     }
 
+    /// A Go slice of one of Helm's own types (`.Capabilities.APIVersions`) as the list it
+    /// holds, for the functions that walk slices by reflection; any other value as it is.
+    pub(crate) fn unwrapped_slice(&self) -> Value {
+        match self {
+            Value::Object(object) if object.kind() == "slice" => Value::from(
+                object
+                    .entries()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|(_, item)| item)
+                    .collect::<Vec<_>>(),
+            ),
+            other => other.clone(),
+        }
+    }
+
     /// A map field; nil when missing or when this is not a map.
     pub fn get(&self, key: &str) -> Value {
         match self {
