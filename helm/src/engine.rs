@@ -494,10 +494,7 @@ impl Prepared<'_> {
         // As Helm: the templates of one chart share one top-level context (`$`), so that
         // what one does to it (`set $ "Values" ...`) the next sees; they run in the order
         // Helm parsed them, deepest path first, then in reverse order of name.
-        let contexts: Vec<Value> = all
-            .iter()
-            .map(|scope| Value::from(scope.data.clone()))
-            .collect();
+        let contexts: Vec<Value> = all.iter().map(|scope| scope.data.clone()).collect();
         let mut runs: Vec<(String, usize, bool)> = Vec::new();
         for (index, scope) in all.iter().enumerate() {
             for (path, _) in &scope.chart.templates {

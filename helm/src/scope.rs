@@ -18,8 +18,9 @@ pub(crate) struct Scope<'c> {
     pub chart: &'c Chart,
     /// Its path among the templates: `chart` or `parent/charts/sub`.
     pub prefix: String,
-    /// `.` for its templates, without `.Template`.
-    pub data: BTreeMap<String, Value>,
+    /// `.` for its templates, without `.Template`: a map all its templates share, and
+    /// the one its parent's `.Subcharts` holds.
+    pub data: Value,
 }
 
 /// What every chart shares: `.Release` and `.Capabilities`.
@@ -31,7 +32,8 @@ pub(crate) struct Shared {
 }
 
 /// The scope of `node` (whose values are `values`) and of each of its dependencies, the
-/// dependencies first; returns `node`'s data, for its parent's `.Subcharts`.
+/// dependencies first; returns `node`'s data, for its parent's `.Subcharts`: the same map,
+/// so that what a subchart's templates do to it the parent sees.
 pub(crate) fn build<'c>(
     node: &Resolved<'c>,
     values: Value,
@@ -39,7 +41,7 @@ pub(crate) fn build<'c>(
     is_root: bool,
     shared: &Shared,
     out: &mut Vec<Scope<'c>>,
-) -> BTreeMap<String, Value> {
+) -> Value {
     let mut subcharts = BTreeMap::new();
     for dependency in &node.dependencies {
         // Helm's `vals.Table("Values." + name)`: the section when it is a map.
@@ -55,9 +57,9 @@ pub(crate) fn build<'c>(
             shared,
             out,
         );
-        subcharts.insert(dependency.name.clone(), Value::from(data));
+        subcharts.insert(dependency.name.clone(), data);
     }
-    let data = BTreeMap::from([
+    let data = Value::from(BTreeMap::from([
         (
             "Chart".to_string(),
             chart_object(
@@ -77,7 +79,7 @@ pub(crate) fn build<'c>(
         ("Capabilities".to_string(), shared.capabilities.clone()),
         ("Values".to_string(), values),
         ("Subcharts".to_string(), Value::from(subcharts)),
-    ]);
+    ]));
     out.push(Scope {
         chart: node.chart,
         prefix,

@@ -305,3 +305,57 @@ fn a_chart_s_kube_version_range_is_checked_as_helm_4_checks_it() {
         assert_eq!(answer.as_deref(), wanted, "{range} on {kube_version}");
     }
 }
+
+#[test]
+fn the_first_error_is_the_one_helm_meets_first() {
+    // Helm runs a chart's templates deepest path first, then in reverse order of name:
+    // a subchart's before the chart's own, `templates/deep/` before `templates/`, `b`
+    // before `a`. Each expected message is what Helm 4.3.1 printed for the same chart.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("order");
+    let write = |path: &str, text: &str| {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("dirs");
+        std::fs::write(path, text).expect("written");
+    };
+    write(
+        "Chart.yaml",
+        "apiVersion: v2\nname: order\nversion: 0.1.0\n",
+    );
+    write(
+        "charts/sub/Chart.yaml",
+        "apiVersion: v2\nname: sub\nversion: 0.1.0\n",
+    );
+    for (path, who) in [
+        ("templates/a.yaml", "a"),
+        ("templates/b.yaml", "b"),
+        ("templates/deep/c.yaml", "deep"),
+        ("charts/sub/templates/s.yaml", "sub"),
+    ] {
+        write(path, &format!("{{{{ fail \"{who} fails\" }}}}\n"));
+    }
+    let first_error = || {
+        let loaded = Chart::load(&root).expect("loads");
+        let options = Options {
+            release_name: "r".into(),
+            ..Options::default()
+        };
+        fleet_helm::render(&loaded, &serde_json::json!({}), &options)
+            .expect_err("fails")
+            .to_string()
+    };
+    assert_eq!(
+        first_error(),
+        "execution error at (order/charts/sub/templates/s.yaml:1:3): sub fails"
+    );
+    std::fs::remove_dir_all(root.join("charts")).expect("removed");
+    assert_eq!(
+        first_error(),
+        "execution error at (order/templates/deep/c.yaml:1:3): deep fails"
+    );
+    std::fs::remove_dir_all(root.join("templates/deep")).expect("removed");
+    assert_eq!(
+        first_error(),
+        "execution error at (order/templates/b.yaml:1:3): b fails"
+    );
+}
