@@ -59,6 +59,13 @@ impl<'a> PatchSource<'a> {
             None => Value::Null,
         };
         if first.is_array() {
+            // kustomize turns a JSON 6902 patch's YAML into JSON as sigs.k8s.io/yaml does,
+            // with YAML 1.1's scalars: `y` and `on` are true, `0755` is 493.
+            let first = fleet_helm::yaml::parse_documents(text)
+                .map_err(|e| self.error(format!("invalid JSON 6902 patch in {file}: {e}")))?
+                .into_iter()
+                .next()
+                .unwrap_or_default();
             let operations: json_patch::Patch = serde_json::from_value(first)
                 .map_err(|e| self.error(format!("invalid JSON 6902 patch in {file}: {e}")))?;
             return Ok(Patch::Json6902(operations));
