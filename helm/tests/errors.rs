@@ -43,6 +43,19 @@ fn syntax_errors_are_worded_as_helm_words_them() {
         render_error("{{ if .Values.x }}\nkind: A\n"),
         "parse error at (bad/templates/cm.yaml:3): unexpected EOF"
     );
+    // An action left open is reported where the text ends, and where it started.
+    assert_eq!(
+        render_error("{{ .x \n"),
+        "parse error at (bad/templates/cm.yaml:2): unclosed action started at bad/templates/cm.yaml:1"
+    );
+    assert_eq!(
+        render_error("{{\n\n\n\n\n"),
+        "parse error at (bad/templates/cm.yaml:6): unclosed action started at bad/templates/cm.yaml:1"
+    );
+    assert_eq!(
+        render_error("line1\n{{ .x"),
+        "parse error at (bad/templates/cm.yaml:2): unclosed action"
+    );
 }
 
 #[test]

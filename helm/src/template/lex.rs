@@ -84,6 +84,9 @@ pub struct LexError {
     pub line: usize,
     /// What is wrong.
     pub message: String,
+    /// The line of the action the error is in, when that is not `line` (Go then adds
+    /// "started at NAME:LINE").
+    pub action_line: Option<usize>,
 }
 
 fn is_space(c: char) -> bool {
@@ -148,9 +151,12 @@ pub fn items_with(source: &str, delims: Delims) -> Result<Vec<Item>, LexError> {
                 .find('\n')
                 .map_or(source.len(), |i| inner_start + i);
             tokenize(source, inner_start, line_end, &lines)?;
+            // Go's lexer meets the end of the text, and reports it on the last line.
+            let end = 1 + source.matches('\n').count();
             return Err(LexError {
-                line: pos.line,
+                line: end,
                 message: "unclosed action".into(),
+                action_line: (end != pos.line).then_some(pos.line),
             });
         };
         let inner_end = if trim_right { close - 1 } else { close };
@@ -161,6 +167,7 @@ pub fn items_with(source: &str, delims: Delims) -> Result<Vec<Item>, LexError> {
                 return Err(LexError {
                     line: pos.line,
                     message: "unclosed comment".into(),
+                    action_line: None,
                 });
             }
         } else {
@@ -238,6 +245,7 @@ fn tokenize(source: &str, start: usize, end: usize, lines: &Lines) -> Result<Vec
     let error = |offset: usize, message: String| LexError {
         line: lines.pos(start + offset).line,
         message,
+        action_line: None,
     };
     while let Some(&(i, c)) = chars.peek() {
         if is_space(c) {

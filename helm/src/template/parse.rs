@@ -46,7 +46,10 @@ pub fn parse_with(
     let items = lex::items_with(source, delims).map_err(|e| ParseError {
         name: name.to_string(),
         line: e.line,
-        message: e.message,
+        message: match e.action_line {
+            Some(start) => format!("{} started at {name}:{start}", e.message),
+            None => e.message,
+        },
     })?;
     let mut parser = Parser {
         name,
