@@ -5,7 +5,7 @@ use kube::CustomResourceExt;
 
 use crate::{
     Bundle, BundleDeployment, Cluster, ClusterGroup, ClusterRegistration, ClusterRegistrationToken,
-    Content, GitRepo, HelmOp, Policy, Schedule,
+    Content, GitRepo, GitRepoRestriction, HelmOp, Policy, Schedule,
 };
 
 /// Every Fleet CRD, in a stable order, paired with the file name it is written to.
@@ -25,6 +25,7 @@ pub fn all() -> Vec<(&'static str, CustomResourceDefinition)> {
         ("policies.yaml", Policy::crd()),
         ("helmops.yaml", HelmOp::crd()),
         ("schedules.yaml", Schedule::crd()),
+        ("gitreporestrictions.yaml", GitRepoRestriction::crd()),
     ]
 }
 

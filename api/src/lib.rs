@@ -8,7 +8,7 @@
 #![allow(clippy::duplicated_attributes)]
 
 /// `kube::Resource` for a Fleet kind whose fields sit beside its metadata, with no spec
-/// (as Fleet's Content and Policy): `CustomResource` cannot derive those.
+/// (as Fleet's Content, Policy and GitRepoRestriction): `CustomResource` cannot derive those.
 macro_rules! specless_resource {
     ($type:ty, $kind:literal, $plural:literal, $scope:ty) => {
         impl kube::Resource for $type {
@@ -47,11 +47,13 @@ mod content;
 pub mod crds;
 mod fleetyaml;
 mod gitrepo;
+mod gitreporestriction;
 mod helmop;
 pub mod labels;
 mod policy;
 mod registration;
 mod schedule;
+mod specless;
 pub mod strict;
 
 pub use bundle::*;
@@ -61,6 +63,7 @@ pub use common::*;
 pub use content::{Content, ContentError, HelmHook, HelmRelease, MemberRender, Payload};
 pub use fleetyaml::*;
 pub use gitrepo::*;
+pub use gitreporestriction::{GitRepoRestriction, GitRepoRestrictionRules};
 pub use helmop::*;
 pub use policy::{GitRepoPolicy, Policy, PolicyRules};
 pub use registration::*;

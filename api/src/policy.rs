@@ -2,10 +2,7 @@
 //! accounts, repositories, client secrets, namespace creation), as Rancher Fleet's Policy.
 //! Like Fleet's, it has no spec: its fields sit beside the metadata.
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    CustomResourceDefinition, CustomResourceDefinitionNames, CustomResourceDefinitionSpec,
-    CustomResourceDefinitionVersion, CustomResourceValidation, JSONSchemaProps,
-};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -93,62 +90,11 @@ specless_resource!(
 impl Policy {
     /// The CRD of the kind: the schema of [`PolicyRules`] beside `metadata`.
     pub fn crd() -> CustomResourceDefinition {
-        let settings = schemars::generate::SchemaSettings::openapi3().with(|s| {
-            s.inline_subschemas = true;
-            s.meta_schema = None;
-        });
-        let rules = settings
-            .into_generator()
-            .into_root_schema_for::<PolicyRules>();
-        let mut schema: JSONSchemaProps =
-            serde_json::from_value(rules.to_value()).unwrap_or_default();
-        schema.description = Some("What the GitRepos and Bundles of a namespace may do.".into());
-        let properties = schema.properties.get_or_insert_with(Default::default);
-        for (field, description) in [("apiVersion", "API version."), ("kind", "Kind.")] {
-            properties.insert(
-                field.into(),
-                JSONSchemaProps {
-                    type_: Some("string".into()),
-                    description: Some(description.into()),
-                    ..JSONSchemaProps::default()
-                },
-            );
-        }
-        properties.insert(
-            "metadata".into(),
-            JSONSchemaProps {
-                type_: Some("object".into()),
-                ..JSONSchemaProps::default()
-            },
-        );
-        CustomResourceDefinition {
-            metadata: ObjectMeta {
-                name: Some(format!("policies.{}", crate::GROUP)),
-                ..ObjectMeta::default()
-            },
-            spec: CustomResourceDefinitionSpec {
-                group: crate::GROUP.into(),
-                names: CustomResourceDefinitionNames {
-                    kind: "Policy".into(),
-                    plural: "policies".into(),
-                    singular: Some("policy".into()),
-                    list_kind: Some("PolicyList".into()),
-                    categories: Some(vec!["fleet".into()]),
-                    short_names: None,
-                },
-                scope: "Namespaced".into(),
-                versions: vec![CustomResourceDefinitionVersion {
-                    name: crate::VERSION.into(),
-                    served: true,
-                    storage: true,
-                    schema: Some(CustomResourceValidation {
-                        open_api_v3_schema: Some(schema),
-                    }),
-                    ..CustomResourceDefinitionVersion::default()
-                }],
-                ..CustomResourceDefinitionSpec::default()
-            },
-            status: None,
-        }
+        crate::specless::crd::<PolicyRules>(crate::specless::Kind {
+            kind: "Policy",
+            plural: "policies",
+            description: "What the GitRepos and Bundles of a namespace may do.",
+            columns: &[],
+        })
     }
 }

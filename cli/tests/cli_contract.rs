@@ -96,7 +96,8 @@ fn checked_in_crds_equal_the_generated_ones() {
             "clusterregistrations.fleet.cattle.io",
             "policies.fleet.cattle.io",
             "helmops.fleet.cattle.io",
-            "schedules.fleet.cattle.io"
+            "schedules.fleet.cattle.io",
+            "gitreporestrictions.fleet.cattle.io"
         ]
     );
     let columns = &crds[0]["spec"]["versions"][0]["additionalPrinterColumns"];

@@ -431,7 +431,7 @@ async fn policies_default_refuse_and_gate_namespace_creation() {
             hub.run_with(&["apply", "-f", "-"], &policy).await.success();
         }
     };
-    apply_policy("^https://git\\\\.example\\\\.com/", false).await;
+    apply_policy("https://git\\\\.example\\\\.com/.*", false).await;
     let config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n";
     fleet
         .repo
@@ -460,8 +460,8 @@ async fn policies_default_refuse_and_gate_namespace_creation() {
     assert_eq!(refused["reason"], "Refused");
     let message = refused["message"].as_str().unwrap_or_default();
     assert!(
-        message.starts_with("refused by Policy tenants: repo git://")
-            && message.contains("matches none of the allowed patterns"),
+        message.starts_with("disallowed repo git://")
+            && message.ends_with("not in allowed set [https://git\\.example\\.com/.*]"),
         "{message}"
     );
     assert!(fleet
@@ -469,7 +469,7 @@ async fn policies_default_refuse_and_gate_namespace_creation() {
         .is_none());
 
     // Allowed: the GitRepo's bundles get the Policy's default account.
-    apply_policy("^git://", false).await;
+    apply_policy("git://.*", false).await;
     eventually("the allowed bundle deployed", WAIT, || async {
         fleet.get(
             "dev",
@@ -507,7 +507,7 @@ async fn policies_default_refuse_and_gate_namespace_creation() {
     let fresh = fresh.message.unwrap_or_default();
     assert!(fresh.contains("namespaces \"fresh\" not found"), "{fresh}");
     assert!(fleet.get("dev", &["get", "namespace", "fresh"]).is_none());
-    apply_policy("^git://", true).await;
+    apply_policy("git://.*", true).await;
     eventually("the namespace made once allowed", WAIT, || async {
         fleet.get("dev", &["get", "configmap", "app", "-n", "fresh"])
     })
@@ -932,4 +932,100 @@ async fn host_names_resolve_in_the_member_unless_dns_is_disabled() {
     let unresolved = eventually("the unresolved address", WAIT, || ip("no-dns")).await;
     assert_eq!(unresolved, "");
     fleet.stop().await;
+}
+
+/// Fleet's `bundle_namespace_mapping_test.go`, its GitRepoRestriction part, restated: a
+/// restriction allowing one target namespace refuses a GitRepo that sets none or another,
+/// in Fleet's words on the GitRepo's `Accepted` condition and in a `PolicyViolation`
+/// event, and admits it once it names the allowed one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_git_repo_restriction_refuses_target_namespaces_it_does_not_allow() {
+    let fleet = Fleet::start(&[("dev", json!({"env": "dev"}))]).await;
+    fleet
+        .kubectl("local")
+        .run_with(
+            &["apply", "-f", "-"],
+            "kind: GitRepoRestriction
+apiVersion: fleet.cattle.io/v1alpha1
+metadata:
+  name: restriction
+  namespace: fleet-local
+allowedTargetNamespaces:
+  - project1simpleapp
+",
+        )
+        .await
+        .success();
+    fleet.repo.write(
+        "app/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: simple-config\n",
+    );
+    fleet.repo.commit("app");
+    fleet
+        .gitrepo(json!({"paths": ["app"], "targets": [{"clusterSelector": {}}]}))
+        .await;
+    let refusal = || async {
+        let gitrepo = fleet.get("local", &["get", "gitrepo", "demo", "-n", NS])?;
+        let conditions = gitrepo["status"]["conditions"].as_array()?.clone();
+        let accepted = conditions.iter().find(|c| c["type"] == "Accepted")?;
+        (accepted["status"] == "False").then(|| accepted["message"].as_str().map(String::from))?
+    };
+    let empty = eventually("the GitRepo refused", WAIT, refusal).await;
+    assert_eq!(
+        empty,
+        "empty targetNamespace denied, because allowedTargetNamespaces restriction is present"
+    );
+    let events = fleet
+        .get(
+            "local",
+            &[
+                "get",
+                "events",
+                "-n",
+                NS,
+                "--field-selector",
+                "involvedObject.name=demo",
+            ],
+        )
+        .expect("events");
+    let violations: Vec<&str> = (events["items"].as_array().into_iter().flatten())
+        .filter(|e| e["reason"] == "PolicyViolation" && e["type"] == "Warning")
+        .filter_map(|e| e["message"].as_str())
+        .collect();
+    assert_eq!(violations, [empty.as_str()], "{events}");
+
+    let target = |namespace: &str| {
+        let patch = json!({"spec": {"targetNamespace": namespace}}).to_string();
+        let hub = fleet.kubectl("local");
+        async move {
+            hub.run(&[
+                "patch", "gitrepo", "demo", "-n", NS, "--type", "merge", "-p", &patch,
+            ])
+            .await
+            .success();
+        }
+    };
+    target("denythisnamespace").await;
+    let other = eventually("the other namespace refused", WAIT, || async {
+        refusal().await.filter(|m| m.contains("denythisnamespace"))
+    })
+    .await;
+    assert_eq!(
+        other,
+        "disallowed targetNamespace denythisnamespace: denythisnamespace not in allowed set [project1simpleapp]"
+    );
+    target("project1simpleapp").await;
+    eventually("the allowed namespace deployed", WAIT, || async {
+        fleet.get(
+            "dev",
+            &[
+                "get",
+                "configmap",
+                "simple-config",
+                "-n",
+                "project1simpleapp",
+            ],
+        )
+    })
+    .await;
 }

@@ -300,6 +300,20 @@ async fn reconcile(gitrepo: Arc<GitRepo>, ctx: Arc<Gitjob>) -> Result<Action, Re
     let gitrepo = match admitted(&ctx.client, &gitrepo).await? {
         Ok(admitted) => admitted,
         Err(refusal) => {
+            // Told once in a Warning event, as Fleet tells it, not at every retry.
+            let told = (old.conditions.iter())
+                .any(|c| c.type_ == "Accepted" && c.message.as_deref() == Some(refusal.as_str()));
+            if !told {
+                fleet_objects::events::record(
+                    &ctx.client,
+                    gitrepo.as_ref(),
+                    "gitjob",
+                    fleet_objects::events::EventType::Warning,
+                    "PolicyViolation",
+                    &refusal,
+                )
+                .await;
+            }
             outcome.refused = Some(refusal);
             write_status(&ctx, &gitrepo, &old, new, &outcome).await?;
             return Ok(Action::requeue(period));
@@ -322,8 +336,8 @@ async fn reconcile(gitrepo: Arc<GitRepo>, ctx: Arc<Gitjob>) -> Result<Action, Re
     }
 }
 
-/// `gitrepo` as the Policies of its namespace admit it, with their defaults (service
-/// account, client secret) filled in; or why they refuse it.
+/// `gitrepo` as the Policies and GitRepoRestrictions of its namespace admit it, with
+/// their defaults (service account, client secret) filled in; or why they refuse it.
 async fn admitted(
     client: &kube::Client,
     gitrepo: &GitRepo,
@@ -332,8 +346,13 @@ async fn admitted(
     let policies = kube::Api::<fleet_api::Policy>::namespaced(client.clone(), &namespace)
         .list(&Default::default())
         .await?;
+    let restrictions =
+        kube::Api::<fleet_api::GitRepoRestriction>::namespaced(client.clone(), &namespace)
+            .list(&Default::default())
+            .await?;
+    let restrictions = fleet_objects::policy::Restrictions::combine(&restrictions.items);
     let admitted = fleet_objects::policy::Policies::combine(&policies.items)
-        .and_then(|policies| policies.admit_git_repo(&gitrepo.spec))
+        .and_then(|policies| policies.admit_git_repo(&gitrepo.spec, &restrictions))
         .map(|spec| GitRepo {
             spec,
             ..gitrepo.clone()
