@@ -5,7 +5,9 @@
 
 use std::collections::BTreeSet;
 
-use fleet_api::{BundleDeployment, BundleDeploymentResource, Condition, HelmRelease};
+use fleet_api::{
+    BundleDeployment, BundleDeploymentOptions, BundleDeploymentResource, Condition, HelmRelease,
+};
 use kube::api::{DynamicObject, PatchParams};
 use kube::discovery::{ApiResource, Scope};
 use kube::{Api, ResourceExt};
@@ -55,6 +57,8 @@ pub async fn deployment(
         }
     }
     let options = deployment.spec.options.clone().unwrap_or_default();
+    // The agent's own client: the deployment's service account may not read namespaces.
+    let local = agent.local.clone();
     let status = deployment.status.clone().unwrap_or_default();
     let wanted = deployment.spec.deployment_id.clone().unwrap_or_default();
     let new_deployment = status.applied_deployment_id.as_deref() != Some(wanted.as_str());
@@ -82,6 +86,14 @@ pub async fn deployment(
     }
     if new_deployment && agent.rolled_back(deployment).as_deref() == Some(wanted.as_str()) {
         return Ok(None);
+    }
+    if let Some(selector) = &options.allowed_target_namespace_selector {
+        if let Err(refusal) = target_namespace_allowed(&local, &options, selector).await {
+            let outcome = Outcome::not_applied("TargetNamespaceNotAllowed", refusal.clone());
+            report(agent, deployment, outcome).await?;
+            // Retried with backoff: nothing tells the agent when the namespace changes.
+            return Err(Error::Invalid(refusal));
+        }
     }
     if new_deployment {
         if let Some(waiting) = dependencies_waiting(agent, deployment).await? {
@@ -133,6 +145,45 @@ pub async fn deployment(
         error: None,
     };
     report(agent, deployment, outcome).await.map(Some)
+}
+
+/// Fleet's check of a GitRepoRestriction's `allowedTargetNamespaceSelector` on the
+/// cluster: the namespace the deployment goes to (its target namespace, else its default
+/// one) must exist and have labels the selector matches. The refusal is in Fleet's words.
+async fn target_namespace_allowed(
+    local: &kube::Client,
+    options: &BundleDeploymentOptions,
+    selector: &fleet_api::LabelSelector,
+) -> Result<(), String> {
+    let namespace = (options.target_namespace.as_deref())
+        .or(options.default_namespace.as_deref())
+        .filter(|n| !n.is_empty())
+        .unwrap_or("default");
+    let namespaces: kube::Api<k8s_openapi::api::core::v1::Namespace> =
+        kube::Api::all(local.clone());
+    let found = match namespaces.get_opt(namespace).await {
+        Ok(Some(found)) => found,
+        Ok(None) => {
+            return Err(format!(
+                "target namespace {namespace} does not exist on downstream cluster"
+            ))
+        }
+        Err(error) => {
+            return Err(format!(
+                "failed to get target namespace {namespace}: {error}"
+            ))
+        }
+    };
+    let labels = found.metadata.labels.unwrap_or_default();
+    if fleet_objects::selector::matches_selector(selector, &labels) {
+        return Ok(());
+    }
+    let shown: Vec<String> = labels.iter().map(|(k, v)| format!("{k}:{v}")).collect();
+    Err(format!(
+        "target namespace {namespace} does not match AllowedTargetNamespaceSelector ({}); namespace labels map[{}]",
+        fleet_objects::selector::to_text(selector),
+        shown.join(" ")
+    ))
 }
 
 /// What applying a new deployment did.

@@ -190,6 +190,11 @@ pub struct BundleDeploymentOptions {
     /// Service account the agent impersonates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_account: Option<String>,
+    /// Set by the controller from the GitRepoRestrictions of a GitRepo's namespace: the
+    /// labels the namespace a deployment goes to must have on its cluster, checked by the
+    /// agent before it deploys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_target_namespace_selector: Option<LabelSelector>,
     /// Bump to force a redeploy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub force_sync_generation: Option<i64>,

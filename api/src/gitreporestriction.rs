@@ -4,9 +4,11 @@
 //! beside the metadata, and every one may be null.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use crate::LabelSelector;
 
 /// Restrictions and defaults for the GitRepos of one namespace. Several combine: the
 /// first by name gives a default, the lists add up.

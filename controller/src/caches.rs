@@ -1,5 +1,5 @@
 //! The kinds the reconciles read, as their watches keep them (see [`crate::watches`]):
-//! Clusters, ClusterGroups and Policies by namespace, BundleDeployments by bundle and by
+//! Clusters, ClusterGroups, Policies and GitRepoRestrictions by namespace, BundleDeployments by bundle and by
 //! cluster. What they return is shared with the cache, never copied.
 
 use std::sync::Arc;
@@ -7,7 +7,7 @@ use std::sync::Arc;
 use fleet_api::labels::{
     BUNDLE_NAMESPACE_LABEL, BUNDLE_NAME_LABEL, CLUSTER_LABEL, CLUSTER_NAMESPACE_LABEL,
 };
-use fleet_api::{BundleDeployment, Cluster, ClusterGroup, Policy};
+use fleet_api::{BundleDeployment, Cluster, ClusterGroup, GitRepoRestriction, Policy};
 use kube::ResourceExt;
 
 use crate::watches::Cache;
@@ -17,6 +17,7 @@ pub struct Caches {
     clusters: Arc<Cache<Cluster>>,
     groups: Arc<Cache<ClusterGroup>>,
     policies: Arc<Cache<Policy>>,
+    restrictions: Arc<Cache<GitRepoRestriction>>,
     deployments: Arc<Cache<BundleDeployment>>,
 }
 
@@ -26,12 +27,14 @@ impl Caches {
         clusters: Arc<Cache<Cluster>>,
         groups: Arc<Cache<ClusterGroup>>,
         policies: Arc<Cache<Policy>>,
+        restrictions: Arc<Cache<GitRepoRestriction>>,
         deployments: Arc<Cache<BundleDeployment>>,
     ) -> Self {
         Self {
             clusters,
             groups,
             policies,
+            restrictions,
             deployments,
         }
     }
@@ -49,6 +52,11 @@ impl Caches {
     /// The Policies of `namespace`, by name.
     pub fn policies(&self, namespace: &str) -> Vec<Arc<Policy>> {
         self.policies.get(namespace)
+    }
+
+    /// The GitRepoRestrictions of `namespace`, by name.
+    pub fn restrictions(&self, namespace: &str) -> Vec<Arc<GitRepoRestriction>> {
+        self.restrictions.get(namespace)
     }
 
     /// The BundleDeployments of bundle `name` in `namespace`.
@@ -137,6 +145,7 @@ mod tests {
         )));
         apply(Event::InitDone);
         let caches = Caches::new(
+            Cache::detached(by_namespace).0,
             Cache::detached(by_namespace).0,
             Cache::detached(by_namespace).0,
             Cache::detached(by_namespace).0,

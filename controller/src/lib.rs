@@ -28,7 +28,7 @@ use std::time::Duration;
 use fleet_api::labels;
 use fleet_api::{
     Bundle, BundleDeployment, Cluster, ClusterGroup, ClusterRegistration, ClusterRegistrationToken,
-    Policy,
+    GitRepoRestriction, Policy,
 };
 use fleet_charts::ChartCache;
 use fleet_objects::backoff::WatchBackoff;
@@ -290,6 +290,13 @@ pub async fn run(
         vec![watches::route(&bundle_queue, in_namespace(bundles.store()))],
     )
     .await;
+    let (restrictions, restrictions_watch) = watches::watch::<GitRepoRestriction>(
+        client,
+        watcher::Config::default(),
+        caches::by_namespace,
+        vec![watches::route(&bundle_queue, in_namespace(bundles.store()))],
+    )
+    .await;
     let mut routes = vec![watches::route(
         &bundle_queue,
         move |deployment: &BundleDeployment| {
@@ -340,6 +347,7 @@ pub async fn run(
         clusters_watch,
         groups_watch,
         policies_watch,
+        restrictions_watch,
         deployments_watch,
         referenced_watch,
     ];
@@ -347,7 +355,13 @@ pub async fn run(
     let named_contents = deployments.clone();
     let running = Arc::new(Running {
         ctx: ctx.clone(),
-        caches: Caches::new(clusters.clone(), groups, policies, deployments),
+        caches: Caches::new(
+            clusters.clone(),
+            groups,
+            policies,
+            restrictions,
+            deployments,
+        ),
         pacer: pacing::Pacer::new(clusters::STATUS_INTERVAL),
     });
     let counters = ctx.metrics();

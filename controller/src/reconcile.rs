@@ -13,7 +13,8 @@ use fleet_api::labels::{
 use fleet_api::labels::{NAMESPACE_CREATION_ANNOTATION, NAMESPACE_CREATION_DISABLED};
 use fleet_api::{
     Bundle, BundleDeployment, BundleDeploymentOptions, BundleDeploymentSpec, BundleDisplay,
-    BundleSummary, Cluster, ClusterGroup, Content, GitRepo, Policy,
+    BundleSummary, Cluster, ClusterGroup, Content, GitRepo, GitRepoRestriction, LabelSelector,
+    Policy,
 };
 use fleet_objects::policy::Policies;
 use kube::api::{DeleteParams, Patch, PatchParams};
@@ -59,11 +60,13 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
     let deployments = caches.deployments_of_bundle(&namespace, &name);
     let_go_uninstalled(ctx, &deployments).await?;
     let policies = caches.policies(&namespace);
+    let namespace_selector = target_namespace_selector(&bundle, &caches.restrictions(&namespace));
     let sources = Sources::read(&ctx.client, &bundle).await?;
     let key = format!("{namespace}/{name}");
     let outside = Outside {
         policies: &policies,
         downstream: sources.fingerprint(),
+        namespace_selector: namespace_selector.as_ref(),
     };
     let fingerprint = placement_fingerprint(&bundle, &clusters, &groups, &deployments, &outside);
     if ctx.placed(&key) == Some(fingerprint) {
@@ -144,6 +147,9 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
         if !variant.deploy {
             continue;
         }
+        // Part of the options, so of the deployment id: a changed restriction redeploys.
+        let mut variant = variant;
+        variant.options.allowed_target_namespace_selector = namespace_selector.clone();
         let copies = match sources.for_variant(&variant.options.downstream_resources) {
             Ok(copies) => copies,
             Err(why) => {
@@ -351,6 +357,23 @@ fn has_downstream_resources(deployment: &BundleDeployment) -> bool {
 struct Outside<'a> {
     policies: &'a [Arc<Policy>],
     downstream: String,
+    namespace_selector: Option<&'a LabelSelector>,
+}
+
+/// The selector a GitRepo's bundle's deployments carry to their agents: the
+/// `allowedTargetNamespaceSelector`s of the GitRepoRestrictions of its namespace, merged
+/// as Fleet merges them. Bundles of no GitRepo carry none.
+fn target_namespace_selector(
+    bundle: &Bundle,
+    restrictions: &[Arc<GitRepoRestriction>],
+) -> Option<LabelSelector> {
+    bundle.labels().get(REPO_NAME_LABEL)?;
+    restrictions
+        .iter()
+        .filter_map(|r| r.rules.allowed_target_namespace_selector.as_ref())
+        .fold(None, |merged, next| {
+            Some(fleet_objects::selector::merged(merged, next))
+        })
 }
 
 /// Whether the namespace's Policies admit `bundle`: the service account of the bundle and
@@ -444,6 +467,9 @@ fn placement_fingerprint(
             .hash(&mut hasher);
     }
     outside.downstream.hash(&mut hasher);
+    serde_json::to_string(&outside.namespace_selector)
+        .unwrap_or_default()
+        .hash(&mut hasher);
     hasher.finish()
 }
 

@@ -1029,3 +1029,77 @@ allowedTargetNamespaces:
     })
     .await;
 }
+
+/// Fleet's `gitreporestriction_namespace_selector_test.go` and its agent integration test,
+/// restated: a restriction's `allowedTargetNamespaceSelector` reaches the deployments of
+/// the namespace's GitRepos, and each agent deploys only into a namespace of its cluster
+/// that exists and has matching labels, saying why not in Fleet's words.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restriction_s_namespace_selector_is_checked_by_each_agent() {
+    let fleet = Fleet::start(&[("dev", json!({"env": "dev"}))]).await;
+    fleet
+        .kubectl("local")
+        .run_with(
+            &["apply", "-f", "-"],
+            "apiVersion: fleet.cattle.io/v1alpha1
+kind: GitRepoRestriction
+metadata:
+  name: ns-selector-restriction
+  namespace: fleet-local
+allowedTargetNamespaceSelector:
+  matchLabels:
+    team: frontend
+",
+        )
+        .await
+        .success();
+    fleet.repo.write(
+        "app/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: simple-config\n",
+    );
+    fleet.repo.commit("app");
+    fleet
+        .gitrepo(
+            json!({"paths": ["app"], "targets": [{"clusterSelector": {}}],
+            "targetNamespace": "frontend-apps"}),
+        )
+        .await;
+    let failure = fleet.deploy_failure("dev", "demo-app").await;
+    assert_eq!(
+        failure.message.as_deref(),
+        Some("target namespace frontend-apps does not exist on downstream cluster")
+    );
+    let dev = fleet.kubectl("dev");
+    dev.run(&["create", "namespace", "frontend-apps"])
+        .await
+        .success();
+    let deployments = fleet.deployments("dev");
+    let mismatch = eventually("the unlabelled namespace refused", WAIT, || async {
+        let status = deployments.get("demo-app").await.ok()?.status?;
+        let deployed = status.conditions.iter().find(|c| c.type_ == "Deployed")?;
+        let message = deployed.message.clone()?;
+        message.contains("does not match").then_some(message)
+    })
+    .await;
+    assert_eq!(
+        mismatch,
+        "target namespace frontend-apps does not match AllowedTargetNamespaceSelector \
+         (team=frontend); namespace labels map[kubernetes.io/metadata.name:frontend-apps]"
+    );
+    assert!(fleet
+        .get(
+            "dev",
+            &["get", "configmap", "simple-config", "-n", "frontend-apps"]
+        )
+        .is_none());
+    dev.run(&["label", "namespace", "frontend-apps", "team=frontend"])
+        .await
+        .success();
+    eventually("the labelled namespace deployed", WAIT, || async {
+        fleet.get(
+            "dev",
+            &["get", "configmap", "simple-config", "-n", "frontend-apps"],
+        )
+    })
+    .await;
+}

@@ -26,6 +26,45 @@ pub fn matches_selector(selector: &LabelSelector, labels: &BTreeMap<String, Stri
     labels_match && expressions_match
 }
 
+/// Two selectors as one, as Fleet merges GitRepoRestrictions' (its `labelselectors.Merge`):
+/// the labels of both, `next`'s winning a clash, and the expressions of both, each once.
+pub fn merged(first: Option<LabelSelector>, next: &LabelSelector) -> LabelSelector {
+    let mut merged = first.unwrap_or_default();
+    merged.match_labels.extend(next.match_labels.clone());
+    for expression in &next.match_expressions {
+        if !merged.match_expressions.contains(expression) {
+            merged.match_expressions.push(expression.clone());
+        }
+    }
+    merged
+}
+
+/// A selector in Kubernetes' text form (`labels.Selector`'s `String`): its requirements
+/// sorted by key, `k=v`, `k in (a,b)`, `k notin (a,b)`, `k`, `!k`, joined by commas.
+pub fn to_text(selector: &LabelSelector) -> String {
+    let mut requirements: Vec<(String, String)> = selector
+        .match_labels
+        .iter()
+        .map(|(key, value)| (key.clone(), format!("{key}={value}")))
+        .collect();
+    for expression in &selector.match_expressions {
+        let mut values = expression.values.clone();
+        values.sort();
+        let key = &expression.key;
+        let text = match expression.operator.as_str() {
+            "In" => format!("{key} in ({})", values.join(",")),
+            "NotIn" => format!("{key} notin ({})", values.join(",")),
+            "Exists" => key.clone(),
+            "DoesNotExist" => format!("!{key}"),
+            other => format!("{key} {other} ({})", values.join(",")),
+        };
+        requirements.push((key.clone(), text));
+    }
+    requirements.sort_by(|a, b| a.0.cmp(&b.0));
+    let texts: Vec<String> = requirements.into_iter().map(|(_, text)| text).collect();
+    texts.join(",")
+}
+
 /// A parsed Kubernetes label selector string (`a=b,c!=d,e in (f,g),!h`).
 pub struct LabelRequirements {
     requirements: Vec<(String, Requirement)>,
@@ -331,5 +370,33 @@ mod tests {
         assert!(!check("tier notin (front)"));
         assert!(check("app,!missing"));
         assert!(!check("app=db"));
+    }
+
+    #[test]
+    fn restriction_selectors_merge_and_print_as_kubernetes_prints_them() {
+        let selector = |body: serde_json::Value| -> LabelSelector {
+            serde_json::from_value(body).expect("a selector")
+        };
+        let first = selector(
+            serde_json::json!({"matchLabels": {"team": "a", "env": "prod"},
+            "matchExpressions": [{"key": "tier", "operator": "In", "values": ["web", "api"]}]}),
+        );
+        let next = selector(serde_json::json!({"matchLabels": {"team": "b"},
+            "matchExpressions": [{"key": "tier", "operator": "In", "values": ["web", "api"]},
+                {"key": "gone", "operator": "DoesNotExist"}, {"key": "zone", "operator": "Exists"}]}));
+        let merged = merged(Some(first), &next);
+        assert_eq!(
+            merged.match_labels.get("team").map(String::as_str),
+            Some("b")
+        );
+        assert_eq!(
+            merged.match_expressions.len(),
+            3,
+            "the same expression kept once"
+        );
+        assert_eq!(
+            to_text(&merged),
+            "env=prod,!gone,team=b,tier in (api,web),zone"
+        );
     }
 }

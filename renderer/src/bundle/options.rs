@@ -15,6 +15,10 @@ pub(super) fn merge(
         kustomize: pick(&base.kustomize, &custom.kustomize),
         helm: merge_helm(base.helm.as_deref(), custom.helm.as_deref()).map(Box::new),
         service_account: pick(&base.service_account, &custom.service_account),
+        allowed_target_namespace_selector: pick(
+            &base.allowed_target_namespace_selector,
+            &custom.allowed_target_namespace_selector,
+        ),
         force_sync_generation: pick(&base.force_sync_generation, &custom.force_sync_generation),
         yaml: pick(&base.yaml, &custom.yaml),
         diff: pick(&base.diff, &custom.diff),
