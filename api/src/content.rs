@@ -4,8 +4,7 @@
 
 use base64::Engine;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    CustomResourceDefinition, CustomResourceDefinitionNames, CustomResourceDefinitionSpec,
-    CustomResourceDefinitionVersion, CustomResourceValidation, JSONSchemaProps,
+    CustomResourceDefinition, JSONSchemaProps,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
@@ -253,19 +252,8 @@ impl Content {
             ..JSONSchemaProps::default()
         };
         let schema = JSONSchemaProps {
-            type_: Some("object".into()),
-            description: Some("Rendered resources stored once under their content id.".into()),
             properties: Some(
                 [
-                    ("apiVersion".to_string(), string("API version.", None)),
-                    ("kind".to_string(), string("Kind.", None)),
-                    (
-                        "metadata".to_string(),
-                        JSONSchemaProps {
-                            type_: Some("object".into()),
-                            ..JSONSchemaProps::default()
-                        },
-                    ),
                     (
                         "content".to_string(),
                         string("The resources, gzipped JSON.", Some("byte")),
@@ -280,35 +268,13 @@ impl Content {
             ),
             ..JSONSchemaProps::default()
         };
-        CustomResourceDefinition {
-            metadata: ObjectMeta {
-                name: Some(format!("contents.{}", crate::GROUP)),
-                ..ObjectMeta::default()
-            },
-            spec: CustomResourceDefinitionSpec {
-                group: crate::GROUP.into(),
-                names: CustomResourceDefinitionNames {
-                    kind: "Content".into(),
-                    plural: "contents".into(),
-                    singular: Some("content".into()),
-                    list_kind: Some("ContentList".into()),
-                    categories: None,
-                    short_names: None,
-                },
-                scope: "Cluster".into(),
-                versions: vec![CustomResourceDefinitionVersion {
-                    name: crate::VERSION.into(),
-                    served: true,
-                    storage: true,
-                    schema: Some(CustomResourceValidation {
-                        open_api_v3_schema: Some(schema),
-                    }),
-                    ..CustomResourceDefinitionVersion::default()
-                }],
-                ..CustomResourceDefinitionSpec::default()
-            },
-            status: None,
-        }
+        let kind = crate::specless::Kind {
+            kind: "Content",
+            plural: "contents",
+            description: "Rendered resources stored once under their content id.",
+            columns: &[],
+        };
+        crate::specless::definition(kind, "Cluster", None, schema)
     }
 }
 

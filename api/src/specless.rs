@@ -21,14 +21,26 @@ pub(crate) struct Kind<'a> {
     pub columns: &'a [(&'a str, &'a str)],
 }
 
-/// The CRD of a namespaced kind whose fields are `Fields`.
+/// The CRD of a namespaced kind of the `fleet` category whose fields are `Fields`.
 pub(crate) fn crd<Fields: JsonSchema>(kind: Kind<'_>) -> CustomResourceDefinition {
     let settings = schemars::generate::SchemaSettings::openapi3().with(|s| {
         s.inline_subschemas = true;
         s.meta_schema = None;
     });
     let fields = settings.into_generator().into_root_schema_for::<Fields>();
-    let mut schema: JSONSchemaProps = serde_json::from_value(fields.to_value()).unwrap_or_default();
+    let schema: JSONSchemaProps = serde_json::from_value(fields.to_value()).unwrap_or_default();
+    definition(kind, "Namespaced", Some(vec!["fleet".into()]), schema)
+}
+
+/// The CRD of a kind whose fields `schema` describes, with `apiVersion`, `kind` and
+/// `metadata` added to it.
+pub(crate) fn definition(
+    kind: Kind<'_>,
+    scope: &str,
+    categories: Option<Vec<String>>,
+    mut schema: JSONSchemaProps,
+) -> CustomResourceDefinition {
+    schema.type_ = Some("object".into());
     schema.description = Some(kind.description.into());
     let properties = schema.properties.get_or_insert_with(Default::default);
     for (field, description) in [("apiVersion", "API version."), ("kind", "Kind.")] {
@@ -68,10 +80,10 @@ pub(crate) fn crd<Fields: JsonSchema>(kind: Kind<'_>) -> CustomResourceDefinitio
                 plural: kind.plural.into(),
                 singular: Some(kind.kind.to_lowercase()),
                 list_kind: Some(format!("{}List", kind.kind)),
-                categories: Some(vec!["fleet".into()]),
+                categories,
                 short_names: None,
             },
-            scope: "Namespaced".into(),
+            scope: scope.into(),
             versions: vec![CustomResourceDefinitionVersion {
                 name: crate::VERSION.into(),
                 served: true,

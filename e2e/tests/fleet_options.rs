@@ -934,26 +934,14 @@ async fn host_names_resolve_in_the_member_unless_dns_is_disabled() {
     fleet.stop().await;
 }
 
-/// Fleet's `bundle_namespace_mapping_test.go`, its GitRepoRestriction part, restated: a
-/// restriction allowing one target namespace refuses a GitRepo that sets none or another,
-/// in Fleet's words on the GitRepo's `Accepted` condition and in a `PolicyViolation`
-/// event, and admits it once it names the allowed one.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_git_repo_restriction_refuses_target_namespaces_it_does_not_allow() {
+/// A fleet with member `dev` whose hub holds `restriction` (a GitRepoRestriction in
+/// `fleet-local`), and the GitRepo `demo` of `spec` deploying one ConfigMap,
+/// `simple-config`.
+async fn fleet_under_restriction(restriction: &str, spec: serde_json::Value) -> Fleet {
     let fleet = Fleet::start(&[("dev", json!({"env": "dev"}))]).await;
     fleet
         .kubectl("local")
-        .run_with(
-            &["apply", "-f", "-"],
-            "kind: GitRepoRestriction
-apiVersion: fleet.cattle.io/v1alpha1
-metadata:
-  name: restriction
-  namespace: fleet-local
-allowedTargetNamespaces:
-  - project1simpleapp
-",
-        )
+        .run_with(&["apply", "-f", "-"], restriction)
         .await
         .success();
     fleet.repo.write(
@@ -961,9 +949,28 @@ allowedTargetNamespaces:
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: simple-config\n",
     );
     fleet.repo.commit("app");
+    fleet.gitrepo(spec).await;
     fleet
-        .gitrepo(json!({"paths": ["app"], "targets": [{"clusterSelector": {}}]}))
-        .await;
+}
+
+/// Fleet's `bundle_namespace_mapping_test.go`, its GitRepoRestriction part, restated: a
+/// restriction allowing one target namespace refuses a GitRepo that sets none or another,
+/// in Fleet's words on the GitRepo's `Accepted` condition and in a `PolicyViolation`
+/// event, and admits it once it names the allowed one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_git_repo_restriction_refuses_target_namespaces_it_does_not_allow() {
+    let fleet = fleet_under_restriction(
+        "kind: GitRepoRestriction
+apiVersion: fleet.cattle.io/v1alpha1
+metadata:
+  name: restriction
+  namespace: fleet-local
+allowedTargetNamespaces:
+  - project1simpleapp
+",
+        json!({"paths": ["app"], "targets": [{"clusterSelector": {}}]}),
+    )
+    .await;
     let refusal = || async {
         let gitrepo = fleet.get("local", &["get", "gitrepo", "demo", "-n", NS])?;
         let conditions = gitrepo["status"]["conditions"].as_array()?.clone();
@@ -975,19 +982,7 @@ allowedTargetNamespaces:
         empty,
         "empty targetNamespace denied, because allowedTargetNamespaces restriction is present"
     );
-    let events = fleet
-        .get(
-            "local",
-            &[
-                "get",
-                "events",
-                "-n",
-                NS,
-                "--field-selector",
-                "involvedObject.name=demo",
-            ],
-        )
-        .expect("events");
+    let events = fleet.events_of("demo");
     let violations: Vec<&str> = (events["items"].as_array().into_iter().flatten())
         .filter(|e| e["reason"] == "PolicyViolation" && e["type"] == "Warning")
         .filter_map(|e| e["message"].as_str())
@@ -1036,12 +1031,8 @@ allowedTargetNamespaces:
 /// that exists and has matching labels, saying why not in Fleet's words.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restriction_s_namespace_selector_is_checked_by_each_agent() {
-    let fleet = Fleet::start(&[("dev", json!({"env": "dev"}))]).await;
-    fleet
-        .kubectl("local")
-        .run_with(
-            &["apply", "-f", "-"],
-            "apiVersion: fleet.cattle.io/v1alpha1
+    let fleet = fleet_under_restriction(
+        "apiVersion: fleet.cattle.io/v1alpha1
 kind: GitRepoRestriction
 metadata:
   name: ns-selector-restriction
@@ -1050,20 +1041,10 @@ allowedTargetNamespaceSelector:
   matchLabels:
     team: frontend
 ",
-        )
-        .await
-        .success();
-    fleet.repo.write(
-        "app/cm.yaml",
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: simple-config\n",
-    );
-    fleet.repo.commit("app");
-    fleet
-        .gitrepo(
-            json!({"paths": ["app"], "targets": [{"clusterSelector": {}}],
+        json!({"paths": ["app"], "targets": [{"clusterSelector": {}}],
             "targetNamespace": "frontend-apps"}),
-        )
-        .await;
+    )
+    .await;
     let failure = fleet.deploy_failure("dev", "demo-app").await;
     assert_eq!(
         failure.message.as_deref(),

@@ -131,19 +131,7 @@ async fn a_helmop_deploys_the_newest_matching_release_and_follows_new_ones() {
     .await;
     deployed_version(&fleet, "apps", "0.3.0").await;
     // Each version deployed is an Event on the HelmOp, as Fleet's controller records it.
-    let events = fleet
-        .get(
-            "local",
-            &[
-                "get",
-                "events",
-                "-n",
-                NS,
-                "--field-selector",
-                "involvedObject.name=alpine",
-            ],
-        )
-        .expect("events");
+    let events = fleet.events_of("alpine");
     let versions: Vec<&str> = events["items"]
         .as_array()
         .into_iter()

@@ -432,17 +432,22 @@ async fn a_pushed_tag_syncs_the_gitrepos_pinned_to_it() {
     assert!(tag.1.contains("fleet-local/demo"), "{}", tag.1);
     env.app_at("the moved tag's commit", Duration::from_secs(5), &second)
         .await;
-    // Each commit synced is an Event on the GitRepo, as Fleet's gitjob records it.
+    // Each commit synced is an Event on the GitRepo, as Fleet's gitjob records it (after
+    // it writes the bundles, so possibly after the agent applied them).
     let events: Api<k8s_openapi::api::core::v1::Event> = Api::namespaced(env.client.clone(), NS);
-    let said: Vec<(String, String)> = events
-        .list(&ListParams::default().fields("involvedObject.name=demo"))
-        .await
-        .expect("events")
-        .items
-        .into_iter()
-        .filter(|e| e.reason.as_deref() == Some("GotNewCommit"))
-        .map(|e| (e.type_.unwrap_or_default(), e.message.unwrap_or_default()))
-        .collect();
+    let said = eventually("an event for each commit", WAIT, || async {
+        let said: Vec<(String, String)> = events
+            .list(&ListParams::default().fields("involvedObject.name=demo"))
+            .await
+            .ok()?
+            .items
+            .into_iter()
+            .filter(|e| e.reason.as_deref() == Some("GotNewCommit"))
+            .map(|e| (e.type_.unwrap_or_default(), e.message.unwrap_or_default()))
+            .collect();
+        (said.len() >= 2).then_some(said)
+    })
+    .await;
     assert_eq!(
         said,
         [

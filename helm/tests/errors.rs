@@ -21,8 +21,12 @@ fn chart_with(dir: &Path, name: &str, template: &str, values: &str) -> std::path
 
 fn render_error(template: &str) -> String {
     let dir = tempfile::tempdir().expect("temp dir");
-    let root = chart_with(dir.path(), "bad", template, "");
-    let loaded = Chart::load(&root).expect("loads");
+    failure_of(&chart_with(dir.path(), "bad", template, ""))
+}
+
+/// The error rendering the chart at `root` fails with.
+fn failure_of(root: &Path) -> String {
+    let loaded = Chart::load(root).expect("loads");
     let options = Options {
         release_name: "r".into(),
         ..Options::default()
@@ -347,16 +351,7 @@ fn the_first_error_is_the_one_helm_meets_first() {
     ] {
         write(path, &format!("{{{{ fail \"{who} fails\" }}}}\n"));
     }
-    let first_error = || {
-        let loaded = Chart::load(&root).expect("loads");
-        let options = Options {
-            release_name: "r".into(),
-            ..Options::default()
-        };
-        fleet_helm::render(&loaded, &serde_json::json!({}), &options)
-            .expect_err("fails")
-            .to_string()
-    };
+    let first_error = || failure_of(&root);
     assert_eq!(
         first_error(),
         "execution error at (order/charts/sub/templates/s.yaml:1:3): sub fails"

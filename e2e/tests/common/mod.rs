@@ -121,6 +121,17 @@ impl Fleet {
         run.ok.then(|| run.json())
     }
 
+    /// The Events of the hub's `fleet-local` about the object `name`, as `kubectl` lists
+    /// them.
+    pub(crate) fn events_of(&self, name: &str) -> Value {
+        let about = format!("involvedObject.name={name}");
+        self.get(
+            "local",
+            &["get", "events", "-n", NS, "--field-selector", &about],
+        )
+        .expect("events")
+    }
+
     /// The `Deployed` condition of a member's deployment `name`, once it says False.
     pub(crate) async fn deploy_failure(&self, member: &str, name: &str) -> fleet_api::Condition {
         let deployments = self.deployments(member);
