@@ -76,10 +76,15 @@ fn go_list<S: AsRef<str>>(items: &[S]) -> String {
 /// Fleet's `isAllowed`: an empty value, or any value when nothing is listed, or a value
 /// listed.
 fn is_allowed(value: &str, allowed: &[String]) -> Result<(), String> {
-    if value.is_empty() || allowed.is_empty() || allowed.iter().any(|a| a == value) {
+    if value.is_empty() || listed(value, allowed) {
         return Ok(());
     }
     Err(format!("{value} not in allowed set {}", go_list(allowed)))
+}
+
+/// Whether `value` may be used under an allow-list: anything when the list is empty.
+fn listed(value: &str, allowed: &[String]) -> bool {
+    allowed.is_empty() || allowed.iter().any(|a| a == value)
 }
 
 fn first_non_empty(values: &[Option<&str>]) -> String {
@@ -294,26 +299,23 @@ impl Policies {
     /// A repository passes when either the restrictions' patterns or the Policies' accept
     /// it (none listed: no restriction); when both refuse, the restrictions' refusal.
     fn check_repo(&self, repo: &str, restrictions: &Restrictions) -> Result<(), String> {
+        if repo.is_empty() {
+            return Ok(());
+        }
         let policies = &self.allowed_repo_patterns;
-        if repo.is_empty() || restrictions.allowed_repo_patterns.is_empty() && policies.is_empty() {
-            return Ok(());
+        let by_restrictions =
+            (!restrictions.allowed_repo_patterns.is_empty()).then(|| restrictions.check_repo(repo));
+        let by_policies = (!policies.is_empty()).then(|| {
+            if policies.iter().any(|p| p.allows(repo)) {
+                return Ok(());
+            }
+            let listed: Vec<&str> = policies.iter().map(|p| p.text.as_str()).collect();
+            Err(format!("{repo} not in allowed set {}", go_list(&listed)))
+        });
+        match (by_restrictions, by_policies) {
+            (Some(Ok(())), _) | (_, Some(Ok(()))) | (None, None) => Ok(()),
+            (Some(refused), _) | (None, Some(refused)) => refused,
         }
-        let by_restrictions = match restrictions.allowed_repo_patterns.is_empty() {
-            true => None,
-            false => Some(restrictions.check_repo(repo)),
-        };
-        if let Some(Ok(())) = by_restrictions {
-            return Ok(());
-        }
-        if policies.is_empty() || policies.iter().any(|p| p.allows(repo)) {
-            return match by_restrictions {
-                Some(refused) if policies.is_empty() => refused,
-                _ => Ok(()),
-            };
-        }
-        let listed: Vec<&str> = policies.iter().map(|p| p.text.as_str()).collect();
-        by_restrictions
-            .unwrap_or_else(|| Err(format!("{repo} not in allowed set {}", go_list(&listed))))
     }
 
     /// `spec` with the Policies' defaults for what it leaves unset (service account,
@@ -338,7 +340,7 @@ impl Policies {
         self.check_service_account(spec.bundle.options.service_account.as_deref())?;
         if let Some(secret) = spec.helm_secret_name.as_deref().filter(|s| !s.is_empty()) {
             let allowed = &rules.allowed_helm_secret_names;
-            if !allowed.is_empty() && !allowed.iter().any(|a| a == secret) {
+            if !listed(secret, allowed) {
                 return Err(self.refusal(format!(
                     "disallowed helmSecretName {secret} (allowed: {})",
                     allowed.join(", ")
@@ -379,10 +381,7 @@ impl Policies {
                 Err(self
                     .refusal("a service account is required (serviceAccount is empty)".to_string()))
             }
-            Some(account)
-                if !self.allowed_service_accounts.is_empty()
-                    && !self.allowed_service_accounts.iter().any(|a| a == account) =>
-            {
+            Some(account) if !listed(account, &self.allowed_service_accounts) => {
                 Err(self.refusal(format!(
                     "serviceAccount {account} is not allowed (allowed: {})",
                     self.allowed_service_accounts.join(", ")
