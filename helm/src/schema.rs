@@ -184,23 +184,27 @@ fn count(schema: &Value, key: &str) -> Option<usize> {
         .map(|n| n.max(0.0) as usize)
 }
 
+/// The `minX`/`maxX` pair of keywords bounding a size (`Properties`, `Items`, `Length`):
+/// `minItems: got 1, want 2`.
+fn check_size(size: usize, bounds: &str, schema: &Value, at: &str, out: &mut Vec<Failure>) {
+    let (min, max) = (format!("min{bounds}"), format!("max{bounds}"));
+    let broken = [
+        (&min, count(schema, &min).filter(|bound| size < *bound)),
+        (&max, count(schema, &max).filter(|bound| size > *bound)),
+    ];
+    for (keyword, bound) in broken {
+        if let Some(bound) = bound {
+            let (got, want) = (grouped(size), grouped(bound));
+            out.push(Failure::new(
+                at,
+                format!("{keyword}: got {got}, want {want}"),
+            ));
+        }
+    }
+}
+
 fn check_object(map: &Map<String, Value>, schema: &Value, at: &str, out: &mut Vec<Failure>) {
-    if let Some(min) = count(schema, "minProperties").filter(|m| map.len() < *m) {
-        let message = format!(
-            "minProperties: got {}, want {}",
-            grouped(map.len()),
-            grouped(min)
-        );
-        out.push(Failure::new(at, message));
-    }
-    if let Some(max) = count(schema, "maxProperties").filter(|m| map.len() > *m) {
-        let message = format!(
-            "maxProperties: got {}, want {}",
-            grouped(map.len()),
-            grouped(max)
-        );
-        out.push(Failure::new(at, message));
-    }
+    check_size(map.len(), "Properties", schema, at, out);
     let required = schema.get("required").and_then(Value::as_array);
     let missing: Vec<&str> = (required.into_iter().flatten())
         .filter_map(Value::as_str)
@@ -235,22 +239,7 @@ fn check_object(map: &Map<String, Value>, schema: &Value, at: &str, out: &mut Ve
 }
 
 fn check_array(items: &[Value], schema: &Value, at: &str, out: &mut Vec<Failure>) {
-    if let Some(min) = count(schema, "minItems").filter(|m| items.len() < *m) {
-        let message = format!(
-            "minItems: got {}, want {}",
-            grouped(items.len()),
-            grouped(min)
-        );
-        out.push(Failure::new(at, message));
-    }
-    if let Some(max) = count(schema, "maxItems").filter(|m| items.len() > *m) {
-        let message = format!(
-            "maxItems: got {}, want {}",
-            grouped(items.len()),
-            grouped(max)
-        );
-        out.push(Failure::new(at, message));
-    }
+    check_size(items.len(), "Items", schema, at, out);
     if schema.get("uniqueItems") == Some(&Value::Bool(true)) {
         let pairs = (0..items.len()).flat_map(|i| (i + 1..items.len()).map(move |j| (i, j)));
         if let Some((i, j)) = pairs.into_iter().find(|(i, j)| items[*i] == items[*j]) {
@@ -268,19 +257,7 @@ fn check_array(items: &[Value], schema: &Value, at: &str, out: &mut Vec<Failure>
 }
 
 fn check_string(text: &str, schema: &Value, at: &str, out: &mut Vec<Failure>) {
-    let length = text.chars().count();
-    if let Some(min) = count(schema, "minLength").filter(|m| length < *m) {
-        out.push(Failure::new(
-            at,
-            format!("minLength: got {}, want {}", grouped(length), grouped(min)),
-        ));
-    }
-    if let Some(max) = count(schema, "maxLength").filter(|m| length > *m) {
-        out.push(Failure::new(
-            at,
-            format!("maxLength: got {}, want {}", grouped(length), grouped(max)),
-        ));
-    }
+    check_size(text.chars().count(), "Length", schema, at, out);
     if let Some(pattern) = schema.get("pattern").and_then(Value::as_str) {
         let translated = super::goregex::translate(pattern);
         if translated.is_ok_and(|p| regex::Regex::new(&p).is_ok_and(|re| !re.is_match(text))) {
