@@ -37,11 +37,12 @@ impl Walk<'_> {
             (_, None) => return Ok(None),
         };
         let origin = origin.unwrap_or_default();
-        let (names, keys) = if keys.is_empty() {
-            (scalar_names(&origin, &list), vec![String::new()])
-        } else {
-            (item_names(keys, &origin, &list), keys.to_vec())
+        // A list of scalars merges as a set, by the empty key: each item is its own name.
+        let keys = match keys.is_empty() {
+            true => vec![String::new()],
+            false => keys.to_vec(),
         };
+        let names = item_names(&keys, &origin, &list);
         self.set_items(names, &keys, list, &origin).map(Some)
     }
 
@@ -141,26 +142,17 @@ fn is_empty_item(item: &Value) -> bool {
     item.is_null() || item.as_object().is_some_and(|m| m.is_empty())
 }
 
-/// Every item's name, the patch's items first, each name once.
+/// Every item's name, the patch's items first, each name once: its keys' values, or, for
+/// the empty key of a list of scalars, the item itself.
 fn item_names(keys: &[String], origin: &[Value], dest: &[Value]) -> Vec<Vec<String>> {
     let mut names: Vec<Vec<String>> = Vec::new();
     for item in origin.iter().chain(dest) {
-        let name: Vec<String> = keys
-            .iter()
-            .map(|key| item.get(key).map(text).unwrap_or_default())
+        let name: Vec<String> = (keys.iter())
+            .map(|key| match key.is_empty() {
+                true => text(item),
+                false => item.get(key).map(text).unwrap_or_default(),
+            })
             .collect();
-        if !names.contains(&name) {
-            names.push(name);
-        }
-    }
-    names
-}
-
-/// The names of a list of scalars merged as a set, the patch's first.
-fn scalar_names(origin: &[Value], dest: &[Value]) -> Vec<Vec<String>> {
-    let mut names: Vec<Vec<String>> = Vec::new();
-    for item in origin.iter().chain(dest) {
-        let name = vec![text(item)];
         if !names.contains(&name) {
             names.push(name);
         }
