@@ -57,8 +57,9 @@ pub async fn deployment(
         }
     }
     let options = deployment.spec.options.clone().unwrap_or_default();
-    // The agent's own client: the deployment's service account may not read namespaces.
-    let local = agent.local.clone();
+    // The agent itself, before it takes the deployment's service account, which may not
+    // read namespaces.
+    let own = agent;
     let status = deployment.status.clone().unwrap_or_default();
     let wanted = deployment.spec.deployment_id.clone().unwrap_or_default();
     let new_deployment = status.applied_deployment_id.as_deref() != Some(wanted.as_str());
@@ -88,7 +89,7 @@ pub async fn deployment(
         return Ok(None);
     }
     if let Some(selector) = &options.allowed_target_namespace_selector {
-        if let Err(refusal) = target_namespace_allowed(&local, &options, selector).await {
+        if let Err(refusal) = target_namespace_allowed(&own.local, &options, selector).await {
             let outcome = Outcome::not_applied("TargetNamespaceNotAllowed", refusal.clone());
             report(agent, deployment, outcome).await?;
             // Retried with backoff: nothing tells the agent when the namespace changes.
