@@ -11,7 +11,13 @@ use crate::goyaml::{go_json_float, natural_order};
 
 /// Writes one document (without a leading `---`).
 pub fn document(value: &Value) -> String {
-    goyaml_emit::document(&node(value), Dialect::V2)
+    goyaml_emit::document(&node(value, Keys::Sorted), Dialect::V2)
+}
+
+/// Writes a value as kustomize's kyaml library writes one (goyaml.v3: no folding,
+/// sequences not indented under their key), its mapping keys in the value's own order.
+pub fn kyaml_document(value: &Value) -> String {
+    goyaml_emit::document(&node(value, Keys::AsGiven), Dialect::KYAML)
 }
 
 /// Writes documents as one YAML stream, `---` between them, as `kubectl kustomize` prints
@@ -34,8 +40,17 @@ pub fn write_stream(out: &mut impl std::io::Write, documents: &[Value]) -> std::
     Ok(())
 }
 
-/// What goyaml.v2 holds after reading the JSON `encoding/json` writes for `value`.
-fn node(value: &Value) -> Node {
+/// The order mapping keys are written in.
+#[derive(Clone, Copy)]
+enum Keys {
+    /// goyaml's natural order, as a Go map comes out.
+    Sorted,
+    /// The value's own order, as a Go struct's fields come out.
+    AsGiven,
+}
+
+/// What goyaml holds after reading the JSON `encoding/json` writes for `value`.
+fn node(value: &Value, keys: Keys) -> Node {
     match value {
         Value::Null => Node::Null,
         Value::Bool(b) => Node::Bool(*b),
@@ -54,11 +69,15 @@ fn node(value: &Value) -> Node {
             }
         }
         Value::String(s) => Node::Str(s.clone()),
-        Value::Array(items) => Node::Seq(items.iter().map(node).collect()),
+        Value::Array(items) => Node::Seq(items.iter().map(|item| node(item, keys)).collect()),
         Value::Object(map) => {
-            let mut entries: Vec<(String, Node)> =
-                map.iter().map(|(k, v)| (k.clone(), node(v))).collect();
-            entries.sort_by(|a, b| natural_order(&a.0, &b.0));
+            let mut entries: Vec<(String, Node)> = map
+                .iter()
+                .map(|(k, v)| (k.clone(), node(v, keys)))
+                .collect();
+            if let Keys::Sorted = keys {
+                entries.sort_by(|a, b| natural_order(&a.0, &b.0));
+            }
             Node::Map(entries)
         }
     }

@@ -74,7 +74,7 @@ pub use values::merge_user as merge_values;
 pub mod yaml {
     pub use crate::goyaml::{parse_documents, to_yaml, YamlError};
     pub use crate::kubectl_yaml::{
-        document as to_kubectl_yaml, stream as to_kubectl_stream,
+        document as to_kubectl_yaml, kyaml_document as to_kyaml, stream as to_kubectl_stream,
         write_stream as write_kubectl_stream,
     };
 }

@@ -47,6 +47,11 @@ impl Dialect {
         width: None,
         indent_sequences: true,
     };
+    /// kustomize's kyaml writer: goyaml.v3 with `SetIndent(2)` and compact sequences.
+    pub(crate) const KYAML: Dialect = Dialect {
+        width: None,
+        indent_sequences: false,
+    };
 }
 /// goyaml.v2's indentation step.
 const BEST_INDENT: i32 = 2;
