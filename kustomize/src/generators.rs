@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::location::Location;
+use super::provenance::{self, Origin};
 use super::resmap::{Behavior, Generated, ResMap, Resource};
 use super::types::{GeneratorArgs, GeneratorOptions};
 use fleet_files::str_at;
@@ -22,12 +23,24 @@ pub(crate) enum GeneratorKind {
     Secret,
 }
 
+impl GeneratorKind {
+    /// The builtin plugin kind that generates it, as origins name it.
+    pub(crate) fn builtin_kind(self) -> &'static str {
+        match self {
+            GeneratorKind::ConfigMap => "ConfigMapGenerator",
+            GeneratorKind::Secret => "SecretGenerator",
+        }
+    }
+}
+
 /// Where a generator reads its files from, and the kustomization's defaults.
 pub(crate) struct GeneratorContext<'a> {
     /// The kustomization.
     pub location: Location<'a>,
     /// `generatorOptions` of the kustomization.
     pub defaults: Option<&'a GeneratorOptions>,
+    /// The origin generated objects get while `buildMetadata` is tracked.
+    pub origin: Option<&'a Origin>,
 }
 
 /// Runs one generator and adds (or merges) its object into `resources`.
@@ -53,6 +66,10 @@ pub(crate) fn generate(
     let options = merge_options(ctx.defaults, args.options.as_ref());
     apply_options(&mut object, &options);
     let hash_suffix = !options.disable_name_suffix_hash.unwrap_or(false);
+    // A merged object keeps the origin of the one it merges into.
+    if let Some(origin) = ctx.origin.filter(|_| behavior != Behavior::Merge) {
+        provenance::set_origin_if_absent(&mut object, origin);
+    }
 
     let namespace = args.namespace.clone().unwrap_or_default();
     let kind_name = str_at(&object, &["kind"]).to_string();

@@ -51,6 +51,7 @@ mod order;
 mod patches;
 mod plugin_source;
 mod plugins;
+mod provenance;
 mod remote;
 mod replacements;
 mod resmap;
@@ -165,6 +166,9 @@ pub fn build_with(root: &RepoRoot, dir: &Path, options: BuildOptions<'_>) -> Res
         }
     }
     let managed = (kustomization.build_metadata.iter()).any(|b| b == "managedByLabel");
+    for resource in &mut resources.items {
+        provenance::strip_unlisted(&mut resource.value, &kustomization.build_metadata);
+    }
     Ok(resources
         .items
         .into_iter()

@@ -15,6 +15,7 @@ use super::openapi::Schema;
 use super::patches::{Allow, Patch, PatchSource};
 use super::plugin_source::PluginSource;
 use super::plugins::{self, Generate, Plugin};
+use super::provenance::{self, Origin, Trail};
 use super::resmap::{ResMap, Resource};
 use super::steps::Transform;
 use super::transformers::{label_specs, Affix};
@@ -70,6 +71,17 @@ pub(crate) struct Builder<'r> {
     prepended: Option<(PathBuf, super::Prepended)>,
     /// Told each warning (see [`super::BuildOptions::on_warning`]).
     pub(crate) on_warning: Option<fn(&str)>,
+    /// Whether origins and transformations are recorded (see [`provenance`]).
+    tracking: bool,
+    /// Where the build stands, for origins.
+    trail: Trail,
+}
+
+/// A generator or transformer as a kustomization configures it: the steps it runs and
+/// the origin it records.
+struct Configured<T> {
+    record: Origin,
+    steps: Vec<T>,
 }
 
 /// The fields kustomize 5 warns are deprecated, in the order it checks them, with what to
@@ -101,6 +113,8 @@ impl<'r> Builder<'r> {
             remote_dir,
             prepended: None,
             on_warning: None,
+            tracking: false,
+            trail: Trail::default(),
         }
     }
 
@@ -172,6 +186,36 @@ impl<'r> Builder<'r> {
         Ok((kustomization, file))
     }
 
+    /// Runs `f` with the trail moved along `entry`.
+    fn within<T>(&mut self, entry: &str, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        let inner = self.trail.enter(entry);
+        let outer = std::mem::replace(&mut self.trail, inner);
+        let result = f(self);
+        self.trail = outer;
+        result
+    }
+
+    /// Resources read from the file `entry`, with their origin when it is tracked.
+    fn read_from(&self, entry: &str, resources: Vec<Resource>) -> Vec<Resource> {
+        if !self.tracking {
+            return resources;
+        }
+        let origin = self.trail.file(entry);
+        resources
+            .into_iter()
+            .map(|mut resource| {
+                provenance::set_origin(&mut resource.value, &origin);
+                resource
+            })
+            .collect()
+    }
+
+    /// The origin of a builtin generator or transformer of the kustomization `file`.
+    fn builtin(&self, file: &Path, kind: &str) -> Origin {
+        let name = file.file_name().unwrap_or_default().to_string_lossy();
+        self.trail.builtin(&name, kind)
+    }
+
     /// Builds the kustomization in `dir` on its own; returns it and what it adds up to.
     pub(crate) fn build_dir(
         &mut self,
@@ -190,6 +234,10 @@ impl<'r> Builder<'r> {
             ));
         }
         let (kustomization, file) = self.load(dir)?;
+        if self.stack.is_empty() {
+            // Only the kustomization being built decides; a base's setting counts for nothing.
+            self.tracking = !kustomization.build_metadata.is_empty();
+        }
         if kustomization.kind.as_deref() == Some("Component") {
             return Err(Error::in_file(
                 self.root.display(&file),
@@ -251,14 +299,14 @@ impl<'r> Builder<'r> {
             Some((top, _)) if top == dir => self.prepended.take().map(|(_, p)| p),
             _ => None,
         };
+        let documents =
+            |p: &super::Prepended| p.documents.iter().cloned().map(Resource::new).collect();
         if let Some(prepended) = prepended
             .as_ref()
             .filter(|p| !k.resources.contains(&p.file))
         {
-            acc.resources.extend(
-                prepended.documents.iter().cloned().map(Resource::new),
-                &prepended.file,
-            )?;
+            let resources = self.read_from(&prepended.file, documents(prepended));
+            acc.resources.extend(resources, &prepended.file)?;
         }
         for (index, entry) in k.resources.iter().chain(&k.bases).enumerate() {
             let field = if index < k.resources.len() {
@@ -267,10 +315,10 @@ impl<'r> Builder<'r> {
                 "bases"
             };
             match prepended.as_ref().filter(|p| &p.file == entry) {
-                Some(prepended) => acc.resources.extend(
-                    prepended.documents.iter().cloned().map(Resource::new),
-                    &prepended.file,
-                )?,
+                Some(prepended) => {
+                    let resources = self.read_from(&prepended.file, documents(prepended));
+                    acc.resources.extend(resources, &prepended.file)?
+                }
                 None => self.accumulate_resource(entry, &location, field, acc)?,
             }
         }
@@ -285,14 +333,14 @@ impl<'r> Builder<'r> {
         }
         self.generate(k, &location, acc)?;
         for entry in &k.components {
-            self.component(entry, &location, acc)?;
+            self.within(entry, |b| b.component(entry, &location, acc))?;
         }
         self.transform(k, &location, acc)?;
         if !k.validators.is_empty() {
             let configs = self.plugin_configs(&k.validators, &location, "validators")?;
-            if let Some((_, shown)) = configs.first() {
+            if let Some(config) = configs.first() {
                 return Err(Error::in_file(
-                    shown,
+                    &config.shown,
                     "validator plugins are not run by fleet-rs (kustomize has no builtin validators)",
                 ));
             }
@@ -316,25 +364,27 @@ impl<'r> Builder<'r> {
         if remote::is_remote(entry) {
             let path = remote::resolve(entry, self.remote_dir, &shown, field)?;
             if path.is_dir() {
-                let (_, _, nested) = self.build_dir(&path)?;
+                let (_, _, nested) = self.within(entry, |b| b.build_dir(&path))?;
                 return acc.absorb(nested, &shown);
             }
             let text = self.root.read_to_string(&path)?;
             let documents = written::documents_read_later(text, entry)?;
+            let resources = documents.into_iter().map(Resource::read).collect();
             return acc
                 .resources
-                .extend(documents.into_iter().map(Resource::read), entry);
+                .extend(self.read_from(entry, resources), entry);
         }
         let path = location.any_path(entry)?;
         if path.is_dir() {
             refuse_absolute_root(location, field, entry)?;
-            let (_, _, nested) = self.build_dir(&path)?;
+            let (_, _, nested) = self.within(entry, |b| b.build_dir(&path))?;
             return acc.absorb(nested, &shown);
         }
         let (text, shown_path) = location.read(entry)?;
         let documents = written::documents_read_later(text, &shown_path)?;
+        let resources = documents.into_iter().map(Resource::read).collect();
         acc.resources
-            .extend(documents.into_iter().map(Resource::read), &shown_path)
+            .extend(self.read_from(entry, resources), &shown_path)
     }
 
     fn component(
@@ -370,32 +420,48 @@ impl<'r> Builder<'r> {
         location: &Location<'_>,
         acc: &mut Accumulator,
     ) -> Result<()> {
-        let ctx = GeneratorContext {
-            location: *location,
-            defaults: k.generator_options.as_ref(),
-        };
-        for args in &k.config_map_generator {
-            generators::generate(&ctx, GeneratorKind::ConfigMap, args, &mut acc.resources)?;
-        }
-        for args in &k.secret_generator {
-            generators::generate(&ctx, GeneratorKind::Secret, args, &mut acc.resources)?;
+        let tracking = self.tracking;
+        let tracked = |record: Origin| tracking.then_some(record);
+        for (kind, list) in [
+            (GeneratorKind::ConfigMap, &k.config_map_generator),
+            (GeneratorKind::Secret, &k.secret_generator),
+        ] {
+            let origin = tracked(self.builtin(location.file, kind.builtin_kind()));
+            let ctx = GeneratorContext {
+                location: *location,
+                defaults: k.generator_options.as_ref(),
+                origin: origin.as_ref(),
+            };
+            for args in list {
+                generators::generate(&ctx, kind, args, &mut acc.resources)?;
+            }
         }
         let globals = k.helm_globals.clone().unwrap_or_default();
         let inherited = self.inherited_namespace();
+        let helm_origin = tracked(self.builtin(location.file, "HelmChartInflationGenerator"));
         for chart in &k.helm_charts {
-            self.inflate(chart, &globals, location, &inherited, acc)?;
+            self.inflate(
+                chart,
+                &globals,
+                location,
+                &inherited,
+                helm_origin.as_ref(),
+                acc,
+            )?;
         }
-        let plugin_ctx = GeneratorContext {
-            location: *location,
-            defaults: None,
-        };
-        for plugin in self.plugins(&k.generators, location, "generators")? {
+        for (plugin, record) in self.plugins(&k.generators, location, "generators")? {
+            let origin = tracked(record);
             match plugin {
                 Plugin::Generate(Generate::Object(kind, args)) => {
-                    generators::generate(&plugin_ctx, kind, &args, &mut acc.resources)?
+                    let ctx = GeneratorContext {
+                        location: *location,
+                        defaults: None,
+                        origin: origin.as_ref(),
+                    };
+                    generators::generate(&ctx, kind, &args, &mut acc.resources)?
                 }
                 Plugin::Generate(Generate::Helm(chart, globals)) => {
-                    self.inflate(&chart, &globals, location, "default", acc)?
+                    self.inflate(&chart, &globals, location, "default", origin.as_ref(), acc)?
                 }
                 Plugin::Transform(_) => {
                     return Err(location.error(
@@ -414,24 +480,37 @@ impl<'r> Builder<'r> {
         globals: &HelmGlobals,
         location: &Location<'_>,
         default_namespace: &str,
+        origin: Option<&Origin>,
         acc: &mut Accumulator,
     ) -> Result<()> {
         let objects =
             helm_charts::inflate(chart, globals, location, self.fetched, default_namespace)?;
-        let resources = objects.into_iter().map(|object| Resource {
-            from_helm_chart: true,
-            ..Resource::new(object)
+        let resources = objects.into_iter().map(|mut object| {
+            if let Some(origin) = origin {
+                provenance::set_origin_if_absent(&mut object, origin);
+            }
+            Resource {
+                from_helm_chart: true,
+                ..Resource::new(object)
+            }
         });
         acc.resources.extend(resources, &location.shown())
     }
 
-    /// The steps a kustomization's own fields configure, in kustomize's order.
-    fn field_steps(
+    /// The transformers a kustomization's own fields configure, in kustomize's order.
+    fn field_transformers(
         &self,
         k: &Kustomization,
         location: &Location<'_>,
         config: &TransformerConfig,
-    ) -> Result<Vec<Transform>> {
+    ) -> Result<Vec<Configured<Transform>>> {
+        let mut configured = Vec::new();
+        let mut add = |kind: &str, steps: Vec<Transform>| {
+            configured.push(Configured {
+                record: self.builtin(location.file, kind),
+                steps,
+            })
+        };
         let mut steps = Vec::new();
         let source = |field: String| PatchSource {
             location: *location,
@@ -455,12 +534,16 @@ impl<'r> Builder<'r> {
                 field,
             });
         }
+        // One transformer applies every patchesStrategicMerge entry.
+        if !steps.is_empty() {
+            add("PatchStrategicMergeTransformer", std::mem::take(&mut steps));
+        }
         for (index, entry) in k.patches.iter().enumerate() {
             let field = format!("patches[{index}]");
             let patch_source = source(field.clone());
             let (text, origin) = patch_source.text(entry)?;
             let options = entry.options.clone().unwrap_or_default();
-            steps.push(Transform::Patch {
+            let patch = Transform::Patch {
                 patch: patch_source.parse(&text, &origin)?,
                 target: entry.target.clone(),
                 allow: Allow {
@@ -469,48 +552,70 @@ impl<'r> Builder<'r> {
                 },
                 from_patches_strategic_merge: false,
                 field,
-            });
+            };
+            add("PatchTransformer", vec![patch]);
         }
         if let Some(namespace) = k.namespace.as_deref().filter(|n| !n.is_empty()) {
-            steps.push(Transform::Namespace {
+            let step = Transform::Namespace {
                 namespace: namespace.to_string(),
                 specs: config.namespace.clone(),
                 unset_only: false,
-            });
+            };
+            add("NamespaceTransformer", vec![step]);
         }
-        for (affix, text, specs) in [
-            (Affix::Prefix, &k.name_prefix, &config.name_prefix),
-            (Affix::Suffix, &k.name_suffix, &config.name_suffix),
+        for (affix, text, specs, kind) in [
+            (
+                Affix::Prefix,
+                &k.name_prefix,
+                &config.name_prefix,
+                "PrefixTransformer",
+            ),
+            (
+                Affix::Suffix,
+                &k.name_suffix,
+                &config.name_suffix,
+                "SuffixTransformer",
+            ),
         ] {
             if let Some(text) = text.as_deref().filter(|t| !t.is_empty()) {
-                steps.push(Transform::Affix {
+                let step = Transform::Affix {
                     affix,
                     text: text.to_string(),
                     specs: specs.clone(),
-                });
+                };
+                add(kind, vec![step]);
             }
         }
-        for entry in k.labels.iter().filter(|e| !e.pairs.is_empty()) {
-            steps.push(Transform::Entries {
-                entries: entry.pairs.clone(),
-                specs: label_specs(
-                    entry.include_selectors,
-                    entry.include_templates,
-                    &entry.fields,
-                    config,
-                ),
-            });
-        }
-        for (entries, specs) in [
-            (&k.common_labels, &config.common_labels),
-            (&k.common_annotations, &config.common_annotations),
-        ] {
-            if !entries.is_empty() {
-                steps.push(Transform::Entries {
+        // One label transformer per `labels` entry, and one for `commonLabels` whenever
+        // either is set.
+        let entries = |entries: &std::collections::BTreeMap<String, String>, specs| {
+            (!entries.is_empty())
+                .then(|| Transform::Entries {
                     entries: entries.clone(),
-                    specs: specs.clone(),
-                });
-            }
+                    specs,
+                })
+                .into_iter()
+                .collect()
+        };
+        for entry in &k.labels {
+            let specs = label_specs(
+                entry.include_selectors,
+                entry.include_templates,
+                &entry.fields,
+                config,
+            );
+            add("LabelTransformer", entries(&entry.pairs, specs));
+        }
+        if !k.labels.is_empty() || !k.common_labels.is_empty() {
+            let specs = config.common_labels.clone();
+            add("LabelTransformer", entries(&k.common_labels, specs));
+        }
+        if !k.common_annotations.is_empty() {
+            let specs = config.common_annotations.clone();
+            add(
+                "AnnotationsTransformer",
+                entries(&k.common_annotations, specs),
+            );
         }
         for (index, entry) in k.patches_json6902.iter().enumerate() {
             let field = format!("patchesJson6902[{index}]");
@@ -530,31 +635,37 @@ impl<'r> Builder<'r> {
             if !matches!(patch, Patch::Json6902(_)) {
                 return Err(location.error(field, "expected a list of JSON 6902 operations"));
             }
-            steps.push(Transform::Patch {
+            let step = Transform::Patch {
                 patch,
                 target: entry.target.clone(),
                 allow: Allow::default(),
                 from_patches_strategic_merge: false,
                 field,
-            });
+            };
+            add("PatchJson6902Transformer", vec![step]);
         }
         for entry in &k.replicas {
-            steps.push(Transform::Replicas {
+            let step = Transform::Replicas {
                 entry: entry.clone(),
                 specs: config.replicas.clone(),
-            });
+            };
+            add("ReplicaCountTransformer", vec![step]);
         }
         for entry in &k.images {
-            steps.push(Transform::Image {
+            let step = Transform::Image {
                 entry: entry.clone(),
                 specs: config.images.clone(),
-            });
+            };
+            add("ImageTagTransformer", vec![step]);
         }
         if !k.replacements.is_empty() {
             let list = plugins::replacements_from(&k.replacements, location, "replacements")?;
-            steps.push(Transform::Replacements(list));
+            add(
+                "ReplacementTransformer",
+                vec![Transform::Replacements(list)],
+            );
         }
-        Ok(steps)
+        Ok(configured)
     }
 
     fn transform(
@@ -564,10 +675,13 @@ impl<'r> Builder<'r> {
         acc: &mut Accumulator,
     ) -> Result<()> {
         let config = acc.config();
-        let mut steps = self.field_steps(k, location, &config)?;
-        for plugin in self.plugins(&k.transformers, location, "transformers")? {
+        let mut transformers = self.field_transformers(k, location, &config)?;
+        for (plugin, record) in self.plugins(&k.transformers, location, "transformers")? {
             match plugin {
-                Plugin::Transform(step) => steps.push(step),
+                Plugin::Transform(step) => transformers.push(Configured {
+                    record,
+                    steps: vec![step],
+                }),
                 Plugin::Generate(_) => {
                     return Err(location.error(
                         "transformers",
@@ -581,21 +695,28 @@ impl<'r> Builder<'r> {
             field: String::new(),
             schema: self.schema.as_ref(),
         };
-        for step in &steps {
-            step.apply(&mut acc.resources, &source)?;
+        for transformer in &transformers {
+            for step in &transformer.steps {
+                step.apply(&mut acc.resources, &source)?;
+            }
+            if self.tracking {
+                provenance::note_transformer(&mut acc.resources.items, &transformer.record)
+                    .map_err(|e| location.error("buildMetadata", e))?;
+            }
         }
         Ok(())
     }
 
-    /// The builtin plugin runs `generators:` or `transformers:` entries configure.
+    /// The builtin plugin runs `generators:` or `transformers:` entries configure, each
+    /// with the origin it records.
     fn plugins(
         &mut self,
         entries: &[String],
         location: &Location<'_>,
         field: &str,
-    ) -> Result<Vec<Plugin>> {
+    ) -> Result<Vec<(Plugin, Origin)>> {
         let mut out = Vec::new();
-        for (index, (config, shown)) in self
+        for (index, config) in self
             .plugin_configs(entries, location, field)?
             .into_iter()
             .enumerate()
@@ -603,28 +724,36 @@ impl<'r> Builder<'r> {
             let source = PluginSource {
                 location: *location,
                 field: format!("{field}[{index}]"),
-                shown,
+                shown: config.shown,
             };
-            out.extend(plugins::parse(&config, &source)?);
+            let record = self.trail.plugin(&config.configured_in, &config.value);
+            let runs = plugins::parse(&config.value, &source)?;
+            out.extend(runs.into_iter().map(|run| (run, record.clone())));
         }
         Ok(out)
     }
 
     /// Plugin configurations: inline YAML, files, or the output of kustomization
-    /// directories; each with where it was written.
+    /// directories.
     fn plugin_configs(
         &mut self,
         entries: &[String],
         location: &Location<'_>,
         field: &str,
-    ) -> Result<Vec<(Value, String)>> {
+    ) -> Result<Vec<PluginConfig>> {
         // As kustomize: every inline configuration first, then those in files.
         let (mut out, mut from_files) = (Vec::new(), Vec::new());
+        let file_name = location.file.file_name().unwrap_or_default();
+        let kustomization_path = self.trail.path_of(&file_name.to_string_lossy());
         for (index, entry) in entries.iter().enumerate() {
             let inline_origin = format!("{} ({field}[{index}])", location.shown());
             if let Ok(documents) = yaml::parse_documents(entry, &inline_origin) {
                 if !documents.is_empty() {
-                    out.extend(documents.into_iter().map(|d| (d, inline_origin.clone())));
+                    out.extend(documents.into_iter().map(|value| PluginConfig {
+                        value,
+                        shown: inline_origin.clone(),
+                        configured_in: kustomization_path.clone(),
+                    }));
                     continue;
                 }
             }
@@ -634,27 +763,41 @@ impl<'r> Builder<'r> {
             let path = location.any_path(entry)?;
             if path.is_dir() {
                 refuse_absolute_root(location, field, entry)?;
-                let (_, _, built) = self.build_dir(&path)?;
+                let (_, _, built) = self.within(entry, |b| b.build_dir(&path))?;
                 let shown = self.root.display(&path);
-                from_files.extend(
-                    built
-                        .resources
-                        .items
-                        .into_iter()
-                        .map(|r| (r.value, shown.clone())),
-                );
+                let dir_path = self.trail.path_of(entry);
+                from_files.extend(built.resources.items.into_iter().map(|r| PluginConfig {
+                    configured_in:
+                        provenance::origin_path(&r.value).unwrap_or_else(|| dir_path.clone()),
+                    value: r.value,
+                    shown: shown.clone(),
+                }));
                 continue;
             }
             let (text, shown) = location.read(entry)?;
+            let configured_in = self.trail.path_of(entry);
             from_files.extend(
                 yaml::parse_documents(&text, &shown)?
                     .into_iter()
-                    .map(|d| (d, shown.clone())),
+                    .map(|value| PluginConfig {
+                        value,
+                        shown: shown.clone(),
+                        configured_in: configured_in.clone(),
+                    }),
             );
         }
         out.extend(from_files);
         Ok(out)
     }
+}
+
+/// A plugin's configuration object and where it was written.
+struct PluginConfig {
+    value: Value,
+    /// Its file (and field, when inline) for messages.
+    shown: String,
+    /// Its file from the top kustomization, for origins.
+    configured_in: String,
 }
 
 /// Extracts the field name from serde's "unknown field `x`" message.

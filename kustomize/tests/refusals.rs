@@ -163,3 +163,30 @@ fn aliases_that_expand_too_far_are_refused_in_a_kustomization_and_in_a_patch() {
         );
     }
 }
+
+/// With `buildMetadata`, every transformer reads the origin of every object; one that
+/// `commonAnnotations` set to plain text fails the build, naming the annotation.
+#[test]
+fn an_origin_that_is_not_an_origin_fails_the_next_transformer() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    write_file(
+        &dir.path().join("kustomization.yaml"),
+        "buildMetadata: [originAnnotations]\nresources: [cm.yaml]\ncommonAnnotations:\n  config.kubernetes.io/origin: hello\n",
+    );
+    write_file(
+        &dir.path().join("cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n",
+    );
+    let theirs = kubectl_refusal(dir.path());
+    assert!(
+        theirs.contains("cannot unmarshal string into Go value of type resource.Origin"),
+        "kubectl said {theirs}"
+    );
+    let ours = our_refusal(dir.path());
+    assert!(
+        ours.contains("field `buildMetadata`")
+            && ours.contains("`config.kubernetes.io/origin` annotation of ConfigMap cm")
+            && ours.contains("expected struct Origin"),
+        "we said {ours}"
+    );
+}
