@@ -238,7 +238,8 @@ impl<'r> Builder<'r> {
             // Only the kustomization being built decides; a base's setting counts for nothing.
             self.tracking = !kustomization.build_metadata.is_empty();
         }
-        if kustomization.kind.as_deref() == Some("Component") {
+        // A component built on its own is built as a kustomization, as kubectl builds it.
+        if kustomization.kind.as_deref() == Some("Component") && !self.stack.is_empty() {
             return Err(Error::in_file(
                 self.root.display(&file),
                 "a Component can only be used from `components`, not `resources`",
