@@ -105,17 +105,41 @@ impl Rendered {
     /// resource), trimmed as Helm stores it, then the hooks (test hooks too, unless
     /// `skip_tests`).
     pub fn to_template_output(&self, skip_tests: bool) -> String {
-        let entry = |source: &str, text: &str| format!("---\n# Source: {source}\n{text}\n");
-        let mut manifest: String = self.crds.iter().map(|c| entry(&c.path, &c.text)).collect();
-        manifest.extend(self.manifests.iter().map(|m| entry(&m.source, &m.content)));
-        let mut out = format!("{}\n", manifest.trim());
-        out.extend(
-            self.hooks
-                .iter()
-                .filter(|h| !(skip_tests && h.events.iter().any(|e| e.starts_with("test"))))
-                .map(|h| entry(&h.manifest.source, &h.manifest.content)),
-        );
+        let crds = self.crds.iter().map(|c| (c.path.as_str(), c.text.as_str()));
+        let manifests = (self.manifests.iter()).map(|m| (m.source.as_str(), m.content.as_str()));
+        let hooks = (self.hooks.iter())
+            .filter(|h| !(skip_tests && h.events.iter().any(|e| e.starts_with("test"))))
+            .map(|h| (h.manifest.source.as_str(), h.manifest.content.as_str()));
+        let all = crds.clone().chain(manifests.clone()).chain(hooks.clone());
+        let capacity: usize = all.map(|(s, t)| ENTRY_HEAD.len() + s.len() + t.len() + 2).sum();
+        let mut out = String::with_capacity(capacity + 1);
+        crds.chain(manifests).for_each(|e| push_entry(&mut out, e));
+        // The release manifest is trimmed as Helm stores it (it starts with `---`).
+        let kept = out.trim_end().len();
+        out.truncate(kept);
+        out.push('\n');
+        hooks.for_each(|e| push_entry(&mut out, e));
         out
+    }
+}
+
+/// What starts each file's text in `helm template`'s output, before its path.
+const ENTRY_HEAD: &str = "---\n# Source: ";
+
+/// Appends one file's text to `helm template`'s output.
+fn push_entry(out: &mut String, (source, text): (&str, &str)) {
+    for part in [ENTRY_HEAD, source, "\n", text, "\n"] {
+        out.push_str(part);
+    }
+}
+
+/// The text without the `<no value>` Go prints for a missing value, as Helm removes it;
+/// the text itself when it has none (most do), not a copy.
+fn without_no_value(text: String) -> String {
+    const NO_VALUE: &str = "<no value>";
+    match memchr::memmem::find(text.as_bytes(), NO_VALUE.as_bytes()) {
+        Some(_) => text.replace(NO_VALUE, ""),
+        None => text,
     }
 }
 
@@ -191,7 +215,7 @@ pub fn functions() -> HashMap<&'static str, Func> {
                 return Err(format!("cannot parse template {text:?}: {e}"));
             }
             match exec.execute(TPL_TEMPLATE, data) {
-                Ok(output) => Ok(Value::from(output.replace("<no value>", ""))),
+                Ok(output) => Ok(Value::from(without_no_value(output))),
                 Err(e) => {
                     exec.failure = Some(Cause::Tpl {
                         user: e.user_message().map(String::from),
@@ -531,7 +555,7 @@ impl Prepared<'_> {
             }
             let mut exec = Exec::new(&templates, &funcs).with_world(self.world.clone());
             let text = exec.execute(&name, context).map_err(|e| exec_error(*e))?;
-            let text = text.replace("<no value>", "");
+            let text = without_no_value(text);
             if notes {
                 rendered.notes = text;
             } else {

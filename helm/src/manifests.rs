@@ -67,16 +67,16 @@ const HEAD: Shape = Shape::Only(&[
 pub fn split(text: &str) -> Vec<String> {
     let mut documents = Vec::new();
     let mut start = 0;
-    let mut line = 0;
-    while line < text.len() {
+    let line_starts = std::iter::once(0).chain(
+        memchr::memchr_iter(b'\n', text.as_bytes())
+            .map(|at| at + 1)
+            .filter(|&line| line < text.len()),
+    );
+    for line in line_starts {
         if text[line..].starts_with("---") {
             documents.push(&text[start..line]);
             start = line + 3;
         }
-        line = match text[line..].find('\n') {
-            Some(at) => line + at + 1,
-            None => text.len(),
-        };
     }
     documents.push(&text[start..]);
     documents

@@ -62,7 +62,7 @@ struct Lines {
 impl Lines {
     fn new(source: &str) -> Self {
         let mut starts = vec![0];
-        starts.extend(source.match_indices('\n').map(|(i, _)| i + 1));
+        starts.extend(memchr::memchr_iter(b'\n', source.as_bytes()).map(|i| i + 1));
         Self { starts }
     }
 
@@ -128,7 +128,8 @@ pub fn items_with(source: &str, delims: Delims) -> Result<Vec<Item>, LexError> {
     let mut items = Vec::new();
     let mut rest_start = 0;
     let mut trim_next = false;
-    while let Some(found) = source[rest_start..].find(delims.left) {
+    let left = memchr::memmem::Finder::new(delims.left);
+    while let Some(found) = left.find(&source.as_bytes()[rest_start..]) {
         let open = rest_start + found;
         let mut text = &source[rest_start..open];
         if trim_next {

@@ -57,7 +57,7 @@ pub fn parse_with(
         at: 0,
         defines: Vec::new(),
         last_line: 1,
-        eof_line: 1 + source.matches('\n').count(),
+        eof_line: 1 + memchr::memchr_iter(b'\n', source.as_bytes()).count(),
         vars: vec![String::new()],
         is_function,
     };
