@@ -111,7 +111,9 @@ impl Rendered {
             .filter(|h| !(skip_tests && h.events.iter().any(|e| e.starts_with("test"))))
             .map(|h| (h.manifest.source.as_str(), h.manifest.content.as_str()));
         let all = crds.clone().chain(manifests.clone()).chain(hooks.clone());
-        let capacity: usize = all.map(|(s, t)| ENTRY_HEAD.len() + s.len() + t.len() + 2).sum();
+        let capacity: usize = all
+            .map(|(s, t)| ENTRY_HEAD.len() + s.len() + t.len() + 2)
+            .sum();
         let mut out = String::with_capacity(capacity + 1);
         crds.chain(manifests).for_each(|e| push_entry(&mut out, e));
         // The release manifest is trimmed as Helm stores it (it starts with `---`).
