@@ -4,8 +4,8 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use kube::CustomResourceExt;
 
 use crate::{
-    Bundle, BundleDeployment, Cluster, ClusterGroup, ClusterRegistration, ClusterRegistrationToken,
-    Content, GitRepo, GitRepoRestriction, HelmOp, Policy, Schedule,
+    Bundle, BundleDeployment, BundleNamespaceMapping, Cluster, ClusterGroup, ClusterRegistration,
+    ClusterRegistrationToken, Content, GitRepo, GitRepoRestriction, HelmOp, Policy, Schedule,
 };
 
 /// Every Fleet CRD, in a stable order, paired with the file name it is written to.
@@ -26,6 +26,10 @@ pub fn all() -> Vec<(&'static str, CustomResourceDefinition)> {
         ("helmops.yaml", HelmOp::crd()),
         ("schedules.yaml", Schedule::crd()),
         ("gitreporestrictions.yaml", GitRepoRestriction::crd()),
+        (
+            "bundlenamespacemappings.yaml",
+            BundleNamespaceMapping::crd(),
+        ),
     ]
 }
 

@@ -8,7 +8,7 @@
 #![allow(clippy::duplicated_attributes)]
 
 /// `kube::Resource` for a Fleet kind whose fields sit beside its metadata, with no spec
-/// (as Fleet's Content, Policy and GitRepoRestriction): `CustomResource` cannot derive those.
+/// (as Fleet's Content, Policy, GitRepoRestriction and BundleNamespaceMapping): `CustomResource` cannot derive those.
 macro_rules! specless_resource {
     ($type:ty, $kind:literal, $plural:literal, $scope:ty) => {
         impl kube::Resource for $type {
@@ -41,6 +41,7 @@ macro_rules! specless_resource {
 
 mod bundle;
 mod bundledeployment;
+mod bundlenamespacemapping;
 mod cluster;
 mod common;
 mod content;
@@ -58,6 +59,7 @@ pub mod strict;
 
 pub use bundle::*;
 pub use bundledeployment::*;
+pub use bundlenamespacemapping::{BundleNamespaceMapping, BundleNamespaceMappingSelectors};
 pub use cluster::*;
 pub use common::*;
 pub use content::{Content, ContentError, HelmHook, HelmRelease, MemberRender, Payload};

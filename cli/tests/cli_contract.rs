@@ -97,7 +97,8 @@ fn checked_in_crds_equal_the_generated_ones() {
             "policies.fleet.cattle.io",
             "helmops.fleet.cattle.io",
             "schedules.fleet.cattle.io",
-            "gitreporestrictions.fleet.cattle.io"
+            "gitreporestrictions.fleet.cattle.io",
+            "bundlenamespacemappings.fleet.cattle.io"
         ]
     );
     let columns = &crds[0]["spec"]["versions"][0]["additionalPrinterColumns"];

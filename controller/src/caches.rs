@@ -7,7 +7,13 @@ use std::sync::Arc;
 use fleet_api::labels::{
     BUNDLE_NAMESPACE_LABEL, BUNDLE_NAME_LABEL, CLUSTER_LABEL, CLUSTER_NAMESPACE_LABEL,
 };
-use fleet_api::{BundleDeployment, Cluster, ClusterGroup, GitRepoRestriction, Policy};
+use std::collections::BTreeSet;
+
+use fleet_api::{
+    Bundle, BundleDeployment, BundleNamespaceMapping, Cluster, ClusterGroup, GitRepoRestriction,
+    Policy,
+};
+use k8s_openapi::api::core::v1::Namespace;
 use kube::ResourceExt;
 
 use crate::watches::Cache;
@@ -18,6 +24,8 @@ pub struct Caches {
     groups: Arc<Cache<ClusterGroup>>,
     policies: Arc<Cache<Policy>>,
     restrictions: Arc<Cache<GitRepoRestriction>>,
+    mappings: Arc<Cache<BundleNamespaceMapping>>,
+    namespaces: Arc<Cache<Namespace>>,
     deployments: Arc<Cache<BundleDeployment>>,
 }
 
@@ -28,6 +36,8 @@ impl Caches {
         groups: Arc<Cache<ClusterGroup>>,
         policies: Arc<Cache<Policy>>,
         restrictions: Arc<Cache<GitRepoRestriction>>,
+        mappings: Arc<Cache<BundleNamespaceMapping>>,
+        namespaces: Arc<Cache<Namespace>>,
         deployments: Arc<Cache<BundleDeployment>>,
     ) -> Self {
         Self {
@@ -35,6 +45,8 @@ impl Caches {
             groups,
             policies,
             restrictions,
+            mappings,
+            namespaces,
             deployments,
         }
     }
@@ -57,6 +69,17 @@ impl Caches {
     /// The GitRepoRestrictions of `namespace`, by name.
     pub fn restrictions(&self, namespace: &str) -> Vec<Arc<GitRepoRestriction>> {
         self.restrictions.get(namespace)
+    }
+
+    /// The namespaces whose Clusters `bundle` may target: its own and those the
+    /// BundleNamespaceMappings of its namespace add (see [`crate::mapping`]).
+    pub fn namespaces_for(&self, bundle: &Bundle) -> BTreeSet<String> {
+        let own = bundle.namespace().unwrap_or_default();
+        let mappings = self.mappings.get(&own);
+        if mappings.is_empty() {
+            return BTreeSet::from([own]);
+        }
+        crate::mapping::namespaces_for_bundle(bundle, &mappings, &self.namespaces.get(ALL))
     }
 
     /// The BundleDeployments of bundle `name` in `namespace`.
@@ -93,6 +116,14 @@ impl Caches {
 /// An object's index key: its namespace.
 pub fn by_namespace<K: kube::Resource>(object: &K) -> Vec<String> {
     vec![object.namespace().unwrap_or_default()]
+}
+
+/// The one index key of a kind the reconciles read whole (Namespaces).
+pub const ALL: &str = "";
+
+/// Every object's index key: [`ALL`].
+pub fn all<K>(_: &K) -> Vec<String> {
+    vec![ALL.to_string()]
 }
 
 /// A BundleDeployment's index keys: its bundle and its cluster, as its labels name them.
@@ -149,6 +180,8 @@ mod tests {
             Cache::detached(by_namespace).0,
             Cache::detached(by_namespace).0,
             Cache::detached(by_namespace).0,
+            Cache::detached(by_namespace).0,
+            Cache::detached(all).0,
             deployments,
         );
         let found = caches.deployment_of_bundle("fleet-local", "web", "cluster-a");

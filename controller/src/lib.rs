@@ -7,6 +7,7 @@
 pub mod caches;
 pub mod clusters;
 pub mod downstream;
+pub mod mapping;
 pub mod metrics;
 pub mod pacing;
 pub mod placement;
@@ -27,13 +28,14 @@ use std::time::Duration;
 
 use fleet_api::labels;
 use fleet_api::{
-    Bundle, BundleDeployment, Cluster, ClusterGroup, ClusterRegistration, ClusterRegistrationToken,
-    GitRepoRestriction, Policy,
+    Bundle, BundleDeployment, BundleNamespaceMapping, Cluster, ClusterGroup, ClusterRegistration,
+    ClusterRegistrationToken, GitRepoRestriction, Policy,
 };
 use fleet_charts::ChartCache;
 use fleet_objects::backoff::WatchBackoff;
 use futures::channel::mpsc;
 use futures::{FutureExt, StreamExt};
+use k8s_openapi::api::core::v1::Namespace;
 use kube::runtime::controller::{Action, Config as ControllerConfig, Error as ControllerError};
 use kube::runtime::reflector::{ObjectRef, Store};
 
@@ -256,7 +258,32 @@ pub async fn run(
         })],
     )
     .await;
-    let mut routes = vec![watches::route(&bundle_queue, in_namespace(bundles.store()))];
+    // A mapping changed: the bundles of its namespace may target other clusters.
+    let (mappings, mappings_watch) = watches::watch::<BundleNamespaceMapping>(
+        client,
+        watcher::Config::default(),
+        caches::by_namespace,
+        vec![watches::route(&bundle_queue, in_namespace(bundles.store()))],
+    )
+    .await;
+    // A namespace's labels changed: mappings may select it, or no longer.
+    let (namespaces, namespaces_watch) = watches::watch::<Namespace>(
+        client,
+        watcher::Config::default(),
+        caches::all,
+        vec![watches::route(
+            &bundle_queue,
+            in_mapping_namespaces(mappings.store(), bundles.store()),
+        )],
+    )
+    .await;
+    let mut routes = vec![
+        watches::route(&bundle_queue, in_namespace(bundles.store())),
+        watches::route(
+            &bundle_queue,
+            in_mapping_namespaces(mappings.store(), bundles.store()),
+        ),
+    ];
     if !sharded {
         routes.push(watches::route(&cluster_queue, |cluster: &Cluster| {
             Some(ObjectRef::from_obj(cluster))
@@ -269,7 +296,13 @@ pub async fn run(
         routes,
     )
     .await;
-    let mut routes = vec![watches::route(&bundle_queue, in_namespace(bundles.store()))];
+    let mut routes = vec![
+        watches::route(&bundle_queue, in_namespace(bundles.store())),
+        watches::route(
+            &bundle_queue,
+            in_mapping_namespaces(mappings.store(), bundles.store()),
+        ),
+    ];
     if !sharded {
         routes.push(watches::route(
             &cluster_queue,
@@ -348,6 +381,8 @@ pub async fn run(
         groups_watch,
         policies_watch,
         restrictions_watch,
+        mappings_watch,
+        namespaces_watch,
         deployments_watch,
         referenced_watch,
     ];
@@ -360,6 +395,8 @@ pub async fn run(
             groups,
             policies,
             restrictions,
+            mappings,
+            namespaces,
             deployments,
         ),
         pacer: pacing::Pacer::new(clusters::STATUS_INTERVAL),
@@ -496,6 +533,23 @@ where
     R: kube::Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
 {
     move |object| all_in(&store, object.namespace())
+}
+
+/// Every Bundle of a namespace holding a BundleNamespaceMapping: what a change to a
+/// Namespace, or to a Cluster or ClusterGroup in any namespace, may retarget (more than
+/// that, at times; a reconcile with nothing new to place stops early).
+fn in_mapping_namespaces<K>(
+    mappings: Store<BundleNamespaceMapping>,
+    bundles: Store<Bundle>,
+) -> impl Fn(&K) -> Vec<ObjectRef<Bundle>> + Send + Sync {
+    move |_| {
+        let namespaces: HashSet<Option<String>> =
+            mappings.state().iter().map(|m| m.namespace()).collect();
+        namespaces
+            .into_iter()
+            .flat_map(|namespace| all_in(&bundles, namespace))
+            .collect()
+    }
 }
 
 /// `ObjectRef`s of every object of `store` in `namespace`.

@@ -50,8 +50,11 @@ pub fn cluster_namespace(cluster: &Cluster) -> String {
 pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Result<(), Error> {
     let namespace = bundle.namespace().unwrap_or_default();
     let name = bundle.name_any();
-    let clusters = caches.clusters(&namespace);
-    let groups = caches.groups(&namespace);
+    // Clusters (and the groups of their namespaces) of the bundle's namespace and of
+    // those BundleNamespaceMappings add, in namespace order.
+    let targeted = caches.namespaces_for(&bundle);
+    let clusters: Vec<_> = targeted.iter().flat_map(|ns| caches.clusters(ns)).collect();
+    let groups: Vec<_> = targeted.iter().flat_map(|ns| caches.groups(ns)).collect();
     if bundle.metadata.deletion_timestamp.is_none() {
         // So that deleting the bundle uninstalls it everywhere before it goes.
         let api: Api<Bundle> = Api::namespaced(ctx.client.clone(), &namespace);
@@ -133,9 +136,11 @@ pub async fn bundle(bundle: Arc<Bundle>, ctx: &Context, caches: &Caches) -> Resu
             // the whole bundle's targeting, and no deployment changes anywhere (they are
             // written only after every cluster is planned).
             Err(VariantError::Targeting(why)) => {
+                // As Fleet words it: the cluster's own namespace.
                 let problem = format!(
-                    "targeting error: cluster {} in namespace {namespace}: {why}",
-                    cluster.name_any()
+                    "targeting error: cluster {} in namespace {}: {why}",
+                    cluster.name_any(),
+                    cluster.namespace().unwrap_or_default()
                 );
                 return write_status(ctx, &bundle, &deployments, &clusters, Some(problem)).await;
             }
@@ -450,6 +455,7 @@ fn placement_fingerprint(
     }
     for group in groups {
         group.name_any().hash(&mut hasher);
+        group.namespace().hash(&mut hasher);
         group.labels().hash(&mut hasher);
         serde_json::to_string(&group.spec)
             .unwrap_or_default()

@@ -9,7 +9,7 @@
 //! the GitRepo's Helm credentials (`helmSecretName`, `helmSecretNameForPaths`,
 //! `helmRepoURLRegex`) for a private chart repository; a driven scan (`bundles`); chart
 //! dependencies fetched unless `helm.disableDependencyUpdate`; `getHostByName` resolved in
-//! the member unless `helm.disableDNS`.
+//! the member unless `helm.disableDNS`; GitRepoRestrictions and BundleNamespaceMappings.
 
 mod common;
 
@@ -1083,4 +1083,129 @@ allowedTargetNamespaceSelector:
         )
     })
     .await;
+}
+
+/// A project namespace with a GitRepo labelled `team: <team>` deploying `app` (one
+/// ConfigMap, `simple-config`) to clusters labelled `env: dev`, and a
+/// BundleNamespaceMapping there mapping `team: one` bundles to `fleet-local`, where the
+/// member `dev` is registered, as Fleet's e2e asset `bundle-namespace-mapping.yaml` has it.
+fn project_with_mapping(project: &str, team: &str, repo: &str) -> String {
+    format!(
+        "apiVersion: v1
+kind: Namespace
+metadata:
+  name: {project}
+---
+apiVersion: fleet.cattle.io/v1alpha1
+kind: BundleNamespaceMapping
+metadata:
+  name: mapping
+  namespace: {project}
+bundleSelector:
+  matchLabels:
+    team: one
+namespaceSelector:
+  matchLabels:
+    kubernetes.io/metadata.name: fleet-local
+---
+apiVersion: fleet.cattle.io/v1alpha1
+kind: GitRepo
+metadata:
+  name: simpleapp
+  namespace: {project}
+  labels:
+    team: {team}
+spec:
+  repo: {repo}
+  branch: main
+  pollingInterval: 1s
+  paths: [app]
+  targetNamespace: {project}simpleapp
+  targets:
+  - name: test
+    clusterSelector:
+      matchLabels:
+        env: dev
+"
+    )
+}
+
+/// Fleet's `bundle_namespace_mapping_test.go`, its mapping part, restated: a GitRepo's
+/// bundles reach a cluster registered in another namespace only through a mapping of
+/// their own namespace that selects them (here by the GitRepo's label); beyond Fleet,
+/// which reads mappings only when something else changes, deleting the mapping removes
+/// the deployment at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bundle_namespace_mapping_lets_bundles_reach_another_namespace_s_clusters() {
+    let fleet = Fleet::start(&[("dev", json!({"env": "dev"}))]).await;
+    fleet.repo.write(
+        "app/cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: simple-config\n",
+    );
+    fleet.repo.commit("app");
+    let hub = fleet.kubectl("local");
+    let repo = fleet.daemon.url("app");
+    let deployments_of = |project: &str| {
+        let selector = format!("fleet.cattle.io/bundle-namespace={project}");
+        fleet.get(
+            "local",
+            &["get", "bundledeployments", "-A", "-l", selector.as_str()],
+        )
+    };
+    // A bundle the mapping does not select stays home.
+    hub.run_with(
+        &["apply", "-f", "-"],
+        &project_with_mapping("nomatch", "mismatch", &repo),
+    )
+    .await
+    .success();
+    eventually("the unmapped bundle", WAIT, || async {
+        fleet.get(
+            "local",
+            &["get", "bundle", "simpleapp-app", "-n", "nomatch"],
+        )
+    })
+    .await;
+    hub.run_with(
+        &["apply", "-f", "-"],
+        &project_with_mapping("project1", "one", &repo),
+    )
+    .await
+    .success();
+    eventually("the mapped bundle deployed on dev", WAIT, || async {
+        fleet.get(
+            "dev",
+            &[
+                "get",
+                "configmap",
+                "simple-config",
+                "-n",
+                "project1simpleapp",
+            ],
+        )
+    })
+    .await;
+    let deployed = deployments_of("project1").expect("deployments");
+    let names: Vec<&str> = (deployed["items"].as_array().into_iter().flatten())
+        .filter_map(|d| d["metadata"]["name"].as_str())
+        .collect();
+    assert_eq!(names, ["simpleapp-app"], "{deployed}");
+    let unmapped = deployments_of("nomatch").expect("deployments");
+    assert_eq!(unmapped["items"], json!([]), "{unmapped}");
+
+    hub.run(&[
+        "delete",
+        "bundlenamespacemapping",
+        "mapping",
+        "-n",
+        "project1",
+    ])
+    .await
+    .success();
+    eventually("the deployment removed with the mapping", WAIT, || async {
+        let left = deployments_of("project1")?;
+        (left["items"] == json!([])).then_some(())
+    })
+    .await;
+    fleet.stop().await;
 }

@@ -150,6 +150,8 @@ fn one_bundle(
     let spec = &gitrepo.spec;
     // What Fleet's gitjob passes to `fleet apply` as flags.
     let settings = bundle::ApplySettings {
+        // The GitRepo's labels reach its bundles (BundleNamespaceMappings select by them).
+        labels: gitrepo.metadata.labels.clone().unwrap_or_default(),
         targets: Some(bundle::RepoTargets::of_gitrepo(&spec.targets)),
         // A bundle's own account stays, so that a Policy can judge (and refuse) it.
         service_account: match fleet.options.service_account {

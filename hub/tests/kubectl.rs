@@ -250,7 +250,7 @@ async fn install_crds(hub: &TestHub) -> fleet_testkit::Kubectl {
     let crds = common::workspace().join("deploy/crds");
     let crds = crds.to_str().expect("utf-8 path");
     let run = kubectl.run(&["apply", "-f", crds]).await.success();
-    assert_eq!(run.stdout.lines().count(), 12, "{}", run.stdout);
+    assert_eq!(run.stdout.lines().count(), 13, "{}", run.stdout);
     kubectl
         .run(&[
             "wait",

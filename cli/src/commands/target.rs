@@ -73,16 +73,25 @@ pub(super) fn run(args: TargetArgs) -> Result<()> {
             .get_or_insert_with(|| namespace.clone());
         let bundle = &bundle;
         let (clusters, groups, surroundings) = runtime.block_on(async {
-            let clusters = Api::<Cluster>::namespaced(client.clone(), &namespace)
-                .list(&Default::default())
-                .await
-                .context("listing Clusters")?
-                .items;
-            let groups = Api::<ClusterGroup>::namespaced(client.clone(), &namespace)
-                .list(&Default::default())
-                .await
-                .context("listing ClusterGroups")?
-                .items;
+            // The clusters of its namespace and of those its namespace's
+            // BundleNamespaceMappings add, as the controller targets them.
+            let (mut clusters, mut groups) = (Vec::new(), Vec::new());
+            for namespace in targeted_namespaces(&client, bundle, &namespace).await? {
+                clusters.extend(
+                    Api::<Cluster>::namespaced(client.clone(), &namespace)
+                        .list(&Default::default())
+                        .await
+                        .context("listing Clusters")?
+                        .items,
+                );
+                groups.extend(
+                    Api::<ClusterGroup>::namespaced(client.clone(), &namespace)
+                        .list(&Default::default())
+                        .await
+                        .context("listing ClusterGroups")?
+                        .items,
+                );
+            }
             let surroundings = Surroundings::read(&client, bundle)
                 .await
                 .context("reading the Policies and the downstream resources")?;
@@ -158,4 +167,38 @@ fn judged_inputs(judged: &[(String, fleet_controller::preview::TargetInput)]) ->
         })
         .collect();
     Ok(serde_yaml_ng::to_string(&list)?)
+}
+
+/// The namespaces whose clusters `bundle`, in `namespace`, may target (see
+/// [`fleet_controller::mapping`]).
+async fn targeted_namespaces(
+    client: &kube::Client,
+    bundle: &fleet_api::Bundle,
+    namespace: &str,
+) -> anyhow::Result<std::collections::BTreeSet<String>> {
+    let mappings: Vec<_> =
+        Api::<fleet_api::BundleNamespaceMapping>::namespaced(client.clone(), namespace)
+            .list(&Default::default())
+            .await
+            .context("listing BundleNamespaceMappings")?
+            .items
+            .into_iter()
+            .map(std::sync::Arc::new)
+            .collect();
+    if mappings.is_empty() {
+        return Ok([namespace.to_string()].into());
+    }
+    let namespaces: Vec<_> = Api::<k8s_openapi::api::core::v1::Namespace>::all(client.clone())
+        .list(&Default::default())
+        .await
+        .context("listing Namespaces")?
+        .items
+        .into_iter()
+        .map(std::sync::Arc::new)
+        .collect();
+    Ok(fleet_controller::mapping::namespaces_for_bundle(
+        bundle,
+        &mappings,
+        &namespaces,
+    ))
 }
