@@ -54,7 +54,7 @@ pub struct Pipeline {
     /// Where it starts.
     pub pos: Pos,
     /// The source text, for error messages (`at <.Values.x>`), shared by the commands.
-    pub text: std::rc::Rc<str>,
+    pub text: std::sync::Arc<str>,
     /// Declared or assigned variables.
     pub vars: Vec<String>,
     /// `=` rather than `:=`.
@@ -69,7 +69,7 @@ pub struct Command {
     /// Where it starts.
     pub pos: Pos,
     /// Its text as Go prints the node (`include "x" .`), for error messages.
-    pub text: std::rc::Rc<str>,
+    pub text: std::sync::Arc<str>,
     /// The operands; the first names what is called.
     pub args: Vec<Arg>,
 }
@@ -81,7 +81,7 @@ pub struct Arg {
     /// Where Go says the node is.
     pub pos: Pos,
     /// The node as Go prints it.
-    pub text: std::rc::Rc<str>,
+    pub text: std::sync::Arc<str>,
     /// What it is.
     pub operand: Operand,
 }

@@ -4,10 +4,11 @@
 
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use super::ast::{Arg, Branch, Command, Node, Operand, Pipeline, Pos};
 use super::lex::Delims;
-use super::parse::{self, ParseError};
+use super::parse::{self, ParseError, Parsed};
 use super::value::Value;
 use super::world::World;
 
@@ -40,8 +41,8 @@ pub struct Templates {
 /// A named template and the file it was defined in.
 #[derive(Debug, Clone)]
 struct Defined {
-    body: Rc<Vec<Node>>,
-    file: Rc<str>,
+    body: Arc<Vec<Node>>,
+    file: Arc<str>,
 }
 
 impl Templates {
@@ -65,11 +66,28 @@ impl Templates {
         source: &str,
         funcs: &HashMap<&'static str, Func>,
     ) -> Result<(), ParseError> {
+        let parsed = self.parse(name, source, funcs)?;
+        self.insert(name, parsed);
+        Ok(())
+    }
+
+    /// Parses `source` as the template `name` would be parsed by [`Templates::add`],
+    /// without adding it (parses may run on several threads, then be added in order).
+    pub fn parse(
+        &self,
+        name: &str,
+        source: &str,
+        funcs: &HashMap<&'static str, Func>,
+    ) -> Result<Parsed, ParseError> {
         let known = |f: &str| funcs.contains_key(f) || CONTROL_FUNCTIONS.contains(&f);
-        let parsed = parse::parse_with(name, source, &known, self.delims)?;
-        let file: Rc<str> = Rc::from(name);
+        parse::parse_with(name, source, &known, self.delims)
+    }
+
+    /// Adds the templates a [`Templates::parse`] of `name` found.
+    pub fn insert(&mut self, name: &str, parsed: Parsed) {
+        let file: Arc<str> = Arc::from(name);
         for (defined, body) in parsed.defines {
-            let body = Rc::new(body);
+            let body = Arc::new(body);
             self.defs.insert(
                 defined,
                 Defined {
@@ -78,9 +96,8 @@ impl Templates {
                 },
             );
         }
-        let body = Rc::new(parsed.root);
+        let body = Arc::new(parsed.root);
         self.defs.insert(name.to_string(), Defined { body, file });
-        Ok(())
     }
 
     /// Whether a template of that name exists.
@@ -196,7 +213,7 @@ pub struct Exec<'a> {
     vars: Vec<(String, Value)>,
     depth: usize,
     template: String,
-    file: Rc<str>,
+    file: Arc<str>,
     out_size: usize,
     /// Extra templates added at run time (`tpl`), looked up before `templates`.
     pub added: Templates,
@@ -218,7 +235,7 @@ impl<'a> Exec<'a> {
             vars: Vec::new(),
             depth: 0,
             template: String::new(),
-            file: Rc::from(""),
+            file: Arc::from(""),
             out_size: 0,
             added: Templates::default(),
             world: Rc::new(World::from_entropy()),

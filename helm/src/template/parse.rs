@@ -1,6 +1,6 @@
 //! The parser: items into nodes, `define` and `block` into named templates.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use super::ast::{Arg, Branch, Command, Node, Operand, Pipeline, Pos};
 use super::lex::{self, Item, Tok, Token};
@@ -371,7 +371,7 @@ impl Parser<'_> {
         }
         Ok(Pipeline {
             pos,
-            text: Rc::from(pipeline_text(&vars, assign, &commands)),
+            text: Arc::from(pipeline_text(&vars, assign, &commands)),
             vars,
             assign,
             commands,
@@ -398,7 +398,7 @@ impl Parser<'_> {
         }
         Ok(Command {
             pos: start,
-            text: Rc::from(command_text(&args)),
+            text: Arc::from(command_text(&args)),
             args,
         })
     }
@@ -429,7 +429,7 @@ impl Parser<'_> {
         let at = token.pos;
         let arg = |pos: Pos, text: String, operand: Operand| Arg {
             pos,
-            text: Rc::from(text),
+            text: Arc::from(text),
             operand,
         };
         Ok(match &token.kind {
