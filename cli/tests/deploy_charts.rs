@@ -299,4 +299,23 @@ fn the_charts_install_and_their_least_privileges_suffice() {
     };
     assert!(count("bundle") >= 1, "{metrics}");
     assert!(count("registration") >= 1, "{metrics}");
+    // Fleet's state metrics, from the controller's caches: the deployment of the GitRepo's
+    // bundle Ready (one series of seven at 1), its cluster counting the GitRepo ready.
+    let series = |name: &str| -> Vec<&str> {
+        let prefix = format!("{name}{{");
+        metrics.lines().filter(|l| l.starts_with(&prefix)).collect()
+    };
+    let deployment = series("fleet_bundledeployment_state");
+    let shop: Vec<&&str> = deployment
+        .iter()
+        .filter(|l| l.contains("repo=\"shop\""))
+        .collect();
+    assert_eq!(shop.len(), 7, "{metrics}");
+    let on: Vec<&&&str> = shop.iter().filter(|l| l.ends_with(" 1")).collect();
+    assert!(
+        on.len() == 1 && on[0].ends_with("state=\"Ready\"} 1"),
+        "{metrics}"
+    );
+    let ready_repos = series("fleet_cluster_ready_git_repos");
+    assert!(ready_repos.iter().any(|l| l.ends_with(" 1")), "{metrics}");
 }

@@ -140,11 +140,11 @@ pub fn deployment_keys(deployment: &BundleDeployment) -> Vec<String> {
     keys
 }
 
-fn bundle_key(namespace: &str, name: &str) -> String {
+pub(crate) fn bundle_key(namespace: &str, name: &str) -> String {
     format!("bundle:{namespace}/{name}")
 }
 
-fn cluster_key(namespace: &str, name: &str) -> String {
+pub(crate) fn cluster_key(namespace: &str, name: &str) -> String {
     format!("cluster:{namespace}/{name}")
 }
 

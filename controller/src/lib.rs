@@ -18,6 +18,7 @@ pub mod referenced;
 pub mod registration;
 pub mod rollout;
 pub mod schedules;
+pub mod state_metrics;
 pub mod variant;
 pub mod watches;
 
@@ -387,6 +388,12 @@ pub async fn run(
         referenced_watch,
     ];
 
+    let metrics = ctx.metrics();
+    metrics.observe(state_metrics::Sources {
+        bundles: bundles.store(),
+        deployments: deployments.clone(),
+        clusters: (!sharded).then(|| (clusters.clone(), groups.clone())),
+    });
     let named_contents = deployments.clone();
     let running = Arc::new(Running {
         ctx: ctx.clone(),
@@ -473,6 +480,7 @@ pub async fn run(
     for task in watch_tasks {
         task.abort();
     }
+    metrics.forget();
 }
 
 /// How long stopping may spend writing the statuses still waiting for their pace.

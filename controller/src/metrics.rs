@@ -1,7 +1,11 @@
-//! The controller's counters, served as Prometheus text at `/metrics`.
+//! The controller's counters, and Fleet's state metrics while it runs (see
+//! [`crate::state_metrics`]), served as Prometheus text at `/metrics`.
 
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::RwLock;
+
+use crate::state_metrics::Sources;
 
 /// The controllers `fleet controller` runs, one set of counters each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,11 +38,18 @@ impl Loop {
     }
 }
 
-/// Reconciles done and failed, per controller.
-#[derive(Debug, Default)]
+/// Reconciles done and failed, per controller, and where the state metrics are read.
+#[derive(Default)]
 pub struct Metrics {
     reconciles: [AtomicU64; 4],
     failures: [AtomicU64; 4],
+    sources: RwLock<Option<Sources>>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
 }
 
 impl Metrics {
@@ -48,7 +59,17 @@ impl Metrics {
         counters[what as usize].fetch_add(1, Ordering::Relaxed);
     }
 
-    /// The counters in Prometheus' text format.
+    /// The controllers run: state metrics are read from `sources` until [`Metrics::forget`].
+    pub fn observe(&self, sources: Sources) {
+        *self.sources.write().unwrap_or_else(|e| e.into_inner()) = Some(sources);
+    }
+
+    /// The controllers stopped (a standby exports its counters only).
+    pub fn forget(&self) {
+        *self.sources.write().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    /// The counters and state metrics in Prometheus' text format.
     pub fn render(&self) -> String {
         let mut out = String::new();
         for (name, help, counters) in [
@@ -68,6 +89,9 @@ impl Metrics {
                 let value = counters[what as usize].load(Ordering::Relaxed);
                 let _ = writeln!(out, "{name}{{controller=\"{}\"}} {value}", what.label());
             }
+        }
+        if let Some(sources) = &*self.sources.read().unwrap_or_else(|e| e.into_inner()) {
+            crate::state_metrics::render(sources, &mut out);
         }
         out
     }
