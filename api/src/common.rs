@@ -138,6 +138,18 @@ impl<'a> std::iter::Sum<&'a BundleSummary> for BundleSummary {
     }
 }
 
+/// A bundle's (and a deployment's) states, from the best to the worst: Fleet's
+/// `StateRank` order, which picks the state a bundle of several deployments shows.
+pub const BUNDLE_STATES: [&str; 7] = [
+    "Ready",
+    "NotReady",
+    "Pending",
+    "OutOfSync",
+    "Modified",
+    "WaitApplied",
+    "ErrApplied",
+];
+
 /// Counts of resources per state, as shown on GitRepos and Clusters.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -166,6 +178,19 @@ pub struct ResourceCounts {
     /// Resources not ready.
     #[serde(default)]
     pub not_ready: i32,
+}
+
+impl std::ops::AddAssign<&ResourceCounts> for ResourceCounts {
+    fn add_assign(&mut self, more: &ResourceCounts) {
+        self.ready += more.ready;
+        self.desired_ready += more.desired_ready;
+        self.wait_applied += more.wait_applied;
+        self.modified += more.modified;
+        self.orphaned += more.orphaned;
+        self.missing += more.missing;
+        self.unknown += more.unknown;
+        self.not_ready += more.not_ready;
+    }
 }
 
 /// Options that shape how a bundle is deployed; shared by fleet.yaml, Bundle and its targets.

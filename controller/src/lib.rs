@@ -260,13 +260,8 @@ pub async fn run(
     )
     .await;
     // A mapping changed: the bundles of its namespace may target other clusters.
-    let (mappings, mappings_watch) = watches::watch::<BundleNamespaceMapping>(
-        client,
-        watcher::Config::default(),
-        caches::by_namespace,
-        vec![watches::route(&bundle_queue, in_namespace(bundles.store()))],
-    )
-    .await;
+    let (mappings, mappings_watch) =
+        watch_for_bundles::<BundleNamespaceMapping>(client, &bundle_queue, &bundles).await;
     // A namespace's labels changed: mappings may select it, or no longer.
     let (namespaces, namespaces_watch) = watches::watch::<Namespace>(
         client,
@@ -278,13 +273,7 @@ pub async fn run(
         )],
     )
     .await;
-    let mut routes = vec![
-        watches::route(&bundle_queue, in_namespace(bundles.store())),
-        watches::route(
-            &bundle_queue,
-            in_mapping_namespaces(mappings.store(), bundles.store()),
-        ),
-    ];
+    let mut routes = to_placing_bundles(&bundle_queue, &bundles, &mappings);
     if !sharded {
         routes.push(watches::route(&cluster_queue, |cluster: &Cluster| {
             Some(ObjectRef::from_obj(cluster))
@@ -297,13 +286,7 @@ pub async fn run(
         routes,
     )
     .await;
-    let mut routes = vec![
-        watches::route(&bundle_queue, in_namespace(bundles.store())),
-        watches::route(
-            &bundle_queue,
-            in_mapping_namespaces(mappings.store(), bundles.store()),
-        ),
-    ];
+    let mut routes = to_placing_bundles(&bundle_queue, &bundles, &mappings);
     if !sharded {
         routes.push(watches::route(
             &cluster_queue,
@@ -317,20 +300,10 @@ pub async fn run(
         routes,
     )
     .await;
-    let (policies, policies_watch) = watches::watch::<Policy>(
-        client,
-        watcher::Config::default(),
-        caches::by_namespace,
-        vec![watches::route(&bundle_queue, in_namespace(bundles.store()))],
-    )
-    .await;
-    let (restrictions, restrictions_watch) = watches::watch::<GitRepoRestriction>(
-        client,
-        watcher::Config::default(),
-        caches::by_namespace,
-        vec![watches::route(&bundle_queue, in_namespace(bundles.store()))],
-    )
-    .await;
+    let (policies, policies_watch) =
+        watch_for_bundles::<Policy>(client, &bundle_queue, &bundles).await;
+    let (restrictions, restrictions_watch) =
+        watch_for_bundles::<GitRepoRestriction>(client, &bundle_queue, &bundles).await;
     let mut routes = vec![watches::route(
         &bundle_queue,
         move |deployment: &BundleDeployment| {
@@ -541,6 +514,38 @@ where
     R: kube::Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
 {
     move |object| all_in(&store, object.namespace())
+}
+
+/// Routes of a Cluster or ClusterGroup change: the bundles of its namespace, and those of
+/// every namespace a mapping may send to it.
+fn to_placing_bundles<K: watches::Watched>(
+    bundle_queue: &mpsc::UnboundedSender<ObjectRef<Bundle>>,
+    bundles: &watches::Cache<Bundle>,
+    mappings: &watches::Cache<BundleNamespaceMapping>,
+) -> Vec<watches::Route<K>> {
+    vec![
+        watches::route(bundle_queue, in_namespace(bundles.store())),
+        watches::route(
+            bundle_queue,
+            in_mapping_namespaces(mappings.store(), bundles.store()),
+        ),
+    ]
+}
+
+/// Watches a kind the bundles of its namespace read (Policies, restrictions, mappings),
+/// cached by namespace: a change reconciles those bundles.
+async fn watch_for_bundles<K: watches::Watched>(
+    client: &kube::Client,
+    bundle_queue: &mpsc::UnboundedSender<ObjectRef<Bundle>>,
+    bundles: &watches::Cache<Bundle>,
+) -> (Arc<watches::Cache<K>>, tokio::task::JoinHandle<()>) {
+    watches::watch::<K>(
+        client,
+        watcher::Config::default(),
+        caches::by_namespace,
+        vec![watches::route(bundle_queue, in_namespace(bundles.store()))],
+    )
+    .await
 }
 
 /// Every Bundle of a namespace holding a BundleNamespaceMapping: what a change to a

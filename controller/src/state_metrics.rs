@@ -15,7 +15,7 @@ use fleet_api::labels::{
     BUNDLE_NAMESPACE_LABEL, BUNDLE_NAME_LABEL, CLUSTER_LABEL, CLUSTER_NAMESPACE_LABEL,
     COMMIT_LABEL, REPO_NAME_LABEL,
 };
-use fleet_api::{Bundle, BundleDeployment, Cluster, ClusterGroup, ResourceCounts};
+use fleet_api::{Bundle, BundleDeployment, Cluster, ClusterGroup, ResourceCounts, BUNDLE_STATES};
 use fleet_objects::selector::matches_selector;
 use kube::runtime::reflector::Store;
 use kube::ResourceExt;
@@ -37,16 +37,6 @@ pub struct Sources {
 /// The Clusters and the ClusterGroups.
 pub type ClusterCaches = (Arc<Cache<Cluster>>, Arc<Cache<ClusterGroup>>);
 
-/// The states of Fleet's bundle and bundle deployment metrics.
-const BUNDLE_STATES: [&str; 7] = [
-    "Ready",
-    "NotReady",
-    "Pending",
-    "OutOfSync",
-    "Modified",
-    "WaitApplied",
-    "ErrApplied",
-];
 /// The states of Fleet's cluster metrics.
 const CLUSTER_STATES: [&str; 3] = ["NotReady", "Ready", "WaitCheckIn"];
 /// The states of Fleet's cluster group metrics.
@@ -129,18 +119,12 @@ fn generation(object: &impl ResourceExt) -> String {
     object.meta().generation.unwrap_or_default().to_string()
 }
 
-/// The rank Fleet gives a state when it picks the worst.
-fn rank(state: &str) -> u8 {
-    match state {
-        "ErrApplied" => 7,
-        "WaitApplied" => 6,
-        "Modified" => 5,
-        "OutOfSync" => 4,
-        "Pending" => 3,
-        "NotReady" => 2,
-        "Ready" => 1,
-        _ => 0,
-    }
+/// The rank Fleet gives a state when it picks the worst (0 for none).
+fn rank(state: &str) -> usize {
+    BUNDLE_STATES
+        .iter()
+        .position(|s| *s == state)
+        .map_or(0, |at| at + 1)
 }
 
 fn state_name(deployment: &BundleDeployment) -> &'static str {
@@ -299,17 +283,6 @@ fn resource_counts(deployment: &BundleDeployment) -> ResourceCounts {
     }
 }
 
-fn add(total: &mut ResourceCounts, more: &ResourceCounts) {
-    total.ready += more.ready;
-    total.desired_ready += more.desired_ready;
-    total.wait_applied += more.wait_applied;
-    total.modified += more.modified;
-    total.orphaned += more.orphaned;
-    total.missing += more.missing;
-    total.unknown += more.unknown;
-    total.not_ready += more.not_ready;
-}
-
 type CountOf = fn(&ResourceCounts) -> i32;
 
 /// The resource counts Fleet exports, by the suffix of their names.
@@ -337,7 +310,7 @@ fn deployments_of(
 fn cluster_resources(cluster: &Cluster, deployments: &Cache<BundleDeployment>) -> ResourceCounts {
     let mut total = ResourceCounts::default();
     for deployment in deployments_of(cluster, deployments) {
-        add(&mut total, &resource_counts(&deployment));
+        total += &resource_counts(&deployment);
     }
     total
 }
@@ -496,7 +469,7 @@ fn group_families(
         });
         for cluster in clusters.iter().filter(|c| members.contains(&c.name_any())) {
             if cluster.namespace().as_deref() == Some(namespace.as_str()) {
-                add(&mut resources, &cluster_resources(cluster, deployments));
+                resources += &cluster_resources(cluster, deployments);
             }
         }
         let labels: Labels = vec![

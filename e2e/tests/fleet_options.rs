@@ -1010,16 +1010,20 @@ allowedTargetNamespaces:
         "disallowed targetNamespace denythisnamespace: denythisnamespace not in allowed set [project1simpleapp]"
     );
     target("project1simpleapp").await;
-    eventually("the allowed namespace deployed", WAIT, || async {
+    simple_config_arrives(
+        &fleet,
+        "project1simpleapp",
+        "the allowed namespace deployed",
+    )
+    .await;
+}
+
+/// Waits for the ConfigMap `simple-config` on member `dev`, in `namespace`.
+async fn simple_config_arrives(fleet: &Fleet, namespace: &str, what: &str) {
+    eventually(what, WAIT, || async {
         fleet.get(
             "dev",
-            &[
-                "get",
-                "configmap",
-                "simple-config",
-                "-n",
-                "project1simpleapp",
-            ],
+            &["get", "configmap", "simple-config", "-n", namespace],
         )
     })
     .await;
@@ -1172,18 +1176,11 @@ async fn a_bundle_namespace_mapping_lets_bundles_reach_another_namespace_s_clust
     )
     .await
     .success();
-    eventually("the mapped bundle deployed on dev", WAIT, || async {
-        fleet.get(
-            "dev",
-            &[
-                "get",
-                "configmap",
-                "simple-config",
-                "-n",
-                "project1simpleapp",
-            ],
-        )
-    })
+    simple_config_arrives(
+        &fleet,
+        "project1simpleapp",
+        "the mapped bundle deployed on dev",
+    )
     .await;
     let deployed = deployments_of("project1").expect("deployments");
     let names: Vec<&str> = (deployed["items"].as_array().into_iter().flatten())

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use fleet_api::{strict, FleetYaml, HelmOptions};
+use fleet_api::{strict, FleetYaml, HelmOptions, BUNDLE_STATES};
 use serde_json::Value;
 
 use crate::RepoRoot;
@@ -105,18 +105,6 @@ pub(super) fn names_a_chart(helm: &HelmOptions) -> bool {
     let set = |field: &Option<String>| field.as_deref().is_some_and(|v| !v.is_empty());
     set(&helm.chart) || set(&helm.repo)
 }
-
-/// A bundle's states, by Fleet's rank (`StateRank`): what `dependsOn.acceptedStates` may
-/// name.
-const BUNDLE_STATES: [&str; 7] = [
-    "Ready",
-    "NotReady",
-    "Pending",
-    "OutOfSync",
-    "Modified",
-    "WaitApplied",
-    "ErrApplied",
-];
 
 /// The checks Fleet's bundle reader makes of a fleet.yaml before it builds the Bundle
 /// (`internal/bundlereader/validate_fleetyaml.go`, `read.go`): each `dependsOn` entry names
