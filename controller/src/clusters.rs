@@ -11,7 +11,6 @@ use fleet_api::{
     DRIVEN_TWICE_REASON, OFFLINE_REASON,
 };
 use fleet_objects::client::patch_params;
-use fleet_objects::selector::matches_selector;
 use futures::StreamExt;
 use kube::api::Patch;
 use kube::runtime::controller::Action;
@@ -270,13 +269,7 @@ async fn groups(
         let members: Vec<&Cluster> = clusters
             .iter()
             .map(|c| &**c)
-            .filter(|c| {
-                group
-                    .spec
-                    .selector
-                    .as_ref()
-                    .is_some_and(|s| matches_selector(s, c.labels()))
-            })
+            .filter(|c| crate::placement::group_selects(&group, c))
             .collect();
         let own: Vec<(String, BundleSummary)> = members
             .iter()

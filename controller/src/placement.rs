@@ -11,6 +11,13 @@ use fleet_objects::selector::matches_selector;
 use fleet_renderer::bundle::ClusterInfo;
 use kube::ResourceExt;
 
+/// Whether `group` takes `cluster` in: a cluster of its namespace whose labels its selector
+/// matches (a group without a selector takes none).
+pub fn group_selects(group: &ClusterGroup, cluster: &Cluster) -> bool {
+    group.namespace() == cluster.namespace()
+        && (group.spec.selector.as_ref()).is_some_and(|s| matches_selector(s, cluster.labels()))
+}
+
 /// What the renderer needs to know of `cluster`: its name, labels, and the groups (of
 /// `groups`, in its namespace) whose selector takes it in.
 pub fn cluster_info<G: Borrow<ClusterGroup>>(cluster: &Cluster, groups: &[G]) -> ClusterInfo {
@@ -19,13 +26,7 @@ pub fn cluster_info<G: Borrow<ClusterGroup>>(cluster: &Cluster, groups: &[G]) ->
     let member_of = groups
         .iter()
         .map(Borrow::borrow)
-        .filter(|g| g.namespace().as_deref() == Some(namespace.as_str()))
-        .filter(|g| {
-            g.spec
-                .selector
-                .as_ref()
-                .is_some_and(|s| matches_selector(s, &labels))
-        })
+        .filter(|g| group_selects(g, cluster))
         .map(|g| (g.name_any(), g.labels().clone()))
         .collect();
     ClusterInfo {

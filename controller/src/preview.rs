@@ -64,19 +64,53 @@ impl Surroundings {
     /// does not serve Policies (one without their CRD) has none.
     pub async fn read(client: &kube::Client, bundle: &Bundle) -> Result<Self, kube::Error> {
         let namespace = bundle.namespace().unwrap_or_default();
-        let policies = match Api::<Policy>::namespaced(client.clone(), &namespace)
-            .list(&ListParams::default())
-            .await
-        {
-            Ok(list) => list.items.into_iter().map(Arc::new).collect(),
-            Err(kube::Error::Api(response)) if response.code == 404 => Vec::new(),
-            Err(error) => return Err(error),
-        };
+        let policies =
+            listed_if_served(Api::<Policy>::namespaced(client.clone(), &namespace)).await?;
         Ok(Self {
             sources: Sources::read(client, bundle).await?,
             policies,
         })
     }
+}
+
+/// The objects `api` lists; none where the server does not serve the kind (a cluster
+/// with an older set of Fleet's CRDs).
+async fn listed_if_served<K>(api: Api<K>) -> Result<Vec<Arc<K>>, kube::Error>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    match api.list(&ListParams::default()).await {
+        Ok(list) => Ok(list.items.into_iter().map(Arc::new).collect()),
+        Err(kube::Error::Api(response)) if response.code == 404 => Ok(Vec::new()),
+        Err(error) => Err(error),
+    }
+}
+
+/// The namespaces whose clusters `bundle` may target, as the controller reads them: its
+/// own and those the BundleNamespaceMappings of its namespace add (see
+/// [`crate::mapping`]).
+pub async fn targeted_namespaces(
+    client: &kube::Client,
+    bundle: &Bundle,
+) -> Result<std::collections::BTreeSet<String>, kube::Error> {
+    let namespace = bundle.namespace().unwrap_or_default();
+    let mappings = listed_if_served(Api::<fleet_api::BundleNamespaceMapping>::namespaced(
+        client.clone(),
+        &namespace,
+    ))
+    .await?;
+    if mappings.is_empty() {
+        return Ok([namespace].into());
+    }
+    let namespaces = listed_if_served(Api::<k8s_openapi::api::core::v1::Namespace>::all(
+        client.clone(),
+    ))
+    .await?;
+    Ok(crate::mapping::namespaces_for_bundle(
+        bundle,
+        &mappings,
+        &namespaces,
+    ))
 }
 
 /// The Preview of `bundle` over `clusters` (with their `groups`) in `surroundings`,

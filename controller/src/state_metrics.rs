@@ -7,7 +7,7 @@
 //! and 0 for the others; a bundle's state is the worst of its deployments that are not
 //! Ready, none (every series 0) when all are.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::Arc;
 
@@ -16,10 +16,10 @@ use fleet_api::labels::{
     COMMIT_LABEL, REPO_NAME_LABEL,
 };
 use fleet_api::{Bundle, BundleDeployment, Cluster, ClusterGroup, ResourceCounts, BUNDLE_STATES};
-use fleet_objects::selector::matches_selector;
 use kube::runtime::reflector::Store;
 use kube::ResourceExt;
 
+use crate::placement::group_selects;
 use crate::reconcile::DeploymentState;
 use crate::watches::Cache;
 
@@ -98,13 +98,11 @@ pub fn render(sources: &Sources, out: &mut String) {
     let mut families = bundle_families(&bundles, &sources.deployments);
     families.push(deployment_family(&deployments));
     if let Some((clusters, groups)) = &sources.clusters {
-        let clusters = clusters.store().state();
-        families.extend(cluster_families(&clusters, &sources.deployments));
-        families.extend(group_families(
-            &groups.store().state(),
-            &clusters,
-            &sources.deployments,
-        ));
+        let clusters: Vec<ClusterView> = (clusters.store().state().iter())
+            .map(|cluster| ClusterView::of(cluster, &sources.deployments))
+            .collect();
+        families.extend(cluster_families(&clusters));
+        families.extend(group_families(&groups.store().state(), &clusters));
     }
     for family in families {
         family.write(out);
@@ -285,50 +283,77 @@ fn resource_counts(deployment: &BundleDeployment) -> ResourceCounts {
 
 type CountOf = fn(&ResourceCounts) -> i32;
 
-/// The resource counts Fleet exports, by the suffix of their names.
-const RESOURCE_COUNTS: [(&str, CountOf); 8] = [
-    ("desiredready", |c| c.desired_ready),
-    ("missing", |c| c.missing),
-    ("modified", |c| c.modified),
-    ("notready", |c| c.not_ready),
-    ("orphaned", |c| c.orphaned),
-    ("ready", |c| c.ready),
-    ("unknown", |c| c.unknown),
-    ("waitapplied", |c| c.wait_applied),
+/// The resource counts Fleet exports: a cluster's metric, a group's (Fleet names them
+/// apart), and the count.
+const RESOURCE_COUNTS: [(&str, &str, CountOf); 8] = [
+    (
+        "fleet_cluster_resources_count_desiredready",
+        "fleet_cluster_group_resource_count_desired_ready",
+        |c| c.desired_ready,
+    ),
+    (
+        "fleet_cluster_resources_count_missing",
+        "fleet_cluster_group_resource_count_missing",
+        |c| c.missing,
+    ),
+    (
+        "fleet_cluster_resources_count_modified",
+        "fleet_cluster_group_resource_count_modified",
+        |c| c.modified,
+    ),
+    (
+        "fleet_cluster_resources_count_notready",
+        "fleet_cluster_group_resource_count_notready",
+        |c| c.not_ready,
+    ),
+    (
+        "fleet_cluster_resources_count_orphaned",
+        "fleet_cluster_group_resource_count_orphaned",
+        |c| c.orphaned,
+    ),
+    (
+        "fleet_cluster_resources_count_ready",
+        "fleet_cluster_group_resource_count_ready",
+        |c| c.ready,
+    ),
+    (
+        "fleet_cluster_resources_count_unknown",
+        "fleet_cluster_group_resource_count_unknown",
+        |c| c.unknown,
+    ),
+    (
+        "fleet_cluster_resources_count_waitapplied",
+        "fleet_cluster_group_resource_count_waitapplied",
+        |c| c.wait_applied,
+    ),
 ];
 
-/// A cluster's deployments, as the cache keys them.
-fn deployments_of(
-    cluster: &Cluster,
-    deployments: &Cache<BundleDeployment>,
-) -> Vec<Arc<BundleDeployment>> {
-    let namespace = cluster.namespace().unwrap_or_default();
-    deployments.get(&crate::caches::cluster_key(&namespace, &cluster.name_any()))
+/// A cluster with its deployments and the sum of their resource counts, read once for
+/// the cluster's families and its groups'.
+struct ClusterView {
+    cluster: Arc<Cluster>,
+    deployments: Vec<Arc<BundleDeployment>>,
+    resources: ResourceCounts,
 }
 
-/// The cluster's resource counts: the sum of its deployments'.
-fn cluster_resources(cluster: &Cluster, deployments: &Cache<BundleDeployment>) -> ResourceCounts {
-    let mut total = ResourceCounts::default();
-    for deployment in deployments_of(cluster, deployments) {
-        total += &resource_counts(&deployment);
+impl ClusterView {
+    fn of(cluster: &Arc<Cluster>, deployments: &Cache<BundleDeployment>) -> Self {
+        let namespace = cluster.namespace().unwrap_or_default();
+        let key = crate::caches::cluster_key(&namespace, &cluster.name_any());
+        let deployments = deployments.get(&key);
+        let mut resources = ResourceCounts::default();
+        for deployment in &deployments {
+            resources += &resource_counts(deployment);
+        }
+        Self {
+            cluster: cluster.clone(),
+            deployments,
+            resources,
+        }
     }
-    total
 }
 
-fn cluster_families(
-    clusters: &[Arc<Cluster>],
-    deployments: &Cache<BundleDeployment>,
-) -> Vec<Family> {
-    const NAMES: [&str; 8] = [
-        "fleet_cluster_resources_count_desiredready",
-        "fleet_cluster_resources_count_missing",
-        "fleet_cluster_resources_count_modified",
-        "fleet_cluster_resources_count_notready",
-        "fleet_cluster_resources_count_orphaned",
-        "fleet_cluster_resources_count_ready",
-        "fleet_cluster_resources_count_unknown",
-        "fleet_cluster_resources_count_waitapplied",
-    ];
+fn cluster_families(clusters: &[ClusterView]) -> Vec<Family> {
     let mut repos_desired = Family::new(
         "fleet_cluster_desired_ready_git_repos",
         "GitRepos with bundles on the cluster.",
@@ -337,19 +362,18 @@ fn cluster_families(
         "fleet_cluster_ready_git_repos",
         "GitRepos with a Ready bundle on the cluster.",
     );
-    let mut counts: Vec<Family> = NAMES
-        .iter()
-        .map(|name| Family::new(name, "The cluster's resources in that state."))
+    let mut counts: Vec<Family> = (RESOURCE_COUNTS.iter())
+        .map(|(name, _, _)| Family::new(name, "The cluster's resources in that state."))
         .collect();
     let mut states = Family::new(
         "fleet_cluster_state",
         "The cluster's state, as the state label: 1 for it, 0 for the others.",
     );
-    for cluster in clusters {
-        let of_cluster = deployments_of(cluster, deployments);
+    for view in clusters {
+        let cluster = &view.cluster;
         // A GitRepo counts once per cluster, ready when any of its deployments is (Fleet's rule).
         let mut repos: BTreeMap<(String, String), bool> = BTreeMap::new();
-        for deployment in &of_cluster {
+        for deployment in &view.deployments {
             let repo = label(&**deployment, REPO_NAME_LABEL);
             if repo.is_empty() {
                 continue;
@@ -389,11 +413,10 @@ fn cluster_families(
             .push((with_state.clone(), whole(repos.len())));
         let ready = repos.values().filter(|ready| **ready).count();
         repos_ready.samples.push((with_state.clone(), whole(ready)));
-        let resources = cluster_resources(cluster, deployments);
-        for (family, (_, count)) in counts.iter_mut().zip(&RESOURCE_COUNTS) {
+        for (family, (_, _, count)) in counts.iter_mut().zip(&RESOURCE_COUNTS) {
             family
                 .samples
-                .push((with_state.clone(), i64::from(count(&resources))));
+                .push((with_state.clone(), i64::from(count(&view.resources))));
         }
         states.states(&labels, &CLUSTER_STATES, &current);
     }
@@ -403,21 +426,7 @@ fn cluster_families(
     families
 }
 
-fn group_families(
-    groups: &[Arc<ClusterGroup>],
-    clusters: &[Arc<Cluster>],
-    deployments: &Cache<BundleDeployment>,
-) -> Vec<Family> {
-    const NAMES: [&str; 8] = [
-        "fleet_cluster_group_resource_count_desired_ready",
-        "fleet_cluster_group_resource_count_missing",
-        "fleet_cluster_group_resource_count_modified",
-        "fleet_cluster_group_resource_count_notready",
-        "fleet_cluster_group_resource_count_orphaned",
-        "fleet_cluster_group_resource_count_ready",
-        "fleet_cluster_group_resource_count_unknown",
-        "fleet_cluster_group_resource_count_waitapplied",
-    ];
+fn group_families(groups: &[Arc<ClusterGroup>], clusters: &[ClusterView]) -> Vec<Family> {
     type Count = fn(&fleet_api::ClusterGroupStatus) -> i32;
     let from_status: [(&str, &str, Count); 4] = [
         (
@@ -444,9 +453,8 @@ fn group_families(
     let mut counted: Vec<Family> = (from_status.iter())
         .map(|(name, help, _)| Family::new(name, help))
         .chain(
-            NAMES
-                .iter()
-                .map(|name| Family::new(name, "The group's resources in that state.")),
+            (RESOURCE_COUNTS.iter())
+                .map(|(_, name, _)| Family::new(name, "The group's resources in that state.")),
         )
         .collect();
     let mut states = Family::new(
@@ -460,17 +468,8 @@ fn group_families(
             .and_then(|d| d.state.clone())
             .unwrap_or_default();
         let mut resources = ResourceCounts::default();
-        let members = (group.spec.selector.as_ref()).map_or(BTreeSet::new(), |selector| {
-            (clusters.iter())
-                .filter(|c| c.namespace().as_deref() == Some(namespace.as_str()))
-                .filter(|c| matches_selector(selector, c.labels()))
-                .map(|c| c.name_any())
-                .collect()
-        });
-        for cluster in clusters.iter().filter(|c| members.contains(&c.name_any())) {
-            if cluster.namespace().as_deref() == Some(namespace.as_str()) {
-                resources += &cluster_resources(cluster, deployments);
-            }
+        for member in clusters.iter().filter(|v| group_selects(group, &v.cluster)) {
+            resources += &member.resources;
         }
         let labels: Labels = vec![
             ("name", group.name_any()),
@@ -479,8 +478,11 @@ fn group_families(
         ];
         let mut with_state = labels.clone();
         with_state.push(("state", current.clone()));
-        let values = (from_status.iter().map(|(_, _, count)| count(&status)))
-            .chain(RESOURCE_COUNTS.iter().map(|(_, count)| count(&resources)));
+        let values = (from_status.iter().map(|(_, _, count)| count(&status))).chain(
+            RESOURCE_COUNTS
+                .iter()
+                .map(|(_, _, count)| count(&resources)),
+        );
         for (family, value) in counted.iter_mut().zip(values) {
             family.samples.push((with_state.clone(), i64::from(value)));
         }

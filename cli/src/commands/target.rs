@@ -76,7 +76,10 @@ pub(super) fn run(args: TargetArgs) -> Result<()> {
             // The clusters of its namespace and of those its namespace's
             // BundleNamespaceMappings add, as the controller targets them.
             let (mut clusters, mut groups) = (Vec::new(), Vec::new());
-            for namespace in targeted_namespaces(&client, bundle, &namespace).await? {
+            let targeted = fleet_controller::preview::targeted_namespaces(&client, bundle)
+                .await
+                .context("reading the BundleNamespaceMappings")?;
+            for namespace in targeted {
                 clusters.extend(
                     Api::<Cluster>::namespaced(client.clone(), &namespace)
                         .list(&Default::default())
@@ -167,38 +170,4 @@ fn judged_inputs(judged: &[(String, fleet_controller::preview::TargetInput)]) ->
         })
         .collect();
     Ok(serde_yaml_ng::to_string(&list)?)
-}
-
-/// The namespaces whose clusters `bundle`, in `namespace`, may target (see
-/// [`fleet_controller::mapping`]).
-async fn targeted_namespaces(
-    client: &kube::Client,
-    bundle: &fleet_api::Bundle,
-    namespace: &str,
-) -> anyhow::Result<std::collections::BTreeSet<String>> {
-    let mappings: Vec<_> =
-        Api::<fleet_api::BundleNamespaceMapping>::namespaced(client.clone(), namespace)
-            .list(&Default::default())
-            .await
-            .context("listing BundleNamespaceMappings")?
-            .items
-            .into_iter()
-            .map(std::sync::Arc::new)
-            .collect();
-    if mappings.is_empty() {
-        return Ok([namespace.to_string()].into());
-    }
-    let namespaces: Vec<_> = Api::<k8s_openapi::api::core::v1::Namespace>::all(client.clone())
-        .list(&Default::default())
-        .await
-        .context("listing Namespaces")?
-        .items
-        .into_iter()
-        .map(std::sync::Arc::new)
-        .collect();
-    Ok(fleet_controller::mapping::namespaces_for_bundle(
-        bundle,
-        &mappings,
-        &namespaces,
-    ))
 }
