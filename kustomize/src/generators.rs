@@ -68,7 +68,7 @@ pub(crate) fn generate(
     let hash_suffix = !options.disable_name_suffix_hash.unwrap_or(false);
     // A merged object keeps the origin of the one it merges into.
     if let Some(origin) = ctx.origin.filter(|_| behavior != Behavior::Merge) {
-        provenance::set_origin_if_absent(&mut object, origin);
+        provenance::set_origin_if_absent(&mut object, &origin.text());
     }
 
     let namespace = args.namespace.clone().unwrap_or_default();

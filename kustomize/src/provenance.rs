@@ -230,30 +230,37 @@ fn text_of(record: &impl Serialize) -> String {
         .unwrap_or_default()
 }
 
-/// Sets the object's origin, replacing any it had (objects read from files).
-pub(crate) fn set_origin(object: &mut Value, record: &Origin) {
+impl Origin {
+    /// The origin as its annotation holds it; written once, set on many objects.
+    pub(crate) fn text(&self) -> String {
+        text_of(self)
+    }
+}
+
+/// The annotation `key` of an object, if it has it.
+fn annotation<'a>(object: &'a Value, key: &str) -> Option<&'a Value> {
+    object.pointer("/metadata/annotations")?.get(key)
+}
+
+/// Sets the object's origin (an [`Origin::text`]), replacing any it had (objects read
+/// from files).
+pub(crate) fn set_origin(object: &mut Value, origin: &str) {
     if let Some(annotations) = annotations(object) {
-        annotations.insert(ORIGIN.into(), Value::String(text_of(record)));
+        annotations.insert(ORIGIN.into(), Value::String(origin.to_string()));
     }
 }
 
 /// Sets the object's origin unless it has one, readable or not (generated objects, whose
 /// options may set annotations).
-pub(crate) fn set_origin_if_absent(object: &mut Value, record: &Origin) {
-    let present = object
-        .pointer("/metadata/annotations")
-        .is_some_and(|annotations| annotations.get(ORIGIN).is_some());
-    if !present {
-        set_origin(object, record);
+pub(crate) fn set_origin_if_absent(object: &mut Value, origin: &str) {
+    if annotation(object, ORIGIN).is_none() {
+        set_origin(object, origin);
     }
 }
 
 /// The file an object's origin names, if it has a readable one that names a file.
 pub(crate) fn origin_path(object: &Value) -> Option<String> {
-    let text = object
-        .pointer("/metadata/annotations")?
-        .get(ORIGIN)?
-        .as_str()?;
+    let text = annotation(object, ORIGIN)?.as_str()?;
     let record: Origin = serde_yaml_ng::from_str(text).ok()?;
     (!record.path.is_empty()).then_some(record.path)
 }
@@ -261,13 +268,11 @@ pub(crate) fn origin_path(object: &Value) -> Option<String> {
 /// Records that the transformer `record` ran over every resource: its origin where a
 /// resource has none, else the next entry of its transformations.
 pub(crate) fn note_transformer(resources: &mut [Resource], record: &Origin) -> Result<(), String> {
+    let record_text = record.text();
     for resource in resources {
         let object = &mut resource.value;
         let written = |key: &str| {
-            (object
-                .pointer("/metadata/annotations")
-                .and_then(|a| a.get(key)))
-            .map(|v| {
+            annotation(object, key).map(|v| {
                 v.as_str()
                     .map(str::to_string)
                     .unwrap_or_else(|| v.to_string())
@@ -275,7 +280,7 @@ pub(crate) fn note_transformer(resources: &mut [Resource], record: &Origin) -> R
         };
         let (origin, transformations) = (written(ORIGIN), written(TRANSFORMATIONS));
         let Some(origin) = origin else {
-            set_origin(object, record);
+            set_origin(object, &record_text);
             continue;
         };
         let unreadable = |key: &str, what: &str, e: serde_yaml_ng::Error| {

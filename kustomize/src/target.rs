@@ -80,7 +80,8 @@ pub(crate) struct Builder<'r> {
 /// A generator or transformer as a kustomization configures it: the steps it runs and
 /// the origin it records.
 struct Configured<T> {
-    record: Origin,
+    /// The origin it records, while [`Builder::tracking`].
+    record: Option<Origin>,
     steps: Vec<T>,
 }
 
@@ -200,7 +201,7 @@ impl<'r> Builder<'r> {
         if !self.tracking {
             return resources;
         }
-        let origin = self.trail.file(entry);
+        let origin = self.trail.file(entry).text();
         resources
             .into_iter()
             .map(|mut resource| {
@@ -210,10 +211,11 @@ impl<'r> Builder<'r> {
             .collect()
     }
 
-    /// The origin of a builtin generator or transformer of the kustomization `file`.
-    fn builtin(&self, file: &Path, kind: &str) -> Origin {
+    /// The origin of a builtin generator or transformer of the kustomization `file`,
+    /// while origins are tracked.
+    fn builtin(&self, file: &Path, kind: &str) -> Option<Origin> {
         let name = file.file_name().unwrap_or_default().to_string_lossy();
-        self.trail.builtin(&name, kind)
+        self.tracking.then(|| self.trail.builtin(&name, kind))
     }
 
     /// Builds the kustomization in `dir` on its own; returns it and what it adds up to.
@@ -421,13 +423,11 @@ impl<'r> Builder<'r> {
         location: &Location<'_>,
         acc: &mut Accumulator,
     ) -> Result<()> {
-        let tracking = self.tracking;
-        let tracked = |record: Origin| tracking.then_some(record);
         for (kind, list) in [
             (GeneratorKind::ConfigMap, &k.config_map_generator),
             (GeneratorKind::Secret, &k.secret_generator),
         ] {
-            let origin = tracked(self.builtin(location.file, kind.builtin_kind()));
+            let origin = self.builtin(location.file, kind.builtin_kind());
             let ctx = GeneratorContext {
                 location: *location,
                 defaults: k.generator_options.as_ref(),
@@ -439,7 +439,7 @@ impl<'r> Builder<'r> {
         }
         let globals = k.helm_globals.clone().unwrap_or_default();
         let inherited = self.inherited_namespace();
-        let helm_origin = tracked(self.builtin(location.file, "HelmChartInflationGenerator"));
+        let helm_origin = self.builtin(location.file, "HelmChartInflationGenerator");
         for chart in &k.helm_charts {
             self.inflate(
                 chart,
@@ -450,8 +450,7 @@ impl<'r> Builder<'r> {
                 acc,
             )?;
         }
-        for (plugin, record) in self.plugins(&k.generators, location, "generators")? {
-            let origin = tracked(record);
+        for (plugin, origin) in self.plugins(&k.generators, location, "generators")? {
             match plugin {
                 Plugin::Generate(Generate::Object(kind, args)) => {
                     let ctx = GeneratorContext {
@@ -486,8 +485,9 @@ impl<'r> Builder<'r> {
     ) -> Result<()> {
         let objects =
             helm_charts::inflate(chart, globals, location, self.fetched, default_namespace)?;
+        let origin = origin.map(Origin::text);
         let resources = objects.into_iter().map(|mut object| {
-            if let Some(origin) = origin {
+            if let Some(origin) = &origin {
                 provenance::set_origin_if_absent(&mut object, origin);
             }
             Resource {
@@ -700,8 +700,8 @@ impl<'r> Builder<'r> {
             for step in &transformer.steps {
                 step.apply(&mut acc.resources, &source)?;
             }
-            if self.tracking {
-                provenance::note_transformer(&mut acc.resources.items, &transformer.record)
+            if let Some(record) = &transformer.record {
+                provenance::note_transformer(&mut acc.resources.items, record)
                     .map_err(|e| location.error("buildMetadata", e))?;
             }
         }
@@ -709,13 +709,13 @@ impl<'r> Builder<'r> {
     }
 
     /// The builtin plugin runs `generators:` or `transformers:` entries configure, each
-    /// with the origin it records.
+    /// with the origin it records while origins are tracked.
     fn plugins(
         &mut self,
         entries: &[String],
         location: &Location<'_>,
         field: &str,
-    ) -> Result<Vec<(Plugin, Origin)>> {
+    ) -> Result<Vec<(Plugin, Option<Origin>)>> {
         let mut out = Vec::new();
         for (index, config) in self
             .plugin_configs(entries, location, field)?
@@ -727,7 +727,8 @@ impl<'r> Builder<'r> {
                 field: format!("{field}[{index}]"),
                 shown: config.shown,
             };
-            let record = self.trail.plugin(&config.configured_in, &config.value);
+            let record =
+                (self.tracking).then(|| self.trail.plugin(&config.configured_in, &config.value));
             let runs = plugins::parse(&config.value, &source)?;
             out.extend(runs.into_iter().map(|run| (run, record.clone())));
         }
