@@ -126,45 +126,24 @@ impl Rendered {
     }
 }
 
-/// Above this many bytes of template sources, they are parsed on two threads.
+/// Above this many bytes of template sources, they are parsed on every core.
 const PARALLEL_PARSE_BYTES: usize = 64 * 1024;
 
-/// The stack of a parsing thread: the main thread's, as deeply nested templates recurse.
-const PARSE_STACK: usize = 8 << 20;
-
 /// Each template source (`(name, source, _)`) parsed as `templates` parses, in order; on
-/// two threads when there is much to parse.
+/// every core when there is much to parse.
 fn parse_all(
     templates: &Templates,
     sources: &[(String, &String, bool)],
     funcs: &HashMap<&'static str, Func>,
 ) -> Vec<std::result::Result<Parsed, ParseError>> {
     let parse = |(name, source, _): &(String, &String, bool)| templates.parse(name, source, funcs);
-    let total: usize = sources.iter().map(|(_, source, _)| source.len()).sum();
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    if total < PARALLEL_PARSE_BYTES || threads < 2 || sources.len() < 2 {
-        return sources.iter().map(parse).collect();
-    }
-    let mut bytes = 0;
-    let half = sources
-        .iter()
-        .position(|(_, source, _)| {
-            bytes += source.len();
-            bytes >= total / 2
-        })
-        .map_or(sources.len(), |at| at + 1);
-    let (first, second) = sources.split_at(half);
-    std::thread::scope(|scope| {
-        let other = std::thread::Builder::new()
-            .stack_size(PARSE_STACK)
-            .spawn_scoped(scope, || second.iter().map(parse).collect::<Vec<_>>());
-        let mut parsed: Vec<_> = first.iter().map(parse).collect();
-        match other.ok().and_then(|thread| thread.join().ok()) {
-            Some(rest) => parsed.extend(rest),
-            None => parsed.extend(second.iter().map(parse)),
-        }
-        parsed
-    })
+    crate::parallel::map_in_order(
+        sources,
+        |(_, source, _)| source.len(),
+        PARALLEL_PARSE_BYTES,
+        parse,
+        parse,
+    )
 }
 
 /// What starts each file's text in `helm template`'s output, before its path.

@@ -49,6 +49,7 @@ mod goyaml;
 mod kubectl_yaml;
 mod manifests;
 mod objects;
+mod parallel;
 mod schema;
 mod scope;
 mod sprig;

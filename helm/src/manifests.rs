@@ -101,41 +101,18 @@ const PARALLEL_BYTES: usize = 256 * 1024;
 /// The head of each document, or why it is not YAML; on several threads when there is
 /// much to read.
 fn read_heads(documents: &[(&String, String)]) -> Vec<Result<Json, String>> {
-    let head = |doc: &String| {
+    let head = |(_, doc): &(&String, String)| {
         parse_documents_as(doc, HEAD)
             .map(|docs| docs.into_iter().next().unwrap_or(Json::Null))
             .map_err(|e| e.to_string())
     };
-    let total: usize = documents.iter().map(|(_, d)| d.len()).sum();
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    if total < PARALLEL_BYTES || threads < 2 || documents.len() < 2 {
-        return documents.iter().map(|(_, d)| head(d)).collect();
-    }
-    // Contiguous runs of about equal bytes, one per thread, results kept in order.
-    let share = total.div_ceil(threads);
-    let mut runs: Vec<&[(&String, String)]> = Vec::new();
-    let (mut start, mut bytes) = (0, 0);
-    for (i, (_, doc)) in documents.iter().enumerate() {
-        bytes += doc.len();
-        if bytes >= share {
-            runs.push(&documents[start..=i]);
-            (start, bytes) = (i + 1, 0);
-        }
-    }
-    runs.push(&documents[start..]);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = runs
-            .iter()
-            .map(|run| scope.spawn(move || run.iter().map(|(_, d)| head(d)).collect::<Vec<_>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| vec![Err("a YAML reader failed".into())])
-            })
-            .collect()
-    })
+    crate::parallel::map_in_order(
+        documents,
+        |(_, doc)| doc.len(),
+        PARALLEL_BYTES,
+        head,
+        |_| Err("a YAML reader failed".into()),
+    )
 }
 
 /// Reads the documents of each rendered file (`(path, text)`, in path order) as Helm's
