@@ -86,21 +86,21 @@ where
     }
 }
 
-/// The namespaces whose clusters `bundle` may target, as the controller reads them: its
-/// own and those the BundleNamespaceMappings of its namespace add (see
+/// The namespaces whose clusters `bundle`, in `namespace`, may target, as the controller
+/// reads them: that one and those the BundleNamespaceMappings there add (see
 /// [`crate::mapping`]).
 pub async fn targeted_namespaces(
     client: &kube::Client,
     bundle: &Bundle,
+    namespace: &str,
 ) -> Result<std::collections::BTreeSet<String>, kube::Error> {
-    let namespace = bundle.namespace().unwrap_or_default();
     let mappings = listed_if_served(Api::<fleet_api::BundleNamespaceMapping>::namespaced(
         client.clone(),
-        &namespace,
+        namespace,
     ))
     .await?;
     if mappings.is_empty() {
-        return Ok([namespace].into());
+        return Ok([namespace.to_string()].into());
     }
     let namespaces = listed_if_served(Api::<k8s_openapi::api::core::v1::Namespace>::all(
         client.clone(),

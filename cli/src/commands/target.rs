@@ -76,9 +76,10 @@ pub(super) fn run(args: TargetArgs) -> Result<()> {
             // The clusters of its namespace and of those its namespace's
             // BundleNamespaceMappings add, as the controller targets them.
             let (mut clusters, mut groups) = (Vec::new(), Vec::new());
-            let targeted = fleet_controller::preview::targeted_namespaces(&client, bundle)
-                .await
-                .context("reading the BundleNamespaceMappings")?;
+            let targeted =
+                fleet_controller::preview::targeted_namespaces(&client, bundle, &namespace)
+                    .await
+                    .context("reading the BundleNamespaceMappings")?;
             for namespace in targeted {
                 clusters.extend(
                     Api::<Cluster>::namespaced(client.clone(), &namespace)
